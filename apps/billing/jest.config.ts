@@ -1,0 +1,5 @@
+export default {
+  displayName: 'billing',
+  preset: '../../jest.preset.js',
+  rootDir: '.',
+};

@@ -1,0 +1,5 @@
+export default {
+  displayName: 'edge',
+  preset: '../../jest.preset.js',
+  rootDir: '.',
+};

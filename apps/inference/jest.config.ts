@@ -1,0 +1,5 @@
+export default {
+  displayName: 'inference',
+  preset: '../../jest.preset.js',
+  rootDir: '.',
+};

@@ -1,0 +1,5 @@
+export default {
+  displayName: 'router',
+  preset: '../../jest.preset.js',
+  rootDir: '.',
+};

@@ -1,0 +1,5 @@
+export default {
+  displayName: 'safety',
+  preset: '../../jest.preset.js',
+  rootDir: '.',
+};

@@ -1,0 +1,16 @@
+// Shared Jest settings. ts-jest transpiles only (isolatedModules in tsconfig.base.json):
+// type errors are caught once by `tsc --noEmit` in `npm test`, not per test file.
+const path = require('node:path');
+const { pathsToModuleNameMapper } = require('ts-jest');
+const { compilerOptions } = require('./tsconfig.base.json');
+
+module.exports = {
+  testEnvironment: 'node',
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: path.join(__dirname, 'tsconfig.base.json') }],
+  },
+  moduleFileExtensions: ['ts', 'js', 'json'],
+  moduleNameMapper: pathsToModuleNameMapper(compilerOptions.paths, { prefix: __dirname + '/' }),
+  testMatch: ['**/?(*.)spec.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '\\.e2e\\.spec\\.ts$'],
+};

@@ -1,0 +1,5 @@
+export default {
+  displayName: 'model-profiles',
+  preset: '../../jest.preset.js',
+  rootDir: '.',
+};

@@ -1,0 +1,5 @@
+export default {
+  displayName: 'protocol',
+  preset: '../../jest.preset.js',
+  rootDir: '.',
+};

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Generates TypeScript for every .proto under proto/ into libs/proto/src/generated with ts-proto.
+# `--check` regenerates into a temporary folder and fails when the checked-in code is stale.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=libs/proto/src/generated
+target=$out
+if [ "${1:-}" = "--check" ]; then target=$(mktemp -d); fi
+rm -rf "$target" && mkdir -p "$target"
+mapfile -t files < <(cd proto && find . -name '*.proto' | sed 's|^\./||' | sort)
+./node_modules/.bin/protoc \
+  --plugin=protoc-gen-ts_proto=./node_modules/.bin/protoc-gen-ts_proto \
+  --ts_proto_out="$target" \
+  --ts_proto_opt=outputServices=grpc-js,esModuleInterop=true,env=node,useOptionals=messages,forceLong=number,oneof=unions-value \
+  -I proto "${files[@]}"
+if [ "${1:-}" = "--check" ]; then
+  if ! diff -r "$out" "$target" >/dev/null; then
+    diff -r "$out" "$target" | head -n 40
+    echo "libs/proto/src/generated is stale: run 'npm run codegen' and commit the result" >&2
+    rm -rf "$target"; exit 1
+  fi
+  rm -rf "$target"; echo "generated code is current"
+fi
