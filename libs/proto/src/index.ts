@@ -7,3 +7,4 @@ export * as safetyV1 from './generated/fastloop/safety/v1/safety';
 export * as routerV1 from './generated/fastloop/router/v1/router';
 export * as inferenceV1 from './generated/fastloop/inference/v1/inference';
 export * as responsesV1 from './generated/fastloop/responses/v1/responses';
+export * as billingV1 from './generated/fastloop/billing/v1/usage';

@@ -1,0 +1,70 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+import type { Logger } from 'pino';
+
+export interface AdminServerOptions {
+  /** Port for /healthz, /readyz and /metrics; 0 picks a free one. */
+  port: number;
+  /** Bind address; default 127.0.0.1 (set 0.0.0.0 in containers). */
+  host?: string;
+  registry: Registry;
+  /** Readiness probe: true when the service can take traffic. Liveness is "process answers". */
+  isReady: () => boolean;
+  logger: Logger;
+}
+
+export interface AdminServer {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/** Serves the operational endpoints every service exposes, apart from its main traffic port. */
+export async function startAdminServer(options: AdminServerOptions): Promise<AdminServer> {
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === '/healthz') return sendText(res, 200, 'ok\n');
+    if (path === '/readyz') return options.isReady() ? sendText(res, 200, 'ready\n') : sendText(res, 503, 'not ready\n');
+    if (path === '/metrics') {
+      options.registry.metrics().then(
+        (body) => sendText(res, 200, body, options.registry.contentType),
+        (err: unknown) => {
+          options.logger.error({ err }, 'metrics collection failed');
+          sendText(res, 500, 'metrics error\n');
+        },
+      );
+      return;
+    }
+    sendText(res, 404, 'not found\n');
+  });
+  await listen(server, options.port, options.host ?? '127.0.0.1');
+  let closed: Promise<void> | undefined;
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => (closed ??= closeServer(server)),
+  };
+}
+
+function sendText(res: import('node:http').ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8'): void {
+  res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/** Listens and resolves once bound; rejects on EADDRINUSE and friends. */
+export function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/** Stops accepting, ends idle keep-alive sockets, resolves when all connections are gone. */
+export function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+}

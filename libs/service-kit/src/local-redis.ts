@@ -1,0 +1,61 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { getFreePort } from './ports';
+import { isRedisReachable } from './redis';
+
+export class RedisNotInstalledError extends Error {
+  readonly code = 'redis_not_installed';
+  constructor() {
+    super("redis-server was not found on PATH. Install it (Debian/Ubuntu: 'sudo apt-get install redis-server', macOS: 'brew install redis') or set REDIS_URL.");
+    this.name = 'RedisNotInstalledError';
+  }
+}
+
+export interface LocalRedis {
+  readonly url: string;
+  readonly port: number;
+  /** Stops the server and removes its folder. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a throw-away `redis-server` on a free loopback port (no persistence, own temp dir) for
+ * the local launcher and for tests, so no run shares state with another.
+ */
+export async function startLocalRedis(options: { timeoutMs?: number } = {}): Promise<LocalRedis> {
+  if (spawnSync('redis-server', ['--version']).error) throw new RedisNotInstalledError();
+  const port = await getFreePort();
+  const dir = mkdtempSync(join(tmpdir(), 'fastloop-redis-'));
+  const child: ChildProcess = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--loglevel', 'warning'],
+    { stdio: 'ignore' },
+  );
+  const url = `redis://127.0.0.1:${port}`;
+  const deadline = Date.now() + (options.timeoutMs ?? 10_000);
+  while (!(await isRedisReachable(url, 200))) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+      throw new Error(`redis-server did not start on port ${port}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  let stopped: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    stop: () =>
+      (stopped ??= new Promise<void>((resolve) => {
+        const done = () => {
+          rmSync(dir, { recursive: true, force: true });
+          resolve();
+        };
+        if (child.exitCode !== null) return done();
+        child.once('exit', done);
+        child.kill('SIGTERM');
+      })),
+  };
+}
