@@ -85,6 +85,13 @@ export interface GenerateRequest {
   maxOutputTokens: number;
   /** Token ids that end generation (included in the output as the last token). */
   stopTokens: number[];
+  /**
+   * Session whose tokens form the prefix, when it differs from `session_key`: the worker reads the
+   * prefix from it and keeps the result under `session_key` instead (the entry moves, so a key
+   * always names one immutable token sequence and a branched conversation can never reuse a
+   * prefix that another branch changed). Empty = read and write `session_key`.
+   */
+  parentSessionKey: string;
 }
 
 export interface TokenChunk {
@@ -220,6 +227,7 @@ function createBaseGenerateRequest(): GenerateRequest {
     sampling: undefined,
     maxOutputTokens: 0,
     stopTokens: [],
+    parentSessionKey: "",
   };
 }
 
@@ -253,6 +261,9 @@ export const GenerateRequest: MessageFns<GenerateRequest> = {
         writer.uint32(v);
       }
       writer.join();
+    }
+    if (message.parentSessionKey !== "") {
+      writer.uint32(66).string(message.parentSessionKey);
     }
     return writer;
   },
@@ -346,6 +357,14 @@ export const GenerateRequest: MessageFns<GenerateRequest> = {
 
             break;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.parentSessionKey = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -383,6 +402,11 @@ export const GenerateRequest: MessageFns<GenerateRequest> = {
         : globalThis.Array.isArray(object?.stop_tokens)
         ? object.stop_tokens.map((e: any) => globalThis.Number(e))
         : [],
+      parentSessionKey: isSet(object.parentSessionKey)
+        ? globalThis.String(object.parentSessionKey)
+        : isSet(object.parent_session_key)
+        ? globalThis.String(object.parent_session_key)
+        : "",
     };
   },
 
@@ -409,6 +433,9 @@ export const GenerateRequest: MessageFns<GenerateRequest> = {
     if (message.stopTokens?.length) {
       obj.stopTokens = message.stopTokens.map((e) => Math.round(e));
     }
+    if (message.parentSessionKey !== "") {
+      obj.parentSessionKey = message.parentSessionKey;
+    }
     return obj;
   },
 
@@ -426,6 +453,7 @@ export const GenerateRequest: MessageFns<GenerateRequest> = {
       : undefined;
     message.maxOutputTokens = object.maxOutputTokens ?? 0;
     message.stopTokens = object.stopTokens?.map((e) => e) || [];
+    message.parentSessionKey = object.parentSessionKey ?? "";
     return message;
   },
 };

@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { env, loadConfig } from '@fastloop/service-kit';
+
+/**
+ * The edge's configuration, from env (and FASTLOOP_CONFIG_FILE). Every knob has a local default
+ * except the API keys: production must name its keys (the local launcher passes a dev key).
+ */
+export const edgeConfigSchema = z.object({
+  /** Public HTTP + WebSocket port. */
+  PORT: env.port(8080),
+  /** Bind address for every listener; 0.0.0.0 in containers. */
+  BIND_HOST: z.string().default('127.0.0.1'),
+  /** /healthz, /readyz, /metrics. */
+  ADMIN_PORT: env.port(9090),
+  /** gRPC bidi `fastloop.responses.v1` for internal callers. */
+  EDGE_GRPC_PORT: env.port(50050),
+  LOG_LEVEL: env.logLevel(),
+  /** Comma-separated `key` or `key:tenant` entries; a key without tenant bills tenant `default`. */
+  FASTLOOP_API_KEYS: z
+    .string({ error: 'FASTLOOP_API_KEYS is required (comma-separated API keys; the launcher uses sk-fastloop-dev)' })
+    .min(1, 'FASTLOOP_API_KEYS must name at least one key'),
+  SAFETY_ADDRESS: z.string().default('127.0.0.1:50051'),
+  ROUTER_ADDRESS: z.string().default('127.0.0.1:50052'),
+  REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
+  /** Largest accepted HTTP body or WebSocket message, in bytes. */
+  EDGE_MAX_BODY_BYTES: env.int(32 * 1024 * 1024, 1024),
+  /** Deadline for a Classify call. */
+  SAFETY_TIMEOUT_MS: env.int(5_000, 1),
+  /** Deadline for a Route call. */
+  ROUTER_TIMEOUT_MS: env.int(2_000, 1),
+  /** Longest silence between two chunks of a Generate stream before the turn fails. */
+  INFERENCE_IDLE_TIMEOUT_MS: env.int(60_000, 1),
+  /** Overall deadline of one Generate call. */
+  INFERENCE_TIMEOUT_MS: env.int(600_000, 1),
+  /** A WebSocket connection's lifetime; then `websocket_connection_limit_reached` (PROTOCOL.md). */
+  EDGE_WS_MAX_CONNECTION_MS: env.int(60 * 60 * 1000, 1),
+  /** `response.create` events queued behind the one in flight on a connection; more are rejected. */
+  EDGE_WS_MAX_QUEUED: env.int(16, 0),
+  /** Byte budget of one connection's cache of previous responses (LRU within the connection). */
+  EDGE_CONN_CACHE_BYTES: env.int(256 * 1024 * 1024, 0),
+  /** Byte budget of all connection caches of the process (LRU across connections). */
+  EDGE_CACHE_TOTAL_BYTES: env.int(2 * 1024 * 1024 * 1024, 0),
+  /** Seconds a stored response (store: true) is kept in Redis. */
+  EDGE_STORE_TTL_SECONDS: env.int(30 * 24 * 3600, 1),
+  /** Entries in the process-wide cache of rendered item tokens used by the HTTP path. */
+  EDGE_RENDER_CACHE_ENTRIES: env.int(50_000, 0),
+});
+
+export type EdgeConfig = z.infer<typeof edgeConfigSchema>;
+
+export function loadEdgeConfig(source?: Record<string, string | undefined>): Readonly<EdgeConfig> {
+  return loadConfig(edgeConfigSchema, { env: source });
+}

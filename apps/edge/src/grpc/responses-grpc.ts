@@ -1,0 +1,73 @@
+import { randomUUID } from 'node:crypto';
+import { status as GrpcStatus, type ServerDuplexStream, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import { responsesV1 } from '@fastloop/proto';
+import type { GrpcServiceBinding } from '@fastloop/service-kit';
+import type { ApiKeyAuth } from '../auth';
+import type { TurnDeps } from '../turn/turn-deps';
+import { ConnectionStateCache, type StateCacheBudget } from '../session/state-cache';
+import { ResponsesSession, type StateLoader } from '../session/responses-session';
+
+export interface ResponsesGrpcOptions {
+  deps: TurnDeps;
+  auth: ApiKeyAuth;
+  budget: StateCacheBudget;
+  loader?: StateLoader;
+  connectionCacheBytes: number;
+  maxQueued: number;
+}
+
+/**
+ * `fastloop.responses.v1.ResponsesService/Session`: the WebSocket session core over a gRPC bidi
+ * stream for internal callers. Auth is the same Bearer key, in the `authorization` metadata.
+ */
+export function responsesGrpcService(options: ResponsesGrpcOptions): GrpcServiceBinding & { sessions: Set<ResponsesSession> } {
+  const sessions = new Set<ResponsesSession>();
+  const implementation: responsesV1.ResponsesServiceServer = {
+    session(call: ServerDuplexStream<responsesV1.SessionRequest, responsesV1.SessionResponse>) {
+      const header = call.metadata.get('authorization')[0];
+      const principal = options.auth.authenticate(typeof header === 'string' ? header : undefined);
+      if (!principal) {
+        call.emit('error', { code: GrpcStatus.UNAUTHENTICATED, details: 'Incorrect API key provided.' });
+        return;
+      }
+      const { deps } = options;
+      const logger = deps.logger.child({ connectionId: randomUUID(), tenant: principal.tenant, transport: 'grpc' });
+      const session = new ResponsesSession({
+        deps,
+        principal,
+        transport: 'grpc',
+        cache: new ConnectionStateCache(options.budget, options.connectionCacheBytes, deps.metrics),
+        loader: options.loader,
+        send: (event) => {
+          if (!call.writableEnded && !call.destroyed) call.write({ type: event.type, eventJson: JSON.stringify(event) });
+        },
+        logger,
+        maxQueued: options.maxQueued,
+      });
+      sessions.add(session);
+      deps.metrics.connections.inc({ transport: 'grpc' });
+      call.on('data', (msg: responsesV1.SessionRequest) => session.receive(msg.eventJson));
+      const end = () => {
+        if (!sessions.delete(session)) return;
+        deps.metrics.connections.dec({ transport: 'grpc' });
+        void session.whenIdle().then(() => {
+          session.close();
+          if (!call.writableEnded) call.end();
+        });
+      };
+      // The client half-closing means "no more requests": finish what is queued, then end.
+      call.on('end', end);
+      call.on('cancelled', () => {
+        session.close();
+        end();
+      });
+      call.on('error', () => session.close());
+    },
+  };
+  return {
+    name: 'fastloop.responses.v1.ResponsesService',
+    definition: responsesV1.ResponsesServiceService,
+    implementation: implementation as unknown as UntypedServiceImplementation,
+    sessions,
+  };
+}

@@ -1,0 +1,120 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { ApiError, ApiErrors, formatSse, toHttpErrorBody, validateRequest, type ResponseStreamEvent } from '@fastloop/protocol';
+import type { ApiKeyAuth, Principal } from '../auth';
+import { runTurn, toApiError } from '../turn/run-turn';
+import type { TurnDeps } from '../turn/turn-deps';
+import type { StateLoader } from '../session/responses-session';
+import { readJsonBody } from './read-body';
+import type { ResponseStoreReader } from './store-routes';
+import { handleStoreRoute } from './store-routes';
+
+export interface HttpApiOptions {
+  deps: TurnDeps;
+  auth: ApiKeyAuth;
+  maxBodyBytes: number;
+  /** Resolves `previous_response_id` from the response store. */
+  loader?: StateLoader;
+  store?: ResponseStoreReader;
+}
+
+/**
+ * The HTTP side of the Responses API: POST /v1/responses (JSON or SSE), GET /v1/models and the
+ * stored-response routes. Every error is an OpenAI-shaped error body.
+ */
+export class HttpApi {
+  constructor(private readonly options: HttpApiOptions) {}
+
+  /** The HTTP server's `request` handler. Never throws. */
+  handle(req: IncomingMessage, res: ServerResponse): void {
+    this.route(req, res).catch((err: unknown) => {
+      const apiErr = toApiError(err);
+      if (apiErr.status >= 500) this.options.deps.logger.error({ err }, 'request failed');
+      sendError(res, apiErr);
+    });
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0].replace(/\/+$/, '');
+    if (req.headers.upgrade && path === '/v1/responses') {
+      // An upgrade we could not take (e.g. not a WebSocket upgrade): clients fall back to HTTP on 426.
+      return sendError(res, ApiErrors.invalidRequest('Upgrade Required: use a WebSocket upgrade or POST.', null, 'upgrade_required'), 426);
+    }
+    const principal = this.options.auth.authenticate(req.headers.authorization);
+    if (!principal) return sendError(res, ApiErrors.unauthorized());
+    if (path === '/v1/responses' && req.method === 'POST') return this.createResponse(req, res, principal);
+    if (path === '/v1/models' && req.method === 'GET') return this.listModels(res);
+    if (path === '/v1/responses' && req.method === 'GET') {
+      return sendError(res, ApiErrors.invalidRequest('GET /v1/responses is the WebSocket mode endpoint: send a WebSocket upgrade.', null, 'upgrade_required'), 426);
+    }
+    if (path.startsWith('/v1/responses/') && (await handleStoreRoute(this.options.store, req, res, path, principal))) return;
+    sendError(res, ApiErrors.notFound(`Route ${req.method} ${path}`));
+  }
+
+  private async createResponse(req: IncomingMessage, res: ServerResponse, principal: Principal): Promise<void> {
+    const { deps } = this.options;
+    const raw = await readJsonBody(req, this.options.maxBodyBytes);
+    const start = performance.now();
+    const body = validateRequest(raw);
+    const validateMs = performance.now() - start;
+    if (body.background === true) throw ApiErrors.unsupportedParameter('background', 'background mode is not supported.');
+    const abort = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    const stream = body.stream === true;
+    const logger = deps.logger.child({ requestId: randomUUID(), tenant: principal.tenant, transport: stream ? 'sse' : 'http' });
+    const prevId = body.previous_response_id ?? undefined;
+    let previous;
+    if (prevId) {
+      previous = await this.options.loader?.load(prevId, principal.tenant);
+      deps.metrics.cacheLookups.inc({ result: previous ? 'store' : 'miss' });
+      if (!previous) throw ApiErrors.previousResponseNotFound(prevId);
+    }
+    const turn = { body, principal, transport: stream ? ('sse' as const) : ('http' as const), previous, generate: true, signal: abort.signal, validateMs, logger };
+    if (!stream) {
+      const outcome = await runTurn(deps, turn, () => undefined);
+      return sendJson(res, 200, outcome.response);
+    }
+    let started = false;
+    const emit = (event: ResponseStreamEvent) => {
+      if (!started) {
+        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+        started = true;
+      }
+      res.write(formatSse(event));
+    };
+    try {
+      await runTurn(deps, turn, emit);
+    } catch (err) {
+      // Thrown before response.created: nothing is streamed yet, so answer with a plain HTTP error.
+      if (!started) throw err;
+      logger.error({ err }, 'stream failed after start');
+    }
+    res.end();
+  }
+
+  private async listModels(res: ServerResponse): Promise<void> {
+    const { models } = await this.options.deps.backends.listModels().catch((err: unknown) => {
+      throw ApiErrors.unavailable(`The router is unavailable: ${err instanceof Error ? err.message : String(err)}`);
+    });
+    sendJson(res, 200, {
+      object: 'list',
+      data: models.map((m) => ({ id: m.id, object: 'model', created: m.created, owned_by: m.ownedBy })),
+    });
+  }
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+export function sendError(res: ServerResponse, err: ApiError, status = err.status): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  sendJson(res, status, toHttpErrorBody(err));
+}

@@ -1,0 +1,86 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  closeServer,
+  createLogger,
+  createMetricsRegistry,
+  createRedis,
+  installShutdown,
+  listen,
+  startAdminServer,
+  startGrpcServer,
+} from '@fastloop/service-kit';
+import { ApiKeyAuth } from './auth';
+import { BackendClients } from './clients/backend-clients';
+import { loadEdgeConfig } from './config';
+import { EdgeMetrics } from './edge-metrics';
+import { responsesGrpcService } from './grpc/responses-grpc';
+import { HttpApi } from './http/http-api';
+import { StateCacheBudget } from './session/state-cache';
+import { ResponseStore } from './store/response-store';
+import { StoredStateLoader } from './store/stored-state-loader';
+import { StoreWriter } from './store/store-writer';
+import { EntryRenderCache } from './turn/entry-render-cache';
+import type { TurnDeps } from './turn/turn-deps';
+import { UsageOutbox } from './usage/usage-outbox';
+import { WsGateway } from './ws/ws-gateway';
+
+async function main(): Promise<void> {
+  const config = loadEdgeConfig();
+  const logger = createLogger({ service: 'edge', level: config.LOG_LEVEL });
+  const registry = createMetricsRegistry('edge');
+  const metrics = new EdgeMetrics(registry);
+  const auth = new ApiKeyAuth(config.FASTLOOP_API_KEYS);
+  const backends = new BackendClients({
+    safetyAddress: config.SAFETY_ADDRESS,
+    routerAddress: config.ROUTER_ADDRESS,
+    safetyTimeoutMs: config.SAFETY_TIMEOUT_MS,
+    routerTimeoutMs: config.ROUTER_TIMEOUT_MS,
+    inferenceTimeoutMs: config.INFERENCE_TIMEOUT_MS,
+    inferenceIdleTimeoutMs: config.INFERENCE_IDLE_TIMEOUT_MS,
+  });
+  const redis = createRedis(config.REDIS_URL);
+  redis.on('error', (err) => logger.warn({ err }, 'redis connection error'));
+  const store = new ResponseStore(redis, config.EDGE_STORE_TTL_SECONDS, logger.child({ component: 'store' }));
+  const storeWriter = new StoreWriter(store, logger.child({ component: 'store' }));
+  const renderCache = new EntryRenderCache(config.EDGE_RENDER_CACHE_ENTRIES);
+  const loader = new StoredStateLoader(store, storeWriter, renderCache);
+  const usage = new UsageOutbox({ redisUrl: config.REDIS_URL, registry, logger: logger.child({ component: 'usage' }) });
+  await usage.start();
+  const deps: TurnDeps = { backends, metrics, logger, renderCache, usage, store: storeWriter };
+  const budget = new StateCacheBudget(config.EDGE_CACHE_TOTAL_BYTES, metrics);
+  const sessionLimits = { connectionCacheBytes: config.EDGE_CONN_CACHE_BYTES, maxQueued: config.EDGE_WS_MAX_QUEUED };
+
+  const http = new HttpApi({ deps, auth, maxBodyBytes: config.EDGE_MAX_BODY_BYTES, loader, store: { store, writer: storeWriter } });
+  const ws = new WsGateway({ deps, auth, budget, loader, maxPayloadBytes: config.EDGE_MAX_BODY_BYTES, maxConnectionMs: config.EDGE_WS_MAX_CONNECTION_MS, ...sessionLimits });
+  const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => http.handle(req, res));
+  server.on('upgrade', (req, socket, head) => ws.handleUpgrade(req, socket, head));
+  await listen(server, config.PORT, config.BIND_HOST);
+  const port = (server.address() as AddressInfo).port;
+
+  const grpcBinding = responsesGrpcService({ deps, auth, budget, loader, ...sessionLimits });
+  const grpc = await startGrpcServer({ port: config.EDGE_GRPC_PORT, host: config.BIND_HOST, services: [grpcBinding], logger });
+  let ready = true;
+  const admin = await startAdminServer({ port: config.ADMIN_PORT, host: config.BIND_HOST, registry, isReady: () => ready, logger });
+  grpc.health.set(true);
+  logger.info({ port, grpcPort: grpc.port, adminPort: admin.port }, 'ready');
+
+  installShutdown({
+    logger,
+    steps: [
+      { name: 'not ready', run: () => { ready = false; grpc.health.set(false); } },
+      { name: 'drain websockets', run: () => ws.close() },
+      { name: 'drain http', run: () => closeServer(server) },
+      { name: 'drain grpc', run: () => grpc.close() },
+      { name: 'flush store', run: () => storeWriter.flush() },
+      { name: 'flush usage outbox', run: () => usage.close() },
+      { name: 'close clients', run: async () => { backends.close(); redis.disconnect(); } },
+      { name: 'admin', run: () => admin.close() },
+    ],
+  });
+}
+
+main().catch((err: unknown) => {
+  createLogger({ service: 'edge' }).fatal({ err }, 'edge failed to start');
+  process.exit(1);
+});

@@ -1,0 +1,145 @@
+import type { Logger } from '@fastloop/service-kit';
+import { ApiError, ApiErrors, parseClientEvent, toWsErrorEvent, type ResponseStreamEvent, type ResponseCreateRequest } from '@fastloop/protocol';
+import type { Principal } from '../auth';
+import type { Transport } from '../edge-metrics';
+import type { ConversationState } from '../turn/conversation-state';
+import { runTurn, toApiError } from '../turn/run-turn';
+import type { TurnDeps } from '../turn/turn-deps';
+import type { ConnectionStateCache } from './state-cache';
+
+/** Loads a stored response's state for a continuation that missed the connection cache. */
+export interface StateLoader {
+  load(id: string, tenant: string): Promise<ConversationState | undefined>;
+}
+
+export interface SessionOptions {
+  deps: TurnDeps;
+  principal: Principal;
+  transport: Extract<Transport, 'websocket' | 'grpc'>;
+  cache: ConnectionStateCache;
+  loader?: StateLoader;
+  /** Sends one server event (a streaming event or an error frame) to the client. */
+  send: (event: ResponseStreamEvent | ReturnType<typeof toWsErrorEvent>) => void;
+  logger: Logger;
+  /** `response.create` events waiting behind the one in flight; more are rejected. */
+  maxQueued: number;
+}
+
+/**
+ * One persistent connection's session core, shared by WebSocket mode and the gRPC bidi stream:
+ * decodes client events, runs one response at a time in arrival order (later ones queue, bounded),
+ * resolves `previous_response_id` from the connection cache then the store, and keeps each
+ * finished response's state for the next turn.
+ */
+export class ResponsesSession {
+  private readonly queue: { body: ResponseCreateRequest; generate: boolean; validateMs: number }[] = [];
+  private running = false;
+  private closed = false;
+  private readonly abort = new AbortController();
+  /** Resolves when the queue is empty and nothing runs (used to drain on shutdown). */
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(private readonly options: SessionOptions) {}
+
+  /** Handles one client message (a text frame's payload). Never throws. */
+  receive(text: string): void {
+    if (this.closed) return;
+    const start = performance.now();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      return this.sendError(ApiErrors.invalidJson());
+    }
+    const parsed = parseClientEvent(json);
+    if (parsed instanceof ApiError) return this.sendError(parsed);
+    const { generate, ...body } = parsed as ResponseCreateRequest & { type: string; generate?: boolean };
+    if ((body as { background?: boolean }).background === true) {
+      return this.sendError(ApiErrors.unsupportedParameter('background', 'background mode is not supported in WebSocket mode.'));
+    }
+    if (this.running && this.queue.length >= this.options.maxQueued) {
+      return this.sendError(ApiErrors.invalidRequest(`Too many queued response.create events on this connection (limit ${this.options.maxQueued}); wait for response.completed.`, null, 'too_many_queued_requests'));
+    }
+    this.queue.push({ body: body as ResponseCreateRequest, generate: generate !== false, validateMs: performance.now() - start });
+    void this.pump();
+  }
+
+  /** True while a response runs or waits. */
+  get busy(): boolean {
+    return this.running || this.queue.length > 0;
+  }
+
+  /** Resolves once nothing runs or waits. */
+  whenIdle(): Promise<void> {
+    if (!this.busy) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Stops taking events, cancels the running response, drops the cache. Idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.queue.length = 0;
+    this.abort.abort();
+    this.options.cache.clear();
+  }
+
+  /** Sends an error frame unless closed. */
+  sendError(err: ApiError): void {
+    if (this.closed) return;
+    this.options.deps.metrics.errors.inc({ transport: this.options.transport, code: err.code ?? err.type });
+    this.options.send(toWsErrorEvent(err));
+  }
+
+  private async pump(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      while (this.queue.length > 0 && !this.closed) await this.runOne(this.queue.shift()!);
+    } finally {
+      this.running = false;
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+
+  private async runOne(item: { body: ResponseCreateRequest; generate: boolean; validateMs: number }): Promise<void> {
+    const { body } = item;
+    const prevId = body.previous_response_id ?? undefined;
+    const logger = this.options.logger;
+    try {
+      const previous = prevId ? await this.resolvePrevious(prevId) : undefined;
+      const outcome = await runTurn(
+        this.options.deps,
+        { body, principal: this.options.principal, transport: this.options.transport, previous, generate: item.generate, signal: this.abort.signal, validateMs: item.validateMs, logger },
+        (event) => {
+          if (!this.closed) this.options.send(event);
+        },
+      );
+      if (outcome.state) this.options.cache.set(outcome.state);
+      else if (prevId) this.options.cache.evict(prevId, 'failed_continuation');
+    } catch (err) {
+      if (prevId) this.options.cache.evict(prevId, 'failed_continuation');
+      const apiErr = toApiError(err);
+      if (apiErr.status >= 500) logger.error({ err }, 'turn failed');
+      this.sendError(apiErr);
+    }
+  }
+
+  private async resolvePrevious(id: string): Promise<ConversationState> {
+    const metrics = this.options.deps.metrics;
+    const hit = this.options.cache.get(id);
+    if (hit) {
+      metrics.cacheLookups.inc({ result: 'hit' });
+      return hit;
+    }
+    const loaded = await this.options.loader?.load(id, this.options.principal.tenant);
+    if (loaded) {
+      metrics.cacheLookups.inc({ result: 'store' });
+      return loaded;
+    }
+    metrics.cacheLookups.inc({ result: 'miss' });
+    throw ApiErrors.previousResponseNotFound(id);
+  }
+}

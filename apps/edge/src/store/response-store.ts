@@ -1,0 +1,108 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from '@fastloop/service-kit';
+import { newId, type InputItem, type ResponseObject } from '@fastloop/protocol';
+import type { ConversationState, RouteDecision } from '../turn/conversation-state';
+
+/** What the store keeps per response besides the chain's item list. */
+export interface StoredResponse {
+  response: ResponseObject;
+  tenant: string;
+  /** Redis list holding the conversation's items (shared along a chain). */
+  itemsKey: string;
+  /** Items of the conversation up to and including this response's output. */
+  itemsLength: number;
+  /** Items before this response's output (what input_items lists). */
+  inputLength: number;
+  safetyState: string;
+  safetyItems: number;
+  route: RouteDecision;
+}
+
+const RESPONSE_PREFIX = 'fastloop:resp:';
+const ITEMS_PREFIX = 'fastloop:items:';
+
+/**
+ * Appends new items to the chain's list only if it still ends where the parent's conversation
+ * ends (the tip), so a turn writes O(new items); otherwise returns -1 and the caller branches.
+ * KEYS[1] list; ARGV[1] expected length, ARGV[2] ttl seconds, ARGV[3..] items.
+ */
+const APPEND_IF_TIP = `
+local len = redis.call('LLEN', KEYS[1])
+if len ~= tonumber(ARGV[1]) then return -1 end
+if #ARGV > 2 then redis.call('RPUSH', KEYS[1], unpack(ARGV, 3)) end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return len + #ARGV - 2`;
+
+/**
+ * Stored responses (`store: true`) in Redis with a TTL: one hash per response and one append-only
+ * item list per conversation chain. Writes happen after the terminal event and never fail a turn:
+ * errors are logged and counted.
+ */
+export class ResponseStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly ttlSeconds: number,
+    private readonly logger: Logger,
+  ) {
+    redis.defineCommand('fastloopAppendIfTip', { numberOfKeys: 1, lua: APPEND_IF_TIP });
+  }
+
+  /** Saves a finished response; items from `newItemsFrom` on are new since its parent. */
+  async save(state: ConversationState, parent: StoredResponse | undefined, newItemsFrom: number): Promise<void> {
+    const items = state.items;
+    let itemsKey = parent?.itemsKey ?? ITEMS_PREFIX + state.response.id;
+    let from = parent ? newItemsFrom : 0;
+    let expected = parent ? parent.itemsLength : 0;
+    const encoded = (start: number) => items.slice(start).map((item) => JSON.stringify(withId(item)));
+    const append = (this.redis as unknown as { fastloopAppendIfTip(k: string, ...a: (string | number)[]): Promise<number> }).fastloopAppendIfTip.bind(this.redis);
+    let result = await append(itemsKey, expected, this.ttlSeconds, ...encoded(from));
+    if (result === -1) {
+      // A branch: the chain's list moved on past the parent; this response gets its own list.
+      itemsKey = ITEMS_PREFIX + state.response.id;
+      from = 0;
+      expected = 0;
+      result = await append(itemsKey, 0, this.ttlSeconds, ...encoded(0));
+    }
+    const record: StoredResponse = {
+      response: state.response,
+      tenant: state.tenant,
+      itemsKey,
+      itemsLength: items.length,
+      inputLength: items.length - (state.response.output?.length ?? 0),
+      safetyState: Buffer.from(state.safetyState).toString('base64'),
+      safetyItems: state.safetyItems,
+      route: state.route,
+    };
+    await this.redis.set(RESPONSE_PREFIX + state.response.id, JSON.stringify(record), 'EX', this.ttlSeconds);
+  }
+
+  async get(id: string, tenant: string): Promise<StoredResponse | undefined> {
+    const raw = await this.redis.get(RESPONSE_PREFIX + id);
+    if (!raw) return undefined;
+    const record = JSON.parse(raw) as StoredResponse;
+    // Another tenant's response is indistinguishable from a missing one.
+    return record.tenant === tenant ? record : undefined;
+  }
+
+  /** Items [start, end) of a stored conversation. */
+  async items(record: StoredResponse, start: number, end: number): Promise<InputItem[]> {
+    if (end <= start) return [];
+    const raw = await this.redis.lrange(record.itemsKey, start, end - 1);
+    return raw.map((s) => JSON.parse(s) as InputItem);
+  }
+
+  async delete(id: string, tenant: string): Promise<boolean> {
+    const record = await this.get(id, tenant);
+    if (!record) return false;
+    await this.redis.del(RESPONSE_PREFIX + id);
+    return true;
+  }
+}
+
+/** input_items lists every item with an id; items the client sent without one get one. */
+function withId(item: InputItem): InputItem {
+  const it = item as { id?: string; type?: string };
+  if (it.id) return item;
+  const prefix = it.type === 'function_call' ? 'fc' : it.type === 'reasoning' ? 'rs' : 'msg';
+  return { ...item, id: newId(prefix) } as InputItem;
+}

@@ -1,0 +1,48 @@
+import { getProfile } from '@fastloop/model-profiles';
+import { toHeader } from '../turn/prepare-turn';
+import { AppendLog } from '../turn/append-log';
+import type { CallTarget, ConversationState } from '../turn/conversation-state';
+import { itemsToEntries } from '../turn/items-to-entries';
+import { renderConversation } from '../turn/render-conversation';
+import type { EntryRenderCache } from '../turn/entry-render-cache';
+import type { StateLoader } from '../session/responses-session';
+import type { ResponseStore } from './response-store';
+import type { StoreWriter } from './store-writer';
+
+/**
+ * Rebuilds a conversation state from the response store, for `previous_response_id` over HTTP or
+ * after a reconnect: O(history), as the architecture says of that path, with item rendering served
+ * from the process-wide render cache. Safety state and routing come back from the store as they were.
+ */
+export class StoredStateLoader implements StateLoader {
+  constructor(
+    private readonly store: ResponseStore,
+    private readonly writer: StoreWriter,
+    private readonly renderCache: EntryRenderCache,
+  ) {}
+
+  async load(id: string, tenant: string): Promise<ConversationState | undefined> {
+    await this.writer.inFlight(id);
+    const record = await this.store.get(id, tenant);
+    if (!record) return undefined;
+    const items = await this.store.items(record, 0, record.itemsLength);
+    const calls = new Map<string, CallTarget>();
+    const entries = itemsToEntries(items, calls);
+    const profile = getProfile(record.route.profile);
+    const header = toHeader(record.response as unknown as Parameters<typeof toHeader>[0]);
+    return {
+      response: record.response,
+      tenant,
+      items: AppendLog.from(items),
+      entries: AppendLog.from(entries),
+      rendered: renderConversation(profile, header, entries, this.renderCache),
+      calls,
+      safetyState: Buffer.from(record.safetyState, 'base64'),
+      safetyItems: record.safetyItems,
+      route: record.route,
+      workerPrefixLength: 0,
+      sampled: [],
+      bytes: 0,
+    };
+  }
+}

@@ -1,0 +1,54 @@
+import type { ConversationEntry } from '@fastloop/model-profiles';
+import type { InputItem, ResponseObject } from '@fastloop/protocol';
+import type { LogView } from './append-log';
+import type { RenderedConversation } from './render-conversation';
+
+/** The router's decision, reused by continuations while its worker answers. */
+export interface RouteDecision {
+  /** Model name as the client sent it; a continuation naming another model routes again. */
+  requestedModel: string;
+  model: string;
+  profile: string;
+  workerAddress: string;
+  workerId: string;
+  contextWindow: number;
+  maxOutputTokens: number;
+  engineModel: string;
+}
+
+/** A tool's name as the model sees it, for rendering that call's output. */
+export interface CallTarget {
+  name: string;
+  namespace?: string;
+}
+
+/**
+ * Everything a continuation of a response needs, so its turn costs O(new items): the items, their
+ * rendering, the safety state, the routing decision and what the worker holds. Immutable once
+ * built; successive states share their logs (see AppendLog, TokenLog).
+ */
+export interface ConversationState {
+  readonly response: ResponseObject;
+  readonly tenant: string;
+  /** Every input and output item of the conversation, in order (what input_items lists). */
+  readonly items: LogView<InputItem>;
+  /** Items as the chat format sees them, parallel to `items` except item-less entries. */
+  readonly entries: LogView<ConversationEntry>;
+  readonly rendered: RenderedConversation;
+  /** call_id → tool, for rendering function_call_output items. */
+  readonly calls: ReadonlyMap<string, CallTarget>;
+  /** Opaque safety state covering `safetyItems` items. */
+  readonly safetyState: Buffer;
+  readonly safetyItems: number;
+  readonly route: RouteDecision;
+  /** The worker holds `workerPrefix` ++ `sampled` under session key = response id. */
+  readonly workerPrefixLength: number;
+  readonly sampled: readonly number[];
+  /** Approximate bytes this state holds beyond what its parent shares (for cache budgets). */
+  readonly bytes: number;
+}
+
+/** A rough byte size of a value's JSON, used only for cache budgets. */
+export function approxBytes(value: unknown): number {
+  return JSON.stringify(value)?.length ?? 0;
+}

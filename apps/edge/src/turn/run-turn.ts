@@ -1,0 +1,213 @@
+import type { ConversationEntry, ParseEvent } from '@fastloop/model-profiles';
+import { inferenceV1 } from '@fastloop/proto';
+import { ApiError, ApiErrors, newId, type InputItem, type OutputItem, type ResponseStreamEvent, type Usage } from '@fastloop/protocol';
+import { DomainError } from '@fastloop/service-kit';
+import { StageTimer } from '../edge-metrics';
+import type { ConversationState, RouteDecision } from './conversation-state';
+import { approxBytes } from './conversation-state';
+import { planGenerate, type GeneratePlan } from './generate-plan';
+import { backendError, prepareTurn, routeFresh, type PreparedTurn } from './prepare-turn';
+import { extendConversation } from './render-conversation';
+import type { TurnDeps, TurnRequest } from './turn-deps';
+import { TurnWriter } from './turn-writer';
+
+/** The result of a turn that got as far as `response.created`. */
+export interface TurnOutcome {
+  /** The final Response object (as in the terminal event). */
+  response: TurnWriter['response'];
+  /** State a continuation can chain from; absent when the turn failed. */
+  state?: ConversationState;
+}
+
+/**
+ * The one implementation of a turn, shared by HTTP, SSE, WebSocket and gRPC bidi. Errors the client
+ * must fix are thrown as ApiError before any event is emitted; once `response.created` is out, every
+ * failure ends in exactly one terminal event. Usage and storage happen after the terminal event.
+ */
+export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: (event: ResponseStreamEvent) => void): Promise<TurnOutcome> {
+  const timer = new StageTimer(deps.metrics, req.transport, req.previous !== undefined);
+  const prepared = await prepareTurn(deps, req, timer);
+  const writer = new TurnWriter(req.body, { id: newId('resp'), model: prepared.route.model, previousResponseId: req.previous?.response.id }, emit);
+  writer.created();
+  let sampled: number[] = [];
+  let usage: Usage = zeroUsage(prepared.rendered.tokens.length + prepared.profile.renderGenerationPrompt().length);
+  let plan: GeneratePlan | undefined;
+  let route = prepared.route;
+  try {
+    if (req.generate) {
+      const result = await streamTokens(deps, req, prepared, writer, timer);
+      ({ sampled, usage, plan, route } = result);
+    } else {
+      // generate: false primes the connection cache only; the prompt counts, nothing is sampled.
+      usage = zeroUsage(0);
+      writer.completed(usage);
+    }
+  } catch (err) {
+    const apiErr = toApiError(err);
+    req.logger.warn({ err, code: apiErr.code }, 'turn failed after response.created');
+    writer.failed(apiErr);
+    deps.metrics.turns.inc({ transport: req.transport, cached: String(!!req.previous), status: 'failed' });
+    afterTerminal(deps, req, writer, undefined, usage, timer);
+    return { response: writer.response };
+  }
+  timer.mark('stream');
+  const state = buildState(req, prepared, writer, route, plan, sampled);
+  deps.metrics.turns.inc({ transport: req.transport, cached: String(!!req.previous), status: writer.response.status });
+  afterTerminal(deps, req, writer, state, usage, timer);
+  return { response: writer.response, state };
+}
+
+interface StreamResult {
+  sampled: number[];
+  usage: Usage;
+  plan: GeneratePlan;
+  route: RouteDecision;
+}
+
+/** Calls Generate (with the prefix_miss and dead-worker retries) and streams the parsed output. */
+async function streamTokens(deps: TurnDeps, req: TurnRequest, prepared: PreparedTurn, writer: TurnWriter, timer: StageTimer): Promise<StreamResult> {
+  const gen = prepared.profile.renderGenerationPrompt();
+  let route = prepared.route;
+  let plan = planGenerate(writer.response.id, prepared.rendered, gen, req.previous, route.workerId);
+  const parser = prepared.profile.createOutputParser();
+  const sampled: number[] = [];
+  let reasoningTokens = 0;
+  let done: inferenceV1.GenerateDone | undefined;
+  const maxOutput = Math.min(req.body.max_output_tokens ?? route.maxOutputTokens, route.maxOutputTokens);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const request = toGenerateRequest(req, route, plan, maxOutput, prepared.profile.stopTokens);
+      timer.mark('queue');
+      for await (const message of deps.backends.generate(route.workerAddress, request, req.signal)) {
+        const event = message.event;
+        if (event?.$case === 'chunk') {
+          if (sampled.length === 0) timer.mark('ttft');
+          const tokens = event.value.tokens;
+          for (const t of tokens) sampled.push(t);
+          if (writer.currentKind === 'reasoning') reasoningTokens += tokens.length;
+          applyParseEvents(writer, parser.push(tokens));
+        } else if (event?.$case === 'done') {
+          done = event.value;
+        }
+      }
+      break;
+    } catch (err) {
+      const e = err instanceof DomainError ? err : undefined;
+      if (sampled.length > 0 || attempt > 0 || !e) throw err;
+      if (e.code === 'prefix_miss') {
+        deps.metrics.prefixMisses.inc();
+        plan = fullPlan(prepared, gen, writer.response.id);
+      } else if (e.code === 'unavailable' || e.code === 'worker_overloaded') {
+        route = await routeFresh(deps, req, req.body.model);
+        plan = fullPlan(prepared, gen, writer.response.id);
+      } else throw err;
+    }
+  }
+  applyParseEvents(writer, parser.finish());
+  if (!done) throw new DomainError('inference_incomplete', 'the inference stream ended without a result', 14, true);
+  const usage: Usage = {
+    input_tokens: done.promptTokens,
+    input_tokens_details: { cached_tokens: done.cachedTokens },
+    output_tokens: done.completionTokens,
+    output_tokens_details: { reasoning_tokens: reasoningTokens },
+    total_tokens: done.promptTokens + done.completionTokens,
+  };
+  if (done.finishReason === inferenceV1.FinishReason.FINISH_REASON_LENGTH) writer.incomplete(usage, 'max_output_tokens');
+  else writer.completed(usage);
+  return { sampled, usage, plan, route };
+}
+
+function fullPlan(prepared: PreparedTurn, gen: readonly number[], responseId: string): GeneratePlan {
+  return planGenerate(responseId, prepared.rendered, gen, undefined, '');
+}
+
+function toGenerateRequest(req: TurnRequest, route: RouteDecision, plan: GeneratePlan, maxOutput: number, stopTokens: readonly number[]): inferenceV1.GenerateRequest {
+  return {
+    sessionKey: plan.sessionKey,
+    parentSessionKey: plan.parentSessionKey,
+    prefixLen: plan.prefixLength,
+    tokens: Array.from(plan.tokens),
+    model: route.engineModel,
+    sampling: { temperature: req.body.temperature ?? undefined, topP: req.body.top_p ?? undefined },
+    maxOutputTokens: maxOutput,
+    stopTokens: [...stopTokens],
+  };
+}
+
+function applyParseEvents(writer: TurnWriter, events: readonly ParseEvent[]): void {
+  for (const ev of events) {
+    if (ev.type === 'delta') writer.delta(ev.text);
+    else if (ev.type === 'item_end') writer.endItem();
+    else if (ev.item.kind === 'function_call') writer.startFunctionCall(ev.item.name, ev.item.namespace);
+    else if (ev.item.kind === 'reasoning') writer.startReasoning();
+    else writer.startMessage();
+  }
+}
+
+/** The state a continuation chains from: this turn's items plus the output, rendered. */
+function buildState(req: TurnRequest, prepared: PreparedTurn, writer: TurnWriter, route: RouteDecision, plan: GeneratePlan | undefined, sampled: number[]): ConversationState {
+  const output = writer.response.output as OutputItem[];
+  const outputEntries = output.map(outputToEntry).filter((e): e is ConversationEntry => e !== undefined);
+  for (const e of outputEntries) if (e.kind === 'function_call') prepared.calls.set(e.callId, { name: e.name, namespace: e.namespace });
+  const rendered = extendConversation(prepared.profile, prepared.rendered, undefined as never, outputEntries, prepared.rendered.headerKey);
+  const newItems = output as unknown as InputItem[];
+  return {
+    response: writer.response,
+    tenant: req.principal.tenant,
+    items: prepared.items.append(newItems),
+    entries: prepared.entries.append(outputEntries),
+    rendered,
+    calls: prepared.calls,
+    safetyState: prepared.safetyState,
+    safetyItems: prepared.safetyItems,
+    route,
+    workerPrefixLength: plan && route.workerId ? plan.promptLength : 0,
+    sampled,
+    bytes: approxBytes(req.body.input) + approxBytes(output) + (rendered.tokens.length - prepared.rendered.tokens.length + (req.previous ? 0 : prepared.rendered.tokens.length)) * 4 + sampled.length * 8,
+  };
+}
+
+function outputToEntry(item: OutputItem): ConversationEntry | undefined {
+  if (item.type === 'function_call') {
+    const e: ConversationEntry = { kind: 'function_call', name: item.name, arguments: item.arguments, callId: item.call_id };
+    if (item.namespace) e.namespace = item.namespace;
+    return e;
+  }
+  if (item.type === 'message') return { kind: 'message', role: 'assistant', text: item.content.map((c) => ('text' in c ? c.text : '')).join('') };
+  if (item.type === 'reasoning') return { kind: 'reasoning', text: (item.content ?? []).map((c) => c.text).join('') };
+  return undefined;
+}
+
+/** Usage enqueue and store write: after the terminal event went out, never on the turn's path. */
+function afterTerminal(deps: TurnDeps, req: TurnRequest, writer: TurnWriter, state: ConversationState | undefined, usage: Usage, timer: StageTimer): void {
+  setImmediate(() => {
+    const start = performance.now();
+    const r = writer.response;
+    deps.usage.enqueue({
+      responseId: r.id,
+      tenant: req.principal.tenant,
+      model: r.model,
+      inputTokens: usage.input_tokens,
+      cachedTokens: usage.input_tokens_details.cached_tokens,
+      outputTokens: usage.output_tokens,
+      reasoningTokens: usage.output_tokens_details.reasoning_tokens,
+      completedAtMs: Date.now(),
+      transport: req.transport,
+      status: r.status ?? 'completed',
+    });
+    if (state && req.body.store !== false && deps.store) deps.store.save(state, req.previous ? req.previous.items.length : 0);
+    timer.record('post', performance.now() - start);
+  });
+}
+
+function zeroUsage(input: number): Usage {
+  return { input_tokens: input, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: input };
+}
+
+/** Maps any failure after `response.created` to the error a client sees in `response.failed`. */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  return backendError('inference', err) as ApiError;
+}
+
+export const _internal = { toGenerateRequest, outputToEntry, ApiErrors };

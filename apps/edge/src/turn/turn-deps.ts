@@ -1,0 +1,39 @@
+import type { Logger } from '@fastloop/service-kit';
+import type { billingV1 } from '@fastloop/proto';
+import type { BackendClients } from '../clients/backend-clients';
+import type { EdgeMetrics, Transport } from '../edge-metrics';
+import type { Principal } from '../auth';
+import type { EntryRenderCache } from './entry-render-cache';
+import type { ConversationState } from './conversation-state';
+import type { ResponseCreateRequest } from '@fastloop/protocol';
+
+/** Where finished responses go after their terminal event (never awaited by the turn). */
+export interface ResponseSink {
+  /** Persists a `store: true` response and its items (fire and forget; must not throw). */
+  save(state: ConversationState, newItemsFrom: number): void;
+}
+
+/** What a turn needs from the process; built once in main.ts. */
+export interface TurnDeps {
+  backends: BackendClients;
+  metrics: EdgeMetrics;
+  logger: Logger;
+  renderCache: EntryRenderCache;
+  usage: { enqueue(record: billingV1.UsageRecord): void };
+  store?: ResponseSink;
+}
+
+/** One turn as a transport hands it to the session core. */
+export interface TurnRequest {
+  body: ResponseCreateRequest;
+  principal: Principal;
+  transport: Transport;
+  /** The state `body.previous_response_id` resolved to (connection cache or store). */
+  previous?: ConversationState;
+  /** false: WebSocket warm-up, prepare everything but sample nothing. */
+  generate: boolean;
+  signal: AbortSignal;
+  /** Time the transport spent parsing and validating the request, in ms. */
+  validateMs: number;
+  logger: Logger;
+}

@@ -1,0 +1,116 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { randomUUID } from 'node:crypto';
+import { WebSocketServer, type WebSocket, type RawData } from 'ws';
+import { ApiErrors, toHttpErrorBody } from '@fastloop/protocol';
+import type { ApiKeyAuth } from '../auth';
+import type { TurnDeps } from '../turn/turn-deps';
+import { ConnectionStateCache, type StateCacheBudget } from '../session/state-cache';
+import { ResponsesSession, type StateLoader } from '../session/responses-session';
+
+export interface WsGatewayOptions {
+  deps: TurnDeps;
+  auth: ApiKeyAuth;
+  budget: StateCacheBudget;
+  loader?: StateLoader;
+  /** Largest accepted message in bytes (ws `maxPayload`). */
+  maxPayloadBytes: number;
+  /** Connection lifetime before `websocket_connection_limit_reached`. */
+  maxConnectionMs: number;
+  connectionCacheBytes: number;
+  maxQueued: number;
+}
+
+/**
+ * WebSocket mode on `GET /v1/responses`: authenticates the upgrade (401 otherwise), then binds each
+ * socket to a ResponsesSession. Text frames carry client events; every server event is one text
+ * frame of JSON.
+ */
+export class WsGateway {
+  private readonly wss: WebSocketServer;
+  private readonly sessions = new Set<{ ws: WebSocket; session: ResponsesSession }>();
+  private closing = false;
+
+  constructor(private readonly options: WsGatewayOptions) {
+    // permessage-deflate is optional in the protocol; off, since frames are small and latency matters.
+    // ws closes the socket (1009) on frames over its maxPayload; frames between our limit and twice
+    // it get a payload_too_large error frame instead and the connection stays open.
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes * 2, perMessageDeflate: false });
+  }
+
+  /** The HTTP server's `upgrade` handler. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const path = (req.url ?? '').split('?')[0];
+    if (path !== '/v1/responses' || this.closing) {
+      return reject(socket, this.closing ? 503 : 404, this.closing ? ApiErrors.unavailable('Server is shutting down.') : ApiErrors.notFound('Route'));
+    }
+    const principal = this.options.auth.authenticate(req.headers.authorization);
+    if (!principal) return reject(socket, 401, ApiErrors.unauthorized());
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, principal));
+  }
+
+  private onConnection(ws: WebSocket, principal: NonNullable<ReturnType<ApiKeyAuth['authenticate']>>): void {
+    const { deps } = this.options;
+    const connectionId = randomUUID();
+    const logger = deps.logger.child({ connectionId, tenant: principal.tenant, transport: 'websocket' });
+    const cache = new ConnectionStateCache(this.options.budget, this.options.connectionCacheBytes, deps.metrics);
+    const session = new ResponsesSession({
+      deps,
+      principal,
+      transport: 'websocket',
+      cache,
+      loader: this.options.loader,
+      send: (event) => {
+        if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(event));
+      },
+      logger,
+      maxQueued: this.options.maxQueued,
+    });
+    const entry = { ws, session };
+    this.sessions.add(entry);
+    deps.metrics.connections.inc({ transport: 'websocket' });
+    logger.debug('websocket connected');
+
+    const lifetime = setTimeout(async () => {
+      await session.whenIdle();
+      session.sendError(ApiErrors.connectionLimitReached(Math.round(this.options.maxConnectionMs / 60000)));
+      ws.close(1000, 'connection limit reached');
+    }, this.options.maxConnectionMs);
+    lifetime.unref();
+
+    ws.on('message', (data: RawData, isBinary: boolean) => {
+      if (isBinary) return session.sendError(ApiErrors.invalidRequest('Binary frames are not supported; send JSON text frames.', null, 'invalid_frame'));
+      const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : (data as Buffer).byteLength;
+      if (size > this.options.maxPayloadBytes) return session.sendError(ApiErrors.payloadTooLarge(this.options.maxPayloadBytes));
+      session.receive(data.toString());
+    });
+    ws.on('error', (err) => {
+      // e.g. a frame over maxPayload: ws closes with 1009; tell the client why first when possible.
+      logger.warn({ err }, 'websocket error');
+    });
+    ws.on('close', () => {
+      clearTimeout(lifetime);
+      session.close();
+      this.sessions.delete(entry);
+      deps.metrics.connections.dec({ transport: 'websocket' });
+      logger.debug('websocket closed');
+    });
+  }
+
+  /** Drains: refuse new upgrades, let running responses finish, then close sockets with 1001. */
+  async close(timeoutMs = 10_000): Promise<void> {
+    this.closing = true;
+    const drained = Promise.all([...this.sessions].map((s) => s.session.whenIdle()));
+    await Promise.race([drained, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+    for (const { ws } of this.sessions) ws.close(1001, 'server shutting down');
+    this.wss.close();
+  }
+}
+
+function reject(socket: Duplex, status: number, err: ReturnType<typeof ApiErrors.unauthorized>): void {
+  const body = JSON.stringify(toHttpErrorBody(err));
+  const reason = status === 401 ? 'Unauthorized' : status === 404 ? 'Not Found' : 'Service Unavailable';
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
