@@ -1,0 +1,109 @@
+import type { ConversationEntry, RenderHeader } from '../model-profile';
+import { UnsupportedEntryError } from '../profile-errors';
+import { DEFAULT_TOOL_NAMESPACE, developerMessageText, systemMessageText } from './harmony-header-text';
+import { HarmonyToken as T } from './harmony-tokens';
+
+/** Encodes one text segment; must never produce a special token id. */
+export type EncodeText = (text: string) => number[];
+
+/**
+ * Renders conversations in the harmony format. Every text segment is encoded on its own and the
+ * special ids are spliced between segments, so no BPE merge ever spans a boundary: rendering is
+ * append-stable (a conversation's tokens are the concatenation of its entries' tokens).
+ */
+export class HarmonyRenderer {
+  private readonly assistantPrefix: readonly number[];
+
+  constructor(private readonly encode: EncodeText) {
+    this.assistantPrefix = [T.start, ...encode('assistant')];
+  }
+
+  /** The system message, then the developer message when there are instructions or tools. */
+  header(h: RenderHeader, out: number[] = []): number[] {
+    this.message(out, 'system', systemMessageText(h));
+    const developer = developerMessageText(h);
+    if (developer !== undefined) this.message(out, 'developer', developer);
+    return out;
+  }
+
+  /** One entry as it appears in history. */
+  entry(e: ConversationEntry, out: number[] = []): number[] {
+    switch (e.kind) {
+      case 'message':
+        if (e.role === 'assistant') return this.assistant(out, 'final', e.text, T.end);
+        return this.message(out, e.role, e.text);
+      case 'reasoning':
+        return this.assistant(out, 'analysis', e.text, T.end);
+      case 'function_call':
+        push(out, this.assistantPrefix);
+        return this.functionCallBody(out, e.namespace, e.name, e.arguments);
+      case 'function_call_output':
+        out.push(T.start);
+        push(out, this.encode(toolAddress(e.namespace, e.name)));
+        push(out, this.encode(' to=assistant'));
+        out.push(T.channel);
+        push(out, this.encode('commentary'));
+        return this.content(out, e.output, T.end);
+    }
+  }
+
+  /** `<|start|>assistant`: what ends a prompt so that the model answers. */
+  generationPrompt(out: number[] = []): number[] {
+    push(out, this.assistantPrefix);
+    return out;
+  }
+
+  /**
+   * What the model samples after the generation prompt to produce `e`: the entry without its
+   * `<|start|>assistant`, and a final answer ends with `<|return|>` (the stop token), not `<|end|>`.
+   */
+  completion(e: ConversationEntry): number[] {
+    if (e.kind === 'message' && e.role === 'assistant') return this.channelBody([], 'final', e.text, T.return);
+    if (e.kind === 'reasoning') return this.channelBody([], 'analysis', e.text, T.end);
+    if (e.kind === 'function_call') return this.functionCallBody([], e.namespace, e.name, e.arguments);
+    const what = e.kind === 'message' ? `a ${e.role} message` : e.kind;
+    throw new UnsupportedEntryError(`The model does not sample ${what}`);
+  }
+
+  private message(out: number[], role: string, text: string): number[] {
+    out.push(T.start);
+    push(out, this.encode(role));
+    return this.content(out, text, T.end);
+  }
+
+  private assistant(out: number[], channel: string, text: string, terminator: number): number[] {
+    push(out, this.assistantPrefix);
+    return this.channelBody(out, channel, text, terminator);
+  }
+
+  private channelBody(out: number[], channel: string, text: string, terminator: number): number[] {
+    out.push(T.channel);
+    push(out, this.encode(channel));
+    return this.content(out, text, terminator);
+  }
+
+  private functionCallBody(out: number[], namespace: string | undefined, name: string, args: string): number[] {
+    out.push(T.channel);
+    push(out, this.encode(`commentary to=${toolAddress(namespace, name)} `));
+    out.push(T.constrain);
+    push(out, this.encode('json'));
+    return this.content(out, args, T.call);
+  }
+
+  private content(out: number[], text: string, terminator: number): number[] {
+    out.push(T.message);
+    push(out, this.encode(text));
+    out.push(terminator);
+    return out;
+  }
+}
+
+/** `functions.name` or `namespace.name`: the recipient of a call and the author of its output. */
+export function toolAddress(namespace: string | undefined, name: string): string {
+  return `${namespace ?? DEFAULT_TOOL_NAMESPACE}.${name}`;
+}
+
+/** Appends without spread: `out.push(...tokens)` overflows the call stack on long texts. */
+function push(out: number[], tokens: readonly number[]): void {
+  for (let i = 0; i < tokens.length; i++) out.push(tokens[i]);
+}

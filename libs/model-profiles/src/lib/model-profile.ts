@@ -1,0 +1,104 @@
+import type { JsonSchema } from './json-schema';
+
+/** One item of a conversation, in the shape the renderer needs (not the Responses API wire shape). */
+export type ConversationEntry =
+  | { kind: 'message'; role: 'system' | 'developer' | 'user' | 'assistant'; text: string }
+  | { kind: 'reasoning'; text: string }
+  | { kind: 'function_call'; name: string; namespace?: string; arguments: string; callId: string }
+  | { kind: 'function_call_output'; name: string; namespace?: string; output: string; callId: string };
+
+/** A function tool the model may call. */
+export interface ToolSpec {
+  name: string;
+  description?: string;
+  /** JSON Schema of the arguments object; absent means the tool takes no arguments. */
+  parameters?: JsonSchema;
+  /** Groups the tool under `namespace {name}`; absent means the `functions` namespace. */
+  namespace?: string;
+  /** Rendered as a comment above the namespace; the first tool of a namespace that has one wins. */
+  namespaceDescription?: string;
+}
+
+/** What comes before the conversation: instructions, tools and the reasoning effort. */
+export interface RenderHeader {
+  instructions?: string;
+  tools: readonly ToolSpec[];
+  /** Defaults to `medium`. */
+  reasoningEffort?: 'low' | 'medium' | 'high';
+}
+
+/** One event of an {@link OutputParser}; every `item_start` is followed by exactly one `item_end`. */
+export type ParseEvent =
+  | {
+      type: 'item_start';
+      item: { kind: 'message' } | { kind: 'reasoning' } | { kind: 'function_call'; name: string; namespace?: string };
+    }
+  | { type: 'delta'; text: string }
+  | { type: 'item_end'; stop: 'end' | 'call' | 'return' | 'eos' };
+
+/** Turns sampled tokens, streamed in chunks, into output item events. */
+export interface OutputParser {
+  /** Consumes the next tokens; cost is O(tokens.length). Never throws on malformed output. */
+  push(tokens: readonly number[]): ParseEvent[];
+  /** Ends the stream: closes an item left open (with `stop: 'eos'`). Safe to call twice. */
+  finish(): ParseEvent[];
+}
+
+/** One message recovered from a rendered prompt. */
+export interface ParsedPromptMessage {
+  /** `system`, `developer`, `user`, `assistant`, or `functions.x` / `ns.x` for tool outputs. */
+  author: string;
+  channel?: string;
+  recipient?: string;
+  /** The content type after `<|constrain|>` (e.g. `json`), when present. */
+  contentType?: string;
+  content: string;
+}
+
+/** A tool definition recovered from the developer message. */
+export interface ParsedTool {
+  /** `functions` for plain function tools. */
+  namespace: string;
+  name: string;
+  description?: string;
+  /** Recovered from the TypeScript-like rendering; `{ type: 'object', properties: {} }` when it takes no arguments. */
+  parameters: JsonSchema;
+}
+
+/** A rendered prompt taken apart again (used by the simulated engine, which plays the model). */
+export interface ParsedPrompt {
+  messages: ParsedPromptMessage[];
+  tools: ParsedTool[];
+  /** True when the prompt ends with the generation prompt (`<|start|>assistant`). */
+  endsWithGenerationPrompt: boolean;
+}
+
+/** A tokenizer, a chat format and the model limits that go with them. */
+export interface ModelProfile {
+  readonly id: string;
+  /** Tokens of prompt plus output the model can attend to. */
+  readonly contextWindow: number;
+  /** Upper bound for sampled tokens per response. */
+  readonly maxOutputTokens: number;
+  /** Number of token ids (valid ids are `0 .. vocabSize - 1`, special ids included). */
+  readonly vocabSize: number;
+  /** Token ids at which sampling must stop. */
+  readonly stopTokens: readonly number[];
+  /** Encodes untrusted text: special-token text becomes ordinary tokens, never a special id. */
+  encodeText(text: string): number[];
+  /** Decodes tokens, special ids included (as their `<|...|>` strings). */
+  decode(tokens: readonly number[]): string;
+  /** The system message and, when there are instructions or tools, the developer message. */
+  renderHeader(h: RenderHeader): number[];
+  /** One entry as it appears in history. */
+  renderEntry(e: ConversationEntry): number[];
+  /** What ends a prompt so that the model answers. */
+  renderGenerationPrompt(): number[];
+  /** Header, entries and generation prompt; equal to the concatenation of the parts (append-stable). */
+  render(h: RenderHeader, entries: readonly ConversationEntry[]): number[];
+  /** The tokens a model samples after the generation prompt to produce this assistant-side entry. */
+  renderCompletion(e: ConversationEntry): number[];
+  createOutputParser(): OutputParser;
+  /** Recovers messages and tools from a rendered prompt. */
+  parsePrompt(tokens: readonly number[]): ParsedPrompt;
+}
