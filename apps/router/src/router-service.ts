@@ -1,0 +1,40 @@
+import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
+import { routerV1 } from '@fastloop/proto';
+import { DomainError, toGrpcError, type GrpcServiceBinding, type Logger } from '@fastloop/service-kit';
+import type { RouterMetrics } from './metrics';
+import type { Router } from './router';
+
+/** Fully qualified gRPC service name (also its grpc.health.v1 name). */
+export const ROUTER_SERVICE_NAME = 'fastloop.router.v1.RouterService';
+
+export interface RouterServiceDeps {
+  router: Router;
+  metrics: RouterMetrics;
+  logger: Logger;
+}
+
+/** Binds {@link Router} to gRPC: metrics, logs and domain error → gRPC status. */
+export function createRouterService(deps: RouterServiceDeps): GrpcServiceBinding {
+  const implementation: routerV1.RouterServiceServer = {
+    route: (call: ServerUnaryCall<routerV1.RouteRequest, routerV1.RouteResponse>, callback: sendUnaryData<routerV1.RouteResponse>) => {
+      const endTimer = deps.metrics.routeDuration.startTimer();
+      try {
+        const decision = deps.router.route(call.request);
+        endTimer();
+        deps.metrics.decisions.inc({ model: decision.model.id, worker: decision.worker.id });
+        callback(null, decision.response);
+      } catch (err) {
+        endTimer();
+        const code = err instanceof DomainError ? err.code : 'internal';
+        deps.metrics.errors.inc({ code });
+        if (code === 'internal') deps.logger.error({ err }, 'route failed');
+        else deps.logger.debug({ code, model: call.request.model, tenant: call.request.tenant }, 'route refused');
+        callback(toGrpcError(err));
+      }
+    },
+    listModels: (_call: ServerUnaryCall<routerV1.ListModelsRequest, routerV1.ListModelsResponse>, callback: sendUnaryData<routerV1.ListModelsResponse>) => {
+      callback(null, deps.router.listModels());
+    },
+  };
+  return { name: ROUTER_SERVICE_NAME, definition: routerV1.RouterServiceService, implementation };
+}

@@ -1,0 +1,39 @@
+import { Counter, Histogram, type Registry } from '@fastloop/service-kit';
+
+/** The safety service's own series (default process metrics come with the registry). */
+export interface SafetyMetrics {
+  /** `safety_classifications_total{verdict}`: verdict is allow, block or error. */
+  readonly classifications: Counter<'verdict'>;
+  /** `safety_classify_duration_seconds`: state check + scan + new state, per call. */
+  readonly classifyDuration: Histogram;
+  /** `safety_items_scanned_total`: items scanned (only new items: the point of the state). */
+  readonly itemsScanned: Counter;
+  /** `safety_findings_total{rule_id}`: matches in newly scanned items. */
+  readonly findings: Counter<'rule_id'>;
+}
+
+/** Registers the safety metrics on `registry`. */
+export function createSafetyMetrics(registry: Registry): SafetyMetrics {
+  return {
+    classifications: new Counter({
+      name: 'safety_classifications_total',
+      help: 'Classify calls by verdict (error = refused request).',
+      labelNames: ['verdict'],
+      registers: [registry],
+    }),
+    classifyDuration: new Histogram({
+      name: 'safety_classify_duration_seconds',
+      help: 'Time to classify one request.',
+      // Sub-millisecond buckets: a turn's new items usually scan in microseconds.
+      buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers: [registry],
+    }),
+    itemsScanned: new Counter({ name: 'safety_items_scanned_total', help: 'Items scanned.', registers: [registry] }),
+    findings: new Counter({
+      name: 'safety_findings_total',
+      help: 'Rule matches in newly scanned items.',
+      labelNames: ['rule_id'],
+      registers: [registry],
+    }),
+  };
+}

@@ -1,0 +1,68 @@
+import { safetyV1 } from '@fastloop/proto';
+import {
+  callUnary,
+  createGrpcClient,
+  createLogger,
+  createMetricsRegistry,
+  DomainError,
+  startGrpcServer,
+  type GrpcServer,
+  type Registry,
+} from '@fastloop/service-kit';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { Classifier } from './classifier';
+import { createSafetyMetrics } from './metrics';
+import { createSafetyService } from './safety-service';
+import { awsAccessKeyId } from './testing/fake-secrets';
+
+describe('SafetyService over gRPC', () => {
+  let server: GrpcServer;
+  let client: safetyV1.SafetyServiceClient;
+  let registry: Registry;
+
+  const classify = (request: Partial<safetyV1.ClassifyRequest>) =>
+    callUnary(client.classify, client, { state: Buffer.alloc(0), items: [], tenant: 't1', ...request }, { deadlineMs: 5_000 });
+
+  beforeAll(async () => {
+    const logger = createLogger({ service: 'safety-test', level: 'silent' });
+    registry = createMetricsRegistry('safety-test');
+    const classifier = new Classifier({ stateSecret: 'service-test-secret', maxItemBytes: 1 << 20 });
+    server = await startGrpcServer({ port: 0, logger, services: [createSafetyService({ classifier, metrics: createSafetyMetrics(registry), logger })] });
+    server.health.set(true);
+    client = createGrpcClient(safetyV1.SafetyServiceClient, `127.0.0.1:${server.port}`);
+  });
+
+  afterAll(async () => {
+    client.close();
+    await server.close(1_000);
+  });
+
+  it('carries the verdict across calls through the returned state', async () => {
+    const first = await classify({ items: [{ itemType: 'function_call_output', role: '', text: `id=${awsAccessKeyId()}` }] });
+    expect(first.verdict).toBe(safetyV1.Verdict.VERDICT_BLOCK);
+    const second = await classify({ state: first.state, items: [{ itemType: 'message', role: 'user', text: 'thanks' }] });
+    expect(second).toMatchObject({ verdict: safetyV1.Verdict.VERDICT_BLOCK, itemsSeen: 2 });
+    expect(second.findings[0]).toMatchObject({ ruleId: 'aws-access-key-id', itemIndex: 0 });
+  });
+
+  it('answers a tampered state with INVALID_ARGUMENT and code invalid_safety_state', async () => {
+    const ok = await classify({ items: [{ itemType: 'message', role: 'user', text: 'hi' }] });
+    const tampered = Buffer.from(ok.state);
+    tampered[5] ^= 1;
+    const err = await classify({ state: tampered }).catch((e: unknown) => e as DomainError);
+    expect(err).toBeInstanceOf(DomainError);
+    expect((err as DomainError).code).toBe('invalid_safety_state');
+    expect((err as DomainError).grpcStatus).toBe(GrpcStatus.INVALID_ARGUMENT);
+    expect((err as DomainError).retryable).toBe(false);
+  });
+
+  it('counts classifications by verdict and the items it scanned', async () => {
+    await classify({ items: [{ itemType: 'message', role: 'user', text: 'a' }, { itemType: 'message', role: 'user', text: 'b' }] });
+    const text = await registry.metrics();
+    expect(text).toMatch(/safety_classifications_total\{verdict="allow",service="safety-test"\} \d+/);
+    expect(text).toMatch(/safety_classifications_total\{verdict="error",service="safety-test"\} 1/);
+    expect(text).toMatch(/safety_items_scanned_total\{service="safety-test"\} \d+/);
+    expect(text).toMatch(/safety_findings_total\{rule_id="aws-access-key-id",service="safety-test"\} 1/);
+    expect(text).toContain('safety_classify_duration_seconds_bucket');
+  });
+});

@@ -1,0 +1,50 @@
+import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
+import { safetyV1 } from '@fastloop/proto';
+import { DomainError, toGrpcError, type GrpcServiceBinding, type Logger } from '@fastloop/service-kit';
+import type { Classifier } from './classifier';
+import type { SafetyMetrics } from './metrics';
+
+/** Fully qualified gRPC service name (also its grpc.health.v1 name). */
+export const SAFETY_SERVICE_NAME = 'fastloop.safety.v1.SafetyService';
+
+export interface SafetyServiceDeps {
+  classifier: Classifier;
+  metrics: SafetyMetrics;
+  logger: Logger;
+}
+
+/** Binds {@link Classifier} to gRPC: metrics, logging (never of item text) and error mapping. */
+export function createSafetyService(deps: SafetyServiceDeps): GrpcServiceBinding {
+  const implementation: safetyV1.SafetyServiceServer = {
+    classify: (call: ServerUnaryCall<safetyV1.ClassifyRequest, safetyV1.ClassifyResponse>, callback: sendUnaryData<safetyV1.ClassifyResponse>) => {
+      const endTimer = deps.metrics.classifyDuration.startTimer();
+      try {
+        const response = deps.classifier.classify(call.request);
+        endTimer();
+        record(deps.metrics, call.request.items.length, response);
+        callback(null, response);
+      } catch (err) {
+        endTimer();
+        deps.metrics.classifications.inc({ verdict: 'error' });
+        logFailure(deps.logger, call.request, err);
+        callback(toGrpcError(err));
+      }
+    },
+  };
+  return { name: SAFETY_SERVICE_NAME, definition: safetyV1.SafetyServiceService, implementation };
+}
+
+function record(metrics: SafetyMetrics, newItems: number, response: safetyV1.ClassifyResponse): void {
+  metrics.classifications.inc({ verdict: response.verdict === safetyV1.Verdict.VERDICT_BLOCK ? 'block' : 'allow' });
+  metrics.itemsScanned.inc(newItems);
+  // Only this call's matches: the carried first finding was counted when it was new.
+  const firstNew = response.itemsSeen - newItems;
+  for (const f of response.findings) if (f.itemIndex >= firstNew) metrics.findings.inc({ rule_id: f.ruleId });
+}
+
+function logFailure(logger: Logger, request: safetyV1.ClassifyRequest, err: unknown): void {
+  const context = { tenant: request.tenant, items: request.items.length, stateBytes: request.state.length };
+  // Refused requests are the caller's business (the edge re-classifies); only surprises are errors.
+  if (err instanceof DomainError) logger.warn({ ...context, code: err.code, reason: err.message }, 'classify refused');
+  else logger.error({ ...context, err }, 'classify failed');
+}

@@ -1,5 +1,0 @@
-export default {
-  displayName: 'proto',
-  preset: '../../jest.preset.js',
-  rootDir: '.',
-};
