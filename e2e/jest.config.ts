@@ -1,0 +1,11 @@
+/** Process-level tests: the real stack (five processes, Redis) driven by real clients. */
+export default {
+  displayName: 'e2e',
+  preset: '../jest.preset.js',
+  rootDir: '.',
+  testMatch: ['**/*.e2e.spec.ts'],
+  testPathIgnorePatterns: ['/node_modules/'],
+  globalSetup: './src/global-setup.ts',
+  globalTeardown: './src/global-teardown.ts',
+  testTimeout: 60_000,
+};

@@ -1,0 +1,88 @@
+import OpenAI from 'openai';
+import { ResponsesWS } from 'openai/resources/responses/ws';
+
+/** The stack the global setup started. */
+export const stackEnv = () => ({
+  url: process.env.FASTLOOP_E2E_URL!,
+  wsUrl: process.env.FASTLOOP_E2E_WS_URL!,
+  grpc: process.env.FASTLOOP_E2E_GRPC!,
+  key: process.env.FASTLOOP_E2E_KEY!,
+  billingHttp: process.env.FASTLOOP_E2E_BILLING_HTTP!,
+});
+
+/** The official SDK pointed at fastloop, exactly as a user would. */
+export function openaiClient(): OpenAI {
+  const { url, key } = stackEnv();
+  return new OpenAI({ baseURL: `${url}/v1`, apiKey: key, maxRetries: 0 });
+}
+
+type ServerEvent = { type: string; sequence_number?: number; [k: string]: any };
+
+/**
+ * WebSocket mode through the SDK's ResponsesWS: sends one response.create and collects server
+ * events until the terminal event (or an error event) of that response.
+ */
+export class WsConversation {
+  readonly ws: ResponsesWS;
+  private readonly waiting: ((e: ServerEvent) => void)[] = [];
+  readonly all: ServerEvent[] = [];
+  private buffer: ServerEvent[] = [];
+
+  constructor(client = openaiClient()) {
+    this.ws = new ResponsesWS(client);
+    this.ws.on('event', (e) => this.push(e as ServerEvent));
+    this.ws.on('error', (err) => this.push({ ...(err.error ?? { error: { message: err.message } }), type: 'error' } as ServerEvent));
+  }
+
+  private push(e: ServerEvent): void {
+    this.all.push(e);
+    const w = this.waiting.shift();
+    if (w) w(e);
+    else this.buffer.push(e);
+  }
+
+  next(timeoutMs = 20_000): Promise<ServerEvent> {
+    const e = this.buffer.shift();
+    if (e) return Promise.resolve(e);
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error('timed out waiting for a server event')), timeoutMs);
+      this.waiting.push((ev) => {
+        clearTimeout(t);
+        resolve(ev);
+      });
+    });
+  }
+
+  /** Sends `body` as response.create; resolves with the events up to the terminal one or an error. */
+  async create(body: Record<string, unknown>): Promise<ServerEvent[]> {
+    this.ws.send({ type: 'response.create', ...body } as never);
+    return this.collect();
+  }
+
+  async collect(): Promise<ServerEvent[]> {
+    const events: ServerEvent[] = [];
+    for (;;) {
+      const e = await this.next();
+      events.push(e);
+      if (e.type === 'error' || e.type === 'response.completed' || e.type === 'response.failed' || e.type === 'response.incomplete') return events;
+    }
+  }
+
+  close(): void {
+    this.ws.close({ code: 1000, reason: 'done' });
+  }
+}
+
+/** Checks the invariants every response's event sequence must hold; returns the terminal event. */
+export function expectWellFormedStream(events: ServerEvent[]): ServerEvent {
+  const seq = events.map((e) => e.sequence_number);
+  seq.forEach((n, i) => expect(n).toBe(i));
+  expect(events[0].type).toBe('response.created');
+  expect(events[1].type).toBe('response.in_progress');
+  const terminal = events[events.length - 1];
+  expect(['response.completed', 'response.failed', 'response.incomplete']).toContain(terminal.type);
+  expect(events.filter((e) => /^response\.(completed|failed|incomplete)$/.test(e.type))).toHaveLength(1);
+  expect(events.some((e) => e.type === 'response.done')).toBe(false);
+  expect(terminal.response.id).toBe(events[0].response.id);
+  return terminal;
+}

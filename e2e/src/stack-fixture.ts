@@ -1,0 +1,60 @@
+import { startStack, type Stack } from '../../tools/launcher/stack';
+
+/**
+ * Starts one real stack for a test file: five processes on free ports and a private redis-server
+ * (or REDIS_URL). A fast simulated accelerator keeps the suite quick; behaviour, not speed, is tested.
+ */
+export async function startTestStack(env: Record<string, string> = {}): Promise<Stack> {
+  return startStack({
+    port: 0,
+    privateRedis: !process.env.REDIS_URL,
+    logLevel: 'warn',
+    readyTimeoutMs: 90_000,
+    env: { SIM_TTFT_MS: '5', SIM_TOKENS_PER_SECOND: '20000', SIM_TOOL_CALLS: '2', FASTLOOP_API_KEYS: 'sk-e2e-test:e2e-tenant', ...env },
+  });
+}
+
+/** A weather tool whose schema the simulated model's arguments must satisfy. */
+export const weatherTool = {
+  type: 'function' as const,
+  name: 'get_weather',
+  description: 'Current weather for a city',
+  strict: true,
+  parameters: {
+    type: 'object',
+    properties: {
+      city: { type: 'string', description: 'City name' },
+      unit: { type: 'string', enum: ['celsius', 'fahrenheit'] },
+      days: { type: 'integer' },
+    },
+    required: ['city', 'unit'],
+    additionalProperties: false,
+  },
+};
+
+/** Checks a value against the JSON-schema subset the tests use; returns the problems. */
+export function schemaProblems(schema: Record<string, any>, value: unknown, path = '$'): string[] {
+  const problems: string[] = [];
+  const type = schema.type;
+  if (schema.enum && !schema.enum.includes(value)) problems.push(`${path}: not in enum`);
+  if (type === 'object') {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return [`${path}: not an object`];
+    for (const key of schema.required ?? []) if (!(key in value)) problems.push(`${path}.${key}: missing`);
+    for (const [key, v] of Object.entries(value)) {
+      const sub = schema.properties?.[key];
+      if (!sub) {
+        if (schema.additionalProperties === false) problems.push(`${path}.${key}: not allowed`);
+        continue;
+      }
+      problems.push(...schemaProblems(sub, v, `${path}.${key}`));
+    }
+  } else if (type === 'string' && typeof value !== 'string') problems.push(`${path}: not a string`);
+  else if (type === 'integer' && !Number.isInteger(value)) problems.push(`${path}: not an integer`);
+  else if (type === 'number' && typeof value !== 'number') problems.push(`${path}: not a number`);
+  else if (type === 'boolean' && typeof value !== 'boolean') problems.push(`${path}: not a boolean`);
+  else if (type === 'array') {
+    if (!Array.isArray(value)) return [`${path}: not an array`];
+    value.forEach((v, i) => problems.push(...schemaProblems(schema.items ?? {}, v, `${path}[${i}]`)));
+  }
+  return problems;
+}
