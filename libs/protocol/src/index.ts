@@ -1,0 +1,124 @@
+/**
+ * `@fastloop/protocol`: the one home of the external wire contract, the OpenAI Responses API
+ * as fastloop speaks it over HTTP+SSE and WebSocket. Inbound schemas read loosely; outbound
+ * builders produce closed types. Imports nothing internal.
+ */
+
+// Ids.
+export { newId, type IdPrefix } from './lib/new-id';
+
+// Errors.
+export { ApiError, ApiErrors, asApiError, toHttpErrorBody, toResponseError, toWsErrorEvent, type ApiErrorInit } from './lib/api-error';
+export {
+  ApiErrorCodeSchema,
+  ApiErrorTypeSchema,
+  ErrorObjectSchema,
+  HttpErrorBodySchema,
+  ResponseErrorSchema,
+  WsErrorFrameSchema,
+  type ApiErrorCode,
+  type ApiErrorCodeLike,
+  type ApiErrorType,
+  type ErrorObject,
+  type HttpErrorBody,
+  type ResponseError,
+  type WsErrorFrame,
+} from './lib/error-schemas';
+
+// Inbound: request bodies, items, tools.
+export {
+  ContentPartSchema,
+  FunctionCallItemSchema,
+  FunctionCallOutputItemSchema,
+  InputImagePartSchema,
+  InputItemSchema,
+  InputTextPartSchema,
+  ItemReferenceSchema,
+  MessageItemSchema,
+  OutputTextPartSchema,
+  ReasoningItemSchema,
+  RefusalPartSchema,
+  isKnownInputItem,
+  type ContentPart,
+  type FunctionCallItem,
+  type FunctionCallOutputItem,
+  type InputItem,
+  type ItemReference,
+  type KnownInputItem,
+  type MessageItem,
+  type ReasoningItem,
+} from './lib/input-item-schema';
+export {
+  FunctionToolChoiceSchema,
+  FunctionToolSchema,
+  NamespaceToolSchema,
+  ToolChoiceSchema,
+  ToolSchema,
+  type FunctionTool,
+  type NamespaceTool,
+  type Tool,
+  type ToolChoice,
+} from './lib/tool-schema';
+export {
+  JsonSchemaFormatSchema,
+  METADATA_LIMITS,
+  MetadataSchema,
+  ReasoningConfigSchema,
+  ReasoningEffortSchema,
+  ReasoningSummarySchema,
+  ResponseCreateEventSchema,
+  ResponseCreateRequestSchema,
+  TextConfigSchema,
+  TextFormatSchema,
+  VerbositySchema,
+  type ReasoningConfig,
+  type ReasoningEffort,
+  type ResponseCreateEvent,
+  type ResponseCreateRequest,
+  type TextConfig,
+  type TextFormat,
+} from './lib/response-create-request-schema';
+export { parseClientEvent, parseClientFrame, validateItems, validateRequest } from './lib/validate-request';
+export { formatParam, issueToApiError } from './lib/issue-to-api-error';
+
+// Outbound: the Response object and its items.
+export {
+  OutputFunctionCallSchema,
+  OutputItemSchema,
+  OutputItemStatusSchema,
+  OutputMessageSchema,
+  OutputReasoningSchema,
+  OutputTextSchema,
+  ReasoningTextSchema,
+  ResponseObjectSchema,
+  ResponseStatusSchema,
+  UsageSchema,
+  type OutputFunctionCall,
+  type OutputItem,
+  type OutputItemStatus,
+  type OutputMessage,
+  type OutputReasoning,
+  type OutputText,
+  type ReasoningText,
+  type ResponseObject,
+  type ResponseStatus,
+  type Usage,
+} from './lib/response-object-schema';
+export { createResponseObject, createUsage, type ResponseObjectOptions, type UsageCounts } from './lib/create-response-object';
+
+// Outbound: streaming.
+export {
+  ResponseStreamEventSchema,
+  type ResponseStreamEvent,
+  type StreamContentPart,
+  type StreamEventOf,
+  type TerminalEvent,
+} from './lib/stream-event-schema';
+export { EventStream, type ItemPosition, type PartPosition } from './lib/event-stream';
+export {
+  OutputAssembler,
+  type EndItemOptions,
+  type OutputEventSink,
+  type StartedFunctionCall,
+} from './lib/output-assembler';
+export { formatSse } from './lib/format-sse';

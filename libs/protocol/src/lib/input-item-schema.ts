@@ -1,0 +1,140 @@
+import { z } from 'zod';
+import { knownTypes, optionalField, tolerantUnion } from './field-schemas';
+
+// Inbound schemas are loose objects: fields we do not model (`caller`,
+// `prompt_cache_breakpoint`, …) are kept, so stored and replayed items round-trip intact.
+// Optional fields read `undefined` whether the client omitted them or sent `null`.
+
+/** Item status as clients echo it back. */
+const ItemStatusSchema = z.enum(['in_progress', 'completed', 'incomplete']);
+
+/** `{type:"input_text", text}`. */
+export const InputTextPartSchema = z.looseObject({ type: z.literal('input_text'), text: z.string() });
+
+/** `{type:"output_text", text, annotations?}`: assistant text replayed as history. */
+export const OutputTextPartSchema = z.looseObject({
+  type: z.literal('output_text'),
+  text: z.string(),
+  annotations: z.array(z.unknown()).optional(),
+});
+
+/** `{type:"input_image", image_url? | file_id?, detail?}`. */
+export const InputImagePartSchema = z.looseObject({
+  type: z.literal('input_image'),
+  image_url: optionalField(z.string()),
+  file_id: optionalField(z.string()),
+  detail: optionalField(z.string()),
+});
+
+/** `{type:"refusal", refusal}`: an assistant refusal replayed as history. */
+export const RefusalPartSchema = z.looseObject({ type: z.literal('refusal'), refusal: z.string() });
+
+/** A message content part; unknown part types (`input_file`, `input_audio`, …) are carried along. */
+export const ContentPartSchema = tolerantUnion([
+  InputTextPartSchema,
+  OutputTextPartSchema,
+  InputImagePartSchema,
+  RefusalPartSchema,
+]);
+/** A message content part as parsed. */
+export type ContentPart = z.infer<typeof ContentPartSchema>;
+
+/** A message: `content` is a string or a list of parts. */
+export const MessageItemSchema = z.looseObject({
+  type: z.literal('message'),
+  role: z.enum(['user', 'system', 'developer', 'assistant']),
+  content: z.union([z.string(), z.array(ContentPartSchema)]),
+  id: optionalField(z.string()),
+  status: optionalField(ItemStatusSchema),
+  /** `commentary` | `final_answer` on assistant messages; kept as a string to read loosely. */
+  phase: optionalField(z.string()),
+});
+/** A message input item. `type` is always set after parsing, even if the client omitted it. */
+export type MessageItem = z.infer<typeof MessageItemSchema>;
+
+/** A tool call the model made earlier, replayed by the client. `arguments` is a JSON string. */
+export const FunctionCallItemSchema = z.looseObject({
+  type: z.literal('function_call'),
+  call_id: z.string(),
+  name: z.string(),
+  arguments: z.string(),
+  /** Set when the tool lives inside a `namespace` tool. */
+  namespace: optionalField(z.string()),
+  id: optionalField(z.string()),
+  status: optionalField(ItemStatusSchema),
+});
+/** A `function_call` input item. */
+export type FunctionCallItem = z.infer<typeof FunctionCallItemSchema>;
+
+/** The result of a tool call: a string or a list of parts (`input_text`, `input_image`, …). */
+export const FunctionCallOutputItemSchema = z.looseObject({
+  type: z.literal('function_call_output'),
+  call_id: z.string(),
+  output: z.union([z.string(), z.array(ContentPartSchema)]),
+  id: optionalField(z.string()),
+  status: optionalField(ItemStatusSchema),
+});
+/** A `function_call_output` input item. */
+export type FunctionCallOutputItem = z.infer<typeof FunctionCallOutputItemSchema>;
+
+/** Reasoning the model produced earlier; `encrypted_content` is opaque and passed back as-is. */
+export const ReasoningItemSchema = z.looseObject({
+  type: z.literal('reasoning'),
+  id: optionalField(z.string()),
+  summary: z.array(z.looseObject({ type: z.literal('summary_text'), text: z.string() })),
+  content: optionalField(z.array(z.looseObject({ type: z.literal('reasoning_text'), text: z.string() }))),
+  encrypted_content: optionalField(z.string()),
+  status: optionalField(ItemStatusSchema),
+});
+/** A `reasoning` input item. */
+export type ReasoningItem = z.infer<typeof ReasoningItemSchema>;
+
+/** A pointer to an item of a stored response, by id. */
+export const ItemReferenceSchema = z.looseObject({ type: z.literal('item_reference'), id: z.string() });
+/** An `item_reference` input item. */
+export type ItemReference = z.infer<typeof ItemReferenceSchema>;
+
+const KNOWN_ITEM_OPTIONS = [
+  MessageItemSchema,
+  FunctionCallItemSchema,
+  FunctionCallOutputItemSchema,
+  ReasoningItemSchema,
+  ItemReferenceSchema,
+] as const;
+const KNOWN_ITEM_TYPES = knownTypes(KNOWN_ITEM_OPTIONS);
+
+/**
+ * The SDK lets `type` be omitted on "easy" messages (`{role, content}`) and on item
+ * references (`{id}`); fill it in so the union can discriminate and callers never see it unset.
+ */
+function withItemType(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const item = value as Record<string, unknown>;
+  if (item['type'] !== undefined && item['type'] !== null) return value;
+  if ('role' in item) return { ...item, type: 'message' };
+  if ('id' in item) return { ...item, type: 'item_reference' };
+  return value;
+}
+
+/**
+ * One input item. Known types are validated strictly enough to use; other types
+ * (`custom_tool_call`, `local_shell_call`, `compaction`, …) are accepted and carried along.
+ */
+export const InputItemSchema = z.preprocess(
+  withItemType,
+  // Every Responses item's `id` is a string, carried ones included: lookups by id (item
+  // references, input_items pagination) can rely on it.
+  tolerantUnion(KNOWN_ITEM_OPTIONS, { id: optionalField(z.string()) }),
+);
+/** An input item as parsed: a known item, or an item of another type carried as-is. */
+export type InputItem = z.infer<typeof InputItemSchema>;
+/** The input items fastloop understands. */
+export type KnownInputItem = MessageItem | FunctionCallItem | FunctionCallOutputItem | ReasoningItem | ItemReference;
+
+/**
+ * Narrows an item to the types fastloop understands. Needed because a carried item's `type`
+ * is any string, so `switch (item.type)` alone cannot exclude it.
+ */
+export function isKnownInputItem(item: InputItem): item is KnownInputItem {
+  return KNOWN_ITEM_TYPES.has(item.type);
+}

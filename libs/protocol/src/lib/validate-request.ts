@@ -1,0 +1,86 @@
+import type { z } from 'zod';
+import { ApiError, ApiErrors } from './api-error';
+import { InputItemSchema, type InputItem } from './input-item-schema';
+import { issueToApiError } from './issue-to-api-error';
+import {
+  ResponseCreateEventSchema,
+  ResponseCreateRequestSchema,
+  type ResponseCreateEvent,
+  type ResponseCreateRequest,
+} from './response-create-request-schema';
+
+// `reportInput` puts the offending value on each issue so errors can say what was sent
+// ("but got a string instead"); it keeps a reference, not a copy.
+const PARSE_OPTIONS = { reportInput: true } as const;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function notAnObject(what: string, value: unknown): ApiError {
+  const got = value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+  return ApiErrors.invalidRequest(`Invalid ${what}: expected a JSON object, but got ${got} instead.`, null, 'invalid_type');
+}
+
+function firstIssue(error: z.ZodError): z.core.$ZodIssue {
+  return error.issues[0] as z.core.$ZodIssue;
+}
+
+/**
+ * Validates a parsed `POST /v1/responses` body. Throws an {@link ApiError} (400) naming the
+ * first offending field in OpenAI's param syntax (`input[2].call_id`). Unknown top-level
+ * fields are stripped; see {@link ResponseCreateRequestSchema} for the defaults applied.
+ */
+export function validateRequest(body: unknown): ResponseCreateRequest {
+  if (!isObject(body)) throw notAnObject('request body', body);
+  const result = ResponseCreateRequestSchema.safeParse(body, PARSE_OPTIONS);
+  if (!result.success) throw issueToApiError(firstIssue(result.error));
+  return result.data;
+}
+
+/**
+ * Validates input items one by one, so a continuation can check only the items it adds
+ * (O(new items), not O(history)). Errors name the item by its index in the whole input
+ * list: `offset + i`, e.g. `input[42].call_id` for the third new item after 40 known ones.
+ */
+export function validateItems(items: readonly unknown[], offset = 0): InputItem[] {
+  const parsed = new Array<InputItem>(items.length);
+  for (let i = 0; i < items.length; i++) {
+    const result = InputItemSchema.safeParse(items[i], PARSE_OPTIONS);
+    if (!result.success) throw issueToApiError(firstIssue(result.error), ['input', offset + i]);
+    parsed[i] = result.data;
+  }
+  return parsed;
+}
+
+/**
+ * Parses one WebSocket client event (already JSON-decoded). Returns the typed
+ * `response.create` event, or the {@link ApiError} to send back as an error frame — the
+ * connection stays open either way. Rejects unknown event types (`invalid_value` on `type`)
+ * and `background: true` (`unsupported_parameter`), which has no meaning on a socket.
+ */
+export function parseClientEvent(json: unknown): ResponseCreateEvent | ApiError {
+  if (!isObject(json)) return notAnObject('event', json);
+  const type = json['type'];
+  if (type === undefined || type === null) {
+    return ApiErrors.invalidRequest("Missing required parameter: 'type'.", 'type', 'missing_required_parameter');
+  }
+  if (type !== 'response.create') return ApiErrors.unknownEventType(String(type));
+  const result = ResponseCreateEventSchema.safeParse(json, PARSE_OPTIONS);
+  if (!result.success) return issueToApiError(firstIssue(result.error));
+  if (result.data.background === true) {
+    return ApiErrors.unsupportedParameter('background', 'Background mode is not supported in WebSocket mode.');
+  }
+  return result.data;
+}
+
+/** {@link parseClientEvent} for a raw text frame: malformed JSON yields `invalid_json`. */
+export function parseClientFrame(text: string): ResponseCreateEvent | ApiError {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return ApiErrors.invalidJson();
+  }
+  return parseClientEvent(json);
+}
