@@ -1,0 +1,32 @@
+import { ConfigError } from '@fastloop/service-kit';
+import { loadInferenceConfig } from './config';
+
+describe('loadInferenceConfig', () => {
+  it('has defaults that work locally', () => {
+    expect(loadInferenceConfig({ env: {} })).toMatchObject({
+      GRPC_PORT: 50053,
+      ADMIN_PORT: 9093,
+      BIND_HOST: '127.0.0.1',
+      WORKER_ID: 'sim-0',
+      INFERENCE_ENGINE: 'sim',
+      INFERENCE_PROFILE: 'harmony-o200k',
+      INFERENCE_MAX_CONCURRENCY: 64,
+      INFERENCE_SESSION_CACHE_TOKENS: 4_000_000,
+      SIM_TTFT_MS: 50,
+      SIM_PREFILL_TOKENS_PER_SECOND: 20_000,
+      SIM_TOKENS_PER_SECOND: 1_000,
+      SIM_JITTER: 0,
+      SIM_TOOL_CALLS: 2,
+      SIM_ANSWER_WORDS: 40,
+    });
+  });
+
+  it('rejects an unknown engine with an error naming INFERENCE_ENGINE', () => {
+    expect(() => loadInferenceConfig({ env: { INFERENCE_ENGINE: 'vllm' } })).toThrow(ConfigError);
+    expect(() => loadInferenceConfig({ env: { INFERENCE_ENGINE: 'vllm' } })).toThrow(/INFERENCE_ENGINE/);
+  });
+
+  it('rejects a jitter outside 0..1 naming SIM_JITTER', () => {
+    expect(() => loadInferenceConfig({ env: { SIM_JITTER: '1.5' } })).toThrow(/SIM_JITTER/);
+  });
+});

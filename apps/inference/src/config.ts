@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import { env, loadConfig, type LoadConfigOptions } from '@fastloop/service-kit';
+
+/** Engines this worker can run. Only the simulated accelerator exists so far. */
+export const ENGINE_NAMES = ['sim'] as const;
+export type EngineName = (typeof ENGINE_NAMES)[number];
+
+/**
+ * Every knob of the inference worker. Keys are the env var names; each default works locally.
+ * Parsed once by {@link loadInferenceConfig}, frozen, and passed in.
+ */
+export const inferenceConfigSchema = z.object({
+  /** gRPC port for InferenceService and grpc.health.v1. */
+  GRPC_PORT: env.port(50053),
+  /** Port for /healthz, /readyz, /metrics. */
+  ADMIN_PORT: env.port(9093),
+  BIND_HOST: z.string().min(1).default('127.0.0.1'),
+  LOG_LEVEL: env.logLevel(),
+  /** Name of this worker in logs and metrics. */
+  WORKER_ID: z.string().min(1).default('sim-0'),
+  /** Engine behind the worker; `sim` is a simulated accelerator. */
+  INFERENCE_ENGINE: z.enum(ENGINE_NAMES).default('sim'),
+  /** Model profile (tokenizer + chat format) the engine speaks. */
+  INFERENCE_PROFILE: z.string().min(1).default('harmony-o200k'),
+  /** Calls generating at once; more fail fast with `worker_overloaded` so the edge can go elsewhere. */
+  INFERENCE_MAX_CONCURRENCY: env.int(64, 1),
+  /** Upper bound on sampled tokens per call, applied when a request asks for 0 (unset) or more. */
+  INFERENCE_MAX_OUTPUT_TOKENS: env.int(32_768, 1),
+  /** Total tokens of all session sequences held for prefix reuse (LRU evicts beyond it). */
+  INFERENCE_SESSION_CACHE_TOKENS: env.int(4_000_000, 0),
+  /** Number of sessions held for prefix reuse (LRU evicts beyond it). */
+  INFERENCE_SESSION_CACHE_ENTRIES: env.int(10_000, 0),
+  /** Simulated accelerator: base time to first token, in ms. */
+  SIM_TTFT_MS: env.number(50),
+  /** Simulated accelerator: prefill speed for prompt tokens not held in the session cache. */
+  SIM_PREFILL_TOKENS_PER_SECOND: z.coerce.number().positive().default(20_000),
+  /** Simulated accelerator: decode speed. */
+  SIM_TOKENS_PER_SECOND: z.coerce.number().positive().default(1_000),
+  /** Simulated accelerator: relative spread of each interval, 0 (exact) to 1. */
+  SIM_JITTER: z.coerce.number().min(0).max(1).default(0),
+  /** Simulated accelerator: tool calls it makes after a user message before it answers. */
+  SIM_TOOL_CALLS: env.int(2, 0),
+  /** Simulated accelerator: words in its final answer. */
+  SIM_ANSWER_WORDS: env.int(40, 1),
+});
+
+export type InferenceConfig = Readonly<z.infer<typeof inferenceConfigSchema>>;
+
+/** Loads and validates the worker's configuration; a bad value throws ConfigError naming the field. */
+export function loadInferenceConfig(options: LoadConfigOptions = {}): InferenceConfig {
+  return loadConfig(inferenceConfigSchema, options);
+}

@@ -1,0 +1,248 @@
+import { performance } from 'node:perf_hooks';
+import type { ServerWritableStream } from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import { inferenceV1 } from '@fastloop/proto';
+import { DomainError, toGrpcError } from '@fastloop/service-kit';
+import { effectiveMaxOutputTokens, limitChunk } from './completion-limits';
+import type { Engine } from './engine';
+import { engineError, workerOverloaded } from './inference-errors';
+import type { GenerateOutcome, InferenceMetrics } from './inference-metrics';
+import { assemblePrompt, sessionSequence, type AssembledPrompt } from './prompt-assembly';
+import { validatePromptTokens } from './prompt-validation';
+import type { SessionCache } from './session-cache';
+
+const { FinishReason } = inferenceV1;
+type GenerateCall = ServerWritableStream<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse>;
+
+/** Options of {@link GenerateService}. */
+export interface GenerateServiceOptions {
+  engine: Engine;
+  sessions: SessionCache;
+  metrics: InferenceMetrics;
+  logger: Logger;
+  /** Stop tokens of the model profile; a request's own stop tokens are added to them. */
+  profileStopTokens: readonly number[];
+  /** Token ids 0..vocabSize-1 are valid. */
+  vocabSize: number;
+  /** INFERENCE_MAX_CONCURRENCY: calls beyond it fail with `worker_overloaded`. */
+  maxConcurrency: number;
+  /** INFERENCE_MAX_OUTPUT_TOKENS: cap on sampled tokens per call. */
+  maxOutputTokens: number;
+  /** Clock; default `performance.now`. */
+  now?: () => number;
+}
+
+/** How one stream ended, for the session, the Done message and the metrics. */
+interface StreamResult {
+  completion: number[];
+  finish: inferenceV1.FinishReason;
+  ttftMs: number | undefined;
+}
+
+/**
+ * InferenceService/Generate: assembles the prompt from the session prefix and the new tokens,
+ * streams the engine's tokens with back-pressure, ends with exactly one GenerateDone (or a gRPC
+ * error, or nothing when the caller cancelled), then keeps prompt ++ sent tokens for the session.
+ */
+export class GenerateService {
+  private inFlight = 0;
+  private readonly active = new Set<AbortController>();
+  private idleWaiters: Array<() => void> = [];
+  private readonly now: () => number;
+  private readonly engineLabel: { engine: string };
+
+  constructor(private readonly options: GenerateServiceOptions) {
+    this.now = options.now ?? (() => performance.now());
+    this.engineLabel = { engine: options.engine.name };
+  }
+
+  /** The grpc-js implementation to register. */
+  implementation(): inferenceV1.InferenceServiceServer {
+    return { generate: (call: GenerateCall) => void this.handle(call) };
+  }
+
+  /** Calls in progress. */
+  get inFlightCount(): number {
+    return this.inFlight;
+  }
+
+  /** Resolves once no call is in progress (used when draining). */
+  whenIdle(): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Stops every call in progress as if its caller had cancelled (the last step of a drain). */
+  abortAll(): void {
+    for (const controller of this.active) controller.abort();
+  }
+
+  private async handle(call: GenerateCall): Promise<void> {
+    const arrivedAt = this.now();
+    const { metrics } = this.options;
+    if (this.inFlight >= this.options.maxConcurrency) {
+      this.fail(call, workerOverloaded(this.options.maxConcurrency), 'worker_overloaded');
+      return;
+    }
+    this.inFlight++;
+    metrics.inFlight.inc(this.engineLabel);
+    const controller = new AbortController();
+    this.active.add(controller);
+    const onCancelled = () => controller.abort();
+    call.on('cancelled', onCancelled);
+    try {
+      await this.run(call, arrivedAt, controller.signal);
+    } catch (err) {
+      const domain = err instanceof DomainError ? err : engineError(err);
+      if (!(err instanceof DomainError)) this.options.logger.error({ err, engine: this.options.engine.name }, 'engine failed');
+      if (controller.signal.aborted) this.count('cancelled');
+      else this.fail(call, domain, outcomeOf(domain));
+    } finally {
+      call.off('cancelled', onCancelled);
+      this.active.delete(controller);
+      this.inFlight--;
+      metrics.inFlight.dec(this.engineLabel);
+      if (this.inFlight === 0) this.wakeIdleWaiters();
+    }
+  }
+
+  private async run(call: GenerateCall, arrivedAt: number, signal: AbortSignal): Promise<void> {
+    const request = call.request;
+    const assembled = this.assemble(request);
+    validatePromptTokens(request.tokens, assembled.prompt.length, this.options.vocabSize);
+    const result = await this.stream(call, request, assembled, arrivedAt, signal);
+    // The session keeps what was actually sent: whatever the caller received is a prefix of it,
+    // so any prefix_len it sends next is served correctly, even after a cancel.
+    if (request.sessionKey !== '') this.options.sessions.set(request.sessionKey, sessionSequence(assembled.prompt, result.completion));
+    this.record(assembled, result);
+    if (result.finish === FinishReason.FINISH_REASON_CANCELLED) return;
+    const done: inferenceV1.GenerateDone = {
+      finishReason: result.finish,
+      promptTokens: assembled.prompt.length,
+      cachedTokens: assembled.cachedTokens,
+      completionTokens: result.completion.length,
+      engineTtftMs: result.ttftMs ?? this.now() - arrivedAt,
+    };
+    call.write({ event: { $case: 'done', value: done } });
+    call.end();
+  }
+
+  /** Looks the session up and builds the prompt; counts hits and misses. */
+  private assemble(request: inferenceV1.GenerateRequest): AssembledPrompt {
+    const { sessions, metrics } = this.options;
+    if (request.sessionKey === '') return assemblePrompt(undefined, request.prefixLen, request.tokens);
+    const held = sessions.get(request.sessionKey);
+    const hit = held !== undefined && held.length >= request.prefixLen;
+    (hit ? metrics.sessionCacheHits : metrics.sessionCacheMisses).inc(this.engineLabel);
+    return assemblePrompt(held, request.prefixLen, request.tokens);
+  }
+
+  private async stream(
+    call: GenerateCall,
+    request: inferenceV1.GenerateRequest,
+    assembled: AssembledPrompt,
+    arrivedAt: number,
+    signal: AbortSignal,
+  ): Promise<StreamResult> {
+    const maxOutputTokens = effectiveMaxOutputTokens(request.maxOutputTokens, this.options.maxOutputTokens);
+    const stopTokens = new Set([...this.options.profileStopTokens, ...request.stopTokens]);
+    const completion: number[] = [];
+    let ttftMs: number | undefined;
+    let finish: inferenceV1.FinishReason | undefined;
+    const chunks = this.options.engine.generate({
+      prompt: assembled.prompt,
+      cachedTokens: assembled.cachedTokens,
+      maxOutputTokens,
+      stopTokens,
+      temperature: request.sampling?.temperature,
+      topP: request.sampling?.topP,
+      seed: request.sampling?.seed,
+      arrivedAt,
+      signal,
+    });
+    for await (const chunk of chunks) {
+      if (signal.aborted) break;
+      const limited = limitChunk(chunk, completion.length, maxOutputTokens, stopTokens);
+      if (limited.tokens.length > 0) {
+        ttftMs ??= this.now() - arrivedAt;
+        for (const t of limited.tokens) completion.push(t);
+        const flowing = call.write({ event: { $case: 'chunk', value: { tokens: [...limited.tokens] } } });
+        if (!flowing) await waitForDrain(call, signal);
+      }
+      finish = limited.finish;
+      // Leaving the loop returns the engine's generator, which frees what it holds.
+      if (finish !== undefined || signal.aborted) break;
+    }
+    if (signal.aborted) finish = FinishReason.FINISH_REASON_CANCELLED;
+    // An engine that ends without a stop token has hit its end of sequence: STOP.
+    return { completion, finish: finish ?? FinishReason.FINISH_REASON_STOP, ttftMs };
+  }
+
+  private record(assembled: AssembledPrompt, result: StreamResult): void {
+    const { metrics, sessions } = this.options;
+    metrics.promptTokens.inc(this.engineLabel, assembled.prompt.length);
+    metrics.cachedTokens.inc(this.engineLabel, assembled.cachedTokens);
+    metrics.completionTokens.inc(this.engineLabel, result.completion.length);
+    if (result.ttftMs !== undefined) metrics.ttft.observe(this.engineLabel, result.ttftMs / 1000);
+    metrics.sessionCacheTokens.set(this.engineLabel, sessions.totalTokens);
+    metrics.sessionCacheSessions.set(this.engineLabel, sessions.size);
+    this.count(finishOutcome(result.finish));
+    const { logger } = this.options;
+    // Per-call lines only at debug: this is the hot path, and prompt content is never logged.
+    if (logger.isLevelEnabled('debug')) {
+      logger.debug(
+        {
+          engine: this.options.engine.name,
+          promptTokens: assembled.prompt.length,
+          cachedTokens: assembled.cachedTokens,
+          completionTokens: result.completion.length,
+          finish: inferenceV1.finishReasonToJSON(result.finish),
+          ttftMs: result.ttftMs,
+        },
+        'generate finished',
+      );
+    }
+  }
+
+  private fail(call: GenerateCall, err: DomainError, outcome: GenerateOutcome): void {
+    this.count(outcome);
+    this.options.logger.debug({ code: err.code, engine: this.options.engine.name }, 'generate failed');
+    // grpc-js turns an 'error' event on a server stream into the call's status and trailers.
+    if (!call.cancelled) call.emit('error', toGrpcError(err));
+  }
+
+  private count(outcome: GenerateOutcome): void {
+    this.options.metrics.requests.inc({ ...this.engineLabel, outcome });
+  }
+
+  private wakeIdleWaiters(): void {
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const wake of waiters) wake();
+  }
+}
+
+function outcomeOf(err: DomainError): GenerateOutcome {
+  if (err.code === 'prefix_miss' || err.code === 'invalid_prompt' || err.code === 'worker_overloaded') return err.code;
+  return 'error';
+}
+
+function finishOutcome(finish: inferenceV1.FinishReason): GenerateOutcome {
+  if (finish === FinishReason.FINISH_REASON_LENGTH) return 'length';
+  if (finish === FinishReason.FINISH_REASON_CANCELLED) return 'cancelled';
+  return 'stop';
+}
+
+/** Waits until the call's buffer drains, or the call is cancelled. */
+function waitForDrain(call: GenerateCall, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      call.off('drain', done);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    call.on('drain', done);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,38 @@
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { DomainError } from '@fastloop/service-kit';
+
+/**
+ * Stable codes of the errors InferenceService/Generate fails with (gRPC trailer `fastloop-error`).
+ * - `prefix_miss` (FAILED_PRECONDITION, retryable): the worker does not hold `prefix_len` tokens
+ *   of the session; resend the full sequence once with `prefix_len` 0.
+ * - `invalid_prompt` (INVALID_ARGUMENT): empty prompt or a token id outside the vocabulary.
+ * - `worker_overloaded` (RESOURCE_EXHAUSTED, retryable): `INFERENCE_MAX_CONCURRENCY` calls in flight.
+ * - `engine_error` (INTERNAL): the engine failed while generating.
+ */
+export type InferenceErrorCode = 'prefix_miss' | 'invalid_prompt' | 'worker_overloaded' | 'engine_error';
+
+/** The worker lacks the session prefix the caller assumed. */
+export function prefixMiss(sessionKeyHeld: number, prefixLen: number): DomainError {
+  return new DomainError(
+    'prefix_miss',
+    `worker holds ${sessionKeyHeld} tokens of this session, request assumes ${prefixLen}; resend the full prompt`,
+    GrpcStatus.FAILED_PRECONDITION,
+    true,
+  );
+}
+
+/** The prompt cannot be fed to the model. */
+export function invalidPrompt(reason: string): DomainError {
+  return new DomainError('invalid_prompt', reason, GrpcStatus.INVALID_ARGUMENT, false);
+}
+
+/** Too many calls in flight on this worker. */
+export function workerOverloaded(limit: number): DomainError {
+  return new DomainError('worker_overloaded', `worker is at its limit of ${limit} concurrent calls`, GrpcStatus.RESOURCE_EXHAUSTED, true);
+}
+
+/** The engine failed; the cause is kept for the log. */
+export function engineError(cause: unknown): DomainError {
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return new DomainError('engine_error', `engine failed: ${message}`, GrpcStatus.INTERNAL, false, { cause });
+}

@@ -1,0 +1,218 @@
+import { status } from '@grpc/grpc-js';
+import { getProfile, type ConversationEntry, type RenderHeader } from '@fastloop/model-profiles';
+import { inferenceV1 } from '@fastloop/proto';
+import type { Engine, EngineRequest } from './engine';
+import { commonPrefixLength } from './prompt-assembly';
+import { checkSchema } from './testing/check-schema';
+import { completionToEntry, toolOutputFor } from './testing/completion-entry';
+import { eventually, generate, metricValue, startTestWorker, type TestWorker } from './testing/test-worker';
+
+const { FinishReason } = inferenceV1;
+const profile = getProfile('harmony-o200k');
+const header: RenderHeader = {
+  instructions: 'You are a travel agent.',
+  tools: [
+    {
+      name: 'get_weather',
+      parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'number' } }, required: ['city', 'days'] },
+    },
+    {
+      name: 'book_hotel',
+      parameters: {
+        type: 'object',
+        properties: { city: { type: 'string' }, nights: { type: 'number' }, rooms: { type: 'array', items: { type: 'object', properties: { beds: { type: 'number' } }, required: ['beds'] } } },
+        required: ['city', 'nights', 'rooms'],
+      },
+    },
+  ],
+};
+const user = (text: string): ConversationEntry => ({ kind: 'message', role: 'user', text });
+
+describe('InferenceService/Generate with the simulated engine', () => {
+  let t: TestWorker;
+  beforeAll(async () => {
+    t = await startTestWorker({ SIM_TOOL_CALLS: '2', SIM_ANSWER_WORDS: '25' });
+  });
+  afterAll(() => t.close());
+
+  it('runs an agent loop: tool calls that validate, then a final answer, each turn sending only new tokens', async () => {
+    const parsedTools = profile.parsePrompt(profile.render(header, [])).tools;
+    const entries: ConversationEntry[] = [user('Find me a hotel in Lisbon for the weekend')];
+    let held: number[] = [];
+    const kinds: string[] = [];
+    for (let turn = 0; turn < 5; turn++) {
+      const prompt = profile.render(header, entries);
+      // What the edge does: send only what follows the part the worker already holds.
+      const prefixLen = commonPrefixLength(held, prompt);
+      const { result } = generate(t.client, { sessionKey: 'conv-1', prefixLen, tokens: prompt.slice(prefixLen), maxOutputTokens: 4096 });
+      const { tokens, done } = await result;
+      expect(done).toMatchObject({ finishReason: FinishReason.FINISH_REASON_STOP, promptTokens: prompt.length, cachedTokens: prefixLen, completionTokens: tokens.length });
+      expect(done!.engineTtftMs).toBeGreaterThanOrEqual(0);
+      if (turn > 0) expect(prefixLen).toBeGreaterThan(0);
+      held = [...prompt, ...tokens];
+      const entry = completionToEntry(profile, tokens, `call_${turn}`);
+      kinds.push(entry.kind);
+      entries.push(entry);
+      if (entry.kind === 'message') break;
+      if (entry.kind !== 'function_call') throw new Error('unexpected entry');
+      const tool = parsedTools.find((x) => x.name === entry.name)!;
+      expect(checkSchema(JSON.parse(entry.arguments), tool.parameters)).toEqual([]);
+      expect(profile.decode(tokens.slice(-1))).toBe('<|call|>');
+      entries.push(toolOutputFor(entry, '{"status":"ok"}'));
+    }
+    expect(kinds).toEqual(['function_call', 'function_call', 'message']);
+    const answer = entries[entries.length - 1];
+    expect(answer.kind === 'message' && answer.text.split(' ').length).toBe(25);
+  });
+
+  it('fails with a retryable prefix_miss for an unknown session, and the full resend then works', async () => {
+    const prompt = profile.render({ tools: [] }, [user('hello')]);
+    const miss = generate(t.client, { sessionKey: 'unknown', prefixLen: 5, tokens: prompt.slice(5) }).result;
+    await expect(miss).rejects.toMatchObject({ code: 'prefix_miss', retryable: true, grpcStatus: status.FAILED_PRECONDITION });
+    const full = await generate(t.client, { sessionKey: 'unknown', prefixLen: 0, tokens: prompt }).result;
+    expect(full.done).toMatchObject({ promptTokens: prompt.length, cachedTokens: 0 });
+    // A full resend of a known session is cached for the prefix it shares with what is held.
+    const again = await generate(t.client, { sessionKey: 'unknown', prefixLen: 0, tokens: prompt }).result;
+    expect(again.done).toMatchObject({ promptTokens: prompt.length, cachedTokens: prompt.length });
+    expect(again.tokens).toEqual(full.tokens); // deterministic
+  });
+
+  it('fails with prefix_miss when prefix_len exceeds what the session holds', async () => {
+    const prompt = profile.render({ tools: [] }, [user('hi')]);
+    const first = await generate(t.client, { sessionKey: 'short', tokens: prompt }).result;
+    const heldLen = prompt.length + first.tokens.length;
+    await expect(generate(t.client, { sessionKey: 'short', prefixLen: heldLen + 1, tokens: [1] }).result).rejects.toMatchObject({ code: 'prefix_miss' });
+    const ok = await generate(t.client, { sessionKey: 'short', prefixLen: heldLen, tokens: [] }).result;
+    expect(ok.done).toMatchObject({ promptTokens: heldLen, cachedTokens: heldLen });
+  });
+
+  it('keeps nothing and caches nothing without a session key', async () => {
+    const prompt = profile.render({ tools: [] }, [user('stateless')]);
+    await generate(t.client, { tokens: prompt }).result;
+    const again = await generate(t.client, { tokens: prompt }).result;
+    expect(again.done!.cachedTokens).toBe(0);
+    expect(t.worker.sessions.has('')).toBe(false);
+  });
+
+  it('rejects token ids outside the vocabulary and empty prompts with invalid_prompt', async () => {
+    const bad = generate(t.client, { tokens: [1, profile.vocabSize] }).result;
+    await expect(bad).rejects.toMatchObject({ code: 'invalid_prompt', grpcStatus: status.INVALID_ARGUMENT, retryable: false });
+    await expect(generate(t.client, { tokens: [] }).result).rejects.toMatchObject({ code: 'invalid_prompt' });
+  });
+
+  it('stops after max_output_tokens with LENGTH', async () => {
+    const prompt = profile.render({ tools: [] }, [user('a long answer please')]);
+    const { tokens, done } = await generate(t.client, { tokens: prompt, maxOutputTokens: 3 }).result;
+    expect(tokens).toHaveLength(3);
+    expect(done).toMatchObject({ finishReason: FinishReason.FINISH_REASON_LENGTH, completionTokens: 3 });
+  });
+
+  it('stops at a stop token of the request, sending it as the last token', async () => {
+    const prompt = profile.render({ tools: [] }, [user('stop early')]);
+    const full = await generate(t.client, { tokens: prompt }).result;
+    const stopAt = full.tokens[4];
+    const { tokens, done } = await generate(t.client, { tokens: prompt, stopTokens: [stopAt] }).result;
+    expect(tokens).toEqual(full.tokens.slice(0, full.tokens.indexOf(stopAt) + 1));
+    expect(done!.finishReason).toBe(FinishReason.FINISH_REASON_STOP);
+  });
+
+  it('counts requests, tokens and session cache activity in its metrics, labelled engine="sim"', async () => {
+    expect(await metricValue(t.registry, 'inference_requests_total', { engine: 'sim', outcome: 'stop' })).toBeGreaterThan(0);
+    expect(await metricValue(t.registry, 'inference_requests_total', { engine: 'sim', outcome: 'prefix_miss' })).toBe(2);
+    expect(await metricValue(t.registry, 'inference_cached_tokens_total', { engine: 'sim' })).toBeGreaterThan(0);
+    expect(await metricValue(t.registry, 'inference_session_cache_tokens', { engine: 'sim' })).toBe(t.worker.sessions.totalTokens);
+    expect(await metricValue(t.registry, 'inference_engine_info', { engine: 'sim', simulated: 'true' })).toBe(1);
+  });
+});
+
+describe('InferenceService/Generate lifecycle', () => {
+  // Slow enough that a call is still streaming when the test acts on it.
+  const slow = { SIM_TOKENS_PER_SECOND: '50', SIM_ANSWER_WORDS: '400', SIM_TTFT_MS: '0' };
+  const prompt = profile.render({ tools: [] }, [user('tell me a long story')]);
+
+  it('stops generating as soon as the caller cancels, and sends nothing more', async () => {
+    const t = await startTestWorker(slow);
+    try {
+      const { call, result } = generate(t.client, { sessionKey: 's', tokens: prompt });
+      const settled = result.catch((err: unknown) => err);
+      await new Promise<void>((resolve) => call.once('data', () => resolve()));
+      call.cancel();
+      expect(await settled).toMatchObject({ code: 'cancelled' });
+      await eventually(() => t.worker.service.inFlightCount === 0);
+      expect(await metricValue(t.registry, 'inference_requests_total', { outcome: 'cancelled' })).toBe(1);
+      // The session holds the prompt and what was sent before the cancel, not the whole answer.
+      const held = t.worker.sessions.get('s')!;
+      expect(held.length).toBeGreaterThan(prompt.length);
+      expect(held.length).toBeLessThan(prompt.length + 300);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('stops generating when the call deadline passes', async () => {
+    const t = await startTestWorker(slow);
+    try {
+      await expect(generate(t.client, { tokens: prompt }, 200).result).rejects.toMatchObject({ code: 'deadline_exceeded' });
+      await eventually(() => t.worker.service.inFlightCount === 0);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('fails fast with a retryable worker_overloaded beyond INFERENCE_MAX_CONCURRENCY', async () => {
+    const t = await startTestWorker({ ...slow, INFERENCE_MAX_CONCURRENCY: '1' });
+    try {
+      const first = generate(t.client, { tokens: prompt });
+      const firstSettled = first.result.catch((err: unknown) => err);
+      await new Promise<void>((resolve) => first.call.once('data', () => resolve()));
+      await expect(generate(t.client, { tokens: prompt }).result).rejects.toMatchObject({
+        code: 'worker_overloaded',
+        retryable: true,
+        grpcStatus: status.RESOURCE_EXHAUSTED,
+      });
+      first.call.cancel();
+      await firstSettled;
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('waits for the caller to read (back-pressure) instead of buffering the whole completion', async () => {
+    const total = 200; // the server stalls after a few dozen chunks when nobody reads
+    let pulled = 0;
+    let aborted = false;
+    const flood: Engine = {
+      name: 'sim',
+      simulated: true,
+      async *generate(request: EngineRequest) {
+        request.signal.addEventListener('abort', () => (aborted = true));
+        for (let i = 0; i < total; i++) {
+          pulled++;
+          yield Array.from({ length: 1_000 }, (_, j) => 100_000 + ((i + j) % 50_000));
+        }
+      },
+      close: async () => undefined,
+    };
+    const t = await startTestWorker({ INFERENCE_MAX_OUTPUT_TOKENS: '10000000' }, flood);
+    try {
+      const { call, result } = generate(t.client, { tokens: [1, 2, 3], maxOutputTokens: 10_000_000 });
+      call.pause();
+      let last = -1;
+      // Wait until the engine stops being pulled while nobody reads.
+      await eventually(async () => {
+        const stalled = pulled === last;
+        last = pulled;
+        await new Promise((r) => setTimeout(r, 100));
+        return stalled;
+      });
+      expect(pulled).toBeLessThan(total);
+      call.resume();
+      const { tokens, done } = await result;
+      expect(tokens).toHaveLength(total * 1_000);
+      expect(done).toMatchObject({ completionTokens: total * 1_000, finishReason: FinishReason.FINISH_REASON_STOP });
+      expect(aborted).toBe(false);
+    } finally {
+      await t.close();
+    }
+  }, 20_000);
+});

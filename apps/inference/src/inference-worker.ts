@@ -1,0 +1,92 @@
+import type { Logger } from 'pino';
+import type { ModelProfile } from '@fastloop/model-profiles';
+import { inferenceV1 } from '@fastloop/proto';
+import { startGrpcServer, type GrpcServer, type Registry } from '@fastloop/service-kit';
+import type { InferenceConfig } from './config';
+import { createEngine, loadProfile } from './create-engine';
+import type { Engine } from './engine';
+import { GenerateService } from './generate-service';
+import { createInferenceMetrics } from './inference-metrics';
+import { SessionCache } from './session-cache';
+
+/** Fully qualified gRPC service name (also its grpc.health.v1 name). */
+export const INFERENCE_SERVICE_NAME = 'fastloop.inference.v1.InferenceService';
+
+/** Options of {@link startInferenceWorker}. */
+export interface InferenceWorkerOptions {
+  config: InferenceConfig;
+  logger: Logger;
+  registry: Registry;
+  /** Overrides INFERENCE_PROFILE (tests). */
+  profile?: ModelProfile;
+  /** Overrides INFERENCE_ENGINE (tests pass a fake). */
+  engine?: Engine;
+}
+
+/** A started worker. Its gRPC health stays NOT_SERVING until the caller sets it. */
+export interface InferenceWorker {
+  readonly grpc: GrpcServer;
+  readonly service: GenerateService;
+  readonly engine: Engine;
+  readonly sessions: SessionCache;
+  readonly profile: ModelProfile;
+  /**
+   * Stops accepting calls, lets in-flight ones finish for up to `graceMs`, cancels the rest, then
+   * closes the engine and drops the sessions. Idempotent.
+   */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** Builds the engine, the session cache and InferenceService, and serves them on GRPC_PORT. */
+export async function startInferenceWorker(options: InferenceWorkerOptions): Promise<InferenceWorker> {
+  const { config, logger } = options;
+  const profile = options.profile ?? loadProfile(config);
+  const engine = options.engine ?? createEngine(config, profile, logger);
+  const metrics = createInferenceMetrics(options.registry, {
+    engine: engine.name,
+    simulated: engine.simulated,
+    profile: profile.id,
+    workerId: config.WORKER_ID,
+  });
+  const sessions = new SessionCache({
+    maxTokens: config.INFERENCE_SESSION_CACHE_TOKENS,
+    maxEntries: config.INFERENCE_SESSION_CACHE_ENTRIES,
+    onEvict: () => metrics.sessionCacheEvictions.inc({ engine: engine.name }),
+  });
+  const service = new GenerateService({
+    engine,
+    sessions,
+    metrics,
+    logger,
+    profileStopTokens: profile.stopTokens,
+    vocabSize: profile.vocabSize,
+    maxConcurrency: config.INFERENCE_MAX_CONCURRENCY,
+    maxOutputTokens: config.INFERENCE_MAX_OUTPUT_TOKENS,
+  });
+  const grpc = await startGrpcServer({
+    port: config.GRPC_PORT,
+    host: config.BIND_HOST,
+    logger,
+    services: [
+      {
+        name: INFERENCE_SERVICE_NAME,
+        definition: inferenceV1.InferenceServiceService,
+        implementation: service.implementation(),
+      },
+    ],
+  });
+  let closing: Promise<void> | undefined;
+  const close = (graceMs = 10_000) =>
+    (closing ??= (async () => {
+      // Calls still running when the grace period ends are cancelled so their handlers return.
+      const timer = setTimeout(() => service.abortAll(), graceMs);
+      timer.unref();
+      await grpc.close(graceMs);
+      clearTimeout(timer);
+      service.abortAll();
+      await service.whenIdle();
+      await engine.close();
+      sessions.clear();
+    })());
+  return { grpc, service, engine, sessions, profile, close };
+}

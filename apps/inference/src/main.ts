@@ -1,0 +1,43 @@
+import { createLogger, createMetricsRegistry, installShutdown, startAdminServer } from '@fastloop/service-kit';
+import { loadInferenceConfig } from './config';
+import { startInferenceWorker } from './inference-worker';
+
+/** Inference worker: InferenceService/Generate in front of one (here: simulated) accelerator. */
+async function main(): Promise<void> {
+  const config = loadInferenceConfig();
+  const logger = createLogger({ service: 'inference', level: config.LOG_LEVEL }).child({ workerId: config.WORKER_ID });
+  const registry = createMetricsRegistry('inference');
+  const worker = await startInferenceWorker({ config, logger, registry });
+  const admin = await startAdminServer({
+    port: config.ADMIN_PORT,
+    host: config.BIND_HOST,
+    registry,
+    isReady: () => worker.grpc.health.isServing(),
+    logger,
+  });
+  worker.grpc.health.set(true);
+  installShutdown({
+    logger,
+    steps: [
+      { name: 'health NOT_SERVING', run: () => worker.grpc.health.set(false) },
+      { name: 'drain gRPC and close engine', run: () => worker.close(20_000) },
+      { name: 'close admin server', run: () => admin.close() },
+    ],
+  });
+  logger.info(
+    {
+      grpcPort: worker.grpc.port,
+      adminPort: admin.port,
+      engine: worker.engine.name,
+      simulated: worker.engine.simulated,
+      profile: worker.profile.id,
+    },
+    'ready',
+  );
+}
+
+main().catch((err: unknown) => {
+  // The logger may not exist yet (bad config): write one JSON line the launcher can show.
+  process.stderr.write(`${JSON.stringify({ level: 'fatal', service: 'inference', msg: 'failed to start', err: String(err) })}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,112 @@
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import type { ModelProfile, ParsedPrompt } from '@fastloop/model-profiles';
+import type { Engine, EngineRequest } from './engine';
+import { createRandom, hashNumbers } from './prng';
+import { dueCount, nextWakeDelay, scheduleTokens, timeToFirstTokenMs, type SimPace } from './sim-pacing';
+import { scriptCompletion, type SimScriptOptions } from './sim-script';
+
+/** Options of {@link SimEngine}. */
+export interface SimEngineOptions {
+  /** The chat format and tokenizer the simulated model reads and writes. */
+  profile: ModelProfile;
+  /** Timing model (SIM_TTFT_MS, SIM_PREFILL_TOKENS_PER_SECOND, SIM_TOKENS_PER_SECOND, SIM_JITTER). */
+  pace: SimPace;
+  /** Agent script (SIM_TOOL_CALLS, SIM_ANSWER_WORDS). */
+  script: SimScriptOptions;
+  /** Minimum spacing of chunks after the first, ms; default 5. */
+  tickMs?: number;
+  /** Clock; default `performance.now`. */
+  now?: () => number;
+  logger?: Logger;
+}
+
+/** Prompt tokens (from the end) that seed the per-request PRNG when the request has no seed. */
+const SEED_WINDOW = 256;
+
+/**
+ * The SIMULATED accelerator: reads the prompt as the model profile's chat format, decides what an
+ * agent model would do next (tool calls, then an answer), and streams the real tokens of that
+ * completion at a configured TTFT / prefill / decode pace. No model runs here.
+ */
+export class SimEngine implements Engine {
+  readonly name = 'sim' as const;
+  readonly simulated = true;
+  private readonly tickMs: number;
+  private readonly now: () => number;
+  private closed = false;
+
+  constructor(private readonly options: SimEngineOptions) {
+    this.tickMs = options.tickMs ?? 5;
+    this.now = options.now ?? (() => performance.now());
+  }
+
+  async *generate(request: EngineRequest): AsyncGenerator<readonly number[]> {
+    if (this.closed) throw new Error('sim engine is closed');
+    const completion = cutCompletion(this.complete(request.prompt), request.maxOutputTokens, request.stopTokens);
+    const { pace } = this.options;
+    const seed = request.seed ?? hashNumbers(request.prompt.slice(-SEED_WINDOW), request.prompt.length);
+    const ttftMs = timeToFirstTokenMs(request.prompt.length - request.cachedTokens, pace);
+    const schedule = scheduleTokens(completion.length, pace.tokensPerSecond, ttftMs, pace.jitter, createRandom(seed));
+    let next = 0;
+    let lastEmit = -Infinity;
+    while (next < completion.length) {
+      const wait = nextWakeDelay(schedule, next, this.now() - request.arrivedAt, lastEmit, this.tickMs);
+      if (wait > 0) await sleep(wait, request.signal);
+      if (request.signal.aborted) return;
+      const elapsed = this.now() - request.arrivedAt;
+      const end = dueCount(schedule, next, elapsed);
+      if (end === next) continue; // woke a hair early; the next wait is tiny
+      yield completion.slice(next, end);
+      next = end;
+      lastEmit = elapsed;
+    }
+  }
+
+  /** The full completion the simulated model samples for `prompt`. */
+  complete(prompt: readonly number[]): number[] {
+    return simulateCompletion(this.options.profile, prompt, this.options.script, this.options.logger);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+}
+
+/**
+ * Reads `prompt` like the model would and renders what it answers, as tokens. A prompt the profile
+ * cannot take apart is read as an empty conversation: a model still answers garbage with something.
+ */
+export function simulateCompletion(profile: ModelProfile, prompt: readonly number[], script: SimScriptOptions, logger?: Logger): number[] {
+  let parsed: ParsedPrompt;
+  try {
+    parsed = profile.parsePrompt(prompt);
+  } catch (err) {
+    logger?.debug({ err, engine: 'sim' }, 'simulated model could not parse the prompt; answering without context');
+    parsed = { messages: [], tools: [], endsWithGenerationPrompt: true };
+  }
+  return profile.renderCompletion(scriptCompletion(parsed, script));
+}
+
+/** The completion up to and including its first stop token, at most `max` tokens. */
+export function cutCompletion(tokens: readonly number[], max: number, stopTokens: ReadonlySet<number>): number[] {
+  const limit = Math.min(tokens.length, max);
+  for (let i = 0; i < limit; i++) if (stopTokens.has(tokens[i])) return tokens.slice(0, i + 1);
+  return tokens.slice(0, limit);
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts (never rejects). */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

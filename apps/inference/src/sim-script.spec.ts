@@ -1,0 +1,127 @@
+import { getProfile, type ConversationEntry, type RenderHeader, type ToolSpec } from '@fastloop/model-profiles';
+import { simulateCompletion } from './sim-engine';
+import { answerText, scriptCompletion } from './sim-script';
+import { checkSchema } from './testing/check-schema';
+import { completionToEntry, toolOutputFor } from './testing/completion-entry';
+
+const profile = getProfile('harmony-o200k');
+const tools: ToolSpec[] = [
+  {
+    name: 'get_weather',
+    description: 'Weather for a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['c', 'f'] } }, required: ['city'] },
+  },
+  {
+    name: 'search',
+    namespace: 'browser',
+    parameters: {
+      type: 'object',
+      properties: { query: { type: 'string' }, limit: { type: 'number' }, opts: { type: 'object', properties: { deep: { type: 'boolean' } }, required: ['deep'] } },
+      required: ['query', 'opts'],
+    },
+  },
+  { name: 'list_files', parameters: { type: 'object', properties: { paths: { type: 'array', items: { type: 'string' } } }, required: ['paths'] } },
+];
+const script = { toolCalls: 2, answerWords: 40 };
+const withTools: RenderHeader = { instructions: 'Help the user.', tools };
+const user = (text: string): ConversationEntry => ({ kind: 'message', role: 'user', text });
+
+/** Runs the simulated model on a conversation and reads its completion back as an entry. */
+function step(header: RenderHeader, entries: ConversationEntry[], options = script): { tokens: number[]; entry: ConversationEntry } {
+  const tokens = simulateCompletion(profile, profile.render(header, entries), options);
+  return { tokens, entry: completionToEntry(profile, tokens, `call_${entries.length}`) };
+}
+
+describe('the simulated model', () => {
+  it('calls one of the offered tools after a user message, with arguments that validate against its schema', () => {
+    const { tokens, entry } = step(withTools, [user('What is the weather in Paris?')]);
+    expect(tokens[tokens.length - 1]).toBe(profile.stopTokens.find((t) => profile.decode([t]) === '<|call|>'));
+    expect(entry.kind).toBe('function_call');
+    if (entry.kind !== 'function_call') return;
+    const parsedTools = profile.parsePrompt(profile.render(withTools, [])).tools;
+    const tool = parsedTools.find((t) => t.name === entry.name && t.namespace === (entry.namespace ?? 'functions'))!;
+    expect(tool).toBeDefined();
+    expect(checkSchema(JSON.parse(entry.arguments), tool.parameters)).toEqual([]);
+  });
+
+  it('validates its arguments for every tool it picks, across many user messages', () => {
+    const parsedTools = profile.parsePrompt(profile.render(withTools, [])).tools;
+    const picked = new Set<string>();
+    for (let i = 0; i < 30; i++) {
+      const { entry } = step(withTools, [user(`request number ${i} about files and weather`)]);
+      if (entry.kind !== 'function_call') throw new Error('expected a function call');
+      picked.add(entry.name);
+      const tool = parsedTools.find((t) => t.name === entry.name)!;
+      expect(checkSchema(JSON.parse(entry.arguments), tool.parameters)).toEqual([]);
+    }
+    expect(picked.size).toBe(tools.length); // the hash spreads requests over all tools
+  });
+
+  it('is deterministic: the same conversation yields the same tokens', () => {
+    const a = step(withTools, [user('Plan a trip')]).tokens;
+    expect(step(withTools, [user('Plan a trip')]).tokens).toEqual(a);
+  });
+
+  it('calls another tool after a tool output, then answers once SIM_TOOL_CALLS calls were made', () => {
+    const entries: ConversationEntry[] = [user('Compare the weather in Oslo and Rome')];
+    const calls: string[] = [];
+    for (;;) {
+      const { entry } = step(withTools, entries);
+      entries.push(entry);
+      if (entry.kind !== 'function_call') break;
+      calls.push(entry.namespace ? `${entry.namespace}.${entry.name}` : entry.name);
+      entries.push(toolOutputFor(entry, '{"ok":true}'));
+    }
+    expect(calls).toHaveLength(2);
+    expect(new Set(calls).size).toBe(2); // "another" tool
+    const answer = entries[entries.length - 1];
+    expect(answer).toMatchObject({ kind: 'message', role: 'assistant' });
+    if (answer.kind !== 'message') return;
+    expect(answer.text.split(' ')).toHaveLength(40);
+    for (const c of calls) expect(answer.text).toContain(c);
+  });
+
+  it('starts counting tool calls again after the next user message', () => {
+    const entries: ConversationEntry[] = [user('first'), { kind: 'message', role: 'assistant', text: 'done' }, user('second')];
+    expect(step(withTools, entries).entry.kind).toBe('function_call');
+  });
+
+  it('answers directly when SIM_TOOL_CALLS is 0', () => {
+    expect(step(withTools, [user('hi')], { toolCalls: 0, answerWords: 5 }).entry).toMatchObject({ kind: 'message' });
+  });
+
+  it('answers the user in SIM_ANSWER_WORDS words when no tools are offered, ending with <|return|>', () => {
+    const { tokens, entry } = step({ tools: [] }, [user('Tell me about sparrows')], { toolCalls: 2, answerWords: 12 });
+    expect(profile.decode(tokens.slice(-1))).toBe('<|return|>');
+    if (entry.kind !== 'message') throw new Error('expected a message');
+    expect(entry.text.split(' ')).toHaveLength(12);
+    expect(entry.text).toContain('sparrows');
+  });
+
+  it('still answers a prompt it cannot parse', () => {
+    const tokens = simulateCompletion(profile, profile.encodeText('not a chat prompt at all'), script);
+    expect(completionToEntry(profile, tokens, 'x')).toMatchObject({ kind: 'message' });
+  });
+});
+
+describe('scriptCompletion', () => {
+  it('treats authors like functions.x and ns.x as tool outputs', () => {
+    const parsed = {
+      messages: [
+        { author: 'user', content: 'go' },
+        { author: 'assistant', channel: 'commentary', recipient: 'ns.tool', content: '{}' },
+        { author: 'ns.tool', content: 'result' },
+      ],
+      tools: [{ namespace: 'ns', name: 'tool', parameters: { type: 'object' as const, properties: {} } }],
+      endsWithGenerationPrompt: true,
+    };
+    expect(scriptCompletion(parsed, { toolCalls: 2, answerWords: 5 })).toMatchObject({ kind: 'function_call', namespace: 'ns', name: 'tool' });
+    expect(scriptCompletion(parsed, { toolCalls: 1, answerWords: 5 })).toMatchObject({ kind: 'message' });
+  });
+});
+
+describe('answerText', () => {
+  it('has exactly the requested number of words', () => {
+    for (const n of [1, 3, 10, 40, 200]) expect(answerText({ userText: 'a b c', called: ['x', 'y', 'z'] }, n).split(' ')).toHaveLength(n);
+  });
+});

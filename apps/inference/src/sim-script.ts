@@ -1,0 +1,107 @@
+import type { ConversationEntry, ParsedPrompt, ParsedPromptMessage, ParsedTool } from '@fastloop/model-profiles';
+import { argumentsForSchema } from './schema-arguments';
+import { createRandom, hashString, pickIndex } from './prng';
+
+/**
+ * The simulated accelerator's "model": a deterministic agent script driven by the conversation.
+ * After a user message it calls tools (when offered) `toolCalls` times, then answers. The same
+ * conversation always yields the same completion, so benchmarks and tests are reproducible.
+ */
+export interface SimScriptOptions {
+  /** Tool calls made after a user message before answering (SIM_TOOL_CALLS, default 2). */
+  toolCalls: number;
+  /** Words in a final answer (SIM_ANSWER_WORDS, default 40). */
+  answerWords: number;
+}
+
+const ROLES = new Set(['system', 'developer', 'user', 'assistant']);
+
+/** Filler words for answers, mixed with the user's own words. */
+const FILLER = [
+  'the', 'result', 'shows', 'that', 'this', 'is', 'simulated', 'output', 'with', 'a', 'clear', 'summary',
+  'of', 'findings', 'and', 'next', 'steps', 'for', 'your', 'request', 'based', 'on', 'available', 'data',
+];
+
+/** Where the conversation stands since the last user message. */
+interface TurnState {
+  userText: string;
+  /** Tools called since the last user message, in order, as `name` or `namespace.name`. */
+  called: string[];
+  last: ParsedPromptMessage | undefined;
+}
+
+/** Decides what the simulated model samples next: a function call or a final assistant message. */
+export function scriptCompletion(parsed: ParsedPrompt, options: SimScriptOptions): ConversationEntry {
+  const state = turnState(parsed.messages);
+  const lastIsUser = state.last?.author === 'user';
+  const lastIsToolOutput = state.last !== undefined && isToolOutput(state.last);
+  const wantsTool = parsed.tools.length > 0 && state.called.length < options.toolCalls && (lastIsUser || lastIsToolOutput);
+  if (wantsTool) return toolCall(parsed.tools, state);
+  return { kind: 'message', role: 'assistant', text: answerText(state, options.answerWords) };
+}
+
+function turnState(messages: readonly ParsedPromptMessage[]): TurnState {
+  let userIndex = -1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i].author === 'user') {
+      userIndex = i;
+      break;
+    }
+  }
+  const called: string[] = [];
+  for (let i = userIndex + 1; i < messages.length; i++) {
+    const m = messages[i];
+    if (m.author === 'assistant' && m.recipient !== undefined && m.recipient !== 'assistant') called.push(displayName(m.recipient));
+  }
+  return { userText: userIndex >= 0 ? messages[userIndex].content : '', called, last: messages[messages.length - 1] };
+}
+
+/** A tool output's author is the tool: `functions.x` or `<namespace>.x`. */
+function isToolOutput(m: ParsedPromptMessage): boolean {
+  return !ROLES.has(m.author) && m.author.includes('.');
+}
+
+/** `functions.get_weather` → `get_weather`; other namespaces keep their prefix. */
+function displayName(recipient: string): string {
+  return recipient.startsWith('functions.') ? recipient.slice('functions.'.length) : recipient;
+}
+
+function toolCall(tools: readonly ParsedTool[], state: TurnState): ConversationEntry {
+  const callIndex = state.called.length;
+  const base = hashString(state.userText);
+  // Hash of the user text picks the first tool; each further call moves on to "another" tool.
+  const tool = tools[(base + callIndex) % tools.length];
+  const seed = hashString(`${tool.namespace}.${tool.name}#${callIndex}`, base);
+  const args = argumentsForSchema(tool.parameters, { seed, text: state.userText });
+  return {
+    kind: 'function_call',
+    name: tool.name,
+    ...(tool.namespace !== 'functions' ? { namespace: tool.namespace } : {}),
+    arguments: JSON.stringify(args),
+    callId: `call_sim_${seed.toString(16).padStart(8, '0')}`,
+  };
+}
+
+/**
+ * Exactly `words` words: a lead-in naming the tools used (or quoting the request), then filler
+ * drawn from the user's words and a fixed list.
+ */
+export function answerText(state: Pick<TurnState, 'userText' | 'called'>, words: number): string {
+  const userWords = state.userText.match(/[\p{L}\p{N}']+/gu) ?? [];
+  const lead =
+    state.called.length > 0
+      ? ['Simulated', 'answer', 'after', 'calling', ...joinNames(state.called), 'for', 'your', 'request']
+      : ['Simulated', 'answer', 'to', ...(userWords.length > 0 ? userWords.slice(0, 6) : ['your', 'message'])];
+  lead[lead.length - 1] += ':';
+  const random = createRandom(hashString(state.userText, hashString(state.called.join(','))));
+  const pool = [...FILLER, ...userWords.map((w) => w.toLowerCase())];
+  const out = lead.slice(0, words);
+  while (out.length < words) out.push(pool[pickIndex(random, pool.length)]);
+  return `${out.join(' ')}.`;
+}
+
+/** ['a'] → ['a']; ['a','b'] → ['a','and','b']; ['a','b','c'] → ['a,','b','and','c']. */
+function joinNames(names: readonly string[]): string[] {
+  if (names.length <= 1) return [...names];
+  return [...names.slice(0, -1).map((n, i) => (i < names.length - 2 ? `${n},` : n)), 'and', names[names.length - 1]];
+}
