@@ -113,7 +113,13 @@ export class GenerateService {
     const result = await this.stream(call, request, assembled, arrivedAt, signal);
     // The session keeps what was actually sent: whatever the caller received is a prefix of it,
     // so any prefix_len it sends next is served correctly, even after a cancel.
-    if (request.sessionKey !== '') this.options.sessions.set(request.sessionKey, sessionSequence(assembled.prompt, result.completion));
+    if (request.sessionKey !== '') {
+      this.options.sessions.set(request.sessionKey, sessionSequence(assembled.prompt, result.completion));
+      // The parent's tokens now live under the new key (a move): a key always names one immutable
+      // sequence, so a branch from the parent gets prefix_miss and resends instead of reusing
+      // tokens another branch appended.
+      if (request.parentSessionKey !== '' && request.parentSessionKey !== request.sessionKey) this.options.sessions.delete(request.parentSessionKey);
+    }
     this.record(assembled, result);
     if (result.finish === FinishReason.FINISH_REASON_CANCELLED) return;
     const done: inferenceV1.GenerateDone = {
@@ -131,7 +137,7 @@ export class GenerateService {
   private assemble(request: inferenceV1.GenerateRequest): AssembledPrompt {
     const { sessions, metrics } = this.options;
     if (request.sessionKey === '') return assemblePrompt(undefined, request.prefixLen, request.tokens);
-    const held = sessions.get(request.sessionKey);
+    const held = sessions.get(request.parentSessionKey !== '' ? request.parentSessionKey : request.sessionKey);
     const hit = held !== undefined && held.length >= request.prefixLen;
     (hit ? metrics.sessionCacheHits : metrics.sessionCacheMisses).inc(this.engineLabel);
     return assemblePrompt(held, request.prefixLen, request.tokens);

@@ -86,6 +86,19 @@ describe('InferenceService/Generate with the simulated engine', () => {
     expect(ok.done).toMatchObject({ promptTokens: heldLen, cachedTokens: heldLen });
   });
 
+  it('reads the prefix from parent_session_key and moves the session to the new key', async () => {
+    const prompt = profile.render({ tools: [] }, [user('branch me')]);
+    const first = await generate(t.client, { sessionKey: 'resp-a', tokens: prompt }).result;
+    const held = [...prompt, ...first.tokens];
+    const next = [...held, ...profile.renderEntry(user('and more')), ...profile.renderGenerationPrompt()];
+    const second = await generate(t.client, { sessionKey: 'resp-b', parentSessionKey: 'resp-a', prefixLen: held.length, tokens: next.slice(held.length) }).result;
+    expect(second.done).toMatchObject({ promptTokens: next.length, cachedTokens: held.length });
+    expect(t.worker.sessions.has('resp-b')).toBe(true);
+    // A branch from resp-a no longer finds its tokens there: it must resend, never reuse resp-b's.
+    expect(t.worker.sessions.has('resp-a')).toBe(false);
+    await expect(generate(t.client, { sessionKey: 'resp-c', parentSessionKey: 'resp-a', prefixLen: 3, tokens: [1] }).result).rejects.toMatchObject({ code: 'prefix_miss' });
+  });
+
   it('keeps nothing and caches nothing without a session key', async () => {
     const prompt = profile.render({ tools: [] }, [user('stateless')]);
     await generate(t.client, { tokens: prompt }).result;
@@ -118,7 +131,7 @@ describe('InferenceService/Generate with the simulated engine', () => {
 
   it('counts requests, tokens and session cache activity in its metrics, labelled engine="sim"', async () => {
     expect(await metricValue(t.registry, 'inference_requests_total', { engine: 'sim', outcome: 'stop' })).toBeGreaterThan(0);
-    expect(await metricValue(t.registry, 'inference_requests_total', { engine: 'sim', outcome: 'prefix_miss' })).toBe(2);
+    expect(await metricValue(t.registry, 'inference_requests_total', { engine: 'sim', outcome: 'prefix_miss' })).toBe(3); // the three prefix_miss tests above
     expect(await metricValue(t.registry, 'inference_cached_tokens_total', { engine: 'sim' })).toBeGreaterThan(0);
     expect(await metricValue(t.registry, 'inference_session_cache_tokens', { engine: 'sim' })).toBe(t.worker.sessions.totalTokens);
     expect(await metricValue(t.registry, 'inference_engine_info', { engine: 'sim', simulated: 'true' })).toBe(1);
