@@ -5,7 +5,5 @@ export default {
   rootDir: '.',
   testMatch: ['**/*.e2e.spec.ts'],
   testPathIgnorePatterns: ['/node_modules/'],
-  globalSetup: './src/global-setup.ts',
-  globalTeardown: './src/global-teardown.ts',
   testTimeout: 60_000,
 };

@@ -1,14 +1,19 @@
 import OpenAI from 'openai';
 import { ResponsesWS } from 'openai/resources/responses/ws';
+import type { Stack } from '../../tools/launcher/stack';
 
-/** The stack the global setup started. */
-export const stackEnv = () => ({
-  url: process.env.FASTLOOP_E2E_URL!,
-  wsUrl: process.env.FASTLOOP_E2E_WS_URL!,
-  grpc: process.env.FASTLOOP_E2E_GRPC!,
-  key: process.env.FASTLOOP_E2E_KEY!,
-  billingHttp: process.env.FASTLOOP_E2E_BILLING_HTTP!,
-});
+let current: Stack | undefined;
+
+/** Records the running stack for the suites (set by stack.e2e.spec.ts). */
+export function useStack(stack: Stack | undefined): void {
+  current = stack;
+}
+
+/** Where the running stack is. */
+export const stackEnv = () => {
+  if (!current) throw new Error('no stack running');
+  return { url: current.url, wsUrl: current.wsUrl, grpc: current.grpcAddress, key: current.apiKey, stack: current };
+};
 
 /** The official SDK pointed at fastloop, exactly as a user would. */
 export function openaiClient(): OpenAI {

@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import { env, loadConfig } from '@fastloop/service-kit';
+import { usageOutboxConfigShape } from './usage';
 
 /**
  * The edge's configuration, from env (and FASTLOOP_CONFIG_FILE). Every knob has a local default
  * except the API keys: production must name its keys (the local launcher passes a dev key).
  */
 export const edgeConfigSchema = z.object({
+  ...usageOutboxConfigShape,
   /** Public HTTP + WebSocket port. */
   PORT: env.port(8080),
   /** Bind address for every listener; 0.0.0.0 in containers. */

@@ -22,7 +22,7 @@ import { StoredStateLoader } from './store/stored-state-loader';
 import { StoreWriter } from './store/store-writer';
 import { EntryRenderCache } from './turn/entry-render-cache';
 import type { TurnDeps } from './turn/turn-deps';
-import { UsageOutbox } from './usage/usage-outbox';
+import { UsageOutbox, usageOutboxOptionsFromConfig } from './usage';
 import { WsGateway } from './ws/ws-gateway';
 
 async function main(): Promise<void> {
@@ -45,8 +45,7 @@ async function main(): Promise<void> {
   const storeWriter = new StoreWriter(store, logger.child({ component: 'store' }));
   const renderCache = new EntryRenderCache(config.EDGE_RENDER_CACHE_ENTRIES);
   const loader = new StoredStateLoader(store, storeWriter, renderCache);
-  const usage = new UsageOutbox({ redisUrl: config.REDIS_URL, registry, logger: logger.child({ component: 'usage' }) });
-  await usage.start();
+  const usage = new UsageOutbox(usageOutboxOptionsFromConfig(config, { redisUrl: config.REDIS_URL, registry, logger: logger.child({ component: 'usage' }) }));
   const deps: TurnDeps = { backends, metrics, logger, renderCache, usage, store: storeWriter };
   const budget = new StateCacheBudget(config.EDGE_CACHE_TOTAL_BYTES, metrics);
   const sessionLimits = { connectionCacheBytes: config.EDGE_CONN_CACHE_BYTES, maxQueued: config.EDGE_WS_MAX_QUEUED };

@@ -1,6 +1,6 @@
 import type { ConversationEntry, ParseEvent } from '@fastloop/model-profiles';
 import { inferenceV1 } from '@fastloop/proto';
-import { ApiError, ApiErrors, newId, type InputItem, type OutputItem, type ResponseStreamEvent, type Usage } from '@fastloop/protocol';
+import { ApiError, createUsage, newId, type InputItem, type OutputItem, type ResponseStreamEvent, type Usage } from '@fastloop/protocol';
 import { DomainError } from '@fastloop/service-kit';
 import { StageTimer } from '../edge-metrics';
 import type { ConversationState, RouteDecision } from './conversation-state';
@@ -105,13 +105,7 @@ async function streamTokens(deps: TurnDeps, req: TurnRequest, prepared: Prepared
   }
   applyParseEvents(writer, parser.finish());
   if (!done) throw new DomainError('inference_incomplete', 'the inference stream ended without a result', 14, true);
-  const usage: Usage = {
-    input_tokens: done.promptTokens,
-    input_tokens_details: { cached_tokens: done.cachedTokens },
-    output_tokens: done.completionTokens,
-    output_tokens_details: { reasoning_tokens: reasoningTokens },
-    total_tokens: done.promptTokens + done.completionTokens,
-  };
+  const usage = createUsage({ inputTokens: done.promptTokens, cachedTokens: done.cachedTokens, outputTokens: done.completionTokens, reasoningTokens });
   if (done.finishReason === inferenceV1.FinishReason.FINISH_REASON_LENGTH) writer.incomplete(usage, 'max_output_tokens');
   else writer.completed(usage);
   return { sampled, usage, plan, route };
@@ -201,7 +195,7 @@ function afterTerminal(deps: TurnDeps, req: TurnRequest, writer: TurnWriter, sta
 }
 
 function zeroUsage(input: number): Usage {
-  return { input_tokens: input, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: input };
+  return createUsage({ inputTokens: input, outputTokens: 0 });
 }
 
 /** Maps any failure after `response.created` to the error a client sees in `response.failed`. */
@@ -210,4 +204,3 @@ export function toApiError(err: unknown): ApiError {
   return backendError('inference', err) as ApiError;
 }
 
-export const _internal = { toGenerateRequest, outputToEntry, ApiErrors };

@@ -1,0 +1,56 @@
+import fc from 'fast-check';
+import { getProfile, type ConversationEntry, type RenderHeader } from '@fastloop/model-profiles';
+import { EntryRenderCache } from './entry-render-cache';
+import { extendConversation, renderConversation } from './render-conversation';
+
+const profile = getProfile('harmony-o200k');
+
+const text = fc.string({ unit: 'grapheme', maxLength: 40 });
+const entry: fc.Arbitrary<ConversationEntry> = fc.oneof(
+  fc.record({ kind: fc.constant('message' as const), role: fc.constantFrom('user' as const, 'assistant' as const, 'developer' as const, 'system' as const), text }),
+  fc.record({ kind: fc.constant('reasoning' as const), text }),
+  fc.record({ kind: fc.constant('function_call' as const), name: fc.constantFrom('read_file', 'shell'), arguments: fc.json(), callId: fc.constant('call_1') }),
+  fc.record({ kind: fc.constant('function_call_output' as const), name: fc.constantFrom('read_file', 'shell'), output: text, callId: fc.constant('call_1') }),
+);
+const header: fc.Arbitrary<RenderHeader> = fc.record({
+  instructions: fc.option(text, { nil: undefined }),
+  tools: fc.array(fc.record({ name: fc.constantFrom('read_file', 'shell', 'grep'), description: fc.option(text, { nil: undefined }) }), { maxLength: 3 }),
+});
+
+describe('extendConversation', () => {
+  it('renders a conversation split into random turns exactly as one full render, token for token', () => {
+    fc.assert(
+      fc.property(fc.array(fc.record({ header, entries: fc.array(entry, { maxLength: 5 }) }), { minLength: 1, maxLength: 6 }), (turns) => {
+        let state = renderConversation(profile, turns[0].header, turns[0].entries);
+        const all: ConversationEntry[] = [...turns[0].entries];
+        for (const turn of turns.slice(1)) {
+          state = extendConversation(profile, state, turn.header, turn.entries);
+          all.push(...turn.entries);
+          // A changed header (instructions, tools) re-renders from its first changed point.
+          const full = renderConversation(profile, turn.header, all);
+          expect(Array.from(state.tokens.slice())).toEqual(Array.from(full.tokens.slice()));
+          expect(state.entryEnds.slice()).toEqual(full.entryEnds.slice());
+        }
+        const last = turns[turns.length - 1].header;
+        expect(Array.from(state.tokens.slice()).concat(profile.renderGenerationPrompt())).toEqual(profile.render(last, all));
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe('EntryRenderCache', () => {
+  it('returns the same tokens as rendering, and serves repeats from the cache', () => {
+    const cache = new EntryRenderCache(10);
+    const e: ConversationEntry = { kind: 'message', role: 'user', text: 'hello there' };
+    expect(cache.render(profile, e)).toEqual(profile.renderEntry(e));
+    expect(cache.render(profile, { ...e })).toEqual(profile.renderEntry(e));
+    expect(cache.hits).toBe(1);
+  });
+
+  it('keeps at most its bound of entries', () => {
+    const cache = new EntryRenderCache(3);
+    for (let i = 0; i < 10; i++) cache.render(profile, { kind: 'message', role: 'user', text: `m${i}` });
+    expect(cache.size).toBe(3);
+  });
+});

@@ -1,0 +1,218 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { billingV1 } from '@fastloop/proto';
+import { createLogger, getFreePort, isRedisReachable } from '@fastloop/service-kit';
+import { Queue } from 'bullmq';
+import { Registry } from 'prom-client';
+import { USAGE_JOB_NAME, USAGE_QUEUE_NAME } from './usage-job';
+import { UsageOutbox, type UsageOutboxOptions } from './usage-outbox';
+
+/** A redis-server on a fixed port that can be stopped and started again, like a restarting Redis. */
+class RestartableRedis {
+  private child?: ChildProcess;
+  private readonly dir = mkdtempSync(join(tmpdir(), 'fastloop-redis-'));
+  constructor(readonly port: number) {}
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+  async start(): Promise<void> {
+    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir];
+    this.child = spawn('redis-server', args, { stdio: 'ignore' });
+    await waitFor(() => isRedisReachable(this.url, 200), 'redis-server to start');
+  }
+  async stop(): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
+    if (!child || child.exitCode !== null) return;
+    await new Promise((resolve) => {
+      child.once('exit', resolve);
+      child.kill('SIGKILL');
+    });
+  }
+  async dispose(): Promise<void> {
+    await this.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+async function metric(registry: Registry, name: string): Promise<number> {
+  const m = registry.getSingleMetric(name);
+  return m ? (await m.get()).values.reduce((sum, v) => sum + v.value, 0) : 0;
+}
+
+const usage = (responseId: string) =>
+  billingV1.UsageRecord.fromPartial({
+    responseId,
+    tenant: 'acme',
+    model: 'gpt-oss-20b',
+    inputTokens: 10,
+    outputTokens: 3,
+    completedAtMs: Date.UTC(2025, 0, 2),
+    transport: 'websocket',
+    status: 'completed',
+  });
+
+describe('UsageOutbox', () => {
+  let redis: RestartableRedis;
+  let dir: string;
+  let reader: Queue | undefined;
+  const outboxes: UsageOutbox[] = [];
+  const logger = createLogger({ service: 'edge-test', level: 'silent' });
+
+  function outbox(registry: Registry, overrides: Partial<UsageOutboxOptions> = {}): UsageOutbox {
+    const o = new UsageOutbox({
+      redisUrl: redis.url,
+      registry,
+      logger,
+      dir,
+      addTimeoutMs: 500,
+      retryBaseMs: 20,
+      retryMaxMs: 200,
+      closeTimeoutMs: 300,
+      ...overrides,
+    });
+    outboxes.push(o);
+    return o;
+  }
+
+  /** The queue as billing sees it; created lazily so it first connects to a running Redis. */
+  function queue(): Queue {
+    return (reader ??= new Queue(USAGE_QUEUE_NAME, { connection: { url: redis.url } }));
+  }
+  const jobCount = async () => (await queue().getJobCountByTypes('waiting', 'active', 'completed', 'failed', 'delayed'));
+  const spillFiles = () => readdirSync(dir).filter((n) => n.endsWith('.jsonl'));
+
+  beforeEach(async () => {
+    redis = new RestartableRedis(await getFreePort());
+    dir = mkdtempSync(join(tmpdir(), 'fastloop-outbox-'));
+  });
+  afterEach(async () => {
+    await Promise.all(outboxes.splice(0).map((o) => o.close()));
+    await reader?.close();
+    reader = undefined;
+    await redis.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('adds an enqueued record as a job with the response id, the record as proto3 JSON and the retry options', async () => {
+    await redis.start();
+    const registry = new Registry();
+    const record = usage('resp_contract');
+    outbox(registry).enqueue(record);
+    await waitFor(async () => (await queue().getJob('resp_contract')) !== undefined, 'the job');
+    const job = (await queue().getJob('resp_contract'))!;
+    expect(job.name).toBe(USAGE_JOB_NAME);
+    expect(job.data).toEqual(billingV1.UsageRecord.toJSON(record));
+    expect(job.opts).toMatchObject({
+      attempts: 10,
+      backoff: { type: 'exponential', delay: 1000 },
+      removeOnComplete: { age: 3600, count: 10000 },
+      removeOnFail: { age: 604800 },
+    });
+    await waitFor(async () => (await metric(registry, 'fastloop_usage_outbox_enqueued_total')) === 1, 'the enqueued counter');
+  });
+
+  it('adds a record enqueued twice, by one outbox or two, as one job', async () => {
+    await redis.start();
+    const registry = new Registry();
+    const a = outbox(registry);
+    a.enqueue(usage('resp_dup'));
+    a.enqueue(usage('resp_dup'));
+    outbox(new Registry()).enqueue(usage('resp_dup'));
+    await waitFor(async () => (await metric(registry, 'fastloop_usage_outbox_enqueued_total')) === 2, 'both adds');
+    expect(await jobCount()).toBe(1);
+  });
+
+  it('keeps records in memory while Redis is down and delivers them once it is back', async () => {
+    await redis.start();
+    const registry = new Registry();
+    const o = outbox(registry);
+    o.enqueue(usage('resp_before'));
+    await waitFor(async () => (await jobCount()) === 1, 'the first job');
+    await reader!.close();
+    reader = undefined;
+
+    await redis.stop();
+    for (const id of ['resp_down_1', 'resp_down_2', 'resp_down_3']) o.enqueue(usage(id));
+    await waitFor(async () => (await metric(registry, 'fastloop_usage_outbox_retried_total')) >= 3, 'a failed attempt');
+    expect(await metric(registry, 'fastloop_usage_outbox_buffered')).toBe(3);
+
+    await redis.start(); // same port, empty data set
+    await waitFor(async () => (await jobCount()) === 3, 'the buffered jobs');
+    expect(await metric(registry, 'fastloop_usage_outbox_buffered')).toBe(0);
+    expect(await metric(registry, 'fastloop_usage_outbox_spilled_total')).toBe(0);
+  });
+
+  it('starts while Redis is unreachable and delivers once Redis comes up', async () => {
+    const registry = new Registry();
+    outbox(registry).enqueue(usage('resp_early'));
+    await waitFor(async () => (await metric(registry, 'fastloop_usage_outbox_retried_total')) >= 1, 'a failed attempt');
+    await redis.start();
+    await waitFor(async () => (await queue().getJob('resp_early')) !== undefined, 'the job');
+  });
+
+  it('delivers everything still buffered on close() when Redis is up, spilling nothing', async () => {
+    await redis.start();
+    const registry = new Registry();
+    const o = outbox(registry, { batchSize: 7 });
+    for (let i = 0; i < 50; i++) o.enqueue(usage(`resp_close_${i}`));
+    await o.close();
+    expect(await metric(registry, 'fastloop_usage_outbox_enqueued_total')).toBe(50);
+    expect(await metric(registry, 'fastloop_usage_outbox_spilled_total')).toBe(0);
+    expect(await jobCount()).toBe(50);
+    expect(spillFiles()).toEqual([]);
+  });
+
+  it('spills to a file when closed with Redis down, and a new outbox replays it', async () => {
+    const first = new Registry();
+    const o = outbox(first);
+    for (let i = 0; i < 5; i++) o.enqueue(usage(`resp_spill_${i}`));
+    const closing = o.close();
+    expect(o.close()).toBe(closing);
+    await closing;
+    o.enqueue(usage('resp_after_close')); // spilled synchronously
+    expect(await metric(first, 'fastloop_usage_outbox_spilled_total')).toBe(6);
+    const lines = readFileSync(join(dir, spillFiles()[0]), 'utf8').trim().split('\n');
+    expect(lines.map((l) => JSON.parse(l).responseId)).toEqual([0, 1, 2, 3, 4].map((i) => `resp_spill_${i}`).concat('resp_after_close'));
+
+    await redis.start();
+    const second = new Registry();
+    outbox(second);
+    await waitFor(async () => (await jobCount()) === 6, 'the replayed jobs');
+    await waitFor(() => spillFiles().length === 0, 'the spill file to be removed');
+    expect(await metric(second, 'fastloop_usage_outbox_replayed_total')).toBe(6);
+  });
+
+  it('spills records beyond maxRecords while running and replays them once Redis is back', async () => {
+    const registry = new Registry();
+    const o = outbox(registry, { maxRecords: 2 });
+    for (let i = 0; i < 5; i++) o.enqueue(usage(`resp_over_${i}`));
+    await waitFor(async () => (await metric(registry, 'fastloop_usage_outbox_spilled_total')) === 3, 'the spill');
+    expect(await metric(registry, 'fastloop_usage_outbox_buffered')).toBe(2);
+    await redis.start();
+    await waitFor(async () => (await jobCount()) === 5, 'all jobs');
+    await waitFor(() => spillFiles().length === 0, 'the spill file to be removed');
+  });
+
+  it('drops, without throwing, records whose response id BullMQ cannot use as a job id', async () => {
+    const registry = new Registry();
+    const o = outbox(registry);
+    expect(() => ['', '42', 'a:b'].forEach((id) => o.enqueue(usage(id)))).not.toThrow();
+    expect(await metric(registry, 'fastloop_usage_outbox_dropped_total')).toBe(3);
+    expect(await metric(registry, 'fastloop_usage_outbox_buffered')).toBe(0);
+  });
+
+  it('rejects invalid options naming the field', () => {
+    expect(() => outbox(new Registry(), { maxRecords: 0 })).toThrow(/maxRecords/);
+  });
+});
