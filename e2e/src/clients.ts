@@ -36,7 +36,10 @@ export class WsConversation {
   constructor(client = openaiClient()) {
     this.ws = new ResponsesWS(client);
     this.ws.on('event', (e) => this.push(e as ServerEvent));
-    this.ws.on('error', (err) => this.push({ ...(err.error ?? { error: { message: err.message } }), type: 'error' } as ServerEvent));
+    // Server error frames arrive as 'event' too; 'error' alone is only for transport failures.
+    this.ws.on('error', (err) => {
+      if (!err.error) this.push({ type: 'error', error: { message: err.message } });
+    });
   }
 
   private push(e: ServerEvent): void {
