@@ -1,0 +1,5 @@
+export default {
+  displayName: 'launcher',
+  preset: '../../jest.preset.js',
+  rootDir: '.',
+};

@@ -1,0 +1,117 @@
+import {
+  allocatePorts,
+  buildServiceEnv,
+  DEV_API_KEY,
+  probeHost,
+  resolveApiKeys,
+  SERVICE_NAMES,
+  START_PHASES,
+  STOP_ORDER,
+  type EnvInputs,
+  type StackPorts,
+} from './service-specs';
+
+const PORTS: StackPorts = {
+  safety: { grpc: 5001, admin: 6001 },
+  router: { grpc: 5002, admin: 6002 },
+  inference: { grpc: 5003, admin: 6003 },
+  billing: { http: 5004, admin: 6004 },
+  edge: { http: 8080, grpc: 5005, admin: 6005 },
+};
+
+function inputs(base: Record<string, string | undefined> = {}): EnvInputs {
+  return { base, ports: PORTS, redisUrl: 'redis://127.0.0.1:7000', logLevel: 'debug', bindHost: '127.0.0.1', apiKeys: 'k1,k2' };
+}
+
+describe('start and stop order', () => {
+  it('starts every service exactly once, the router after inference and the edge last', () => {
+    const flat = START_PHASES.flat();
+    expect([...flat].sort()).toEqual([...SERVICE_NAMES].sort());
+    expect(flat.indexOf('router')).toBeGreaterThan(flat.indexOf('inference'));
+    expect(flat.at(-1)).toBe('edge');
+  });
+
+  it('stops the edge first and then billing, inference, router and safety', () => {
+    expect(STOP_ORDER).toEqual(['edge', 'billing', 'inference', 'router', 'safety']);
+  });
+});
+
+describe('allocatePorts', () => {
+  it('gives every listener its own port and the edge the public one', async () => {
+    const ports = await allocatePorts(8080);
+    const all = Object.values(ports).flatMap((p) => [p.admin, p.grpc, p.http].filter((x): x is number => x !== undefined));
+    expect(new Set(all).size).toBe(all.length);
+    expect(ports.edge.http).toBe(8080);
+    expect(all.every((p) => p > 0 && p < 65_536)).toBe(true);
+  });
+
+  it('asks again when the OS hands back a port it already gave out', async () => {
+    const answers = [9000, 9000, 8080, 9001, 9002, 9003, 9004, 9005, 9006, 9007, 9008, 9009, 9010];
+    const ports = await allocatePorts(8080, async () => answers.shift() as number);
+    expect(ports.safety).toEqual({ grpc: 9000, admin: 9001 });
+    expect(ports.edge).toEqual({ http: 8080, grpc: 9008, admin: 9009 });
+  });
+});
+
+describe('buildServiceEnv', () => {
+  it('gives every service its admin port, bind host and log level', () => {
+    for (const name of SERVICE_NAMES) {
+      const env = buildServiceEnv(name, inputs());
+      expect(env).toMatchObject({ ADMIN_PORT: String(PORTS[name].admin), BIND_HOST: '127.0.0.1', LOG_LEVEL: 'debug' });
+    }
+  });
+
+  it('points the router at the simulated worker that inference runs as', () => {
+    expect(buildServiceEnv('router', inputs())).toMatchObject({ GRPC_PORT: '5002', INFERENCE_WORKERS: 'sim-0=127.0.0.1:5003' });
+    expect(buildServiceEnv('inference', inputs())).toMatchObject({ GRPC_PORT: '5003', WORKER_ID: 'sim-0' });
+  });
+
+  it('wires the edge to safety, router, Redis and the API keys', () => {
+    expect(buildServiceEnv('edge', inputs())).toMatchObject({
+      PORT: '8080',
+      EDGE_GRPC_PORT: '5005',
+      SAFETY_ADDRESS: '127.0.0.1:5001',
+      ROUTER_ADDRESS: '127.0.0.1:5002',
+      REDIS_URL: 'redis://127.0.0.1:7000',
+      FASTLOOP_API_KEYS: 'k1,k2',
+    });
+  });
+
+  it('gives billing Redis and its HTTP port but no gRPC port', () => {
+    const env = buildServiceEnv('billing', inputs({ GRPC_PORT: '1' }));
+    expect(env).toMatchObject({ REDIS_URL: 'redis://127.0.0.1:7000', BILLING_HTTP_PORT: '5004' });
+    expect(env.GRPC_PORT).toBeUndefined();
+  });
+
+  it('passes the rest of the environment through but never inherited ports or addresses', () => {
+    const env = buildServiceEnv('inference', inputs({ PATH: '/bin', SIM_TOKENS_PER_SECOND: '5000', PORT: '1', ROUTER_ADDRESS: 'x:1', GONE: undefined }));
+    expect(env).toMatchObject({ PATH: '/bin', SIM_TOKENS_PER_SECOND: '5000' });
+    expect(env.PORT).toBeUndefined();
+    expect(env.ROUTER_ADDRESS).toBeUndefined();
+    expect('GONE' in env).toBe(false);
+  });
+});
+
+describe('resolveApiKeys', () => {
+  it('uses the dev key when FASTLOOP_API_KEYS is unset or blank', () => {
+    expect(resolveApiKeys({})).toEqual({ keys: DEV_API_KEY, first: DEV_API_KEY });
+    expect(resolveApiKeys({ FASTLOOP_API_KEYS: ' , ' })).toEqual({ keys: DEV_API_KEY, first: DEV_API_KEY });
+  });
+
+  it("keeps the user's keys, trimmed, and offers the first", () => {
+    expect(resolveApiKeys({ FASTLOOP_API_KEYS: ' sk-a , sk-b' })).toEqual({ keys: 'sk-a,sk-b', first: 'sk-a' });
+  });
+
+  it('offers the key part of a key:tenant entry', () => {
+    expect(resolveApiKeys({ FASTLOOP_API_KEYS: 'sk-a:team-1,sk-b' })).toEqual({ keys: 'sk-a:team-1,sk-b', first: 'sk-a' });
+  });
+});
+
+describe('probeHost', () => {
+  it('probes wildcard binds on loopback and brackets IPv6 literals', () => {
+    expect(probeHost('0.0.0.0')).toBe('127.0.0.1');
+    expect(probeHost('::')).toBe('127.0.0.1');
+    expect(probeHost('127.0.0.1')).toBe('127.0.0.1');
+    expect(probeHost('::1')).toBe('[::1]');
+  });
+});

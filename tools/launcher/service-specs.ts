@@ -1,0 +1,143 @@
+import { getFreePort } from '@fastloop/service-kit';
+
+/** The five services, in no particular order. */
+export const SERVICE_NAMES = ['safety', 'router', 'inference', 'billing', 'edge'] as const;
+
+/** One of the stack's services. */
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+/** Entry files relative to the repository root, run with `node --import tsx <file>`. */
+export const SERVICE_ENTRIES: Readonly<Record<ServiceName, string>> = {
+  safety: 'apps/safety/src/main.ts',
+  router: 'apps/router/src/main.ts',
+  inference: 'apps/inference/src/main.ts',
+  billing: 'apps/billing/src/main.ts',
+  edge: 'apps/edge/src/main.ts',
+};
+
+/**
+ * Start phases: every service of a phase starts together and must be ready before the next phase
+ * starts. The router probes its workers and the edge its upstreams, so each waits for those.
+ */
+export const START_PHASES: readonly (readonly ServiceName[])[] = [['safety', 'inference', 'billing'], ['router'], ['edge']];
+
+/** Stop order: the edge first so it drains in-flight turns and flushes usage while upstreams still answer. */
+export const STOP_ORDER: readonly ServiceName[] = ['edge', 'billing', 'inference', 'router', 'safety'];
+
+/** The worker id the launcher gives its one simulated inference worker. */
+export const SIM_WORKER_ID = 'sim-0';
+
+/** The key the launcher configures when the user has not set FASTLOOP_API_KEYS. */
+export const DEV_API_KEY = 'sk-fastloop-dev';
+
+/** Ports of one service: `admin` serves /healthz, /readyz, /metrics; `grpc` and `http` its traffic. */
+export interface ServicePorts {
+  readonly admin: number;
+  readonly grpc?: number;
+  readonly http?: number;
+}
+
+/** Every port of the stack; the edge's `http` is the public port. */
+export type StackPorts = Readonly<Record<ServiceName, ServicePorts>>;
+
+/**
+ * Picks distinct free loopback ports for every internal listener. `publicPort` (already resolved,
+ * never 0) is reserved for the edge's HTTP/WebSocket listener.
+ */
+export async function allocatePorts(publicPort: number, getPort: () => Promise<number> = getFreePort): Promise<StackPorts> {
+  const taken = new Set<number>([publicPort]);
+  const next = async (): Promise<number> => {
+    // The OS may hand back a port it just gave us (we close each probe socket); retry until new.
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const port = await getPort();
+      if (!taken.has(port)) {
+        taken.add(port);
+        return port;
+      }
+    }
+    throw new Error('could not find enough distinct free ports');
+  };
+  return {
+    safety: { grpc: await next(), admin: await next() },
+    router: { grpc: await next(), admin: await next() },
+    inference: { grpc: await next(), admin: await next() },
+    billing: { http: await next(), admin: await next() },
+    edge: { http: publicPort, grpc: await next(), admin: await next() },
+  };
+}
+
+/** Variables the launcher owns: never inherited from the caller's environment, always set per service. */
+export const LAUNCHER_OWNED_ENV = [
+  'GRPC_PORT',
+  'ADMIN_PORT',
+  'PORT',
+  'EDGE_GRPC_PORT',
+  'BILLING_HTTP_PORT',
+  'INFERENCE_WORKERS',
+  'WORKER_ID',
+  'SAFETY_ADDRESS',
+  'ROUTER_ADDRESS',
+] as const;
+
+/** What every service's environment is assembled from. */
+export interface EnvInputs {
+  /** The caller's environment with `options.env` applied on top (so PATH, SIM_* etc. pass through). */
+  readonly base: Readonly<Record<string, string | undefined>>;
+  readonly ports: StackPorts;
+  readonly redisUrl: string;
+  readonly logLevel: string;
+  readonly bindHost: string;
+  readonly apiKeys: string;
+}
+
+/**
+ * The complete environment for one service: the inherited base minus launcher-owned variables,
+ * the shared `ADMIN_PORT`/`BIND_HOST`/`LOG_LEVEL`, and the service's own wiring.
+ */
+export function buildServiceEnv(name: ServiceName, inputs: EnvInputs): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(inputs.base)) {
+    if (value !== undefined && !(LAUNCHER_OWNED_ENV as readonly string[]).includes(key)) env[key] = value;
+  }
+  const { ports } = inputs;
+  const own = ports[name];
+  Object.assign(env, { ADMIN_PORT: String(own.admin), BIND_HOST: inputs.bindHost, LOG_LEVEL: inputs.logLevel });
+  const local = (port: number | undefined) => `127.0.0.1:${port}`;
+  switch (name) {
+    case 'safety':
+      return { ...env, GRPC_PORT: String(own.grpc) };
+    case 'router':
+      return { ...env, GRPC_PORT: String(own.grpc), INFERENCE_WORKERS: `${SIM_WORKER_ID}=${local(ports.inference.grpc)}` };
+    case 'inference':
+      return { ...env, GRPC_PORT: String(own.grpc), WORKER_ID: SIM_WORKER_ID };
+    case 'billing':
+      return { ...env, REDIS_URL: inputs.redisUrl, BILLING_HTTP_PORT: String(own.http) };
+    case 'edge':
+      return {
+        ...env,
+        PORT: String(own.http),
+        EDGE_GRPC_PORT: String(own.grpc),
+        SAFETY_ADDRESS: local(ports.safety.grpc),
+        ROUTER_ADDRESS: local(ports.router.grpc),
+        REDIS_URL: inputs.redisUrl,
+        FASTLOOP_API_KEYS: inputs.apiKeys,
+      };
+  }
+}
+
+/** The API keys to configure: the user's FASTLOOP_API_KEYS when set and non-blank, else the dev key. */
+export function resolveApiKeys(base: Readonly<Record<string, string | undefined>>): { keys: string; first: string } {
+  const keys = (base.FASTLOOP_API_KEYS ?? '')
+    .split(',')
+    .map((k) => k.trim())
+    .filter((k) => k.length > 0);
+  // Entries may be `key:tenant` (see apps/edge/src/auth.ts); the usable key is the part before the tenant.
+  const first = keys.length > 0 ? keys[0].replace(/:[^:]*$/, '') : DEV_API_KEY;
+  return keys.length > 0 ? { keys: keys.join(','), first } : { keys: DEV_API_KEY, first };
+}
+
+/** The address to probe a listener bound to `bindHost` on: wildcard binds are reached on loopback. */
+export function probeHost(bindHost: string): string {
+  if (bindHost === '0.0.0.0' || bindHost === '::' || bindHost === '') return '127.0.0.1';
+  return bindHost.includes(':') ? `[${bindHost}]` : bindHost;
+}

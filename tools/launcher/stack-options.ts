@@ -1,0 +1,103 @@
+import { isAbsolute, join, resolve } from 'node:path';
+import { SERVICE_ENTRIES, SERVICE_NAMES, type ServiceName } from './service-specs';
+
+/** Options of startStack. Every field is optional; the defaults give a working local stack. */
+export interface StackOptions {
+  /**
+   * The edge's public HTTP/WebSocket port. Default: `PORT` from `env`/process.env, else 8080.
+   * 0 picks a free port (what tests want).
+   */
+  port?: number;
+  /**
+   * Variables applied on top of process.env for every service, e.g. `{ SIM_TOKENS_PER_SECOND: '5000' }`.
+   * `undefined` removes an inherited variable. Ports and addresses are the launcher's and cannot be overridden.
+   */
+  env?: Record<string, string | undefined>;
+  /**
+   * Redis for the edge and billing. Default: `REDIS_URL`; else redis://127.0.0.1:6379 when it answers;
+   * else a private `redis-server` on a free port, stopped by `stop()`.
+   */
+  redisUrl?: string;
+  /** Never use the shared Redis on 6379: without redisUrl/REDIS_URL, start a private one. Default false (tests: true). */
+  privateRedis?: boolean;
+  /** `LOG_LEVEL` of every service. Default: `LOG_LEVEL` from env, else `info`. */
+  logLevel?: string;
+  /**
+   * Folder for `<service>.log` (stdout and stderr, truncated at each start). Default: a fresh folder
+   * under the OS temp dir, so concurrent stacks never share files. `npm start` uses `.fastloop/logs`.
+   */
+  logDir?: string;
+  /** Called with every line a service writes, e.g. to echo it to a terminal. Default: none (files only). */
+  onLogLine?: (service: ServiceName, line: string) => void;
+  /** The whole stack must be ready within this many ms. Default 60 000. */
+  readyTimeoutMs?: number;
+  /** In stop(), how long each service may drain after SIGTERM before SIGKILL. Default 30 000 (services drain within 25 s). */
+  stopTimeoutMs?: number;
+  /** Aborts a start in progress: what was started is stopped and startStack rejects with code `aborted`. */
+  signal?: AbortSignal;
+  /** Repository root: the services' cwd, where tsx finds tsconfig.json. Default: two folders above this file. */
+  rootDir?: string;
+  /** Other entry files (relative to rootDir or absolute); for testing the launcher itself with fake services. */
+  entries?: Partial<Record<ServiceName, string>>;
+}
+
+/** Options after defaults and validation; built once per start. */
+export interface ResolvedStackOptions {
+  readonly base: Readonly<Record<string, string | undefined>>;
+  /** The requested public port; 0 still means "pick one". */
+  readonly port: number;
+  readonly logLevel: string;
+  readonly bindHost: string;
+  readonly readyTimeoutMs: number;
+  readonly stopTimeoutMs: number;
+  readonly rootDir: string;
+  readonly entries: Readonly<Record<ServiceName, string>>;
+}
+
+/** The default public port when neither the option nor PORT says otherwise. */
+export const DEFAULT_PUBLIC_PORT = 8080;
+
+/**
+ * Merges `options` with the environment and defaults, and validates once with errors that name the
+ * option (or variable) at fault.
+ */
+export function resolveStackOptions(options: StackOptions, processEnv: NodeJS.ProcessEnv = process.env): ResolvedStackOptions {
+  const base: Record<string, string | undefined> = { ...processEnv, ...options.env };
+  const port = options.port ?? parsePortVar(base.PORT) ?? DEFAULT_PUBLIC_PORT;
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    throw new RangeError(`startStack: options.port must be an integer from 0 to 65535, got ${String(port)}`);
+  }
+  const readyTimeoutMs = positive('readyTimeoutMs', options.readyTimeoutMs, 60_000);
+  const stopTimeoutMs = positive('stopTimeoutMs', options.stopTimeoutMs, 30_000);
+  const rootDir = resolve(options.rootDir ?? join(__dirname, '..', '..'));
+  const entries = {} as Record<ServiceName, string>;
+  for (const name of SERVICE_NAMES) {
+    const file = options.entries?.[name] ?? SERVICE_ENTRIES[name];
+    entries[name] = isAbsolute(file) ? file : join(rootDir, file);
+  }
+  return {
+    base,
+    port,
+    logLevel: options.logLevel ?? (base.LOG_LEVEL?.trim() || 'info'),
+    bindHost: base.BIND_HOST?.trim() || '127.0.0.1',
+    readyTimeoutMs,
+    stopTimeoutMs,
+    rootDir,
+    entries,
+  };
+}
+
+function parsePortVar(value: string | undefined): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    throw new RangeError(`startStack: PORT must be an integer from 0 to 65535, got '${value}'`);
+  }
+  return port;
+}
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`startStack: options.${name} must be a positive number of ms, got ${value}`);
+  return value;
+}

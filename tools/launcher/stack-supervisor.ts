@@ -1,0 +1,160 @@
+import { join } from 'node:path';
+import { formatTail } from './log-lines';
+import { waitForReady, type NotReadyReason } from './readiness';
+import type { ResolvedRedis } from './redis-setup';
+import { spawnService, type ServiceExit, type ServiceProcess } from './service-process';
+import { buildServiceEnv, SERVICE_NAMES, STOP_ORDER, type ServiceName, type StackPorts } from './service-specs';
+import { StackStartError } from './stack-errors';
+import type { ResolvedStackOptions } from './stack-options';
+
+/** A service that exited while the stack was up and not being stopped. */
+export interface ServiceCrash {
+  readonly service: ServiceName;
+  readonly exit: ServiceExit;
+  /** Its last log lines, formatted. */
+  readonly logTail: string;
+  /** The same lines as written (pino JSON), oldest first. */
+  readonly logLines: readonly string[];
+  readonly logFile: string;
+}
+
+/** What a {@link StackSupervisor} runs. */
+export interface SupervisorInputs {
+  readonly opts: ResolvedStackOptions;
+  readonly ports: StackPorts;
+  readonly redis: ResolvedRedis;
+  readonly apiKeys: string;
+  /** Host the admin ports are probed on. */
+  readonly host: string;
+  readonly logDir: string;
+  readonly onLogLine?: (service: ServiceName, line: string) => void;
+}
+
+/**
+ * Owns the service processes of one stack through `starting → up → stopping`. An exit while
+ * starting fails the start; an exit while up is reported on `crashed`; exits while stopping are
+ * expected. A process `exit` hook SIGKILLs whatever is left if the host process ends first.
+ */
+export class StackSupervisor {
+  /** Resolves on the first unexpected exit after start; never rejects. */
+  readonly crashed: Promise<ServiceCrash>;
+  readonly procs = new Map<ServiceName, ServiceProcess>();
+  private state: 'starting' | 'up' | 'stopping' = 'starting';
+  private diedWhileStarting: ServiceProcess | undefined;
+  private readonly startAbort = new AbortController();
+  private reportCrash: (crash: ServiceCrash) => void = () => undefined;
+  private stopping: Promise<Readonly<Record<ServiceName, ServiceExit>>> | undefined;
+  private readonly onProcessExit = () => this.kill();
+
+  constructor(private readonly inputs: SupervisorInputs) {
+    this.crashed = new Promise<ServiceCrash>((resolve) => (this.reportCrash = resolve));
+    process.on('exit', this.onProcessExit);
+  }
+
+  /**
+   * Starts each phase's services together and waits for all of them to answer /readyz, phase by
+   * phase, before one shared deadline. Rejects with StackStartError after stopping everything.
+   */
+  async start(phases: readonly (readonly ServiceName[])[], signal?: AbortSignal): Promise<void> {
+    const onAbort = () => this.startAbort.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) onAbort();
+    // One deadline for the whole stack: a test cares how long start takes, not how it splits.
+    const deadline = Date.now() + this.inputs.opts.readyTimeoutMs;
+    try {
+      for (const group of phases) {
+        group.forEach((name) => this.spawn(name));
+        const results = await Promise.all(
+          group.map((name) =>
+            waitForReady({ url: `http://${this.inputs.host}:${this.inputs.ports[name].admin}/readyz`, deadline, signal: this.startAbort.signal }),
+          ),
+        );
+        if (results.some((r) => r !== 'ready')) throw await this.startFailure(group, results, signal?.aborted === true);
+      }
+      this.state = 'up';
+    } catch (err) {
+      await this.stop(Math.min(this.inputs.opts.stopTimeoutMs, 5_000));
+      throw err;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** SIGTERM one by one in STOP_ORDER, SIGKILL after `timeoutMs` each, then the private Redis. Idempotent. */
+  stop(timeoutMs: number): Promise<Readonly<Record<ServiceName, ServiceExit>>> {
+    this.state = 'stopping';
+    this.stopping ??= (async () => {
+      const exits = {} as Record<ServiceName, ServiceExit>;
+      for (const name of STOP_ORDER) {
+        const proc = this.procs.get(name);
+        if (proc) exits[name] = await proc.stop(timeoutMs);
+      }
+      await this.inputs.redis.local?.stop();
+      process.off('exit', this.onProcessExit);
+      return exits;
+    })();
+    return this.stopping;
+  }
+
+  /** SIGKILL every service and SIGTERM the private Redis, synchronously. */
+  kill(): void {
+    this.state = 'stopping';
+    this.procs.forEach((p) => p.killNow());
+    void this.inputs.redis.local?.stop(); // its SIGTERM is sent synchronously inside stop()
+  }
+
+  /** The last `lines` lines of one service, or of every started one, formatted. */
+  tail(service: ServiceName | undefined, lines: number): string {
+    const names = service ? [service] : SERVICE_NAMES.filter((n) => this.procs.has(n));
+    return names
+      .map((name) => this.procs.get(name))
+      .filter((p): p is ServiceProcess => p !== undefined)
+      .map((p) => formatTail(p.name, p.tail(lines), p.logFile))
+      .join('\n');
+  }
+
+  private spawn(name: ServiceName): void {
+    const { opts, ports, redis, apiKeys, logDir, onLogLine } = this.inputs;
+    const proc = spawnService({
+      name,
+      entry: opts.entries[name],
+      cwd: opts.rootDir,
+      env: buildServiceEnv(name, { base: opts.base, ports, redisUrl: redis.url, logLevel: opts.logLevel, bindHost: opts.bindHost, apiKeys }),
+      logFile: join(logDir, `${name}.log`),
+      onLine: onLogLine && ((line) => onLogLine(name, line)),
+    });
+    this.procs.set(name, proc);
+    void proc.exited.then((exit) => {
+      if (this.state === 'starting') {
+        this.diedWhileStarting ??= proc;
+        this.startAbort.abort();
+      } else if (this.state === 'up') {
+        const logLines = proc.tail();
+        this.reportCrash({ service: name, exit, logTail: formatTail(name, logLines, proc.logFile), logLines, logFile: proc.logFile });
+      }
+    });
+  }
+
+  /** The error for a phase that did not become ready, naming the service and quoting its log. */
+  private async startFailure(group: readonly ServiceName[], results: readonly ('ready' | NotReadyReason)[], callerAborted: boolean): Promise<StackStartError> {
+    const died = this.diedWhileStarting;
+    if (died) {
+      const exit = await died.exited; // flushed, so the tail holds its last words
+      const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+      const name = died.name as ServiceName;
+      return new StackStartError('service_exited', `${name} ${how} before the stack was ready`, {
+        service: name,
+        logLines: died.tail(),
+        logFile: died.logFile,
+      });
+    }
+    if (callerAborted) return new StackStartError('aborted', 'start was aborted');
+    const name = group[Math.max(0, results.findIndex((r) => r !== 'ready'))];
+    const proc = this.procs.get(name);
+    return new StackStartError('ready_timeout', `${name} was not ready within ${this.inputs.opts.readyTimeoutMs} ms (its /readyz never answered 200)`, {
+      service: name,
+      logLines: proc?.tail() ?? [],
+      logFile: proc?.logFile,
+    });
+  }
+}

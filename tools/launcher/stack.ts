@@ -1,0 +1,140 @@
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { getFreePort } from '@fastloop/service-kit';
+import { resolveRedis, type ResolvedRedis } from './redis-setup';
+import type { ServiceExit } from './service-process';
+import { allocatePorts, probeHost, resolveApiKeys, SERVICE_NAMES, START_PHASES, type ServiceName, type ServicePorts } from './service-specs';
+import { StackStartError } from './stack-errors';
+import { resolveStackOptions, type StackOptions } from './stack-options';
+import { StackSupervisor, type ServiceCrash } from './stack-supervisor';
+
+export { StackStartError, type StackStartErrorCode } from './stack-errors';
+export type { StackOptions } from './stack-options';
+export type { ServiceExit } from './service-process';
+export type { ServiceCrash } from './stack-supervisor';
+export { SERVICE_NAMES, START_PHASES, STOP_ORDER, DEV_API_KEY, type ServiceName, type ServicePorts } from './service-specs';
+
+/** One running service of a {@link Stack}. */
+export interface ServiceInfo {
+  readonly pid: number;
+  /** `admin` (/healthz, /readyz, /metrics), plus `grpc` and/or `http` as the service has them. */
+  readonly ports: ServicePorts;
+  /** Its stdout+stderr (pino JSON lines). */
+  readonly logFile: string;
+}
+
+/** A running fastloop stack: five services, each of which answered 200 on /readyz. */
+export interface Stack {
+  /** The edge's HTTP base, `http://127.0.0.1:<port>` (the OpenAI SDK's baseURL is `${url}/v1`). */
+  readonly url: string;
+  /** The WebSocket-mode endpoint, `ws://127.0.0.1:<port>/v1/responses`. */
+  readonly wsUrl: string;
+  /** The edge's gRPC bidi (`fastloop.responses.v1`) address, `127.0.0.1:<EDGE_GRPC_PORT>`. */
+  readonly grpcAddress: string;
+  /** The public port actually bound (useful with `port: 0`). */
+  readonly port: number;
+  /** A key the edge accepts: the first of FASTLOOP_API_KEYS, else `sk-fastloop-dev`. */
+  readonly apiKey: string;
+  readonly redisUrl: string;
+  /** Where the Redis came from: `option` (redisUrl), `env` (REDIS_URL), `default` (found on 6379) or `local` (started for this stack). */
+  readonly redisSource: ResolvedRedis['source'];
+  /** Where `<service>.log` files are. */
+  readonly logDir: string;
+  readonly services: Readonly<Record<ServiceName, ServiceInfo>>;
+  /** Resolves if a service exits on its own while the stack is up; never rejects. */
+  readonly crashed: Promise<ServiceCrash>;
+  /** The last `lines` (default 40) log lines of one service, or of all, formatted for a failure message. */
+  tail(service?: ServiceName, lines?: number): string;
+  /**
+   * SIGTERMs the services one at a time in STOP_ORDER (edge first, so it drains and flushes while
+   * its upstreams still answer), SIGKILLs any that outlive `stopTimeoutMs`, then stops the Redis it
+   * started. Idempotent; resolves with how each service exited.
+   */
+  stop(): Promise<Readonly<Record<ServiceName, ServiceExit>>>;
+  /** SIGKILLs everything now, synchronously (a second Ctrl-C). A later stop() still resolves. */
+  kill(): void;
+}
+
+/**
+ * Starts the stack on free internal ports: safety, inference and billing, then the router, then
+ * the edge, each phase gated on every service's /readyz. Rejects with {@link StackStartError}
+ * (after stopping whatever it started) or with service-kit's RedisNotInstalledError. Installs no
+ * signal handlers; it adds a process `exit` hook that SIGKILLs the services, removed by stop().
+ */
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const opts = resolveStackOptions(options);
+  for (const name of SERVICE_NAMES) {
+    if (!existsSync(opts.entries[name])) {
+      throw new StackStartError('entry_missing', `${name}: entry file ${relative(opts.rootDir, opts.entries[name])} does not exist`, { service: name });
+    }
+  }
+  const port = opts.port === 0 ? await getFreePort() : await ensurePortFree(opts.port, opts.bindHost);
+  const ports = await allocatePorts(port);
+  const redis = await resolveRedis({ redisUrl: options.redisUrl, envUrl: opts.base.REDIS_URL, privateRedis: options.privateRedis });
+  let supervisor: StackSupervisor | undefined;
+  try {
+    const logDir = options.logDir ?? mkdtempSync(join(tmpdir(), 'fastloop-stack-'));
+    mkdirSync(logDir, { recursive: true });
+    const apiKeys = resolveApiKeys(opts.base);
+    const host = probeHost(opts.bindHost);
+    supervisor = new StackSupervisor({ opts, ports, redis, apiKeys: apiKeys.keys, host, logDir, onLogLine: options.onLogLine });
+    await supervisor.start(START_PHASES, options.signal);
+    const sup = supervisor;
+    const services = {} as Record<ServiceName, ServiceInfo>;
+    for (const [name, proc] of sup.procs) services[name] = { pid: proc.pid, ports: ports[name], logFile: proc.logFile };
+    return {
+      url: `http://${host}:${port}`,
+      wsUrl: `ws://${host}:${port}/v1/responses`,
+      grpcAddress: `${host}:${ports.edge.grpc}`,
+      port,
+      apiKey: apiKeys.first,
+      redisUrl: redis.url,
+      redisSource: redis.source,
+      logDir,
+      services,
+      crashed: sup.crashed,
+      tail: (service, lines = 40) => sup.tail(service, lines),
+      stop: () => sup.stop(opts.stopTimeoutMs),
+      kill: () => sup.kill(),
+    };
+  } catch (err) {
+    await (supervisor ? supervisor.stop(5_000) : redis.local?.stop());
+    throw err;
+  }
+}
+
+/** Fails early, with advice, when the public port is taken (rather than quoting the edge's EADDRINUSE). */
+function ensurePortFree(port: number, bindHost: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EADDRINUSE') return resolve(port); // anything else the edge reports itself
+      reject(
+        new StackStartError('port_in_use', `port ${port} is already in use on ${bindHost}: stop what holds it, or set PORT to another port (PORT=0 picks a free one)`, {
+          cause: err,
+        }),
+      );
+    });
+    srv.listen(port, bindHost, () => srv.close(() => resolve(port)));
+  });
+}
+
+/**
+ * For tests: runs `fn`; if it throws, or a service dies meanwhile, writes every service's last
+ * `lines` log lines to stderr (outside Jest's console buffering) and fails with the original error.
+ */
+export async function withStackLogs<T>(stack: Stack, fn: () => Promise<T>, lines = 40): Promise<T> {
+  const crash = stack.crashed.then((c): never => {
+    const how = c.exit.signal ? `was killed by ${c.exit.signal}` : `exited with code ${c.exit.code}`;
+    throw new Error(`${c.service} ${how} during the test`);
+  });
+  crash.catch(() => undefined); // only observed through the race below
+  try {
+    return await Promise.race([fn(), crash]);
+  } catch (err) {
+    process.stderr.write(`\nfastloop service logs (last ${lines} lines each; full logs in ${stack.logDir}):\n${stack.tail(undefined, lines)}\n`);
+    throw err;
+  }
+}
