@@ -1,6 +1,7 @@
 import type { Stack } from '../../tools/launcher/stack';
 import { useStack } from './clients';
 import { badInputSuite } from './errors.suite';
+import { grpcAndBillingSuite } from './grpc-and-billing.suite';
 import { httpLoopSuite } from './http-loop.suite';
 import { startTestStack } from './stack-fixture';
 import { wsLoopSuite } from './ws-loop.suite';
@@ -23,3 +24,4 @@ afterAll(async () => {
 httpLoopSuite();
 wsLoopSuite();
 badInputSuite();
+grpcAndBillingSuite();
