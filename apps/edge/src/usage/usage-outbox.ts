@@ -23,6 +23,7 @@ export interface UsageOutboxOptions {
   /**
    * Most records held in memory (waiting + being sent); further records go to the spill file
    * until Redis catches up. Default 100,000 (a few hundred bytes each: tens of MB at worst).
+   * A replay adds one chunk read back from disk (256 KiB of records) on top.
    */
   maxRecords?: number;
   /** Folder of the spill file, resolved against the cwd; default `.fastloop/outbox`. One per process. */

@@ -1,0 +1,139 @@
+import { billingV1 } from '@fastloop/proto';
+import { createLogger, createRedis, startLocalRedis, type LocalRedis } from '@fastloop/service-kit';
+import { Queue, type Job, type JobsOptions, type Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { Registry } from 'prom-client';
+import { createBillingMetrics, type BillingMetrics } from './billing-metrics';
+import { LedgerStore, ledgerKeys } from './ledger-store';
+import { USAGE_QUEUE_NAME } from './usage-job';
+import { createUsageProcessor, startUsageWorker } from './usage-worker';
+
+// The producer's job options as the edge sets them (apps/edge/src/usage/usage-job.ts), with a
+// short backoff so the retry test stays fast.
+const CONTRACT_OPTIONS: JobsOptions = {
+  attempts: 10,
+  backoff: { type: 'exponential', delay: 20 },
+  removeOnComplete: { age: 3600, count: 10000 },
+  removeOnFail: { age: 7 * 24 * 3600 },
+};
+
+const record = (responseId: string, overrides: Partial<billingV1.UsageRecord> = {}) =>
+  billingV1.UsageRecord.fromPartial({
+    responseId,
+    tenant: 'acme',
+    model: 'gpt-oss-20b',
+    inputTokens: 1000,
+    cachedTokens: 900,
+    outputTokens: 50,
+    reasoningTokens: 10,
+    completedAtMs: Date.UTC(2025, 6, 4, 10),
+    transport: 'websocket',
+    status: 'completed',
+    ...overrides,
+  });
+
+describe('usage worker', () => {
+  let server: LocalRedis;
+  let redis: Redis;
+  let queue: Queue;
+  let worker: Worker;
+  let metrics: BillingMetrics;
+  let registry: Registry;
+  const logger = createLogger({ service: 'billing-test', level: 'silent' });
+
+  beforeAll(async () => {
+    server = await startLocalRedis();
+    redis = createRedis(server.url);
+    queue = new Queue(USAGE_QUEUE_NAME, { connection: { url: server.url } });
+    registry = new Registry();
+    metrics = createBillingMetrics(registry);
+    worker = startUsageWorker({ connection: redis, ledger: new LedgerStore(redis), metrics, logger, concurrency: 4 });
+    await worker.waitUntilReady();
+  });
+  afterAll(async () => {
+    await worker.close();
+    await queue.close();
+    await redis.quit();
+    await server.stop();
+  });
+
+  /** Resolves with the job once the worker finished it (completed, or failed for good). */
+  function finished(jobId: string): Promise<{ job: Job; state: 'completed' | 'failed'; result?: unknown }> {
+    return new Promise((resolve) => {
+      const onCompleted = (job: Job, result: unknown) => job.id === jobId && done({ job, state: 'completed', result });
+      const onFailed = (job: Job | undefined, _err: Error) => {
+        if (job?.id === jobId && (job.attemptsMade >= (job.opts.attempts ?? 1) || job.finishedOn)) done({ job, state: 'failed' });
+      };
+      const done = (v: { job: Job; state: 'completed' | 'failed'; result?: unknown }) => {
+        worker.off('completed', onCompleted);
+        worker.off('failed', onFailed);
+        resolve(v);
+      };
+      worker.on('completed', onCompleted);
+      worker.on('failed', onFailed);
+    });
+  }
+
+  const ledgerTotals = (tenant = 'acme', model = 'gpt-oss-20b') => redis.hgetall(ledgerKeys.total(tenant, model));
+
+  it('applies a produced job to the ledger once with the right totals', async () => {
+    const r = record('resp_once', { tenant: 'once' });
+    const done = finished(r.responseId);
+    await queue.add('usage-record', billingV1.UsageRecord.toJSON(r), { ...CONTRACT_OPTIONS, jobId: r.responseId });
+    expect((await done).result).toBe('applied');
+    expect(await ledgerTotals('once')).toEqual({ requests: '1', input_tokens: '1000', cached_tokens: '900', output_tokens: '50', reasoning_tokens: '10' });
+    expect(await redis.hgetall(ledgerKeys.daily('once', 'gpt-oss-20b', '2025-07-04'))).toMatchObject({ requests: '1' });
+  });
+
+  it('counts a record enqueued twice and redelivered under another job id once', async () => {
+    const r = record('resp_twice', { tenant: 'twice' });
+    const done = finished(r.responseId);
+    await queue.add('usage-record', billingV1.UsageRecord.toJSON(r), { ...CONTRACT_OPTIONS, jobId: r.responseId });
+    await queue.add('usage-record', billingV1.UsageRecord.toJSON(r), { ...CONTRACT_OPTIONS, jobId: r.responseId });
+    await done;
+    // A job removed after completion and produced again gets a new job: the ledger marker catches it.
+    const again = finished('resp_twice-replayed');
+    await queue.add('usage-record', billingV1.UsageRecord.toJSON(r), { ...CONTRACT_OPTIONS, jobId: 'resp_twice-replayed' });
+    expect((await again).result).toBe('duplicate');
+    expect(await ledgerTotals('twice')).toMatchObject({ requests: '1', input_tokens: '1000' });
+    expect(await metrics.duplicates.get()).toMatchObject({ values: [{ value: 1 }] });
+  });
+
+  it('changes nothing when the same job is processed twice directly', async () => {
+    const process = createUsageProcessor({ ledger: new LedgerStore(redis), metrics, logger });
+    const job = { id: 'resp_direct', data: billingV1.UsageRecord.toJSON(record('resp_direct', { tenant: 'direct' })), attemptsMade: 0 };
+    await expect(process(job)).resolves.toBe('applied');
+    await expect(process({ ...job, attemptsMade: 1 })).resolves.toBe('duplicate');
+    expect(await ledgerTotals('direct')).toMatchObject({ requests: '1', output_tokens: '50' });
+  });
+
+  it('fails a job with invalid data at once, without retrying it', async () => {
+    const done = finished('resp_bad');
+    await queue.add('usage-record', { responseId: 'resp_bad', inputTokens: -5 }, { ...CONTRACT_OPTIONS, jobId: 'resp_bad' });
+    const { job, state } = await done;
+    expect(state).toBe('failed');
+    expect(job.attemptsMade).toBe(1);
+    expect(job.failedReason).toMatch(/tenant is required/);
+    expect(await queue.getJobState('resp_bad')).toBe('failed');
+    expect(await metrics.failures.get()).toMatchObject({ values: [{ labels: { reason: 'invalid' }, value: 1 }] });
+  });
+
+  it('retries a job whose ledger step failed in Redis and counts it once when it succeeds', async () => {
+    const r = record('resp_retry', { tenant: 'retry' });
+    // A wrong-typed ledger key makes the Lua step fail; clear it after the first failed attempt.
+    await redis.set(ledgerKeys.total('retry', 'gpt-oss-20b'), 'oops');
+    const firstFailure = new Promise<void>((resolve) =>
+      worker.once('failed', (job) => (job?.id === r.responseId ? resolve() : undefined)),
+    );
+    const done = finished(r.responseId);
+    await queue.add('usage-record', billingV1.UsageRecord.toJSON(r), { ...CONTRACT_OPTIONS, jobId: r.responseId });
+    await firstFailure;
+    await redis.del(ledgerKeys.total('retry', 'gpt-oss-20b'));
+    const { state, job } = await done;
+    expect(state).toBe('completed');
+    expect(job.attemptsMade).toBeGreaterThanOrEqual(1);
+    expect(await ledgerTotals('retry')).toMatchObject({ requests: '1' });
+    const failures = (await metrics.failures.get()).values.find((v) => v.labels.reason === 'redis');
+    expect(failures?.value).toBeGreaterThanOrEqual(1);
+  });
+});
