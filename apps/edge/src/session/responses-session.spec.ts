@@ -1,0 +1,172 @@
+import fc from 'fast-check';
+import { getProfile, type ConversationEntry } from '@fastloop/model-profiles';
+import { DomainError } from '@fastloop/service-kit';
+import { fakeDeps, FakeBackends } from '../testing/fake-deps';
+import { ResponsesSession } from './responses-session';
+import { ConnectionStateCache, StateCacheBudget } from './state-cache';
+
+const profile = getProfile('harmony-o200k');
+const tools = [
+  { type: 'function', name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
+];
+
+function open(backends = new FakeBackends()) {
+  const { deps, usage } = fakeDeps(backends);
+  const events: any[] = [];
+  const cache = new ConnectionStateCache(new StateCacheBudget(1 << 30), 1 << 28);
+  const session = new ResponsesSession({
+    deps,
+    principal: { tenant: 't', keyId: 'k' },
+    transport: 'websocket',
+    cache,
+    send: (e) => events.push(e),
+    logger: deps.logger,
+    maxQueued: 4,
+  });
+  const create = async (body: Record<string, unknown>) => {
+    const from = events.length;
+    session.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', store: false, tools, ...body }));
+    await session.whenIdle();
+    return events.slice(from);
+  };
+  return { session, events, create, backends, cache, usage };
+}
+
+const terminal = (events: any[]) => events[events.length - 1];
+
+/** The entries the chat format sees for Responses items (what the stateless path renders). */
+function entriesOf(items: any[]): ConversationEntry[] {
+  const names = new Map<string, string>();
+  return items.map((i): ConversationEntry => {
+    if (i.type === 'function_call') {
+      names.set(i.call_id, i.name);
+      return { kind: 'function_call', name: i.name, arguments: i.arguments, callId: i.call_id };
+    }
+    if (i.type === 'function_call_output') return { kind: 'function_call_output', name: names.get(i.call_id)!, output: i.output, callId: i.call_id };
+    const text = typeof i.content === 'string' ? i.content : i.content.map((c: any) => c.text).join('\n');
+    return { kind: 'message', role: i.role, text };
+  });
+}
+
+describe('ResponsesSession', () => {
+  it('gives every continuation the same prompt as the stateless path, sending only new tokens, classifying each item once', async () => {
+    const turnArb = fc.record({
+      kind: fc.constantFrom('tool_output', 'user'),
+      text: fc.string({ unit: 'grapheme', maxLength: 30 }),
+      instructions: fc.option(fc.constantFrom('Be brief.', 'Be thorough.'), { nil: undefined }),
+      answer: fc.boolean(),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.string({ minLength: 1, maxLength: 30 }), fc.array(turnArb, { minLength: 1, maxLength: 6 }), async (first, turns) => {
+        const s = open();
+        let turnIndex = 0;
+        s.backends.script = () =>
+          turns[turnIndex - 1]?.answer ? { kind: 'message', role: 'assistant', text: `answer ${turnIndex}` } : { kind: 'function_call', name: 'read_file', arguments: `{"path":"${turnIndex}"}`, callId: '' };
+        const all: any[] = [{ type: 'message', role: 'user', content: first }];
+        let r = terminal(await s.create({ input: first })).response;
+        all.push(...r.output);
+        for (const turn of turns) {
+          turnIndex++;
+          const last = r.output[r.output.length - 1];
+          const item = turn.kind === 'tool_output' && last?.type === 'function_call'
+            ? { type: 'function_call_output', call_id: last.call_id, output: turn.text }
+            : { type: 'message', role: 'user', content: turn.text || '?' };
+          all.push(item);
+          const events = await s.create({ previous_response_id: r.id, input: [item], instructions: turn.instructions });
+          r = terminal(events).response;
+          expect(r.status).toBe('completed');
+          const expected = profile.render({ instructions: turn.instructions, tools: [{ name: 'read_file', description: 'Read a file', parameters: tools[0].parameters as never }] }, entriesOf(all));
+          expect(s.backends.prompts[s.backends.prompts.length - 1]).toEqual(expected);
+          const call = s.backends.generateCalls[s.backends.generateCalls.length - 1];
+          if (turn.instructions === undefined && turns[turnIndex - 2]?.instructions === undefined) {
+            // Same header: the worker holds everything up to the new item.
+            expect(call.prefixLen).toBeGreaterThan(0);
+            expect(call.tokens.length).toBeLessThan(profile.renderEntry(entriesOf([item])[0]).length + 40);
+          }
+          all.push(...r.output);
+        }
+        // Safety saw every item once, in order (outputs when the next turn carried them).
+        const classified = s.backends.classifyCalls.flatMap((c) => c.items.map((i) => i.text));
+        const expectedTexts = all.slice(0, all.length - r.output.length).map((i) =>
+          i.type === 'function_call' ? i.arguments : i.type === 'function_call_output' ? i.output : typeof i.content === 'string' ? i.content : i.content.map((c: any) => c.text).join('\n'),
+        );
+        expect(classified).toEqual(expectedTexts);
+        // One route for the whole conversation.
+        expect(s.backends.routeCalls).toHaveLength(1);
+      }),
+      { numRuns: 25 },
+    );
+  });
+
+  it('resends the full prompt once when the worker answers prefix_miss', async () => {
+    const s = open();
+    const r = terminal(await s.create({ input: 'hi' })).response;
+    s.backends.failNextGenerate = new DomainError('prefix_miss', 'lost', 9, true);
+    const call = r.output[0];
+    const done = terminal(await s.create({ previous_response_id: r.id, input: [{ type: 'function_call_output', call_id: call.call_id, output: 'x' }] }));
+    expect(done.type).toBe('response.completed');
+    const [, missed, resent] = s.backends.generateCalls;
+    expect(missed.prefixLen).toBeGreaterThan(0);
+    expect(resent.prefixLen).toBe(0);
+    expect(resent.tokens.length).toBe(s.backends.prompts[1].length);
+  });
+
+  it('queues a response.create sent while one runs and answers them in order', async () => {
+    const s = open();
+    s.session.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', input: 'one', store: false }));
+    s.session.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', input: 'two', store: false }));
+    await s.session.whenIdle();
+    const lifecycle = s.events.filter((e) => e.type === 'response.created' || e.type === 'response.completed').map((e) => e.type);
+    expect(lifecycle).toEqual(['response.created', 'response.completed', 'response.created', 'response.completed']);
+  });
+
+  it('rejects response.create events beyond the queue bound with an error frame', async () => {
+    const s = open();
+    for (let i = 0; i < 7; i++) s.session.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', input: `m${i}`, store: false }));
+    await s.session.whenIdle();
+    expect(s.events.filter((e) => e.type === 'response.completed')).toHaveLength(5);
+    expect(s.events.filter((e) => e.type === 'error')).toHaveLength(2);
+  });
+
+  it('evicts the previous response when its continuation fails, so it cannot be chained again', async () => {
+    const s = open();
+    const r = terminal(await s.create({ input: 'hi' })).response;
+    const blocked = await s.create({ previous_response_id: r.id, input: 'BLOCK-ME please' });
+    expect(blocked[0]).toMatchObject({ type: 'error', status: 400, error: { code: 'invalid_prompt' } });
+    const again = await s.create({ previous_response_id: r.id, input: 'hello' });
+    expect(again[0]).toMatchObject({ type: 'error', error: { code: 'previous_response_not_found', param: 'previous_response_id' } });
+  });
+
+  it('warms the cache with generate: false, sampling nothing, and chains from the returned id', async () => {
+    const s = open();
+    const warm = terminal(await s.create({ input: [{ role: 'developer', content: 'rules' }], generate: false })).response;
+    expect(warm.output).toEqual([]);
+    expect(s.backends.generateCalls).toHaveLength(0);
+    const next = terminal(await s.create({ previous_response_id: warm.id, input: 'go' }));
+    expect(next.type).toBe('response.completed');
+    expect(s.backends.routeCalls).toHaveLength(1);
+  });
+
+  it('answers malformed JSON and unknown events with error frames and keeps serving', async () => {
+    const s = open();
+    s.session.receive('{nope');
+    s.session.receive(JSON.stringify({ type: 'response.cancel' }));
+    expect(s.events.map((e) => [e.type, e.status, e.error.code])).toEqual([
+      ['error', 400, 'invalid_json'],
+      ['error', 400, 'invalid_value'],
+    ]);
+    expect(terminal(await s.create({ input: 'ok' })).type).toBe('response.completed');
+  });
+
+  it('fails a response that already started with exactly one response.failed when the worker dies mid-way', async () => {
+    const s = open();
+    s.backends.failNextGenerate = new DomainError('engine_error', 'boom', 13);
+    const events = await s.create({ input: 'hi' });
+    expect(events.map((e) => e.type)).toEqual(['response.created', 'response.in_progress', 'response.failed']);
+    expect(terminal(events).response.error).toMatchObject({ code: 'server_error' });
+    // Usage is recorded after the terminal event, off the turn's path.
+    expect(s.usage).toHaveLength(0);
+    await new Promise((r) => setImmediate(r));
+    expect(s.usage).toEqual([expect.objectContaining({ status: 'failed', tenant: 't', model: 'fake-model' })]);
+  });
+});

@@ -1,0 +1,92 @@
+import { getProfile, type ConversationEntry } from '@fastloop/model-profiles';
+import { inferenceV1, routerV1, safetyV1 } from '@fastloop/proto';
+import { createLogger, DomainError, Registry } from '@fastloop/service-kit';
+import type { BackendClients } from '../clients/backend-clients';
+import { EdgeMetrics } from '../edge-metrics';
+import { EntryRenderCache } from '../turn/entry-render-cache';
+import type { TurnDeps } from '../turn/turn-deps';
+
+const profile = getProfile('harmony-o200k');
+
+/**
+ * In-process stand-ins for safety, router and inference, for unit tests of the session core.
+ * They record every call so tests can check what the edge sent (e.g. only new items, only new
+ * tokens). The real services are exercised by the e2e suite.
+ */
+export class FakeBackends {
+  readonly classifyCalls: safetyV1.ClassifyRequest[] = [];
+  readonly routeCalls: routerV1.RouteRequest[] = [];
+  readonly generateCalls: inferenceV1.GenerateRequest[] = [];
+  /** Full prompt of each Generate call, reassembled from the fake worker's sessions. */
+  readonly prompts: number[][] = [];
+  private readonly sessions = new Map<string, number[]>();
+  /** What the fake model answers next; default: a call to `read_file`. */
+  script: (turn: number) => ConversationEntry = (turn) => ({ kind: 'function_call', name: 'read_file', arguments: JSON.stringify({ path: `f${turn}.ts` }), callId: '' });
+  /** Classify blocks any item whose text includes this marker. */
+  blockMarker = 'BLOCK-ME';
+  /** Make the next Generate fail with this error before any token. */
+  failNextGenerate?: DomainError;
+
+  async classify(req: safetyV1.ClassifyRequest): Promise<safetyV1.ClassifyResponse> {
+    this.classifyCalls.push(req);
+    const seen = req.state.length === 0 ? 0 : Number(req.state.toString());
+    const block = req.items.findIndex((i) => i.text.includes(this.blockMarker));
+    const itemsSeen = seen + req.items.length;
+    return {
+      verdict: block >= 0 ? safetyV1.Verdict.VERDICT_BLOCK : safetyV1.Verdict.VERDICT_ALLOW,
+      state: Buffer.from(String(itemsSeen)),
+      findings: block >= 0 ? [{ ruleId: 'marker', itemIndex: seen + block, message: 'marker found' }] : [],
+      itemsSeen,
+    };
+  }
+
+  async route(req: routerV1.RouteRequest): Promise<routerV1.RouteResponse> {
+    this.routeCalls.push(req);
+    if (req.model !== 'fake-model' && req.model !== 'alias') throw new DomainError('model_not_found', 'no such model', 5);
+    return { model: 'fake-model', profile: profile.id, workerAddress: 'fake:1', workerId: 'w1', contextWindow: 131072, maxOutputTokens: 4096, engineModel: 'fake-model' };
+  }
+
+  async listModels(): Promise<routerV1.ListModelsResponse> {
+    return { models: [{ id: 'fake-model', ownedBy: 'test', created: 0, aliases: [], contextWindow: 131072 }] };
+  }
+
+  async *generate(_address: string, req: inferenceV1.GenerateRequest): AsyncGenerator<inferenceV1.GenerateResponse> {
+    this.generateCalls.push(req);
+    const failure = this.failNextGenerate;
+    this.failNextGenerate = undefined;
+    if (failure) throw failure;
+    const parent = this.sessions.get(req.parentSessionKey || req.sessionKey);
+    if (req.prefixLen > 0 && (!parent || parent.length < req.prefixLen)) throw new DomainError('prefix_miss', 'no prefix', 9, true);
+    const prompt = [...(parent ?? []).slice(0, req.prefixLen), ...req.tokens];
+    this.prompts.push(prompt);
+    let cached = 0;
+    while (parent && cached < parent.length && cached < prompt.length && parent[cached] === prompt[cached]) cached++;
+    const completion = profile.renderCompletion(this.script(this.generateCalls.length - 1));
+    this.sessions.set(req.sessionKey, [...prompt, ...completion]);
+    if (req.parentSessionKey) this.sessions.delete(req.parentSessionKey);
+    // Stream in uneven chunks, as a real worker does.
+    for (let i = 0; i < completion.length; i += 3) yield { event: { $case: 'chunk', value: { tokens: completion.slice(i, i + 3) } } };
+    yield {
+      event: {
+        $case: 'done',
+        value: { finishReason: inferenceV1.FinishReason.FINISH_REASON_STOP, promptTokens: prompt.length, cachedTokens: cached, completionTokens: completion.length, engineTtftMs: 0 },
+      },
+    };
+  }
+
+  close(): void {}
+}
+
+/** TurnDeps over FakeBackends with silent logs and a private metrics registry. */
+export function fakeDeps(backends = new FakeBackends()): { deps: TurnDeps; backends: FakeBackends; usage: unknown[]; registry: Registry } {
+  const registry = new Registry();
+  const usage: unknown[] = [];
+  const deps: TurnDeps = {
+    backends: backends as unknown as BackendClients,
+    metrics: new EdgeMetrics(registry),
+    logger: createLogger({ service: 'edge-test', level: 'silent' }),
+    renderCache: new EntryRenderCache(1000),
+    usage: { enqueue: (r) => usage.push(r) },
+  };
+  return { deps, backends, usage, registry };
+}
