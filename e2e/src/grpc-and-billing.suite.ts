@@ -79,6 +79,22 @@ export function grpcAndBillingSuite(): void {
     });
   });
 
+  describe('observability', () => {
+    it('times every stage of a turn on the edge /metrics, by transport and cached', async () => {
+      const { stack } = stackEnv();
+      const text = await (await fetch(`http://127.0.0.1:${stack.services.edge.ports.admin}/metrics`)).text();
+      const count = (name: string, labels: Record<string, string>) => {
+        const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`)));
+        return line ? Number(line.split(' ').pop()) : 0;
+      };
+      for (const stage of ['validate', 'safety', 'route', 'render', 'queue', 'ttft', 'stream', 'post']) {
+        expect(count('fastloop_edge_turn_stage_seconds_count', { stage, transport: 'websocket', cached: 'true' })).toBeGreaterThan(0);
+      }
+      expect(count('fastloop_edge_turn_stage_seconds_count', { stage: 'render', transport: 'http', cached: 'false' })).toBeGreaterThan(0);
+      expect(count('fastloop_edge_state_cache_lookups_total', { result: 'hit' })).toBeGreaterThan(0);
+    });
+  });
+
   describe('billing', () => {
     it('records every response once in the tenant ledger, after the fact', async () => {
       const { stack, key } = stackEnv();

@@ -45,10 +45,10 @@ export class StageTimer {
     private readonly cached: boolean,
   ) {}
 
-  /** Ends `stage` now (its time since the previous mark) and starts the next one. */
-  mark(stage: TurnStage): void {
+  /** Ends `stage` now (its time since the previous mark, plus `extraMs` spent before) and starts the next. */
+  mark(stage: TurnStage, extraMs = 0): void {
     const now = performance.now();
-    this.record(stage, now - this.last);
+    this.record(stage, now - this.last + extraMs);
     this.last = now;
   }
 

@@ -21,6 +21,7 @@ import { ResponseStore } from './store/response-store';
 import { StoredStateLoader } from './store/stored-state-loader';
 import { StoreWriter } from './store/store-writer';
 import { EntryRenderCache } from './turn/entry-render-cache';
+import { RouteCache } from './turn/route-cache';
 import type { TurnDeps } from './turn/turn-deps';
 import { UsageOutbox, usageOutboxOptionsFromConfig } from './usage';
 import { WsGateway } from './ws/ws-gateway';
@@ -46,7 +47,8 @@ async function main(): Promise<void> {
   const renderCache = new EntryRenderCache(config.EDGE_RENDER_CACHE_ENTRIES);
   const loader = new StoredStateLoader(store, storeWriter, renderCache);
   const usage = new UsageOutbox(usageOutboxOptionsFromConfig(config, { redisUrl: config.REDIS_URL, registry, logger: logger.child({ component: 'usage' }) }));
-  const deps: TurnDeps = { backends, metrics, logger, renderCache, usage, store: storeWriter };
+  const routeCache = new RouteCache(config.EDGE_ROUTE_CACHE_TTL_MS);
+  const deps: TurnDeps = { backends, metrics, logger, renderCache, routeCache, usage, store: storeWriter };
   const budget = new StateCacheBudget(config.EDGE_CACHE_TOTAL_BYTES, metrics);
   const sessionLimits = { connectionCacheBytes: config.EDGE_CONN_CACHE_BYTES, maxQueued: config.EDGE_WS_MAX_QUEUED };
 

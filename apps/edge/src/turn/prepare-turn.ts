@@ -7,6 +7,7 @@ import type { CallTarget, ConversationState, RouteDecision } from './conversatio
 import { itemsToEntries, contentText } from './items-to-entries';
 import { extendConversation, headerKeyOf, renderConversation, type RenderedConversation } from './render-conversation';
 import type { TurnDeps, TurnRequest } from './turn-deps';
+import { RouteCache } from './route-cache';
 import type { StageTimer } from '../edge-metrics';
 
 /** A turn with everything done but inference: what the stream step and the cache need. */
@@ -30,13 +31,12 @@ export interface PreparedTurn {
  */
 export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: StageTimer): Promise<PreparedTurn> {
   const { body, previous } = req;
-  timer.record('validate', req.validateMs);
   const newItems = resolveReferences(normalizeInput(body.input), previous);
   const items = previous ? previous.items.append(newItems) : AppendLog.from(newItems);
   const inputStart = previous ? previous.items.length : 0;
   const calls = previous ? (previous.calls as Map<string, CallTarget>) : new Map<string, CallTarget>();
   const newEntries = itemsToEntries(newItems, calls, inputStart);
-  timer.mark('validate');
+  timer.mark('validate', req.validateMs);
 
   const safety = classify(deps, req, items);
   safety.catch(() => undefined); // awaited below; avoid an unhandled rejection while routing fails
@@ -87,14 +87,23 @@ async function routeTurn(deps: TurnDeps, req: TurnRequest): Promise<RouteDecisio
   // Reuse the cached decision: no router call on a cached turn. A dead worker is detected by the
   // Generate call, which then routes again (see streamTurn).
   if (prev && prev.requestedModel === req.body.model) return prev;
-  return routeFresh(deps, req, req.body.model);
+  const key = RouteCache.key(req.body.model, req.principal.tenant, affinityKey(req));
+  const cached = deps.routeCache?.get(key);
+  if (cached) return cached;
+  const decision = await routeFresh(deps, req, req.body.model);
+  deps.routeCache?.set(key, decision);
+  return decision;
+}
+
+function affinityKey(req: TurnRequest): string {
+  return req.body.prompt_cache_key ?? req.body.previous_response_id ?? '';
 }
 
 /** Asks the router for a model and worker; maps its errors to API errors. */
 export async function routeFresh(deps: TurnDeps, req: TurnRequest, model: string): Promise<RouteDecision> {
   try {
     const r = await deps.backends.route(
-      { model, tenant: req.principal.tenant, affinityKey: req.body.prompt_cache_key ?? req.body.previous_response_id ?? '' },
+      { model, tenant: req.principal.tenant, affinityKey: affinityKey(req) },
       req.signal,
     );
     return {

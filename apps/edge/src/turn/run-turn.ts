@@ -98,6 +98,7 @@ async function streamTokens(deps: TurnDeps, req: TurnRequest, prepared: Prepared
         deps.metrics.prefixMisses.inc();
         plan = fullPlan(prepared, gen, writer.response.id);
       } else if (e.code === 'unavailable' || e.code === 'worker_overloaded') {
+        deps.routeCache?.forgetWorker(route.workerId);
         route = await routeFresh(deps, req, req.body.model);
         plan = fullPlan(prepared, gen, writer.response.id);
       } else throw err;

@@ -4,6 +4,7 @@ import type { BackendClients } from '../clients/backend-clients';
 import type { EdgeMetrics, Transport } from '../edge-metrics';
 import type { Principal } from '../auth';
 import type { EntryRenderCache } from './entry-render-cache';
+import type { RouteCache } from './route-cache';
 import type { ConversationState } from './conversation-state';
 import type { ResponseCreateRequest } from '@fastloop/protocol';
 
@@ -19,6 +20,8 @@ export interface TurnDeps {
   metrics: EdgeMetrics;
   logger: Logger;
   renderCache: EntryRenderCache;
+  /** Short-lived routing decisions for turns without cached state; absent = always ask the router. */
+  routeCache?: RouteCache;
   usage: { enqueue(record: billingV1.UsageRecord): void };
   store?: ResponseSink;
 }
