@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { ResponsesWS } from 'openai/resources/responses/ws';
-import type { Stack } from '../../tools/launcher/stack';
+import type { Stack } from '@fastloop/launcher';
 
 let current: Stack | undefined;
 

@@ -1,4 +1,4 @@
-import { startStack, type Stack } from '../../tools/launcher/stack';
+import { startStack, type Stack } from '@fastloop/launcher';
 
 /**
  * Starts one real stack for a test file: five processes on free ports and a private redis-server

@@ -1,4 +1,4 @@
-import type { Stack } from '../../tools/launcher/stack';
+import type { Stack } from '@fastloop/launcher';
 import { useStack } from './clients';
 import { badInputSuite } from './errors.suite';
 import { grpcAndBillingSuite } from './grpc-and-billing.suite';
