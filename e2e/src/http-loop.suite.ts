@@ -93,6 +93,16 @@ export function httpLoopSuite(): void {
       expect(kinds).toEqual(['function_call', 'function_call', 'message']);
     });
 
+    it('never stores a store: false response, so it cannot be fetched or chained over HTTP', async () => {
+      const r = await client.responses.create({ model: MODEL, input: 'ephemeral', store: false });
+      await new Promise((res) => setTimeout(res, 50));
+      await expect(client.responses.retrieve(r.id)).rejects.toMatchObject({ status: 404 });
+      await expect(client.responses.create({ model: MODEL, input: 'next', previous_response_id: r.id })).rejects.toMatchObject({
+        status: 400,
+        error: expect.objectContaining({ code: 'previous_response_not_found' }),
+      });
+    });
+
     it('chains turns with previous_response_id through the response store and serves stored responses', async () => {
       const first = await client.responses.create({ model: MODEL, input: 'Weather in Lima?', tools: [weatherTool] });
       const call = first.output[0] as any;
