@@ -1,0 +1,5 @@
+export default {
+  displayName: 'deploy',
+  preset: '../jest.preset.js',
+  rootDir: '.',
+};
