@@ -40,7 +40,9 @@ async function main(): Promise<void> {
     inferenceTimeoutMs: config.INFERENCE_TIMEOUT_MS,
     inferenceIdleTimeoutMs: config.INFERENCE_IDLE_TIMEOUT_MS,
   });
-  const redis = createRedis(config.REDIS_URL);
+  // The store's commands fail after a bounded wait instead of queueing forever (BullMQ-style
+  // `maxRetriesPerRequest: null`): a client asking for a stored response gets a 503, not a hang.
+  const redis = createRedis(config.REDIS_URL, { maxRetriesPerRequest: 2, commandTimeout: 5_000 });
   redis.on('error', (err) => logger.warn({ err }, 'redis connection error'));
   const store = new ResponseStore(redis, config.EDGE_STORE_TTL_SECONDS, logger.child({ component: 'store' }));
   const storeWriter = new StoreWriter(store, logger.child({ component: 'store' }));
@@ -73,8 +75,9 @@ async function main(): Promise<void> {
       { name: 'drain websockets', run: () => ws.close() },
       { name: 'drain http', run: () => closeServer(server) },
       { name: 'drain grpc', run: () => grpc.close() },
-      { name: 'flush store', run: () => storeWriter.flush() },
+      // Usage first: a record must never be lost, and the outbox spills to disk if Redis is away.
       { name: 'flush usage outbox', run: () => usage.close() },
+      { name: 'flush store', run: () => storeWriter.flush() },
       { name: 'close clients', run: async () => { backends.close(); redis.disconnect(); } },
       { name: 'admin', run: () => admin.close() },
     ],

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '@fastloop/service-kit';
-import { newId, type InputItem, type ResponseObject } from '@fastloop/protocol';
+import { ApiErrors, newId, type InputItem, type ResponseObject } from '@fastloop/protocol';
 import type { ConversationState, RouteDecision } from '../turn/conversation-state';
 
 /** What the store keeps per response besides the chain's item list. */
@@ -77,7 +77,7 @@ export class ResponseStore {
   }
 
   async get(id: string, tenant: string): Promise<StoredResponse | undefined> {
-    const raw = await this.redis.get(RESPONSE_PREFIX + id);
+    const raw = await this.redis.get(RESPONSE_PREFIX + id).catch(unavailable);
     if (!raw) return undefined;
     const record = JSON.parse(raw) as StoredResponse;
     // Another tenant's response is indistinguishable from a missing one.
@@ -87,16 +87,21 @@ export class ResponseStore {
   /** Items [start, end) of a stored conversation. */
   async items(record: StoredResponse, start: number, end: number): Promise<InputItem[]> {
     if (end <= start) return [];
-    const raw = await this.redis.lrange(record.itemsKey, start, end - 1);
+    const raw = await this.redis.lrange(record.itemsKey, start, end - 1).catch(unavailable);
     return raw.map((s) => JSON.parse(s) as InputItem);
   }
 
   async delete(id: string, tenant: string): Promise<boolean> {
     const record = await this.get(id, tenant);
     if (!record) return false;
-    await this.redis.del(RESPONSE_PREFIX + id);
+    await this.redis.del(RESPONSE_PREFIX + id).catch(unavailable);
     return true;
   }
+}
+
+/** Reads that fail because Redis is away are a 503 for the client, never a hang or a 500. */
+function unavailable(err: unknown): never {
+  throw ApiErrors.unavailable(`The response store is unavailable: ${err instanceof Error ? err.message : String(err)}`);
 }
 
 /** input_items lists every item with an id; items the client sent without one get one. */

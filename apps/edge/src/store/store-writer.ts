@@ -40,9 +40,18 @@ export class StoreWriter implements ResponseSink {
     void write.finally(() => this.pending.delete(id));
   }
 
-  /** Resolves when every write started so far has finished (shutdown drain, tests). */
-  async flush(): Promise<void> {
-    await Promise.all([...this.pending.values()]);
+  /**
+   * Resolves when every write started so far has finished, or after `timeoutMs` (shutdown must
+   * not hang on an unreachable Redis; what is still pending then is logged as lost).
+   */
+  async flush(timeoutMs = 5_000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), timeoutMs);
+    });
+    const result = await Promise.race([Promise.all([...this.pending.values()]), timedOut]);
+    clearTimeout(timer);
+    if (result === 'timeout') this.logger.error({ pending: this.pending.size }, 'response store unreachable at shutdown; pending responses not stored');
   }
 
   /** The write of `id` if still in flight, so a reader sees its own writes. */
