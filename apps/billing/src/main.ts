@@ -1,4 +1,4 @@
-import { createLogger, createMetricsRegistry, createRedis, installShutdown, startAdminServer, type Logger } from '@fastloop/service-kit';
+import { createLogger, createMetricsRegistry, createRedis, installShutdown, settleWithin, startAdminServer, type Logger } from '@fastloop/service-kit';
 import type { Redis } from 'ioredis';
 import { createBillingMetrics } from './billing-metrics';
 import { loadBillingConfig } from './billing-config';
@@ -32,8 +32,17 @@ async function main(): Promise<void> {
     steps: [
       { name: 'not ready', run: () => void (draining = true) },
       { name: 'close usage report', run: () => report.close() },
-      // Waits for active jobs; a job cut short by the timeout is redelivered and deduped.
-      { name: 'close usage worker', run: () => worker.close() },
+      // Waits for active jobs; a job cut short by the timeout is redelivered and deduped. With Redis
+      // away the graceful close never finishes, so it is forced after 10 s (nothing is lost: jobs
+      // live in Redis).
+      {
+        name: 'close usage worker',
+        run: async () => {
+          if ((await settleWithin(worker.close(), 10_000)) !== 'timeout') return;
+          logger.warn('usage worker did not close within 10 s (Redis unreachable?); forcing');
+          await settleWithin(worker.close(true), 2_000);
+        },
+      },
       { name: 'close redis', run: () => closeRedis(redis) },
       { name: 'close admin server', run: () => admin.close() },
     ],

@@ -56,3 +56,19 @@ export function installShutdown(options: ShutdownOptions): () => Promise<void> {
   process.on('SIGINT', onSignal);
   return drain;
 }
+
+/**
+ * Resolves with `promise`'s value, or with `'timeout'` after `ms` (the promise keeps running).
+ * Shutdown steps use it so an unreachable dependency cannot stall a drain.
+ */
+export async function settleWithin<T>(promise: Promise<T>, ms: number): Promise<T | 'timeout'> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

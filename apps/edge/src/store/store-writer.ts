@@ -1,4 +1,4 @@
-import type { Logger } from '@fastloop/service-kit';
+import { settleWithin, type Logger } from '@fastloop/service-kit';
 import type { ConversationState } from '../turn/conversation-state';
 import type { ResponseSink } from '../turn/turn-deps';
 import type { ResponseStore, StoredResponse } from './response-store';
@@ -45,12 +45,7 @@ export class StoreWriter implements ResponseSink {
    * not hang on an unreachable Redis; what is still pending then is logged as lost).
    */
   async flush(timeoutMs = 5_000): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), timeoutMs);
-    });
-    const result = await Promise.race([Promise.all([...this.pending.values()]), timedOut]);
-    clearTimeout(timer);
+    const result = await settleWithin(Promise.all([...this.pending.values()]), timeoutMs);
     if (result === 'timeout') this.logger.error({ pending: this.pending.size }, 'response store unreachable at shutdown; pending responses not stored');
   }
 
