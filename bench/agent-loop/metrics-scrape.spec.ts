@@ -1,0 +1,44 @@
+import { diffHistograms, msByFirstLabel, parseHistogram, STAGE_METRIC, turnDelta } from './metrics-scrape';
+
+const page = (validate: number, count: number) => `# HELP ${STAGE_METRIC} Time spent in each stage of a turn
+# TYPE ${STAGE_METRIC} histogram
+${STAGE_METRIC}_bucket{le="0.001",service="edge",stage="validate",transport="websocket",cached="true"} ${count}
+${STAGE_METRIC}_sum{service="edge",stage="validate",transport="websocket",cached="true"} ${validate}
+${STAGE_METRIC}_count{service="edge",stage="validate",transport="websocket",cached="true"} ${count}
+${STAGE_METRIC}_sum{service="edge",stage="render",transport="sse",cached="false"} 0.5
+${STAGE_METRIC}_count{service="edge",stage="render",transport="sse",cached="false"} 3
+inference_ttft_seconds_sum{service="inference",engine="sim"} ${count * 0.08}
+inference_ttft_seconds_count{service="inference",engine="sim"} ${count}
+`;
+
+describe('parseHistogram', () => {
+  it('reads the sum and count of each series keyed by the asked labels', () => {
+    const snap = parseHistogram(page(0.002, 4), STAGE_METRIC, ['stage', 'transport', 'cached']);
+    expect(snap.get('validate|websocket|true')).toEqual({ sum: 0.002, count: 4 });
+    expect(snap.get('render|sse|false')).toEqual({ sum: 0.5, count: 3 });
+    expect(snap.size).toBe(2);
+  });
+});
+
+describe('diffHistograms', () => {
+  it('returns only the series that grew, in ms', () => {
+    const before = parseHistogram(page(0.002, 4), STAGE_METRIC, ['stage', 'transport', 'cached']);
+    const after = parseHistogram(page(0.0035, 5), STAGE_METRIC, ['stage', 'transport', 'cached']);
+    const d = diffHistograms(before, after);
+    expect(d).toHaveLength(1);
+    expect(d[0].labels).toEqual(['validate', 'websocket', 'true']);
+    expect(d[0].sumMs).toBeCloseTo(1.5);
+    expect(msByFirstLabel(d).validate).toBeCloseTo(1.5);
+  });
+
+  it('gives a turn its stage times and the engine\'s measured TTFT', () => {
+    const snap = (n: number, v: number) => ({
+      stages: parseHistogram(page(v, n), STAGE_METRIC, ['stage', 'transport', 'cached']),
+      engineTtft: parseHistogram(page(v, n), 'inference_ttft_seconds', ['engine']),
+    });
+    const t = turnDelta(snap(4, 0.002), snap(5, 0.003));
+    expect(t.generateCalls).toBe(1);
+    expect(t.engineTtftMs).toBeCloseTo(80);
+    expect(t.stagesMs.validate).toBeCloseTo(1);
+  });
+});

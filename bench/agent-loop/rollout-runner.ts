@@ -1,0 +1,112 @@
+import { openClient, type Endpoints, type TurnClient } from './clients/open-client';
+import { Conversation } from './conversation';
+import { engineTiming, type SimPaceSettings } from './engine-model';
+import { scrapeTurnMetrics, turnDelta, type TurnMetrics } from './metrics-scrape';
+import type { Mode } from './options';
+import type { Workload } from './workload';
+
+/** Everything measured about one turn of one mode. Times in ms. */
+export interface TurnRecord {
+  mode: Mode;
+  tps: number;
+  rep: number;
+  /** 1-based. */
+  turn: number;
+  outputType: string;
+  requestBytes: number;
+  inputTokens: number;
+  cachedTokens: number;
+  outputTokens: number;
+  /** Client: building and sending the request → terminal event (what the rollout waits for). */
+  wallMs: number;
+  /** Client: send → `response.created`. */
+  createdMs: number;
+  /** Client: send → first `response.output_item.added` (client-observed TTFT). */
+  firstOutputMs: number;
+  /** Client: send → `response.completed`. */
+  doneMs: number;
+  /** Engine model: SIM_TTFT_MS + uncached prompt tokens / prefill speed. */
+  engineTtftMs: number;
+  /** Engine model: when the token that opens the first output item left the engine. */
+  engineFirstOutputMs: number;
+  /** The inference worker's own measured TTFT (`inference_ttft_seconds`); NaN unless one Generate call ran. */
+  engineMeasuredTtftMs: number;
+  /** firstOutputMs − engineFirstOutputMs: what the stack around the engine added. */
+  overheadMs: number;
+  /** The edge's own stage timings for this turn (from /metrics), stage → ms. */
+  stagesMs: Record<string, number>;
+}
+
+/** Options of {@link runRound}. */
+export interface RoundOptions {
+  modes: readonly Mode[];
+  workload: Workload;
+  /** Turn budget per rollout; a rollout still calling tools at the last turn is cut there. */
+  turns: number;
+  endpoints: Endpoints;
+  /** Admin ports (/metrics) of the edge and the inference worker. */
+  adminPorts: { edge: number; inference: number };
+  pace: SimPaceSettings;
+  rep: number;
+  /** Called before each turn (progress output). */
+  onTurn?: (mode: Mode, turn: number) => void;
+}
+
+/**
+ * Runs one rollout per mode, interleaved round-robin by turn (turn t of every mode, then turn t+1),
+ * one request at a time, so machine noise and warm-up hit every mode alike. The mode that goes
+ * first rotates each turn. /metrics is scraped between requests (never during one), so each turn's
+ * stage timings are exactly that turn's.
+ */
+export async function runRound(options: RoundOptions): Promise<TurnRecord[]> {
+  const { modes, workload, turns, endpoints, pace } = options;
+  const clients = new Map<Mode, TurnClient>();
+  const records: TurnRecord[] = [];
+  try {
+    for (const mode of modes) clients.set(mode, await openClient(mode, endpoints));
+    const conversations = new Map(modes.map((m) => [m, new Conversation(m, workload)] as const));
+    const scrape = () => scrapeTurnMetrics(options.adminPorts.edge, options.adminPorts.inference);
+    let snapshot: TurnMetrics = await scrape();
+    for (let turn = 1; turn <= turns; turn++) {
+      for (let i = 0; i < modes.length; i++) {
+        const mode = modes[(i + turn - 1) % modes.length];
+        const conv = conversations.get(mode)!;
+        if (conv.done) continue;
+        options.onTurn?.(mode, turn);
+        const t0 = performance.now();
+        const result = await clients.get(mode)!.send(conv.nextBody());
+        const wallMs = performance.now() - t0;
+        conv.accept(result.response, turn);
+        if (turn === turns) conv.finish();
+        const after = await scrape();
+        const delta = turnDelta(snapshot, after);
+        snapshot = after;
+        const usage = result.response.usage;
+        const engine = engineTiming(usage, result.response.output[0] ?? {}, pace);
+        records.push({
+          mode,
+          tps: pace.tokensPerSecond,
+          rep: options.rep,
+          turn,
+          outputType: String(result.response.output[0]?.type ?? 'none'),
+          requestBytes: result.requestBytes,
+          inputTokens: usage.input_tokens,
+          cachedTokens: usage.input_tokens_details?.cached_tokens ?? 0,
+          outputTokens: usage.output_tokens,
+          wallMs,
+          createdMs: result.createdMs,
+          firstOutputMs: result.firstOutputMs,
+          doneMs: result.doneMs,
+          engineTtftMs: engine.ttftMs,
+          engineFirstOutputMs: engine.firstEventMs,
+          engineMeasuredTtftMs: delta.generateCalls === 1 ? delta.engineTtftMs : NaN,
+          overheadMs: result.firstOutputMs - engine.firstEventMs,
+          stagesMs: delta.stagesMs,
+        });
+      }
+    }
+  } finally {
+    await Promise.all([...clients.values()].map((c) => c.close().catch(() => undefined)));
+  }
+  return records;
+}

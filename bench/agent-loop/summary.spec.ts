@@ -1,0 +1,68 @@
+import type { Mode } from './options';
+import type { TurnRecord } from './rollout-runner';
+import { checkpointTurns, checkTargets, fmt, percentile, ratios, summarizeMode } from './summary';
+
+function record(mode: Mode, turn: number, overheadMs: number, extra: Partial<TurnRecord> = {}): TurnRecord {
+  return {
+    mode, tps: 1000, rep: 1, turn, outputType: 'function_call', requestBytes: 1000, inputTokens: 1000 * turn, cachedTokens: 0, outputTokens: 20,
+    wallMs: 100, createdMs: 2, firstOutputMs: 90 + overheadMs, doneMs: 100, engineTtftMs: 80, engineFirstOutputMs: 90,
+    engineMeasuredTtftMs: 81, overheadMs, stagesMs: { validate: 0.1, route: 0.1, render: 0.2, safety: 0.5, queue: 0.1, ttft: 83, stream: 10, post: 0.01 },
+    ...extra,
+  };
+}
+
+describe('percentile', () => {
+  it('interpolates between the closest ranks and ignores non-finite values', () => {
+    expect(percentile([3, 1, 2], 0.5)).toBe(2);
+    expect(percentile([1, 2, 3, 4], 0.5)).toBe(2.5);
+    expect(percentile([1, 2, 3, 4], 0)).toBe(1);
+    expect(percentile([1, 2, 3, 4], 1)).toBe(4);
+    expect(percentile([5, NaN, Infinity], 0.5)).toBe(5);
+    expect(percentile([], 0.5)).toBeNaN();
+  });
+});
+
+describe('checkpointTurns', () => {
+  it('quotes turns 1, 10, 25, 50 that exist, and always the last', () => {
+    expect(checkpointTurns(50)).toEqual([1, 10, 25, 50]);
+    expect(checkpointTurns(12)).toEqual([1, 10, 12]);
+    expect(checkpointTurns(5)).toEqual([1, 5]);
+  });
+});
+
+describe('summarizeMode', () => {
+  it('takes the p50 over repetitions per turn and the growth from turn 1 to the last', () => {
+    const records = [1, 2, 3].flatMap((rep) => Array.from({ length: 10 }, (_, i) => record('ws', i + 1, (i + 1) * rep, { rep })));
+    const s = summarizeMode('ws', 1000, records);
+    expect(s.reps).toBe(3);
+    expect(s.turns).toBe(10);
+    expect(s.overheadAt).toEqual({ 1: 2, 10: 20 });
+    expect(s.growth).toBe(10);
+    expect(s.rolloutMs).toBe(1000);
+    expect(s.stageMeanMs.safety).toBeCloseTo(0.5);
+    expect(s.parts.late.preInference).toBeCloseTo(1.0);
+    expect(s.parts.late.inferenceHop).toBeCloseTo(2);
+    expect(s.parts.late.engineLate).toBeCloseTo(1);
+  });
+});
+
+describe('ratios and targets', () => {
+  it('compares modes measured at the same TPS and checks the issue targets', () => {
+    const ws = Array.from({ length: 10 }, (_, i) => record('ws', i + 1, 0.8, { wallMs: 40 }));
+    const http = Array.from({ length: 10 }, (_, i) => record('http-stateless', i + 1, 5, { wallMs: 100 }));
+    const summaries = [summarizeMode('http-stateless', 1000, http), summarizeMode('ws', 1000, ws)];
+    expect(ratios(summaries).find((r) => r.label === 'ws / http-stateless rollout time')?.value).toBeCloseTo(0.4);
+    const targets = checkTargets(summaries);
+    expect(targets.map((t) => t.met)).toEqual([true, true, true]);
+    expect(targets[2].measured).toBe('60.0% faster');
+  });
+});
+
+describe('fmt', () => {
+  it('keeps about three significant digits', () => {
+    expect(fmt(1234.5)).toBe('1235');
+    expect(fmt(12.345)).toBe('12.3');
+    expect(fmt(0.1234)).toBe('0.12');
+    expect(fmt(NaN)).toBe('n/a');
+  });
+});

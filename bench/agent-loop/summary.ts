@@ -1,0 +1,197 @@
+import { PRE_INFERENCE_STAGES, STAGES } from './metrics-scrape';
+import type { Mode } from './options';
+import type { TurnRecord } from './rollout-runner';
+
+/** The q-th quantile (0..1) of `values` with linear interpolation; NaN for none. */
+export function percentile(values: readonly number[], q: number): number {
+  const v = values.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (v.length === 0) return NaN;
+  const pos = Math.min(Math.max(q, 0), 1) * (v.length - 1);
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return v[lo] + (v[hi] - v[lo]) * (pos - lo);
+}
+
+export const median = (values: readonly number[]) => percentile(values, 0.5);
+
+/** Turns the report quotes: 1, 10, 25, 50 where the rollout has them, and always the last. */
+export function checkpointTurns(turns: number): number[] {
+  return [...new Set([1, 10, 25, 50, turns].filter((t) => t <= turns))].sort((a, b) => a - b);
+}
+
+/** One mode at one TPS setting. */
+export interface ModeSummary {
+  mode: Mode;
+  tps: number;
+  reps: number;
+  turns: number;
+  /** p50 over repetitions of the rollout's summed turn wall times, ms. */
+  rolloutMs: number;
+  /** Turn → p50 over repetitions of the per-turn overhead, ms. */
+  overheadByTurn: Record<number, number>;
+  /** The checkpoint turns' overheads (subset of overheadByTurn). */
+  overheadAt: Record<number, number>;
+  /** overhead at the last turn / overhead at turn 1. */
+  growth: number;
+  /** p50 of the overheads of the first and the last five turns, and their ratio (less noisy). */
+  overheadFirst5: number;
+  overheadLast5: number;
+  growthLast5: number;
+  /** p50 over turns 2..N of the client time to `response.created`, ms. */
+  createdP50Ms: number;
+  /** Where the overhead goes, p50 over turns 2–6 (`early`) and over the last 5 turns (`late`). */
+  parts: { early: OverheadParts; late: OverheadParts };
+  /** Mean ms per turn of each edge stage (from /metrics), over every turn and repetition. */
+  stageMeanMs: Record<string, number>;
+  /** The last turn's prompt size: what the conversation grew to. */
+  finalInputTokens: number;
+  /** Sum of request bytes over the rollout (first repetition). */
+  requestBytes: number;
+}
+
+/**
+ * The overhead of a turn split by where it was measured (ms):
+ * `preInference` the edge's stages before Generate (validate, route, render, safety wait, queue);
+ * `inferenceHop` the edge's ttft stage minus the worker's own measured TTFT (request encoding, the
+ * gRPC hop, prompt assembly, the first chunk back); `engineLate` the worker's measured TTFT minus the
+ * modelled one (timer lateness, sim work past its TTFT); `untimed` the remainder: the client's
+ * encode/send/receive, and edge work outside its stage timer (HTTP body read and JSON parse, the
+ * `previous_response_id` store load on HTTP, event framing and delivery).
+ */
+export interface OverheadParts {
+  overhead: number;
+  toCreated: number;
+  preInference: number;
+  inferenceHop: number;
+  engineLate: number;
+  untimed: number;
+}
+
+/** The p50 of each part over `records`. */
+export function overheadParts(records: readonly TurnRecord[]): OverheadParts {
+  const pre = (r: TurnRecord) => PRE_INFERENCE_STAGES.reduce((s, k) => s + (r.stagesMs[k] ?? 0), 0);
+  const hop = (r: TurnRecord) => (r.stagesMs.ttft ?? NaN) - r.engineMeasuredTtftMs;
+  const late = (r: TurnRecord) => r.engineMeasuredTtftMs - r.engineTtftMs;
+  return {
+    overhead: median(records.map((r) => r.overheadMs)),
+    toCreated: median(records.map((r) => r.createdMs)),
+    preInference: median(records.map(pre)),
+    inferenceHop: median(records.map(hop)),
+    engineLate: median(records.map(late)),
+    untimed: median(records.map((r) => r.overheadMs - pre(r) - hop(r) - late(r))),
+  };
+}
+
+/** Summarises the records of one mode at one TPS setting. */
+export function summarizeMode(mode: Mode, tps: number, records: readonly TurnRecord[]): ModeSummary {
+  const own = records.filter((r) => r.mode === mode && r.tps === tps);
+  const reps = [...new Set(own.map((r) => r.rep))];
+  const turns = Math.max(0, ...own.map((r) => r.turn));
+  const overheadByTurn: Record<number, number> = {};
+  for (let t = 1; t <= turns; t++) overheadByTurn[t] = median(own.filter((r) => r.turn === t).map((r) => r.overheadMs));
+  const overheadAt: Record<number, number> = {};
+  for (const t of checkpointTurns(turns)) overheadAt[t] = overheadByTurn[t];
+  const perTurn = Object.values(overheadByTurn);
+  const first5 = median(perTurn.slice(0, 5));
+  const last5 = median(perTurn.slice(-5));
+  const stageMeanMs: Record<string, number> = {};
+  for (const stage of STAGES) {
+    const values = own.map((r) => r.stagesMs[stage] ?? 0);
+    stageMeanMs[stage] = values.length ? values.reduce((a, b) => a + b, 0) / values.length : NaN;
+  }
+  const last = own.filter((r) => r.turn === turns);
+  return {
+    mode,
+    tps,
+    reps: reps.length,
+    turns,
+    rolloutMs: median(reps.map((rep) => own.filter((r) => r.rep === rep).reduce((s, r) => s + r.wallMs, 0))),
+    overheadByTurn,
+    overheadAt,
+    growth: overheadByTurn[turns] / overheadByTurn[1],
+    overheadFirst5: first5,
+    overheadLast5: last5,
+    growthLast5: last5 / first5,
+    createdP50Ms: median(own.filter((r) => r.turn > 1).map((r) => r.createdMs)),
+    parts: {
+      early: overheadParts(own.filter((r) => r.turn >= 2 && r.turn <= 6)),
+      late: overheadParts(own.filter((r) => r.turn > Math.max(1, turns - 5))),
+    },
+    stageMeanMs,
+    finalInputTokens: median(last.map((r) => r.inputTokens)),
+    requestBytes: own.filter((r) => r.rep === reps[0]).reduce((s, r) => s + r.requestBytes, 0),
+  };
+}
+
+/** A side-by-side comparison measured in the same run. */
+export interface Ratio {
+  tps: number;
+  label: string;
+  /** a / b. */
+  value: number;
+}
+
+/** Rollout-time and overhead ratios between the modes that ran at each TPS setting. */
+export function ratios(summaries: readonly ModeSummary[]): Ratio[] {
+  const out: Ratio[] = [];
+  const pairs: [Mode, Mode][] = [['ws', 'http-stateless'], ['grpc', 'http-stateless'], ['http-previous', 'http-stateless'], ['ws', 'http-previous'], ['grpc', 'ws']];
+  for (const tps of [...new Set(summaries.map((s) => s.tps))]) {
+    const by = new Map(summaries.filter((s) => s.tps === tps).map((s) => [s.mode, s]));
+    for (const [a, b] of pairs) {
+      const sa = by.get(a);
+      const sb = by.get(b);
+      if (!sa || !sb) continue;
+      out.push({ tps, label: `${a} / ${b} rollout time`, value: sa.rolloutMs / sb.rolloutMs });
+      out.push({ tps, label: `${a} / ${b} overhead, last 5 turns`, value: sa.overheadLast5 / sb.overheadLast5 });
+    }
+  }
+  return out;
+}
+
+/** The issue's targets, checked against what was measured. */
+export interface TargetCheck {
+  target: string;
+  measured: string;
+  met: boolean;
+}
+
+export function checkTargets(summaries: readonly ModeSummary[]): TargetCheck[] {
+  const out: TargetCheck[] = [];
+  for (const ws of summaries.filter((s) => s.mode === 'ws')) {
+    const last = ws.overheadByTurn[ws.turns];
+    out.push({ target: `[tps=${ws.tps}] ws overhead p50 at turn ${ws.turns} <= 1 ms`, measured: `${fmt(last)} ms`, met: last <= 1 });
+    out.push({ target: `[tps=${ws.tps}] ws overhead flat: turn ${ws.turns} / turn 1 <= 1.5x`, measured: `${fmt(ws.growth)}x (last 5 / first 5: ${fmt(ws.growthLast5)}x)`, met: ws.growth <= 1.5 });
+    const base = summaries.find((s) => s.mode === 'http-stateless' && s.tps === ws.tps);
+    if (base && ws.tps === 1000) {
+      const faster = 1 - ws.rolloutMs / base.rolloutMs;
+      out.push({ target: '[tps=1000] ws rollout >= 50% faster than http-stateless', measured: `${fmt(faster * 100)}% faster`, met: faster >= 0.5 });
+    }
+  }
+  return out;
+}
+
+/** Plain-language notes on how each mode's overhead moved with the history. */
+export function growthNotes(summaries: readonly ModeSummary[]): string[] {
+  const out: string[] = [];
+  for (const s of summaries) {
+    const { early, late } = s.parts;
+    const verdict = s.growthLast5 > 1.5 ? 'grows with the history' : s.growthLast5 < 1 / 1.5 ? 'shrinks (warm-up or noise)' : 'is flat';
+    const movers = (['preInference', 'inferenceHop', 'untimed'] as const)
+      .filter((k) => late[k] - early[k] > 1)
+      .map((k) => `${k} ${fmt(early[k])} → ${fmt(late[k])} ms`);
+    out.push(
+      `[tps=${s.tps}] ${s.mode}: overhead ${verdict} (p50 first 5 turns ${fmt(s.overheadFirst5)} ms, last 5 ${fmt(s.overheadLast5)} ms, ${fmt(s.growthLast5)}×)` +
+        (movers.length > 0 ? `; grew: ${movers.join(', ')}.` : '.'),
+    );
+  }
+  return out;
+}
+
+/** A number for reports: 3 significant digits, at most 2 decimals. */
+export function fmt(n: number): string {
+  if (!Number.isFinite(n)) return 'n/a';
+  const a = Math.abs(n);
+  if (a >= 100) return n.toFixed(0);
+  if (a >= 10) return n.toFixed(1);
+  return n.toFixed(2);
+}

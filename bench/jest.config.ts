@@ -1,0 +1,5 @@
+export default {
+  displayName: 'bench',
+  preset: '../jest.preset.js',
+  rootDir: '.',
+};
