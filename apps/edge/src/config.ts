@@ -44,8 +44,12 @@ export const edgeConfigSchema = z.object({
   EDGE_CACHE_TOTAL_BYTES: env.int(2 * 1024 * 1024 * 1024, 0),
   /** Seconds a stored response (store: true) is kept in Redis. */
   EDGE_STORE_TTL_SECONDS: env.int(30 * 24 * 3600, 1),
-  /** How long a routing decision is reused by turns without cached state (0 = ask every time). */
-  EDGE_ROUTE_CACHE_TTL_MS: env.int(1_000, 0),
+  /**
+   * How long a routing decision is reused by turns without cached state (0 = ask every time). A
+   * decision whose worker fails is dropped at once, so this only bounds how long a new, better
+   * worker goes unnoticed.
+   */
+  EDGE_ROUTE_CACHE_TTL_MS: env.int(30_000, 0),
   /** Entries in the process-wide cache of rendered item tokens used by the HTTP path. */
   EDGE_RENDER_CACHE_ENTRIES: env.int(50_000, 0),
 });

@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, type Registry } from '@fastloop/service-kit';
 
 /** Stages of one turn, timed separately so the saving of a cached turn is visible per stage. */
-export type TurnStage = 'validate' | 'safety' | 'route' | 'render' | 'queue' | 'ttft' | 'stream' | 'post';
+export type TurnStage = 'validate' | 'load' | 'safety' | 'route' | 'render' | 'queue' | 'ttft' | 'stream' | 'post';
 export type Transport = 'http' | 'sse' | 'websocket' | 'grpc';
 
 /** The edge's Prometheus metrics. */

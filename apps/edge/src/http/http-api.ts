@@ -5,7 +5,7 @@ import type { ApiKeyAuth, Principal } from '../auth';
 import { runTurn, toApiError } from '../turn/run-turn';
 import type { TurnDeps } from '../turn/turn-deps';
 import type { StateLoader } from '../session/responses-session';
-import { readJsonBody } from './read-body';
+import { parseJson, readBody } from './read-body';
 import type { ResponseStoreReader } from './store-routes';
 import { handleStoreRoute } from './store-routes';
 
@@ -53,9 +53,10 @@ export class HttpApi {
 
   private async createResponse(req: IncomingMessage, res: ServerResponse, principal: Principal): Promise<void> {
     const { deps } = this.options;
-    const raw = await readJsonBody(req, this.options.maxBodyBytes);
+    const bytes = await readBody(req, this.options.maxBodyBytes);
+    // Parsing and validation are timed as the turn's validate stage (the body's arrival is not).
     const start = performance.now();
-    const body = validateRequest(raw);
+    const body = validateRequest(parseJson(bytes));
     const validateMs = performance.now() - start;
     if (body.background === true) throw ApiErrors.unsupportedParameter('background', 'background mode is not supported.');
     const abort = new AbortController();
@@ -66,12 +67,14 @@ export class HttpApi {
     const logger = deps.logger.child({ requestId: randomUUID(), tenant: principal.tenant, transport: stream ? 'sse' : 'http' });
     const prevId = body.previous_response_id ?? undefined;
     let previous;
+    const loadStart = performance.now();
     if (prevId) {
       previous = await this.options.loader?.load(prevId, principal.tenant);
       deps.metrics.cacheLookups.inc({ result: previous ? 'store' : 'miss' });
       if (!previous) throw ApiErrors.previousResponseNotFound(prevId);
     }
-    const turn = { body, principal, transport: stream ? ('sse' as const) : ('http' as const), previous, generate: true, signal: abort.signal, validateMs, logger };
+    const loadMs = performance.now() - loadStart;
+    const turn = { body, principal, transport: stream ? ('sse' as const) : ('http' as const), previous, generate: true, signal: abort.signal, validateMs, loadMs, logger };
     if (!stream) {
       const outcome = await runTurn(deps, turn, () => undefined);
       return sendJson(res, 200, outcome.response);

@@ -2,10 +2,10 @@ import type { IncomingMessage } from 'node:http';
 import { ApiErrors } from '@fastloop/protocol';
 
 /**
- * Reads a request body up to `limitBytes` and parses it as JSON. Oversized bodies fail with 413
- * as soon as the limit is crossed (the rest is not buffered); non-JSON with `invalid_json`.
+ * Reads a request body up to `limitBytes`. Oversized bodies fail with 413 as soon as the limit is
+ * crossed (the rest is not buffered).
  */
-export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
+export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limitBytes) {
@@ -32,11 +32,16 @@ export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<
     });
     req.on('end', () => {
       if (failed) return;
-      try {
-        resolve(JSON.parse(Buffer.concat(chunks, size).toString('utf8')));
-      } catch {
-        reject(ApiErrors.invalidJson());
-      }
+      resolve(Buffer.concat(chunks, size));
     });
   });
+}
+
+/** Parses a body as JSON; anything else is `invalid_json`. */
+export function parseJson(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    throw ApiErrors.invalidJson();
+  }
 }

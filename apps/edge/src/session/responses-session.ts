@@ -109,10 +109,12 @@ export class ResponsesSession {
     const prevId = body.previous_response_id ?? undefined;
     const logger = this.options.logger;
     try {
+      const loadStart = performance.now();
       const previous = prevId ? await this.resolvePrevious(prevId) : undefined;
+      const loadMs = performance.now() - loadStart;
       const outcome = await runTurn(
         this.options.deps,
-        { body, principal: this.options.principal, transport: this.options.transport, previous, generate: item.generate, signal: this.abort.signal, validateMs: item.validateMs, logger },
+        { body, principal: this.options.principal, transport: this.options.transport, previous, generate: item.generate, signal: this.abort.signal, validateMs: item.validateMs, loadMs, logger },
         (event) => {
           if (!this.closed) this.options.send(event);
         },

@@ -16,6 +16,9 @@ export interface StoredResponse {
   safetyState: string;
   safetyItems: number;
   route: RouteDecision;
+  /** What the worker holds under this response's session key: prompt length and sampled tokens. */
+  workerPrefixLength: number;
+  sampled: number[];
 }
 
 const RESPONSE_PREFIX = 'fastloop:resp:';
@@ -72,6 +75,8 @@ export class ResponseStore {
       safetyState: Buffer.from(state.safetyState).toString('base64'),
       safetyItems: state.safetyItems,
       route: state.route,
+      workerPrefixLength: state.workerPrefixLength,
+      sampled: [...state.sampled],
     };
     await this.redis.set(RESPONSE_PREFIX + state.response.id, JSON.stringify(record), 'EX', this.ttlSeconds);
   }

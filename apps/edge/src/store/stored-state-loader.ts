@@ -40,8 +40,9 @@ export class StoredStateLoader implements StateLoader {
       safetyState: Buffer.from(record.safetyState, 'base64'),
       safetyItems: record.safetyItems,
       route: record.route,
-      workerPrefixLength: 0,
-      sampled: [],
+      // The worker may still hold this response's session: a continuation then sends only new tokens.
+      workerPrefixLength: record.workerPrefixLength ?? 0,
+      sampled: record.sampled ?? [],
       bytes: 0,
     };
   }

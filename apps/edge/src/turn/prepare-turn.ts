@@ -37,6 +37,7 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
   const calls = previous ? (previous.calls as Map<string, CallTarget>) : new Map<string, CallTarget>();
   const newEntries = itemsToEntries(newItems, calls, inputStart);
   timer.mark('validate', req.validateMs);
+  timer.record('load', req.loadMs);
 
   const safety = classify(deps, req, items);
   safety.catch(() => undefined); // awaited below; avoid an unhandled rejection while routing fails

@@ -1,4 +1,4 @@
-import type { ConversationEntry, ParseEvent } from '@fastloop/model-profiles';
+import type { ParseEvent } from '@fastloop/model-profiles';
 import { inferenceV1 } from '@fastloop/proto';
 import { ApiError, createUsage, newId, type InputItem, type OutputItem, type ResponseStreamEvent, type Usage } from '@fastloop/protocol';
 import { DomainError } from '@fastloop/service-kit';
@@ -8,6 +8,7 @@ import { approxBytes } from './conversation-state';
 import { planGenerate, type GeneratePlan } from './generate-plan';
 import { backendError, prepareTurn, routeFresh, type PreparedTurn } from './prepare-turn';
 import { extendConversation } from './render-conversation';
+import { itemsToEntries } from './items-to-entries';
 import type { TurnDeps, TurnRequest } from './turn-deps';
 import { TurnWriter } from './turn-writer';
 
@@ -142,8 +143,8 @@ function applyParseEvents(writer: TurnWriter, events: readonly ParseEvent[]): vo
 /** The state a continuation chains from: this turn's items plus the output, rendered. */
 function buildState(req: TurnRequest, prepared: PreparedTurn, writer: TurnWriter, route: RouteDecision, plan: GeneratePlan | undefined, sampled: number[]): ConversationState {
   const output = writer.response.output as OutputItem[];
-  const outputEntries = output.map(outputToEntry).filter((e): e is ConversationEntry => e !== undefined);
-  for (const e of outputEntries) if (e.kind === 'function_call') prepared.calls.set(e.callId, { name: e.name, namespace: e.namespace });
+  // The same conversion as for input items: a state rebuilt from the store renders identically.
+  const outputEntries = itemsToEntries(output as unknown as InputItem[], prepared.calls);
   const rendered = extendConversation(prepared.profile, prepared.rendered, undefined as never, outputEntries, prepared.rendered.headerKey);
   const newItems = output as unknown as InputItem[];
   return {
@@ -160,17 +161,6 @@ function buildState(req: TurnRequest, prepared: PreparedTurn, writer: TurnWriter
     sampled,
     bytes: approxBytes(req.body.input) + approxBytes(output) + (rendered.tokens.length - prepared.rendered.tokens.length + (req.previous ? 0 : prepared.rendered.tokens.length)) * 4 + sampled.length * 8,
   };
-}
-
-function outputToEntry(item: OutputItem): ConversationEntry | undefined {
-  if (item.type === 'function_call') {
-    const e: ConversationEntry = { kind: 'function_call', name: item.name, arguments: item.arguments, callId: item.call_id };
-    if (item.namespace) e.namespace = item.namespace;
-    return e;
-  }
-  if (item.type === 'message') return { kind: 'message', role: 'assistant', text: item.content.map((c) => ('text' in c ? c.text : '')).join('') };
-  if (item.type === 'reasoning') return { kind: 'reasoning', text: (item.content ?? []).map((c) => c.text).join('') };
-  return undefined;
 }
 
 /** Usage enqueue and store write: after the terminal event went out, never on the turn's path. */

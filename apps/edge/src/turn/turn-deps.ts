@@ -38,5 +38,7 @@ export interface TurnRequest {
   signal: AbortSignal;
   /** Time the transport spent parsing and validating the request, in ms. */
   validateMs: number;
+  /** Time spent resolving `previous` (connection cache or response store), in ms. */
+  loadMs: number;
   logger: Logger;
 }
