@@ -26,6 +26,12 @@ export const edgeConfigSchema = z.object({
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
   /** Largest accepted HTTP body or WebSocket message, in bytes. */
   EDGE_MAX_BODY_BYTES: env.int(32 * 1024 * 1024, 1024),
+  /**
+   * Start inference while the safety verdict is in flight, hiding the classifier's round trip under
+   * the engine's time to first token. A blocked prompt still gets an error and nothing else, but it
+   * has reached the (self-hosted) worker. false: nothing reaches a worker before the verdict.
+   */
+  EDGE_SAFETY_OVERLAP: env.bool(true),
   /** Deadline for a Classify call. */
   SAFETY_TIMEOUT_MS: env.int(5_000, 1),
   /** Deadline for a Route call. */

@@ -10,8 +10,8 @@ const tools = [
   { type: 'function', name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
 ];
 
-function open(backends = new FakeBackends()) {
-  const { deps, usage } = fakeDeps(backends);
+function open(backends = new FakeBackends(), safetyOverlap = true) {
+  const { deps, usage } = fakeDeps(backends, safetyOverlap);
   const events: any[] = [];
   const cache = new ConnectionStateCache(new StateCacheBudget(1 << 30), 1 << 28);
   const session = new ResponsesSession({
@@ -135,6 +135,16 @@ describe('ResponsesSession', () => {
     expect(blocked[0]).toMatchObject({ type: 'error', status: 400, error: { code: 'invalid_prompt' } });
     const again = await s.create({ previous_response_id: r.id, input: 'hello' });
     expect(again[0]).toMatchObject({ type: 'error', error: { code: 'previous_response_not_found', param: 'previous_response_id' } });
+  });
+
+  it.each([true, false])('never sends a blocked prompt a single event, with safety overlap %s', async (overlap) => {
+    const s = open(new FakeBackends(), overlap);
+    const events = await s.create({ input: 'please BLOCK-ME' });
+    expect(events).toEqual([expect.objectContaining({ type: 'error', status: 400, error: expect.objectContaining({ code: 'invalid_prompt' }) })]);
+    // With overlap the worker was asked (and cancelled); without, it never heard of the prompt.
+    expect(s.backends.generateCalls).toHaveLength(overlap ? 1 : 0);
+    await new Promise((r) => setImmediate(r));
+    expect(s.usage).toHaveLength(0);
   });
 
   it('warms the cache with generate: false, sampling nothing, and chains from the returned id', async () => {

@@ -78,7 +78,7 @@ export class FakeBackends {
 }
 
 /** TurnDeps over FakeBackends with silent logs and a private metrics registry. */
-export function fakeDeps(backends = new FakeBackends()): { deps: TurnDeps; backends: FakeBackends; usage: unknown[]; registry: Registry } {
+export function fakeDeps(backends = new FakeBackends(), safetyOverlap = true): { deps: TurnDeps; backends: FakeBackends; usage: unknown[]; registry: Registry } {
   const registry = new Registry();
   const usage: unknown[] = [];
   const deps: TurnDeps = {
@@ -87,6 +87,7 @@ export function fakeDeps(backends = new FakeBackends()): { deps: TurnDeps; backe
     logger: createLogger({ service: 'edge-test', level: 'silent' }),
     renderCache: new EntryRenderCache(1000),
     usage: { enqueue: (r) => usage.push(r) },
+    safetyOverlap,
   };
   return { deps, backends, usage, registry };
 }

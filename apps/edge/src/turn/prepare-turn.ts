@@ -20,8 +20,12 @@ export interface PreparedTurn {
   readonly rendered: RenderedConversation;
   readonly profile: ModelProfile;
   readonly route: RouteDecision;
-  readonly safetyState: Buffer;
-  readonly safetyItems: number;
+  /**
+   * The safety verdict, still in flight: it rejects with an ApiError when the input is blocked. The
+   * caller awaits it before sending anything to the client (and, unless safety overlap is on,
+   * before anything reaches a worker).
+   */
+  readonly safety: Promise<SafetyResult>;
 }
 
 /**
@@ -40,7 +44,7 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
   timer.record('load', req.loadMs);
 
   const safety = classify(deps, req, items);
-  safety.catch(() => undefined); // awaited below; avoid an unhandled rejection while routing fails
+  safety.catch(() => undefined); // awaited by the caller; no unhandled rejection if routing fails first
   const route = await routeTurn(deps, req);
   timer.mark('route');
 
@@ -59,9 +63,7 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
   }
   timer.mark('render');
 
-  const verdict = await safety;
-  timer.mark('safety');
-  return { items, inputStart, entries, calls, rendered, profile, route, safetyState: verdict.state, safetyItems: verdict.itemsSeen };
+  return { items, inputStart, entries, calls, rendered, profile, route, safety };
 }
 
 /** `input` as items: a string is one user message. */
@@ -123,7 +125,8 @@ export async function routeFresh(deps: TurnDeps, req: TurnRequest, model: string
   }
 }
 
-interface SafetyResult {
+/** Safety's carried state after this turn's items. */
+export interface SafetyResult {
   state: Buffer;
   itemsSeen: number;
 }

@@ -6,7 +6,7 @@ import { StageTimer } from '../edge-metrics';
 import type { ConversationState, RouteDecision } from './conversation-state';
 import { approxBytes } from './conversation-state';
 import { planGenerate, type GeneratePlan } from './generate-plan';
-import { backendError, prepareTurn, routeFresh, type PreparedTurn } from './prepare-turn';
+import { backendError, prepareTurn, routeFresh, type PreparedTurn, type SafetyResult } from './prepare-turn';
 import { extendConversation } from './render-conversation';
 import { itemsToEntries } from './items-to-entries';
 import type { TurnDeps, TurnRequest } from './turn-deps';
@@ -29,21 +29,29 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: (event: Re
   const timer = new StageTimer(deps.metrics, req.transport, req.previous !== undefined);
   const prepared = await prepareTurn(deps, req, timer);
   const writer = new TurnWriter(req.body, { id: newId('resp'), model: prepared.route.model, previousResponseId: req.previous?.response.id }, emit);
-  writer.created();
+  let verdict: SafetyResult | undefined;
+  // Nothing reaches the client before the safety verdict: a blocked prompt is an error, not a response.
+  const open = async (): Promise<SafetyResult> => {
+    verdict = await prepared.safety;
+    timer.mark('safety');
+    writer.created();
+    return verdict;
+  };
   let sampled: number[] = [];
   let usage: Usage = zeroUsage(prepared.rendered.tokens.length + prepared.profile.renderGenerationPrompt().length);
   let plan: GeneratePlan | undefined;
   let route = prepared.route;
   try {
     if (req.generate) {
-      const result = await streamTokens(deps, req, prepared, writer, timer);
-      ({ sampled, usage, plan, route } = result);
+      ({ sampled, usage, plan, route } = await streamTokens(deps, req, prepared, writer, timer, open));
     } else {
-      // generate: false primes the connection cache only; the prompt counts, nothing is sampled.
+      // generate: false primes the connection cache only; nothing is sampled or prefilled.
+      await open();
       usage = zeroUsage(0);
       writer.completed(usage);
     }
   } catch (err) {
+    if (!verdict) throw err; // before response.created: the transport answers with an error
     const apiErr = toApiError(err);
     req.logger.warn({ err, code: apiErr.code }, 'turn failed after response.created');
     writer.failed(apiErr);
@@ -52,7 +60,7 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: (event: Re
     return { response: writer.response };
   }
   timer.mark('stream');
-  const state = buildState(req, prepared, writer, route, plan, sampled);
+  const state = buildState(req, prepared, verdict!, writer, route, plan, sampled);
   deps.metrics.turns.inc({ transport: req.transport, cached: String(!!req.previous), status: writer.response.status });
   afterTerminal(deps, req, writer, state, usage, timer);
   return { response: writer.response, state };
@@ -65,8 +73,20 @@ interface StreamResult {
   route: RouteDecision;
 }
 
-/** Calls Generate (with the prefix_miss and dead-worker retries) and streams the parsed output. */
-async function streamTokens(deps: TurnDeps, req: TurnRequest, prepared: PreparedTurn, writer: TurnWriter, timer: StageTimer): Promise<StreamResult> {
+/**
+ * Calls Generate (with the prefix_miss and dead-worker retries) and streams the parsed output.
+ * With `deps.safetyOverlap` the call starts before the safety verdict, so the classifier's round
+ * trip hides under the engine's time to first token; a blocked prompt cancels the call before any
+ * token is read. Without it, the verdict comes first and nothing reaches a worker before it.
+ */
+async function streamTokens(
+  deps: TurnDeps,
+  req: TurnRequest,
+  prepared: PreparedTurn,
+  writer: TurnWriter,
+  timer: StageTimer,
+  open: () => Promise<SafetyResult>,
+): Promise<StreamResult> {
   const gen = prepared.profile.renderGenerationPrompt();
   let route = prepared.route;
   let plan = planGenerate(writer.response.id, prepared.rendered, gen, req.previous, route.workerId);
@@ -74,13 +94,31 @@ async function streamTokens(deps: TurnDeps, req: TurnRequest, prepared: Prepared
   const sampled: number[] = [];
   let reasoningTokens = 0;
   let done: inferenceV1.GenerateDone | undefined;
+  let opened = false;
+  if (!deps.safetyOverlap) {
+    await open();
+    opened = true;
+  }
   const maxOutput = Math.min(req.body.max_output_tokens ?? route.maxOutputTokens, route.maxOutputTokens);
   for (let attempt = 0; ; attempt++) {
+    const call = new AbortController();
+    const onAbort = () => call.abort();
+    req.signal.addEventListener('abort', onAbort, { once: true });
     try {
       const request = toGenerateRequest(req, route, plan, maxOutput, prepared.profile.stopTokens);
+      const stream = deps.backends.generate(route.workerAddress, request, call.signal)[Symbol.asyncIterator]();
+      const first = stream.next();
+      first.catch(() => undefined); // read below, after the verdict
       timer.mark('queue');
-      for await (const message of deps.backends.generate(route.workerAddress, request, req.signal)) {
-        const event = message.event;
+      if (!opened) {
+        await open().catch((err: unknown) => {
+          call.abort();
+          throw err;
+        });
+        opened = true;
+      }
+      for (let r = await first; !r.done; r = await stream.next()) {
+        const event = r.value.event;
         if (event?.$case === 'chunk') {
           if (sampled.length === 0) timer.mark('ttft');
           const tokens = event.value.tokens;
@@ -94,7 +132,7 @@ async function streamTokens(deps: TurnDeps, req: TurnRequest, prepared: Prepared
       break;
     } catch (err) {
       const e = err instanceof DomainError ? err : undefined;
-      if (sampled.length > 0 || attempt > 0 || !e) throw err;
+      if (!opened || sampled.length > 0 || attempt > 0 || !e) throw err;
       if (e.code === 'prefix_miss') {
         deps.metrics.prefixMisses.inc();
         plan = fullPlan(prepared, gen, writer.response.id);
@@ -103,6 +141,8 @@ async function streamTokens(deps: TurnDeps, req: TurnRequest, prepared: Prepared
         route = await routeFresh(deps, req, req.body.model);
         plan = fullPlan(prepared, gen, writer.response.id);
       } else throw err;
+    } finally {
+      req.signal.removeEventListener('abort', onAbort);
     }
   }
   applyParseEvents(writer, parser.finish());
@@ -141,7 +181,7 @@ function applyParseEvents(writer: TurnWriter, events: readonly ParseEvent[]): vo
 }
 
 /** The state a continuation chains from: this turn's items plus the output, rendered. */
-function buildState(req: TurnRequest, prepared: PreparedTurn, writer: TurnWriter, route: RouteDecision, plan: GeneratePlan | undefined, sampled: number[]): ConversationState {
+function buildState(req: TurnRequest, prepared: PreparedTurn, safety: SafetyResult, writer: TurnWriter, route: RouteDecision, plan: GeneratePlan | undefined, sampled: number[]): ConversationState {
   const output = writer.response.output as OutputItem[];
   // The same conversion as for input items: a state rebuilt from the store renders identically.
   const outputEntries = itemsToEntries(output as unknown as InputItem[], prepared.calls);
@@ -154,8 +194,8 @@ function buildState(req: TurnRequest, prepared: PreparedTurn, writer: TurnWriter
     entries: prepared.entries.append(outputEntries),
     rendered,
     calls: prepared.calls,
-    safetyState: prepared.safetyState,
-    safetyItems: prepared.safetyItems,
+    safetyState: safety.state,
+    safetyItems: safety.itemsSeen,
     route,
     workerPrefixLength: plan && route.workerId ? plan.promptLength : 0,
     sampled,

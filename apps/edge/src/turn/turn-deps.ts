@@ -23,6 +23,12 @@ export interface TurnDeps {
   /** Short-lived routing decisions for turns without cached state; absent = always ask the router. */
   routeCache?: RouteCache;
   usage: { enqueue(record: billingV1.UsageRecord): void };
+  /**
+   * Start Generate while the safety verdict is in flight (its round trip then hides under the
+   * engine's time to first token); a blocked prompt cancels the call before any token is read.
+   * false: nothing reaches a worker before the verdict.
+   */
+  safetyOverlap?: boolean;
   store?: ResponseSink;
 }
 
