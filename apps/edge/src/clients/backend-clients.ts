@@ -1,4 +1,4 @@
-import type { Metadata, ClientReadableStream } from '@grpc/grpc-js';
+import { status as GrpcStatus, type ClientReadableStream } from '@grpc/grpc-js';
 import { inferenceV1, routerV1, safetyV1 } from '@fastloop/proto';
 import { callUnary, createGrpcClient, DomainError, fromGrpcError } from '@fastloop/service-kit';
 
@@ -55,7 +55,7 @@ export class BackendClients {
     const armIdle = () => {
       clearTimeout(idle);
       idle = setTimeout(() => {
-        idleError = new DomainError('inference_idle_timeout', `inference worker sent nothing for ${this.options.inferenceIdleTimeoutMs} ms`, 4, true);
+        idleError = new DomainError('inference_idle_timeout', `inference worker sent nothing for ${this.options.inferenceIdleTimeoutMs} ms`, GrpcStatus.DEADLINE_EXCEEDED, true);
         call.cancel();
       }, this.options.inferenceIdleTimeoutMs);
     };
@@ -75,7 +75,7 @@ export class BackendClients {
   }
 
   private worker(address: string): inferenceV1.InferenceServiceClient {
-    if (this.closed) throw new DomainError('closed', 'backend clients are closed', 14);
+    if (this.closed) throw new DomainError('closed', 'backend clients are closed', GrpcStatus.UNAVAILABLE);
     let client = this.workers.get(address);
     if (!client) {
       client = createGrpcClient(inferenceV1.InferenceServiceClient, address);
@@ -95,4 +95,3 @@ export class BackendClients {
   }
 }
 
-export type { Metadata };

@@ -1,4 +1,5 @@
 import type { ParseEvent } from '@fastloop/model-profiles';
+import { status as GrpcStatus } from '@grpc/grpc-js';
 import { inferenceV1 } from '@fastloop/proto';
 import { ApiError, createUsage, newId, type InputItem, type OutputItem, type ResponseStreamEvent, type Usage } from '@fastloop/protocol';
 import { DomainError } from '@fastloop/service-kit';
@@ -146,7 +147,7 @@ async function streamTokens(
     }
   }
   applyParseEvents(writer, parser.finish());
-  if (!done) throw new DomainError('inference_incomplete', 'the inference stream ended without a result', 14, true);
+  if (!done) throw new DomainError('inference_incomplete', 'the inference stream ended without a result', GrpcStatus.UNAVAILABLE, true);
   const usage = createUsage({ inputTokens: done.promptTokens, cachedTokens: done.cachedTokens, outputTokens: done.completionTokens, reasoningTokens });
   if (done.finishReason === inferenceV1.FinishReason.FINISH_REASON_LENGTH) writer.incomplete(usage, 'max_output_tokens');
   else writer.completed(usage);
