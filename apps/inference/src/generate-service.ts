@@ -3,10 +3,12 @@ import type { ServerWritableStream } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { inferenceV1 } from '@fastloop/proto';
 import { DomainError, toGrpcError } from '@fastloop/service-kit';
+import { extendBlockHashes } from './block-hash';
 import { effectiveMaxOutputTokens, limitChunk } from './completion-limits';
 import type { Engine } from './engine';
 import { engineError, workerOverloaded } from './inference-errors';
 import type { GenerateOutcome, InferenceMetrics } from './inference-metrics';
+import { matchPrefix } from './prefix-match';
 import { assemblePrompt, sessionSequence, type AssembledPrompt } from './prompt-assembly';
 import { validatePromptTokens } from './prompt-validation';
 import type { SessionCache } from './session-cache';
@@ -30,6 +32,14 @@ export interface GenerateServiceOptions {
   maxOutputTokens: number;
   /** Clock; default `performance.now`. */
   now?: () => number;
+}
+
+/** The assembled prompt with what prefix reuse found for it. */
+interface PreparedPrompt extends AssembledPrompt {
+  /** The part of `cachedTokens` the session (or parent) lookup alone found. */
+  sessionCachedTokens: number;
+  /** Chained hashes of the prompt's full blocks; absent without a session key (nothing kept). */
+  blockHashes?: Float64Array;
 }
 
 /** How one stream ended, for the session, the Done message and the metrics. */
@@ -109,17 +119,8 @@ export class GenerateService {
   private async run(call: GenerateCall, arrivedAt: number, signal: AbortSignal): Promise<void> {
     const request = call.request;
     const assembled = this.assemble(request);
-    validatePromptTokens(request.tokens, assembled.prompt.length, this.options.vocabSize);
     const result = await this.stream(call, request, assembled, arrivedAt, signal);
-    // The session keeps what was actually sent: whatever the caller received is a prefix of it,
-    // so any prefix_len it sends next is served correctly, even after a cancel.
-    if (request.sessionKey !== '') {
-      this.options.sessions.set(request.sessionKey, sessionSequence(assembled.prompt, result.completion));
-      // The parent's tokens now live under the new key (a move): a key always names one immutable
-      // sequence, so a branch from the parent gets prefix_miss and resends instead of reusing
-      // tokens another branch appended.
-      if (request.parentSessionKey !== '' && request.parentSessionKey !== request.sessionKey) this.options.sessions.delete(request.parentSessionKey);
-    }
+    if (request.sessionKey !== '') this.keep(request, assembled, result.completion);
     this.record(assembled, result);
     if (result.finish === FinishReason.FINISH_REASON_CANCELLED) return;
     const done: inferenceV1.GenerateDone = {
@@ -133,14 +134,43 @@ export class GenerateService {
     call.end();
   }
 
-  /** Looks the session up and builds the prompt; counts hits and misses. */
-  private assemble(request: inferenceV1.GenerateRequest): AssembledPrompt {
-    const { sessions, metrics } = this.options;
-    if (request.sessionKey === '') return assemblePrompt(undefined, request.prefixLen, request.tokens);
-    const held = sessions.get(request.parentSessionKey !== '' ? request.parentSessionKey : request.sessionKey);
-    const hit = held !== undefined && held.length >= request.prefixLen;
+  /**
+   * Looks the session up, builds and validates the prompt, then finds the longest prefix any held
+   * sequence has (content matching); counts session hits and misses.
+   */
+  private assemble(request: inferenceV1.GenerateRequest): PreparedPrompt {
+    const { sessions, metrics, vocabSize } = this.options;
+    if (request.sessionKey === '') {
+      // An empty key disables prefix reuse (inference.proto): nothing is looked up or kept.
+      const assembled = assemblePrompt(undefined, request.prefixLen, request.tokens);
+      validatePromptTokens(request.tokens, assembled.prompt.length, vocabSize);
+      return { ...assembled, sessionCachedTokens: 0 };
+    }
+    const held = sessions.lookup(request.parentSessionKey !== '' ? request.parentSessionKey : request.sessionKey);
+    const hit = held !== undefined && held.tokens.length >= request.prefixLen;
     (hit ? metrics.sessionCacheHits : metrics.sessionCacheMisses).inc(this.engineLabel);
-    return assemblePrompt(held, request.prefixLen, request.tokens);
+    const assembled = assemblePrompt(held?.tokens, request.prefixLen, request.tokens);
+    validatePromptTokens(request.tokens, assembled.prompt.length, vocabSize);
+    // prefix_len / prefix_miss concern what the caller may omit; content matching only raises
+    // cached_tokens (what the engine need not prefill), as vLLM's and SGLang's prefix caches do.
+    const match = matchPrefix(sessions, assembled.prompt, held, assembled.cachedTokens);
+    return { prompt: assembled.prompt, cachedTokens: match.cachedTokens, sessionCachedTokens: assembled.cachedTokens, blockHashes: match.blockHashes };
+  }
+
+  /**
+   * Keeps prompt ++ sent tokens for the session. What was actually sent: whatever the caller
+   * received is a prefix of it, so any prefix_len it sends next is served correctly, even after a
+   * cancel. Only the blocks past the prompt's full blocks are hashed here.
+   */
+  private keep(request: inferenceV1.GenerateRequest, prepared: PreparedPrompt, completion: readonly number[]): void {
+    const { sessions } = this.options;
+    const sequence = sessionSequence(prepared.prompt, completion);
+    const blockHashes = extendBlockHashes(sequence, prepared.blockHashes, undefined, sessions.hasher);
+    // The parent's tokens now live under the new key (a move): a key always names one immutable
+    // sequence, so a branch from the parent gets prefix_miss and resends instead of reusing
+    // tokens another branch appended (content matching still reuses them as cached_tokens).
+    const moveFrom = request.parentSessionKey !== '' ? request.parentSessionKey : undefined;
+    sessions.set(request.sessionKey, sequence, { blockHashes, moveFrom });
   }
 
   private async stream(
@@ -184,14 +214,17 @@ export class GenerateService {
     return { completion, finish: finish ?? FinishReason.FINISH_REASON_STOP, ttftMs };
   }
 
-  private record(assembled: AssembledPrompt, result: StreamResult): void {
+  private record(assembled: PreparedPrompt, result: StreamResult): void {
     const { metrics, sessions } = this.options;
     metrics.promptTokens.inc(this.engineLabel, assembled.prompt.length);
     metrics.cachedTokens.inc(this.engineLabel, assembled.cachedTokens);
+    metrics.cachedTokensBySource.inc({ ...this.engineLabel, source: 'session' }, assembled.sessionCachedTokens);
+    metrics.cachedTokensBySource.inc({ ...this.engineLabel, source: 'content' }, assembled.cachedTokens - assembled.sessionCachedTokens);
     metrics.completionTokens.inc(this.engineLabel, result.completion.length);
     if (result.ttftMs !== undefined) metrics.ttft.observe(this.engineLabel, result.ttftMs / 1000);
     metrics.sessionCacheTokens.set(this.engineLabel, sessions.totalTokens);
     metrics.sessionCacheSessions.set(this.engineLabel, sessions.size);
+    metrics.prefixIndexBlocks.set(this.engineLabel, sessions.index.size);
     this.count(finishOutcome(result.finish));
     const { logger } = this.options;
     // Per-call lines only at debug: this is the hot path, and prompt content is never logged.
@@ -201,6 +234,7 @@ export class GenerateService {
           engine: this.options.engine.name,
           promptTokens: assembled.prompt.length,
           cachedTokens: assembled.cachedTokens,
+          sessionCachedTokens: assembled.sessionCachedTokens,
           completionTokens: result.completion.length,
           finish: inferenceV1.finishReasonToJSON(result.finish),
           ttftMs: result.ttftMs,

@@ -9,6 +9,8 @@ export interface InferenceMetrics {
   requests: Counter<'engine' | 'outcome'>;
   promptTokens: Counter<'engine'>;
   cachedTokens: Counter<'engine'>;
+  /** `cachedTokens` split by who found them; the two sources sum to it. */
+  cachedTokensBySource: Counter<'engine' | 'source'>;
   completionTokens: Counter<'engine'>;
   ttft: Histogram<'engine'>;
   inFlight: Gauge<'engine'>;
@@ -17,7 +19,14 @@ export interface InferenceMetrics {
   sessionCacheHits: Counter<'engine'>;
   sessionCacheMisses: Counter<'engine'>;
   sessionCacheEvictions: Counter<'engine'>;
+  prefixIndexBlocks: Gauge<'engine'>;
 }
+
+/**
+ * Who found a call's cached tokens: `session` = the session/parent lookup (its common prefix),
+ * `content` = the extra tokens only the block-hash index found (held under another key).
+ */
+export const CACHED_TOKEN_SOURCES = ['session', 'content'] as const;
 
 /** Describes the worker: one series with value 1, so dashboards can show the engine is simulated. */
 export interface EngineInfo {
@@ -41,7 +50,13 @@ export function createInferenceMetrics(registry: Registry, info: EngineInfo): In
   const metrics: InferenceMetrics = {
     requests: new Counter({ name: 'inference_requests_total', help: 'Generate calls by outcome', labelNames: ['engine', 'outcome'] as const, registers }),
     promptTokens: new Counter({ name: 'inference_prompt_tokens_total', help: 'Prompt tokens (prefix + new)', labelNames: engine, registers }),
-    cachedTokens: new Counter({ name: 'inference_cached_tokens_total', help: 'Prompt tokens reused from a session', labelNames: engine, registers }),
+    cachedTokens: new Counter({ name: 'inference_cached_tokens_total', help: 'Prompt tokens reused from held sequences (not prefilled)', labelNames: engine, registers }),
+    cachedTokensBySource: new Counter({
+      name: 'inference_cached_tokens_by_source_total',
+      help: 'Cached prompt tokens by who found them: session lookup, or the extra found by content (block hashes)',
+      labelNames: ['engine', 'source'] as const,
+      registers,
+    }),
     completionTokens: new Counter({ name: 'inference_completion_tokens_total', help: 'Tokens sampled and sent', labelNames: engine, registers }),
     ttft: new Histogram({
       name: 'inference_ttft_seconds',
@@ -61,13 +76,20 @@ export function createInferenceMetrics(registry: Registry, info: EngineInfo): In
       registers,
     }),
     sessionCacheEvictions: new Counter({ name: 'inference_session_cache_evictions_total', help: 'Sessions evicted to respect a bound', labelNames: engine, registers }),
+    prefixIndexBlocks: new Gauge({
+      name: 'inference_prefix_index_blocks',
+      help: 'Block memberships in the content index of held sequences (one per 64 held tokens at most)',
+      labelNames: engine,
+      registers,
+    }),
   };
   // Series exist from the start (at 0), so rates and dashboards work before the first call.
   const label = { engine: info.engine };
   for (const outcome of GENERATE_OUTCOMES) metrics.requests.inc({ ...label, outcome }, 0);
+  for (const source of CACHED_TOKEN_SOURCES) metrics.cachedTokensBySource.inc({ ...label, source }, 0);
   for (const c of [metrics.promptTokens, metrics.cachedTokens, metrics.completionTokens, metrics.sessionCacheHits, metrics.sessionCacheMisses, metrics.sessionCacheEvictions]) {
     c.inc(label, 0);
   }
-  for (const g of [metrics.inFlight, metrics.sessionCacheTokens, metrics.sessionCacheSessions]) g.set(label, 0);
+  for (const g of [metrics.inFlight, metrics.sessionCacheTokens, metrics.sessionCacheSessions, metrics.prefixIndexBlocks]) g.set(label, 0);
   return metrics;
 }

@@ -99,6 +99,30 @@ describe('InferenceService/Generate with the simulated engine', () => {
     await expect(generate(t.client, { sessionKey: 'resp-c', parentSessionKey: 'resp-a', prefixLen: 3, tokens: [1] }).result).rejects.toMatchObject({ code: 'prefix_miss' });
   });
 
+  it('caches a stateless full resend (a fresh key, no parent) by content, as much as the session path would', async () => {
+    const entries: ConversationEntry[] = [user('Plan a week of hiking near Porto')];
+    let held: number[] = [];
+    for (let turn = 0; turn < 3; turn++) {
+      const prompt = profile.render(header, entries);
+      const contentBefore = await metricValue(t.registry, 'inference_cached_tokens_by_source_total', { engine: 'sim', source: 'content' });
+      // What an HTTP client without previous_response_id does: the whole conversation, a new key.
+      const { tokens, done } = await generate(t.client, { sessionKey: `stateless-${turn}`, tokens: prompt, maxOutputTokens: 4096 }).result;
+      const contentFound = (await metricValue(t.registry, 'inference_cached_tokens_by_source_total', { engine: 'sim', source: 'content' })) - contentBefore;
+      expect(contentFound).toBe(done!.cachedTokens); // no session matched, so all of it came from content
+      if (turn > 0) {
+        // Exactly what a parent_session_key lookup of the previous turn reports: not a strawman.
+        expect(done!.cachedTokens).toBe(commonPrefixLength(held, prompt));
+        expect(done!.cachedTokens).toBeGreaterThanOrEqual(held.length - 1);
+      }
+      held = [...prompt, ...tokens];
+      const entry = completionToEntry(profile, tokens, `call_${turn}`);
+      entries.push(entry);
+      if (entry.kind !== 'function_call') break;
+      entries.push(toolOutputFor(entry, '{"status":"ok"}'));
+    }
+    expect(await metricValue(t.registry, 'inference_prefix_index_blocks', { engine: 'sim' })).toBe(t.worker.sessions.index.size);
+  });
+
   it('keeps nothing and caches nothing without a session key', async () => {
     const prompt = profile.render({ tools: [] }, [user('stateless')]);
     await generate(t.client, { tokens: prompt }).result;

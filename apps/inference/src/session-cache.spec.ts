@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { chainBlockHash, extendBlockHashes, PREFIX_BLOCK_TOKENS as B, type BlockHasher } from './block-hash';
 import { SessionCache } from './session-cache';
 
 const seq = (n: number, start = 0) => Uint32Array.from({ length: n }, (_, i) => start + i);
@@ -94,4 +95,93 @@ describe('SessionCache', () => {
       }),
     );
   });
+
+  it('removes an evicted session from the content index, and a replaced session\'s old blocks with it', () => {
+    const cache = new SessionCache({ maxTokens: 3 * B, maxEntries: 10 });
+    cache.set('a', seq(2 * B, 1000));
+    const aHashes = extendBlockHashes(seq(2 * B, 1000));
+    expect(aHashes.every((h) => cache.index.has(h))).toBe(true);
+    cache.set('b', seq(2 * B, 5000)); // over 3 blocks of tokens: a is evicted
+    expect(cache.has('a')).toBe(false);
+    expect(aHashes.some((h) => cache.index.has(h))).toBe(false);
+    expect(cache.index.size).toBe(2);
+    cache.set('b', seq(B, 9000));
+    expect(cache.index.size).toBe(1);
+    cache.clear();
+    expect(cache.index.size).toBe(0);
+  });
+
+  it('moves a parent session to the new key, re-indexing only the blocks that changed', () => {
+    const cache = new SessionCache({ maxTokens: 100 * B, maxEntries: 10 });
+    const parent = seq(3 * B + 10);
+    cache.set('parent', parent);
+    const holderBefore = holderOf(cache, extendBlockHashes(parent)[0]);
+    const child = Uint32Array.from([...parent, ...seq(2 * B, 70_000)]);
+    cache.set('child', child, { moveFrom: 'parent' });
+    expect(cache.has('parent')).toBe(false);
+    expect(Array.from(cache.get('child')!)).toEqual(Array.from(child));
+    expect(cache.totalTokens).toBe(child.length);
+    expect(cache.index.size).toBe(5);
+    // The same holder object carries the shared blocks: they were not removed and re-added.
+    expect(holderOf(cache, extendBlockHashes(parent)[0])).toBe(holderBefore);
+  });
+
+  it('refuses block hashes that do not match the sequence length', () => {
+    const cache = new SessionCache({ maxTokens: 100 * B, maxEntries: 10 });
+    expect(() => cache.set('a', seq(2 * B), { blockHashes: new Float64Array(1) })).toThrow(RangeError);
+    expect(cache.index.size).toBe(0);
+  });
+
+  it('keeps its content index equal to one built from the sequences it holds, whatever the operations', () => {
+    const hashers: BlockHasher[] = [chainBlockHash, (prev, t, start) => chainBlockHash(prev, t, start) % 2];
+    const key = fc.integer({ min: 0, max: 4 });
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('set' as const), key, cut: fc.nat(), tail: fc.nat(3 * B), moveFrom: fc.option(key, { nil: undefined }) }),
+      fc.record({ kind: fc.constant('get' as const), key }),
+      fc.record({ kind: fc.constant('delete' as const), key }),
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 12 * B }), fc.integer({ min: 0, max: 4 }), fc.array(op, { maxLength: 40 }), fc.constantFrom(...hashers), (maxTokens, maxEntries, ops, hasher) => {
+        const cache = new SessionCache({ maxTokens, maxEntries, hasher });
+        const base = seq(5 * B, 100);
+        for (const o of ops) {
+          if (o.kind === 'set') {
+            // Branches of one base, so sequences share blocks with each other and with what they replace.
+            const tokens = Uint32Array.from([...base.subarray(0, o.cut % (base.length + 1)), ...seq(o.tail, o.cut)]);
+            cache.set(`k${o.key}`, tokens, { moveFrom: o.moveFrom === undefined ? undefined : `k${o.moveFrom}` });
+          } else if (o.kind === 'get') cache.get(`k${o.key}`);
+          else cache.delete(`k${o.key}`);
+          expectIndexOf(cache, hasher);
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
 });
+
+function holderOf(cache: SessionCache, hash: number): unknown {
+  let found: unknown;
+  cache.index.forEachHolder(hash, (h) => ((found = h), false));
+  return found;
+}
+
+/** The cache's index lists, for each block hash, exactly the held sequences that have it. */
+function expectIndexOf(cache: SessionCache, hasher: BlockHasher): void {
+  const expected = new Map<number, string[]>();
+  let memberships = 0;
+  for (let k = 0; k < 5; k++) {
+    if (!cache.has(`k${k}`)) continue;
+    const tokens = cache.lookup(`k${k}`)!.tokens;
+    for (const h of new Set(extendBlockHashes(tokens, undefined, 0, hasher))) {
+      expected.set(h, [...(expected.get(h) ?? []), tokens.join(',')].sort());
+      memberships++;
+    }
+  }
+  expect(cache.index.size).toBe(memberships);
+  expect(cache.index.hashes).toBe(expected.size);
+  for (const [h, sequences] of expected) {
+    const actual: string[] = [];
+    cache.index.forEachHolder(h, (holder) => (actual.push(holder.tokens.join(',')), true));
+    expect(actual.sort()).toEqual(sequences);
+  }
+}

@@ -1,3 +1,6 @@
+import { chainBlockHash, extendBlockHashes, fullBlocks, type BlockHasher } from './block-hash';
+import { PrefixIndex, type PrefixHolder } from './prefix-index';
+
 /** Options of {@link SessionCache}. */
 export interface SessionCacheOptions {
   /** Total tokens held over all sessions; least recently used sessions are evicted beyond it. */
@@ -6,21 +9,56 @@ export interface SessionCacheOptions {
   maxEntries: number;
   /** Called once per session dropped to respect a bound (not for replacements or `delete`). */
   onEvict?: (key: string, tokens: number) => void;
+  /** Block hash of the content index; default {@link chainBlockHash} (tests pass a colliding one). */
+  hasher?: BlockHasher;
+}
+
+/** A held sequence and the chained hashes of its full blocks; neither array is ever mutated. */
+export interface HeldSequence {
+  readonly tokens: Uint32Array;
+  readonly blockHashes: Float64Array;
+}
+
+/** Options of {@link SessionCache.set}. */
+export interface SessionSetOptions {
+  /**
+   * Hashes of the sequence's full blocks, when the caller already has them (extended from the
+   * parent's, so only new blocks were hashed); computed here otherwise.
+   */
+  blockHashes?: Float64Array;
+  /**
+   * A session the new sequence replaces (the parent of `parent_session_key`): it is dropped, and its
+   * index entries carry over to the new key, so only blocks that changed are re-indexed.
+   */
+  moveFrom?: string;
 }
 
 /**
  * The token sequence each recent session ended with, so a follow-up call can send only its new
  * tokens (what a real engine's KV cache would keep). Bounded by total tokens and by count, LRU.
+ * Every held sequence is also indexed by its chained block hashes ({@link index}), so a prompt can
+ * reuse a prefix that any session holds (content-addressed, like vLLM's automatic prefix caching);
+ * evicting or replacing a session removes its index entries.
  *
  * Sequences are stored as Uint32Array: half the memory of a number[] of the same tokens, and
- * entries are immutable (replaced whole), so a reader never sees a concurrent writer's change.
+ * arrays are immutable (replaced whole), so a reader never sees a concurrent writer's change.
+ * Memory: 4 bytes per held token, plus 8 bytes per 64 tokens for block hashes, plus the index
+ * (PrefixIndex: about 42 bytes per 64 held tokens): under 5 bytes per held token, about 20 MB at
+ * the default 4M tokens.
  */
 export class SessionCache {
-  // Map iteration order is insertion order: the first key is the least recently used.
-  private readonly entries = new Map<string, Uint32Array>();
+  /** Which held sequences have which block hash. Read it; only the cache writes it. */
+  readonly index = new PrefixIndex();
+  /** The block hash the index uses; prompts must be hashed with the same one. */
+  readonly hasher: BlockHasher;
+  // Map iteration order is insertion order: the first key is the least recently used. Each value
+  // is the session's holder in the index; on a move it changes key but stays the same object.
+  private readonly entries = new Map<string, PrefixHolder>();
   private tokens = 0;
 
-  constructor(private readonly options: SessionCacheOptions) {}
+  constructor(private readonly options: SessionCacheOptions) {
+    this.hasher = options.hasher ?? chainBlockHash;
+  }
 
   /** Sessions held. */
   get size(): number {
@@ -34,11 +72,17 @@ export class SessionCache {
 
   /** The sequence held for `key`, marking it most recently used. */
   get(key: string): Uint32Array | undefined {
+    return this.lookup(key)?.tokens;
+  }
+
+  /** The sequence held for `key` with its block hashes, marking it most recently used. */
+  lookup(key: string): HeldSequence | undefined {
     const held = this.entries.get(key);
     if (held === undefined) return undefined;
     this.entries.delete(key);
     this.entries.set(key, held);
-    return held;
+    // A snapshot: the holder object itself changes arrays when its session moves on.
+    return { tokens: held.tokens, blockHashes: held.blockHashes };
   }
 
   /** Whether `key` is held, without touching its recency. */
@@ -47,31 +91,75 @@ export class SessionCache {
   }
 
   /**
-   * Holds `sequence` as the session's latest tokens (most recently used), replacing what it held,
-   * then evicts least recently used sessions until both bounds hold. A sequence longer than the
-   * whole token budget is not kept at all, and the session's older sequence is dropped with it.
+   * Holds `sequence` as the session's latest tokens (most recently used), replacing what it held
+   * (and dropping `options.moveFrom`), then evicts least recently used sessions until both bounds
+   * hold. A sequence longer than the whole token budget is not kept at all, and the sessions it
+   * replaces are dropped with it.
    */
-  set(key: string, sequence: Uint32Array): void {
-    this.delete(key);
-    if (sequence.length > this.options.maxTokens || this.options.maxEntries === 0) return;
-    this.entries.set(key, sequence);
+  set(key: string, sequence: Uint32Array, options: SessionSetOptions = {}): void {
+    const blockHashes = options.blockHashes ?? extendBlockHashes(sequence, undefined, 0, this.hasher);
+    // A wrong-length hash array would index blocks the sequence lacks: fail loudly instead.
+    if (blockHashes.length !== fullBlocks(sequence.length)) throw new RangeError(`blockHashes has ${blockHashes.length} hashes for ${sequence.length} tokens`);
+    const moveFrom = options.moveFrom !== undefined && options.moveFrom !== key ? this.detach(options.moveFrom) : undefined;
+    if (moveFrom !== undefined) this.delete(key);
+    const holder = moveFrom ?? this.detach(key);
+    if (sequence.length > this.options.maxTokens || this.options.maxEntries === 0) {
+      if (holder !== undefined) this.index.remove(holder, holder.blockHashes);
+      return;
+    }
+    this.entries.set(key, this.reindex(holder, sequence, blockHashes));
     this.tokens += sequence.length;
     this.evictOverBudget();
   }
 
   /** Forgets a session. Returns whether it was held. */
   delete(key: string): boolean {
-    const held = this.entries.get(key);
+    const held = this.detach(key);
     if (held === undefined) return false;
-    this.entries.delete(key);
-    this.tokens -= held.length;
+    this.index.remove(held, held.blockHashes);
     return true;
   }
 
   /** Forgets every session (used on shutdown). Idempotent. */
   clear(): void {
     this.entries.clear();
+    this.index.clear();
     this.tokens = 0;
+  }
+
+  /** Removes a session from the LRU and the token count, leaving its index entries to the caller. */
+  private detach(key: string): PrefixHolder | undefined {
+    const held = this.entries.get(key);
+    if (held === undefined) return undefined;
+    this.entries.delete(key);
+    this.tokens -= held.tokens.length;
+    return held;
+  }
+
+  /**
+   * Points `holder` (or a new one) at the new sequence. Blocks whose hash is unchanged keep their
+   * index entries: when a session extends what it held, only its new blocks are indexed, so a turn
+   * costs index work for its new tokens only (the hash compare is a tight loop over 1/64 of them).
+   */
+  private reindex(holder: PrefixHolder | undefined, tokens: Uint32Array, blockHashes: Float64Array): PrefixHolder {
+    if (holder === undefined) {
+      const created: PrefixHolder = { tokens, blockHashes };
+      this.index.add(created, blockHashes);
+      return created;
+    }
+    const old = holder.blockHashes;
+    const common = Math.min(old.length, blockHashes.length);
+    let shared = 0;
+    while (shared < common && old[shared] === blockHashes[shared]) shared++;
+    this.index.remove(holder, old, shared);
+    this.index.add(holder, blockHashes, shared);
+    // A hash repeats inside one sequence only by collision, but then the removal above may have
+    // taken one a kept block still has: put those back (adding is idempotent). Only sessions
+    // whose history changed (not merely extended) get here.
+    if (shared < old.length) this.index.add(holder, blockHashes.subarray(0, shared));
+    holder.tokens = tokens;
+    holder.blockHashes = blockHashes;
+    return holder;
   }
 
   private evictOverBudget(): void {
@@ -79,10 +167,9 @@ export class SessionCache {
       const oldest = this.entries.keys().next();
       if (oldest.done) return;
       const key = oldest.value;
-      const held = this.entries.get(key)!;
-      this.entries.delete(key);
-      this.tokens -= held.length;
-      this.options.onEvict?.(key, held.length);
+      const held = this.detach(key)!;
+      this.index.remove(held, held.blockHashes);
+      this.options.onEvict?.(key, held.tokens.length);
     }
   }
 }

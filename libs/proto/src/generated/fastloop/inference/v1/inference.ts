@@ -74,7 +74,10 @@ export interface SamplingParams {
 }
 
 export interface GenerateRequest {
-  /** Identifies the conversation's token prefix on this worker; empty disables prefix reuse. */
+  /**
+   * Identifies the conversation's token prefix on this worker; empty: nothing is kept and no prefix
+   * is reused for this call.
+   */
   sessionKey: string;
   /** Number of tokens of the session the worker should already hold; 0 = `tokens` is the whole prompt. */
   prefixLen: number;
@@ -102,7 +105,10 @@ export interface GenerateDone {
   finishReason: FinishReason;
   /** Prompt tokens in the whole sequence (prefix + new). */
   promptTokens: number;
-  /** Prompt tokens the engine did not have to prefill (held from the session prefix). */
+  /**
+   * Prompt tokens the engine did not have to prefill: the longest prefix it holds, from the session
+   * (or parent session) or found by content among every sequence it holds (automatic prefix caching).
+   */
   cachedTokens: number;
   completionTokens: number;
   /** The engine's own time from receiving the request to its first sampled token. */
