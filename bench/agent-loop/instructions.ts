@@ -1,4 +1,4 @@
-import { createRandom, pick, type Random } from './prng';
+import { createRandom, pick, type Random } from '@fastloop/service-kit';
 
 /**
  * A developer-style system prompt of about 2,000 tokens, like the ones coding agents send on every

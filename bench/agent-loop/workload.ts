@@ -1,6 +1,6 @@
 import { AGENT_TOOLS, type FunctionTool } from './agent-tools';
 import { buildInstructions } from './instructions';
-import { createRandom, hashString, pickIndex, pickInt } from './prng';
+import { createRandom, hashString, pickIndex, pickInt } from '@fastloop/service-kit';
 import type { CorpusFile } from './source-corpus';
 
 /** The model every request names: the simulated accelerator behind the router. */

@@ -1,5 +1,5 @@
 import type { JsonSchema } from '@fastloop/model-profiles';
-import { createRandom, pickIndex, type Random } from './prng';
+import { createRandom, pickIndex, type Random } from '@fastloop/service-kit';
 
 /**
  * Builds tool-call arguments that validate against a tool's JSON Schema, deterministically from

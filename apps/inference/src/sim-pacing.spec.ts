@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { createRandom } from './prng';
+import { createRandom } from '@fastloop/service-kit';
 import { dueCount, nextWakeDelay, scheduleTokens, timeToFirstTokenMs } from './sim-pacing';
 
 describe('timeToFirstTokenMs', () => {

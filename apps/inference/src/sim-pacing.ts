@@ -1,4 +1,4 @@
-import { createRandom, type Random } from './prng';
+import { createRandom, type Random } from '@fastloop/service-kit';
 
 /**
  * The simulated accelerator's timing model, as pure functions of token counts: no timers here, so

@@ -1,6 +1,6 @@
 import type { ConversationEntry, ParsedPrompt, ParsedPromptMessage, ParsedTool } from '@fastloop/model-profiles';
 import { argumentsForSchema } from './schema-arguments';
-import { createRandom, hashString, pickIndex } from './prng';
+import { createRandom, hashString, pickIndex } from '@fastloop/service-kit';
 
 /**
  * The simulated accelerator's "model": a deterministic agent script driven by the conversation.

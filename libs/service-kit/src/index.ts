@@ -11,3 +11,4 @@ export * from './shutdown';
 export * from './redis';
 export * from './local-redis';
 export * from './ports';
+export * from './prng';

@@ -1,6 +1,7 @@
 /**
- * Small deterministic hashing and pseudo-random numbers for the simulated accelerator: the same
- * conversation always gets the same tool choice, arguments, text and jitter.
+ * Small deterministic hashing and pseudo-random numbers: the simulated accelerator uses them so the
+ * same conversation always gets the same tool choice, arguments, text and jitter, and the
+ * benchmarks so the same seed gives the same workload. Not for anything secret.
  */
 
 const FNV_OFFSET = 0x811c9dc5;
@@ -44,4 +45,14 @@ export function createRandom(seed: number): Random {
 /** An integer in [0, n) from `random`. */
 export function pickIndex(random: Random, n: number): number {
   return Math.min(n - 1, Math.floor(random() * n));
+}
+
+/** An integer in [min, max] from `random`. */
+export function pickInt(random: Random, min: number, max: number): number {
+  return min + pickIndex(random, max - min + 1);
+}
+
+/** One element of `items`, chosen by `random`. */
+export function pick<T>(random: Random, items: readonly T[]): T {
+  return items[pickIndex(random, items.length)];
 }
