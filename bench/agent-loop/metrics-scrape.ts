@@ -6,9 +6,9 @@ export const STAGE_METRIC = 'fastloop_edge_turn_stage_seconds';
 export const ENGINE_TTFT_METRIC = 'inference_ttft_seconds';
 
 /** Stages in the order a turn passes them. */
-export const STAGES = ['validate', 'route', 'render', 'safety', 'queue', 'ttft', 'stream', 'post'] as const;
+export const STAGES = ['validate', 'load', 'route', 'render', 'safety', 'queue', 'ttft', 'stream', 'post'] as const;
 /** The stages before the edge calls Generate: the edge's own pre-inference work. */
-export const PRE_INFERENCE_STAGES = ['validate', 'route', 'render', 'safety', 'queue'] as const;
+export const PRE_INFERENCE_STAGES = ['validate', 'load', 'route', 'render', 'safety', 'queue'] as const;
 
 /** Sum (seconds) and count of one histogram series. */
 export interface SeriesTotals {
