@@ -40,6 +40,11 @@ export const edgeConfigSchema = z.object({
   INFERENCE_IDLE_TIMEOUT_MS: env.int(60_000, 1),
   /** Overall deadline of one Generate call. */
   INFERENCE_TIMEOUT_MS: env.int(600_000, 1),
+  /**
+   * Bytes allowed to queue towards one client that reads slower than the model writes (WebSocket,
+   * SSE, gRPC stream); beyond it the connection is closed (WebSocket 1008) and its turn cancelled.
+   */
+  EDGE_MAX_BUFFERED_BYTES: env.int(16 * 1024 * 1024, 1024),
   /** A WebSocket connection's lifetime; then `websocket_connection_limit_reached` (PROTOCOL.md). */
   EDGE_WS_MAX_CONNECTION_MS: env.int(60 * 60 * 1000, 1),
   /** `response.create` events queued behind the one in flight on a connection; more are rejected. */

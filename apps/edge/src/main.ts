@@ -52,9 +52,9 @@ async function main(): Promise<void> {
   const routeCache = new RouteCache(config.EDGE_ROUTE_CACHE_TTL_MS);
   const deps: TurnDeps = { backends, metrics, logger, renderCache, routeCache, usage, store: storeWriter, safetyOverlap: config.EDGE_SAFETY_OVERLAP };
   const budget = new StateCacheBudget(config.EDGE_CACHE_TOTAL_BYTES, metrics);
-  const sessionLimits = { connectionCacheBytes: config.EDGE_CONN_CACHE_BYTES, maxQueued: config.EDGE_WS_MAX_QUEUED };
+  const sessionLimits = { connectionCacheBytes: config.EDGE_CONN_CACHE_BYTES, maxQueued: config.EDGE_WS_MAX_QUEUED, maxBufferedBytes: config.EDGE_MAX_BUFFERED_BYTES };
 
-  const http = new HttpApi({ deps, auth, maxBodyBytes: config.EDGE_MAX_BODY_BYTES, loader, store: { store, writer: storeWriter } });
+  const http = new HttpApi({ deps, auth, maxBodyBytes: config.EDGE_MAX_BODY_BYTES, maxBufferedBytes: config.EDGE_MAX_BUFFERED_BYTES, loader, store: { store, writer: storeWriter } });
   const ws = new WsGateway({ deps, auth, budget, loader, maxPayloadBytes: config.EDGE_MAX_BODY_BYTES, maxConnectionMs: config.EDGE_WS_MAX_CONNECTION_MS, ...sessionLimits });
   const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => http.handle(req, res));
   server.on('upgrade', (req, socket, head) => ws.handleUpgrade(req, socket, head));

@@ -14,6 +14,8 @@ export interface ResponsesGrpcOptions {
   loader?: StateLoader;
   connectionCacheBytes: number;
   maxQueued: number;
+  /** Bytes queued towards a slow caller before the stream is ended. */
+  maxBufferedBytes: number;
 }
 
 /**
@@ -39,7 +41,14 @@ export function responsesGrpcService(options: ResponsesGrpcOptions): GrpcService
         cache: new ConnectionStateCache(options.budget, options.connectionCacheBytes, deps.metrics),
         loader: options.loader,
         send: (event) => {
-          if (!call.writableEnded && !call.destroyed) call.write({ type: event.type, eventJson: JSON.stringify(event) });
+          if (call.writableEnded || call.destroyed) return;
+          if (call.writableLength > options.maxBufferedBytes) {
+            logger.warn({ buffered: call.writableLength }, 'client reads too slowly; ending the stream');
+            session.close();
+            call.destroy(new Error('client too slow'));
+            return;
+          }
+          call.write({ type: event.type, eventJson: JSON.stringify(event) });
         },
         logger,
         maxQueued: options.maxQueued,

@@ -13,6 +13,8 @@ export interface HttpApiOptions {
   deps: TurnDeps;
   auth: ApiKeyAuth;
   maxBodyBytes: number;
+  /** Bytes of SSE queued towards a slow client before the stream is cut and the turn cancelled. */
+  maxBufferedBytes: number;
   /** Resolves `previous_response_id` from the response store. */
   loader?: StateLoader;
   store?: ResponseStoreReader;
@@ -84,6 +86,12 @@ export class HttpApi {
       if (!started) {
         res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
         started = true;
+      }
+      if (res.writableLength > this.options.maxBufferedBytes) {
+        // A client that stops reading must not make us buffer the whole response: cancel the turn.
+        abort.abort();
+        res.destroy();
+        return;
       }
       res.write(formatSse(event));
     };

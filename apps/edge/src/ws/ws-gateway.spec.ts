@@ -16,6 +16,7 @@ async function start(options: { maxConnectionMs?: number; maxPayloadBytes?: numb
     maxConnectionMs: options.maxConnectionMs ?? 60_000,
     connectionCacheBytes: 1 << 26,
     maxQueued: 4,
+    maxBufferedBytes: 1 << 24,
   });
   const server: Server = createServer((_req, res) => res.end());
   server.on('upgrade', (req, socket, head) => gateway.handleUpgrade(req, socket, head));

@@ -15,6 +15,8 @@ export interface WsGatewayOptions {
   loader?: StateLoader;
   /** Largest accepted message in bytes (ws `maxPayload`). */
   maxPayloadBytes: number;
+  /** Bytes queued towards a slow client before the connection is closed (1008). */
+  maxBufferedBytes: number;
   /** Connection lifetime before `websocket_connection_limit_reached`. */
   maxConnectionMs: number;
   connectionCacheBytes: number;
@@ -61,7 +63,13 @@ export class WsGateway {
       cache,
       loader: this.options.loader,
       send: (event) => {
-        if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(event));
+        if (ws.readyState !== ws.OPEN) return;
+        if (ws.bufferedAmount > this.options.maxBufferedBytes) {
+          logger.warn({ bufferedAmount: ws.bufferedAmount }, 'client reads too slowly; closing');
+          ws.close(1008, 'client too slow');
+          return;
+        }
+        ws.send(JSON.stringify(event));
       },
       logger,
       maxQueued: this.options.maxQueued,
