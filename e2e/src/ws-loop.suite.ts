@@ -39,7 +39,9 @@ export function wsLoopSuite(): void {
       }
       expect(outputs).toEqual(['function_call', 'function_call', 'message']);
       // Later turns reuse the worker's prefix: at least the whole previous prompt is cached.
-      expect(usages[0].input_tokens_details.cached_tokens).toBe(0);
+      // (The first turn may already share the system header with other conversations: the worker
+      // reuses any prefix it holds, by content.)
+      expect(usages[0].input_tokens_details.cached_tokens).toBeLessThan(usages[0].input_tokens);
       for (let t = 1; t < usages.length; t++) {
         expect(usages[t].input_tokens).toBeGreaterThan(usages[t - 1].input_tokens);
         expect(usages[t].input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(usages[t - 1].input_tokens);
