@@ -5,6 +5,17 @@ import { startStack, type Stack } from '@fastloop/launcher';
  * (or REDIS_URL). A fast simulated accelerator keeps the suite quick; behaviour, not speed, is tested.
  */
 export async function startTestStack(env: Record<string, string> = {}): Promise<Stack> {
+  try {
+    return await startOnce(env);
+  } catch (err) {
+    // Internal ports are picked free-then-bound, which can race with another process on a busy
+    // machine; one more start (new ports) tells a race from a real failure, which fails again.
+    process.stderr.write(`e2e: stack did not start, retrying once: ${err instanceof Error ? err.message : String(err)}\n`);
+    return startOnce(env);
+  }
+}
+
+function startOnce(env: Record<string, string>): Promise<Stack> {
   return startStack({
     port: 0,
     privateRedis: !process.env.REDIS_URL,
