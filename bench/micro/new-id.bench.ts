@@ -1,7 +1,7 @@
 // Compares the pooled `newId` with the naive one-`randomBytes`-per-id approach.
-// Run: npx tsx libs/protocol/bench/new-id.bench.ts
+// Run: npx tsx bench/micro/new-id.bench.ts
 import { randomBytes } from 'node:crypto';
-import { newId } from '../src/lib/new-id';
+import { newId } from '@fastloop/protocol';
 
 const N = 1_000_000;
 
