@@ -18,7 +18,7 @@ let offset = pool.length;
  * Entropy is drawn from `crypto.randomFillSync` in 6 KiB batches rather than one
  * `randomBytes(24)` per id: every streamed item needs one or two ids, and the
  * batch amortises the syscall and buffer allocation
- * (libs/protocol/bench/new-id.bench.ts, Node 20: ~125 ns vs ~2,200 ns per id).
+ * (bench/micro/new-id.bench.ts, Node 20: ~125 ns vs ~2,200 ns per id).
  */
 export function newId(prefix: IdPrefix): string {
   if (offset === pool.length) {
