@@ -51,7 +51,7 @@ export class ResponseStore {
   }
 
   /** Saves a finished response; items from `newItemsFrom` on are new since its parent. */
-  async save(state: ConversationState, parent: StoredResponse | undefined, newItemsFrom: number): Promise<void> {
+  async save(state: ConversationState, parent: StoredResponse | undefined, newItemsFrom: number): Promise<StoredResponse> {
     const items = state.items;
     let itemsKey = parent?.itemsKey ?? ITEMS_PREFIX + state.response.id;
     let from = parent ? newItemsFrom : 0;
@@ -79,6 +79,7 @@ export class ResponseStore {
       sampled: [...state.sampled],
     };
     await this.redis.set(RESPONSE_PREFIX + state.response.id, JSON.stringify(record), 'EX', this.ttlSeconds);
+    return record;
   }
 
   async get(id: string, tenant: string): Promise<StoredResponse | undefined> {

@@ -29,8 +29,7 @@ export class StoreWriter implements ResponseSink {
     const parentWrite = parentId ? this.pending.get(parentId) : undefined;
     const write = (async () => {
       const parent = parentId ? ((await parentWrite) ?? (await this.store.get(parentId, state.tenant))) : undefined;
-      await this.store.save(state, parent, newItemsFrom);
-      return this.store.get(id, state.tenant);
+      return this.store.save(state, parent, newItemsFrom);
     })().catch((err: unknown) => {
       this.failures++;
       this.logger.error({ err, responseId: id }, 'storing response failed');
