@@ -79,6 +79,18 @@ export function httpLoopSuite(): void {
       expect(terminal.response.output[0].id).toMatch(/^msg_/);
     });
 
+    it('ends a response cut by max_output_tokens as incomplete with the reason', async () => {
+      const r = await client.responses.create({ model: MODEL, input: 'Tell me a long story.', max_output_tokens: 16, store: false });
+      expect(r.status).toBe('incomplete');
+      expect(r.incomplete_details).toEqual({ reason: 'max_output_tokens' });
+      expect(r.usage!.output_tokens).toBeLessThanOrEqual(16);
+    });
+
+    it('lets the model answer in text when tool_choice is none', async () => {
+      const r = await client.responses.create({ model: MODEL, input: 'Weather in Bern?', tools: [weatherTool], tool_choice: 'none', store: false });
+      expect(r.output.map((o) => o.type)).toEqual(['message']);
+    });
+
     it('completes a 3-turn tool loop resending the full input each turn', async () => {
       const input: any[] = [{ role: 'user', content: 'Plan my trip: check the weather in Rome.' }];
       const kinds: string[] = [];

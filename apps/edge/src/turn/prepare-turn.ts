@@ -173,7 +173,9 @@ function toSafetyItems(items: readonly InputItem[]): safetyV1.SafetyItem[] {
 /** The chat-format header of a request: instructions, function tools (incl. namespaces), effort. */
 export function toHeader(body: ResponseCreateRequest): RenderHeader {
   const tools: ToolSpec[] = [];
-  for (const tool of (body.tools ?? []) as Record<string, unknown>[]) {
+  // tool_choice "none": the model is not shown the tools, so it cannot call them.
+  const offered = body.tool_choice === 'none' ? [] : ((body.tools ?? []) as Record<string, unknown>[]);
+  for (const tool of offered) {
     if (tool.type === 'function') tools.push(functionSpec(tool));
     if (tool.type === 'namespace') {
       for (const inner of (tool.tools ?? []) as Record<string, unknown>[]) {
