@@ -1,11 +1,16 @@
 import { credentials, Metadata, type CallOptions, type Client, type ChannelOptions, type ServiceError } from '@grpc/grpc-js';
 import { fromGrpcError } from './grpc-errors';
 
-/** Channel options every internal client uses: keepalive so dead peers are noticed between turns. */
+/**
+ * Channel options every internal client uses: keepalive so dead peers are noticed between turns,
+ * and round_robin so a name that resolves to several pods (a headless Service) spreads calls over
+ * all of them instead of pinning one HTTP/2 connection to the first.
+ */
 export const DEFAULT_CHANNEL_OPTIONS: ChannelOptions = {
   'grpc.keepalive_time_ms': 30_000,
   'grpc.keepalive_timeout_ms': 10_000,
   'grpc.max_receive_message_length': 64 * 1024 * 1024,
+  'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
 };
 
 type ClientCtor<C> = new (address: string, creds: ReturnType<typeof credentials.createInsecure>, options?: ChannelOptions) => C;
