@@ -98,6 +98,17 @@ describe('ResponsesSession', () => {
     );
   });
 
+  it('routes again when a continuation names another model, keeping the whole conversation in the prompt', async () => {
+    const s = open();
+    const r = terminal(await s.create({ input: 'hi' })).response;
+    const item = { type: 'function_call_output', call_id: r.output[0].call_id, output: 'x' };
+    expect(terminal(await s.create({ model: 'alias', previous_response_id: r.id, input: [item] })).type).toBe('response.completed');
+    expect(s.backends.routeCalls.map((c) => c.model)).toEqual(['fake-model', 'alias']);
+    const all = [{ type: 'message', role: 'user', content: 'hi' }, ...r.output, item];
+    const header = { tools: [{ name: 'read_file', description: 'Read a file', parameters: tools[0].parameters as never }] };
+    expect(s.backends.prompts[1]).toEqual(profile.render(header, entriesOf(all)));
+  });
+
   it('resends the full prompt once when the worker answers prefix_miss', async () => {
     const s = open();
     const r = terminal(await s.create({ input: 'hi' })).response;

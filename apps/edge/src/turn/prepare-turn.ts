@@ -51,10 +51,11 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
   const profile = getProfile(route.profile);
   const header = toHeader(body);
   const headerKey = headerKeyOf(header);
+  const entries = previous ? previous.entries.append(newEntries) : AppendLog.from(newEntries);
+  // Another model's profile (tokenizer, chat format) shares nothing: render the whole conversation.
   const rendered = previous && previous.route.profile === route.profile
     ? extendConversation(profile, previous.rendered, header, newEntries, headerKey)
-    : renderConversation(profile, header, newEntries, deps.renderCache);
-  const entries = previous ? previous.entries.append(newEntries) : AppendLog.from(newEntries);
+    : renderConversation(profile, header, entries, deps.renderCache);
   const promptLength = rendered.tokens.length + profile.renderGenerationPrompt().length;
   if (promptLength >= route.contextWindow) {
     throw ApiErrors.contextLengthExceeded(
