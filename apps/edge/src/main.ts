@@ -44,7 +44,7 @@ async function main(): Promise<void> {
   // `maxRetriesPerRequest: null`): a client asking for a stored response gets a 503, not a hang.
   const redis = createRedis(config.REDIS_URL, { maxRetriesPerRequest: 2, commandTimeout: 5_000 });
   redis.on('error', (err) => logger.warn({ err }, 'redis connection error'));
-  const store = new ResponseStore(redis, config.EDGE_STORE_TTL_SECONDS, logger.child({ component: 'store' }));
+  const store = new ResponseStore(redis, config.EDGE_STORE_TTL_SECONDS);
   const storeWriter = new StoreWriter(store, logger.child({ component: 'store' }));
   const renderCache = new EntryRenderCache(config.EDGE_RENDER_CACHE_ENTRIES);
   const loader = new StoredStateLoader(store, storeWriter, renderCache);

@@ -54,9 +54,6 @@ export class ResponsesSession {
     const parsed = parseClientEvent(json);
     if (parsed instanceof ApiError) return this.sendError(parsed);
     const { generate, ...body } = parsed as ResponseCreateRequest & { type: string; generate?: boolean };
-    if ((body as { background?: boolean }).background === true) {
-      return this.sendError(ApiErrors.unsupportedParameter('background', 'background mode is not supported in WebSocket mode.'));
-    }
     if (this.running && this.queue.length >= this.options.maxQueued) {
       return this.sendError(ApiErrors.invalidRequest(`Too many queued response.create events on this connection (limit ${this.options.maxQueued}); wait for response.completed.`, null, 'too_many_queued_requests'));
     }

@@ -21,7 +21,7 @@ describe('ResponseStore', () => {
   beforeAll(async () => {
     const url = process.env.REDIS_URL ?? (local = await startLocalRedis()).url;
     redis = createRedis(url, { maxRetriesPerRequest: 1, keyPrefix: `test:${process.pid}:${Date.now()}:` });
-    store = new ResponseStore(redis, 60, logger);
+    store = new ResponseStore(redis, 60);
     writer = new StoreWriter(store, logger);
   });
   afterAll(async () => {

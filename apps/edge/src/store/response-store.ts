@@ -1,5 +1,4 @@
 import type { Redis } from 'ioredis';
-import type { Logger } from '@fastloop/service-kit';
 import { ApiErrors, newId, type InputItem, type ResponseObject } from '@fastloop/protocol';
 import type { ConversationState, RouteDecision } from '../turn/conversation-state';
 
@@ -45,7 +44,6 @@ export class ResponseStore {
   constructor(
     private readonly redis: Redis,
     private readonly ttlSeconds: number,
-    private readonly logger: Logger,
   ) {
     redis.defineCommand('fastloopAppendIfTip', { numberOfKeys: 1, lua: APPEND_IF_TIP });
   }

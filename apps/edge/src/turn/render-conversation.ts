@@ -60,6 +60,11 @@ export function extendConversation(
     const shift = headerTokens.length - prev.headerLength;
     base = { headerKey, headerLength: headerTokens.length, tokens, entryEnds: AppendLog.from(prev.entryEnds.slice().map((e) => e + shift)) };
   }
+  return appendEntries(profile, base, newEntries);
+}
+
+/** Appends entries to a rendering whose header stays as it is: O(new entries). */
+export function appendEntries(profile: ModelProfile, base: RenderedConversation, newEntries: readonly ConversationEntry[]): RenderedConversation {
   if (newEntries.length === 0) return base;
   const added: number[] = [];
   const ends: number[] = [];
@@ -70,7 +75,7 @@ export function extendConversation(
     offset += t.length;
     ends.push(offset);
   }
-  return { headerKey, headerLength: base.headerLength, tokens: base.tokens.append(added), entryEnds: base.entryEnds.append(ends) };
+  return { headerKey: base.headerKey, headerLength: base.headerLength, tokens: base.tokens.append(added), entryEnds: base.entryEnds.append(ends) };
 }
 
 function concat(a: readonly number[], b: Uint32Array): Uint32Array {

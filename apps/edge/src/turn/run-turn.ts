@@ -8,7 +8,7 @@ import type { ConversationState, RouteDecision } from './conversation-state';
 import { approxBytes } from './conversation-state';
 import { planGenerate, type GeneratePlan } from './generate-plan';
 import { backendError, prepareTurn, routeFresh, type PreparedTurn, type SafetyResult } from './prepare-turn';
-import { extendConversation } from './render-conversation';
+import { appendEntries } from './render-conversation';
 import { itemsToEntries } from './items-to-entries';
 import type { TurnDeps, TurnRequest } from './turn-deps';
 import { TurnWriter } from './turn-writer';
@@ -186,7 +186,7 @@ function buildState(req: TurnRequest, prepared: PreparedTurn, safety: SafetyResu
   const output = writer.response.output as OutputItem[];
   // The same conversion as for input items: a state rebuilt from the store renders identically.
   const outputEntries = itemsToEntries(output as unknown as InputItem[], prepared.calls);
-  const rendered = extendConversation(prepared.profile, prepared.rendered, undefined as never, outputEntries, prepared.rendered.headerKey);
+  const rendered = appendEntries(prepared.profile, prepared.rendered, outputEntries);
   const newItems = output as unknown as InputItem[];
   return {
     response: writer.response,
@@ -200,7 +200,8 @@ function buildState(req: TurnRequest, prepared: PreparedTurn, safety: SafetyResu
     route,
     workerPrefixLength: plan && route.workerId ? plan.promptLength : 0,
     sampled,
-    bytes: approxBytes(req.body.input) + approxBytes(output) + (rendered.tokens.length - prepared.rendered.tokens.length + (req.previous ? 0 : prepared.rendered.tokens.length)) * 4 + sampled.length * 8,
+    // What this state adds beyond its parent's shared logs: its input, output and their tokens.
+    bytes: approxBytes(req.body.input) + approxBytes(output) + (rendered.tokens.length - (req.previous?.rendered.tokens.length ?? 0)) * 4 + sampled.length * 8,
   };
 }
 

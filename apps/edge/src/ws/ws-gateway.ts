@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { WebSocketServer, type WebSocket, type RawData } from 'ws';
-import { ApiErrors, toHttpErrorBody } from '@fastloop/protocol';
+import { ApiErrors, toHttpErrorBody, type ApiError } from '@fastloop/protocol';
 import type { ApiKeyAuth } from '../auth';
 import type { TurnDeps } from '../turn/turn-deps';
 import { ConnectionStateCache, type StateCacheBudget } from '../session/state-cache';
@@ -115,7 +115,7 @@ export class WsGateway {
   }
 }
 
-function reject(socket: Duplex, status: number, err: ReturnType<typeof ApiErrors.unauthorized>): void {
+function reject(socket: Duplex, status: number, err: ApiError): void {
   const body = JSON.stringify(toHttpErrorBody(err));
   const reason = status === 401 ? 'Unauthorized' : status === 404 ? 'Not Found' : 'Service Unavailable';
   socket.end(
