@@ -31,8 +31,15 @@ export interface TurnRecord {
   engineFirstOutputMs: number;
   /** The inference worker's own measured TTFT (`inference_ttft_seconds`); NaN unless one Generate call ran. */
   engineMeasuredTtftMs: number;
-  /** firstOutputMs − engineFirstOutputMs: what the stack around the engine added. */
+  /**
+   * What the stack around the engine added: firstOutputMs − the engine's own time to the token that
+   * opens the first output item, i.e. its measured TTFT plus the modelled decode from the first
+   * token to that one (engineFirstOutputMs − engineTtftMs). Falls back to the model when the
+   * worker's TTFT is unknown (not exactly one Generate call).
+   */
   overheadMs: number;
+  /** firstOutputMs − engineFirstOutputMs: the overhead against the timing model alone, which also charges the worker's own lateness (timers, prompt assembly) to the stack. */
+  modelOverheadMs: number;
   /** The edge's own stage timings for this turn (from /metrics), stage → ms. */
   stagesMs: Record<string, number>;
 }
@@ -83,6 +90,8 @@ export async function runRound(options: RoundOptions): Promise<TurnRecord[]> {
         snapshot = after;
         const usage = result.response.usage;
         const engine = engineTiming(usage, result.response.output[0] ?? {}, pace);
+        const measuredTtftMs = delta.generateCalls === 1 ? delta.engineTtftMs : NaN;
+        const engineFirstOutputMs = Number.isFinite(measuredTtftMs) ? measuredTtftMs + (engine.firstEventMs - engine.ttftMs) : engine.firstEventMs;
         records.push({
           mode,
           tps: pace.tokensPerSecond,
@@ -99,8 +108,9 @@ export async function runRound(options: RoundOptions): Promise<TurnRecord[]> {
           doneMs: result.doneMs,
           engineTtftMs: engine.ttftMs,
           engineFirstOutputMs: engine.firstEventMs,
-          engineMeasuredTtftMs: delta.generateCalls === 1 ? delta.engineTtftMs : NaN,
-          overheadMs: result.firstOutputMs - engine.firstEventMs,
+          engineMeasuredTtftMs: measuredTtftMs,
+          overheadMs: result.firstOutputMs - engineFirstOutputMs,
+          modelOverheadMs: result.firstOutputMs - engine.firstEventMs,
           stagesMs: delta.stagesMs,
         });
       }

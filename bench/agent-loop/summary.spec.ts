@@ -6,7 +6,7 @@ function record(mode: Mode, turn: number, overheadMs: number, extra: Partial<Tur
   return {
     mode, tps: 1000, rep: 1, turn, outputType: 'function_call', requestBytes: 1000, inputTokens: 1000 * turn, cachedTokens: 0, outputTokens: 20,
     wallMs: 100, createdMs: 2, firstOutputMs: 90 + overheadMs, doneMs: 100, engineTtftMs: 80, engineFirstOutputMs: 90,
-    engineMeasuredTtftMs: 81, overheadMs, stagesMs: { validate: 0.1, route: 0.1, render: 0.2, safety: 0.5, queue: 0.1, ttft: 83, stream: 10, post: 0.01 },
+    engineMeasuredTtftMs: 81, overheadMs, modelOverheadMs: overheadMs + 1, stagesMs: { validate: 0.1, route: 0.1, render: 0.2, safety: 0.5, queue: 0.1, ttft: 83, stream: 10, post: 0.01 },
     ...extra,
   };
 }
@@ -51,6 +51,7 @@ describe('ratios and targets', () => {
     const ws = Array.from({ length: 10 }, (_, i) => record('ws', i + 1, 0.8, { wallMs: 40 }));
     const http = Array.from({ length: 10 }, (_, i) => record('http-stateless', i + 1, 5, { wallMs: 100 }));
     const summaries = [summarizeMode('http-stateless', 1000, http), summarizeMode('ws', 1000, ws)];
+    expect(summaries[1].modelOverheadLast5).toBeCloseTo(1.8);
     expect(ratios(summaries).find((r) => r.label === 'ws / http-stateless rollout time')?.value).toBeCloseTo(0.4);
     const targets = checkTargets(summaries);
     expect(targets.map((t) => t.met)).toEqual([true, true, true]);

@@ -37,6 +37,8 @@ export interface ModeSummary {
   overheadFirst5: number;
   overheadLast5: number;
   growthLast5: number;
+  /** p50 over the last 5 turns of the overhead against the sim's timing model alone (see TurnRecord.modelOverheadMs). */
+  modelOverheadLast5: number;
   /** p50 over turns 2..N of the client time to `response.created`, ms. */
   createdP50Ms: number;
   /** Where the overhead goes, p50 over turns 2–6 (`early`) and over the last 5 turns (`late`). */
@@ -54,7 +56,8 @@ export interface ModeSummary {
  * `preInference` the edge's stages before Generate (validate, route, render, safety wait, queue);
  * `inferenceHop` the edge's ttft stage minus the worker's own measured TTFT (request encoding, the
  * gRPC hop, prompt assembly, the first chunk back); `engineLate` the worker's measured TTFT minus the
- * modelled one (timer lateness, sim work past its TTFT); `untimed` the remainder: the client's
+ * modelled one (timer lateness, sim work past its TTFT; not part of the overhead, which subtracts
+ * the measured TTFT, but shown since the model-based overhead includes it); `untimed` the remainder: the client's
  * encode/send/receive, and edge work outside its stage timer (HTTP body read and JSON parse, the
  * `previous_response_id` store load on HTTP, event framing and delivery).
  */
@@ -78,7 +81,7 @@ export function overheadParts(records: readonly TurnRecord[]): OverheadParts {
     preInference: median(records.map(pre)),
     inferenceHop: median(records.map(hop)),
     engineLate: median(records.map(late)),
-    untimed: median(records.map((r) => r.overheadMs - pre(r) - hop(r) - late(r))),
+    untimed: median(records.map((r) => r.overheadMs - pre(r) - hop(r))),
   };
 }
 
@@ -94,6 +97,7 @@ export function summarizeMode(mode: Mode, tps: number, records: readonly TurnRec
   const perTurn = Object.values(overheadByTurn);
   const first5 = median(perTurn.slice(0, 5));
   const last5 = median(perTurn.slice(-5));
+  const lastTurns = own.filter((r) => r.turn > Math.max(1, turns - 5));
   const stageMeanMs: Record<string, number> = {};
   for (const stage of STAGES) {
     const values = own.map((r) => r.stagesMs[stage] ?? 0);
@@ -112,10 +116,11 @@ export function summarizeMode(mode: Mode, tps: number, records: readonly TurnRec
     overheadFirst5: first5,
     overheadLast5: last5,
     growthLast5: last5 / first5,
+    modelOverheadLast5: median(lastTurns.map((r) => r.modelOverheadMs)),
     createdP50Ms: median(own.filter((r) => r.turn > 1).map((r) => r.createdMs)),
     parts: {
       early: overheadParts(own.filter((r) => r.turn >= 2 && r.turn <= 6)),
-      late: overheadParts(own.filter((r) => r.turn > Math.max(1, turns - 5))),
+      late: overheadParts(lastTurns),
     },
     stageMeanMs,
     finalInputTokens: median(last.map((r) => r.inputTokens)),

@@ -5,7 +5,7 @@ import { DomainError } from '@fastloop/service-kit';
 import { AppendLog, type LogView } from './append-log';
 import type { CallTarget, ConversationState, RouteDecision } from './conversation-state';
 import { itemsToEntries, contentText } from './items-to-entries';
-import { extendConversation, headerKeyOf, renderConversation, type RenderedConversation } from './render-conversation';
+import { extendConversation, renderConversation, type RenderedConversation } from './render-conversation';
 import type { TurnDeps, TurnRequest } from './turn-deps';
 import { RouteCache } from './route-cache';
 import type { StageTimer } from '../edge-metrics';
@@ -21,11 +21,12 @@ export interface PreparedTurn {
   readonly profile: ModelProfile;
   readonly route: RouteDecision;
   /**
-   * The safety verdict, still in flight: it rejects with an ApiError when the input is blocked. The
-   * caller awaits it before sending anything to the client (and, unless safety overlap is on,
-   * before anything reaches a worker).
+   * The safety verdict: starts the classifier call on first use (at once, in prepareTurn, unless
+   * safety overlap is on) and rejects with an ApiError when the input is blocked. The caller awaits
+   * it before sending anything to the client (and, unless safety overlap is on, before anything
+   * reaches a worker).
    */
-  readonly safety: Promise<SafetyResult>;
+  readonly safety: () => Promise<SafetyResult>;
 }
 
 /**
@@ -43,18 +44,26 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
   timer.mark('validate', req.validateMs);
   timer.record('load', req.loadMs);
 
-  const safety = classify(deps, req, items);
-  safety.catch(() => undefined); // awaited by the caller; no unhandled rejection if routing fails first
+  let verdict: Promise<SafetyResult> | undefined;
+  const safety = () => {
+    if (!verdict) {
+      verdict = classify(deps, req, items);
+      verdict.catch(() => undefined); // awaited by the caller; no unhandled rejection if routing fails first
+    }
+    return verdict;
+  };
+  // Without overlap the verdict gates Generate, so its round trip runs beside routing and rendering.
+  // With overlap it is started after Generate (runTurn): its encoding stays off the critical path.
+  if (!deps.safetyOverlap) void safety();
   const route = await routeTurn(deps, req);
   timer.mark('route');
 
   const profile = getProfile(route.profile);
   const header = toHeader(body);
-  const headerKey = headerKeyOf(header);
   const entries = previous ? previous.entries.append(newEntries) : AppendLog.from(newEntries);
   // Another model's profile (tokenizer, chat format) shares nothing: render the whole conversation.
   const rendered = previous && previous.route.profile === route.profile
-    ? extendConversation(profile, previous.rendered, header, newEntries, headerKey)
+    ? extendConversation(profile, previous.rendered, header, newEntries)
     : renderConversation(profile, header, entries, deps.renderCache);
   const promptLength = rendered.tokens.length + profile.renderGenerationPrompt().length;
   if (promptLength >= route.contextWindow) {

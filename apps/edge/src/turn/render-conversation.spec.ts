@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { getProfile, type ConversationEntry, type RenderHeader } from '@fastloop/model-profiles';
 import { EntryRenderCache } from './entry-render-cache';
-import { extendConversation, renderConversation } from './render-conversation';
+import { extendConversation, headerKeyOf, renderConversation, sameHeader } from './render-conversation';
 
 const profile = getProfile('harmony-o200k');
 
@@ -52,5 +52,45 @@ describe('EntryRenderCache', () => {
     const cache = new EntryRenderCache(3);
     for (let i = 0; i < 10; i++) cache.render(profile, { kind: 'message', role: 'user', text: `m${i}` });
     expect(cache.size).toBe(3);
+  });
+});
+
+describe('sameHeader', () => {
+  // Small pools so that equal headers, and headers equal but for key order, come up often.
+  const params = fc.oneof(
+    fc.constant(undefined),
+    fc.constantFrom({ type: 'object', properties: { path: { type: 'string' } } }, { properties: { path: { type: 'string' } }, type: 'object' }),
+    fc.jsonValue({ maxDepth: 2 }).map((v) => ({ type: 'object', properties: { v } })),
+  );
+  const tool = fc.record(
+    {
+      name: fc.constantFrom('read_file', 'grep'),
+      description: fc.constantFrom(undefined, 'Reads a file.'),
+      parameters: params as fc.Arbitrary<RenderHeader['tools'][number]['parameters']>,
+      namespace: fc.constantFrom(undefined, 'fs'),
+    },
+    { requiredKeys: ['name'] },
+  );
+  const smallHeader: fc.Arbitrary<RenderHeader> = fc.record({
+    instructions: fc.constantFrom(undefined, 'Be brief.', 'Be thorough.'),
+    tools: fc.array(tool, { maxLength: 2 }),
+    reasoningEffort: fc.constantFrom(undefined, 'low' as const, 'high' as const),
+  });
+
+  it('is true exactly when headerKeyOf gives the same key', () => {
+    fc.assert(
+      fc.property(smallHeader, smallHeader, (a, b) => {
+        expect(sameHeader(a, b)).toBe(headerKeyOf(a) === headerKeyOf(b));
+        expect(sameHeader(a, structuredClone(a))).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('tells key order apart, since the renderer walks keys in order', () => {
+    const a: RenderHeader = { tools: [{ name: 'f', parameters: { type: 'object', properties: {} } }] };
+    const b: RenderHeader = { tools: [{ name: 'f', parameters: { properties: {}, type: 'object' } }] };
+    expect(sameHeader(a, b)).toBe(false);
+    expect(sameHeader({ tools: [{ name: 'f', description: undefined }] }, { tools: [{ name: 'f' }] })).toBe(true);
   });
 });

@@ -6,6 +6,8 @@ import type { EntryRenderCache } from './entry-render-cache';
 
 /** A conversation rendered to tokens, without the trailing generation prompt. */
 export interface RenderedConversation {
+  /** What the header was rendered from; the next turn compares its own with it. */
+  readonly header: RenderHeader;
   /** Identifies the header (instructions, tools, reasoning effort); a change re-renders from 0. */
   readonly headerKey: string;
   readonly headerLength: number;
@@ -20,6 +22,43 @@ export function headerKeyOf(header: RenderHeader): string {
   return createHash('sha1')
     .update(JSON.stringify([header.instructions ?? null, header.reasoningEffort ?? null, header.tools]))
     .digest('base64url');
+}
+
+/**
+ * True when both headers render the same: {@link headerKeyOf} would give both the same key. Agents
+ * resend instructions and tools with every turn; comparing them to the previous turn's is several
+ * times cheaper than serializing and hashing them again.
+ */
+export function sameHeader(a: RenderHeader, b: RenderHeader): boolean {
+  return a === b || (a.instructions === b.instructions && a.reasoningEffort === b.reasoningEffort && jsonEqual(a.tools, b.tools));
+}
+
+/**
+ * Equality under JSON.stringify, key order included (the renderer walks keys in order), with
+ * undefined-valued keys ignored as stringify drops them. Inputs are JSON-parsed data: no cycles.
+ */
+function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bs = b as unknown[];
+    if (a.length !== bs.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], bs[i])) return false;
+    return true;
+  }
+  const ka = definedKeys(a as Record<string, unknown>);
+  const kb = definedKeys(b as Record<string, unknown>);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) {
+    if (ka[i] !== kb[i] || !jsonEqual((a as Record<string, unknown>)[ka[i]], (b as Record<string, unknown>)[kb[i]])) return false;
+  }
+  return true;
+}
+
+function definedKeys(o: Record<string, unknown>): string[] {
+  const keys = Object.keys(o);
+  return keys.every((k) => o[k] !== undefined) ? keys : keys.filter((k) => o[k] !== undefined);
 }
 
 /** Renders a whole conversation (the stateless path). Entry tokens come from `cache` when given. */
@@ -37,7 +76,7 @@ export function renderConversation(
     for (let i = 0; i < t.length; i++) out.push(t[i]);
     ends.push(out.length);
   }
-  return { headerKey: headerKeyOf(header), headerLength: headerTokens.length, tokens: TokenLog.from(out), entryEnds: AppendLog.from(ends) };
+  return { header, headerKey: headerKeyOf(header), headerLength: headerTokens.length, tokens: TokenLog.from(out), entryEnds: AppendLog.from(ends) };
 }
 
 /**
@@ -50,15 +89,15 @@ export function extendConversation(
   prev: RenderedConversation,
   header: RenderHeader,
   newEntries: readonly ConversationEntry[],
-  headerKey = headerKeyOf(header),
 ): RenderedConversation {
   let base = prev;
+  const headerKey = sameHeader(prev.header, header) ? prev.headerKey : headerKeyOf(header);
   if (headerKey !== prev.headerKey) {
     const headerTokens = profile.renderHeader(header);
     const entryTokens = prev.tokens.slice(prev.headerLength);
     const tokens = TokenLog.from(concat(headerTokens, entryTokens));
     const shift = headerTokens.length - prev.headerLength;
-    base = { headerKey, headerLength: headerTokens.length, tokens, entryEnds: AppendLog.from(prev.entryEnds.slice().map((e) => e + shift)) };
+    base = { header, headerKey, headerLength: headerTokens.length, tokens, entryEnds: AppendLog.from(prev.entryEnds.slice().map((e) => e + shift)) };
   }
   return appendEntries(profile, base, newEntries);
 }
@@ -75,7 +114,7 @@ export function appendEntries(profile: ModelProfile, base: RenderedConversation,
     offset += t.length;
     ends.push(offset);
   }
-  return { headerKey: base.headerKey, headerLength: base.headerLength, tokens: base.tokens.append(added), entryEnds: base.entryEnds.append(ends) };
+  return { header: base.header, headerKey: base.headerKey, headerLength: base.headerLength, tokens: base.tokens.append(added), entryEnds: base.entryEnds.append(ends) };
 }
 
 function concat(a: readonly number[], b: Uint32Array): Uint32Array {

@@ -33,7 +33,9 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: (event: Re
   let verdict: SafetyResult | undefined;
   // Nothing reaches the client before the safety verdict: a blocked prompt is an error, not a response.
   const open = async (): Promise<SafetyResult> => {
-    verdict = await prepared.safety;
+    // Overlapping: let the Generate call reach the socket before the classifier request is built.
+    if (deps.safetyOverlap && req.generate) await new Promise<void>((resolve) => setImmediate(resolve));
+    verdict = await prepared.safety();
     timer.mark('safety');
     writer.created();
     return verdict;
