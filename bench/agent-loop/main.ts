@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   }
   const summaries = options.tps.flatMap((tps) => options.modes.map((mode) => summarizeMode(mode, tps, records)));
   const notes = [...consistencyNotes(records, options), ...growthNotes(summaries)];
-  const report = buildReport(options, { summaries, ratios: ratios(summaries), targets: checkTargets(summaries), notes, records });
+  const report = buildReport(options, { summaries, ratios: ratios(summaries), targets: checkTargets(summaries, options), notes, records });
   mkdirSync(options.outDir, { recursive: true });
   const files = { json: join(options.outDir, 'agent-loop.json'), md: join(options.outDir, 'agent-loop.md'), svg: join(options.outDir, 'agent-loop.svg') };
   writeFileSync(files.json, renderJson(report));

@@ -3,7 +3,8 @@ import { OptionsError, parseOptions } from './options';
 describe('parseOptions', () => {
   it('defaults to the full run: 50 turns, three TPS settings, every mode', () => {
     const o = parseOptions([], '/repo');
-    expect(o).toMatchObject({ turns: 50, tps: [65, 1000, 4000], modes: ['http-stateless', 'http-previous', 'ws', 'grpc'], reps: 1, ttftMs: 50, quick: false });
+    expect(o).toMatchObject({ turns: 50, tps: [65, 1000, 4000], modes: ['http-stateless', 'http-previous', 'ws', 'grpc'], reps: 1, ttftMs: 50, prefixCaching: true, quick: false });
+    expect(parseOptions(['--prefix-caching', 'off'], '/r').prefixCaching).toBe(false);
     expect(o.outDir).toBe('/repo/bench/results');
   });
 
@@ -21,6 +22,7 @@ describe('parseOptions', () => {
     expect(() => parseOptions(['--modes', 'smoke'], '/r')).toThrow(/unknown mode 'smoke'/);
     expect(() => parseOptions(['--tps', 'fast'], '/r')).toThrow(/--tps/);
     expect(() => parseOptions(['--output-bytes', '9-3'], '/r')).toThrow(/--output-bytes/);
+    expect(() => parseOptions(['--prefix-caching', 'maybe'], '/r')).toThrow(/--prefix-caching must be on or off/);
     expect(() => parseOptions(['--bogus', '1'], '/r')).toThrow(OptionsError);
   });
 });

@@ -20,6 +20,8 @@ export interface BenchOptions {
   readonly ttftMs: number;
   /** SIM_PREFILL_TOKENS_PER_SECOND (`--prefill-tps`). Default 20 000, the inference service's default. */
   readonly prefillTps: number;
+  /** INFERENCE_PREFIX_CACHING of the worker (`--prefix-caching on|off`). Default on, the worker's default (like vLLM's automatic prefix caching). */
+  readonly prefixCaching: boolean;
   /** Size range of one tool output in bytes (`--output-bytes 2048-8192`). Default 2.8–8 KB (≈ 1.5k tokens each; ≈ 75k prompt tokens at turn 50), `--quick` too. */
   readonly outputBytes: readonly [number, number];
   /** Seeds the workload (`--seed`). Default 1. */
@@ -37,7 +39,7 @@ export class OptionsError extends Error {
 
 export const USAGE = `usage: npm run bench:agent-loop -- [--quick] [--turns N] [--tps 65,1000,4000]
        [--modes ${MODES.join(',')}] [--reps N] [--warmup N] [--ttft-ms MS]
-       [--prefill-tps N] [--output-bytes MIN-MAX] [--seed N] [--out DIR]`;
+       [--prefill-tps N] [--prefix-caching on|off] [--output-bytes MIN-MAX] [--seed N] [--out DIR]`;
 
 /**
  * Parses the command line (without `node` and the script). Every option has a default; `--quick`
@@ -60,7 +62,7 @@ export function parseOptions(argv: readonly string[], repoRoot: string): BenchOp
     if (value === undefined) throw new OptionsError(`--${name} needs a value\n${USAGE}`);
     raw.set(name, value);
   }
-  const known = new Set(['turns', 'tps', 'modes', 'reps', 'warmup', 'ttft-ms', 'prefill-tps', 'output-bytes', 'seed', 'out']);
+  const known = new Set(['turns', 'tps', 'modes', 'reps', 'warmup', 'ttft-ms', 'prefill-tps', 'prefix-caching', 'output-bytes', 'seed', 'out']);
   for (const name of raw.keys()) if (!known.has(name)) throw new OptionsError(`unknown option --${name}\n${USAGE}`);
 
   const out = raw.get('out') ?? join('bench', 'results');
@@ -72,6 +74,7 @@ export function parseOptions(argv: readonly string[], repoRoot: string): BenchOp
     warmupTurns: int(raw, 'warmup', 3, 0, 100),
     ttftMs: nonNegative('ttft-ms', Number(raw.get('ttft-ms') ?? 50)),
     prefillTps: positive('prefill-tps', Number(raw.get('prefill-tps') ?? 20_000)),
+    prefixCaching: onOff('prefix-caching', raw.get('prefix-caching') ?? 'on'),
     outputBytes: range(raw.get('output-bytes'), [2800, 8192]),
     seed: int(raw, 'seed', 1, 0, 2 ** 31),
     outDir: isAbsolute(out) ? out : resolve(repoRoot, out),
@@ -120,4 +123,10 @@ function range(text: string | undefined, fallback: [number, number]): [number, n
   const [min, max] = m ? [Number(m[1]), Number(m[2])] : [NaN, NaN];
   if (!m || min < 1 || max < min) throw new OptionsError(`--output-bytes must be MIN-MAX bytes with 1 <= MIN <= MAX, got '${text}'`);
   return [min, max];
+}
+
+function onOff(name: string, value: string): boolean {
+  if (value === 'on') return true;
+  if (value === 'off') return false;
+  throw new OptionsError(`--${name} must be on or off, got '${value}'`);
 }

@@ -10,7 +10,8 @@ export function renderMarkdown(report: BenchReport): string {
   lines.push(
     `Run ${report.generatedAt} on ${report.environment.cpus} × ${report.environment.cpuModel}, Node ${report.environment.node}. ` +
       `${options.turns} turns per rollout, ${options.reps} repetition(s), modes interleaved round-robin per turn on one stack per TPS setting. ` +
-      `Engine: the SIMULATED accelerator (SIM_TTFT_MS=${options.ttftMs}, SIM_PREFILL_TOKENS_PER_SECOND=${options.prefillTps}, SIM_JITTER=0).`,
+      `Engine: the SIMULATED accelerator (SIM_TTFT_MS=${options.ttftMs}, SIM_PREFILL_TOKENS_PER_SECOND=${options.prefillTps}, SIM_JITTER=0, ` +
+      `INFERENCE_PREFIX_CACHING=${options.prefixCaching}: ${options.prefixCaching ? 'a stateless request reuses any held prefix by content, as with vLLM automatic prefix caching' : 'only a session\'s own prefix is reused, as in an engine without prefix caching'}).`,
     '',
     'Overhead = client time to the first `response.output_item.added` − the engine\'s own time to emit the token that opens that item: ' +
       'the worker\'s measured time to first token (`inference_ttft_seconds`, from the call reaching its handler to the first chunk written), ' +

@@ -160,16 +160,25 @@ export interface TargetCheck {
   met: boolean;
 }
 
-export function checkTargets(summaries: readonly ModeSummary[]): TargetCheck[] {
+/**
+ * The issue's targets. "p50 at turn N" is taken over the last five turns of every repetition: one
+ * turn of one rollout is a single sample, and a median needs several.
+ */
+export function checkTargets(summaries: readonly ModeSummary[], engine: { prefixCaching: boolean } = { prefixCaching: true }): TargetCheck[] {
   const out: TargetCheck[] = [];
   for (const ws of summaries.filter((s) => s.mode === 'ws')) {
-    const last = ws.overheadByTurn[ws.turns];
-    out.push({ target: `[tps=${ws.tps}] ws overhead p50 at turn ${ws.turns} <= 1 ms`, measured: `${fmt(last)} ms`, met: last <= 1 });
+    const p50 = ws.parts.late.overhead;
+    out.push({
+      target: `[tps=${ws.tps}] ws overhead p50 at turn ${ws.turns} (turns ${Math.max(1, ws.turns - 4)}–${ws.turns}) <= 1 ms`,
+      measured: `${fmt(p50)} ms (turn ${ws.turns} alone: ${fmt(ws.overheadByTurn[ws.turns])} ms)`,
+      met: p50 <= 1,
+    });
     out.push({ target: `[tps=${ws.tps}] ws overhead flat: turn ${ws.turns} / turn 1 <= 1.5x`, measured: `${fmt(ws.growth)}x (last 5 / first 5: ${fmt(ws.growthLast5)}x)`, met: ws.growth <= 1.5 });
     const base = summaries.find((s) => s.mode === 'http-stateless' && s.tps === ws.tps);
     if (base && ws.tps === 1000) {
       const faster = 1 - ws.rolloutMs / base.rolloutMs;
-      out.push({ target: '[tps=1000] ws rollout >= 50% faster than http-stateless', measured: `${fmt(faster * 100)}% faster`, met: faster >= 0.5 });
+      const caching = engine.prefixCaching ? 'on' : 'off';
+      out.push({ target: `[tps=1000] ws rollout >= 50% faster than http-stateless (engine prefix caching ${caching})`, measured: `${fmt(faster * 100)}% faster`, met: faster >= 0.5 });
     }
   }
   return out;

@@ -23,6 +23,7 @@ export function stackEnv(options: BenchOptions, tps: number): Record<string, str
     SIM_TTFT_MS: String(options.ttftMs),
     SIM_PREFILL_TOKENS_PER_SECOND: String(options.prefillTps),
     SIM_JITTER: '0',
+    INFERENCE_PREFIX_CACHING: String(options.prefixCaching),
     FASTLOOP_API_KEYS: BENCH_API_KEY,
   };
 }

@@ -12,6 +12,7 @@ describe('loadInferenceConfig', () => {
       INFERENCE_PROFILE: 'harmony-o200k',
       INFERENCE_MAX_CONCURRENCY: 64,
       INFERENCE_SESSION_CACHE_TOKENS: 4_000_000,
+      INFERENCE_PREFIX_CACHING: true,
       SIM_TTFT_MS: 50,
       SIM_PREFILL_TOKENS_PER_SECOND: 20_000,
       SIM_TOKENS_PER_SECOND: 1_000,
@@ -24,6 +25,10 @@ describe('loadInferenceConfig', () => {
   it('rejects an unknown engine with an error naming INFERENCE_ENGINE', () => {
     expect(() => loadInferenceConfig({ env: { INFERENCE_ENGINE: 'vllm' } })).toThrow(ConfigError);
     expect(() => loadInferenceConfig({ env: { INFERENCE_ENGINE: 'vllm' } })).toThrow(/INFERENCE_ENGINE/);
+  });
+
+  it('turns content prefix caching off with INFERENCE_PREFIX_CACHING=false', () => {
+    expect(loadInferenceConfig({ env: { INFERENCE_PREFIX_CACHING: 'false' } }).INFERENCE_PREFIX_CACHING).toBe(false);
   });
 
   it('rejects a jitter outside 0..1 naming SIM_JITTER', () => {

@@ -30,6 +30,12 @@ export const inferenceConfigSchema = z.object({
   INFERENCE_SESSION_CACHE_TOKENS: env.int(4_000_000, 0),
   /** Number of sessions held for prefix reuse (LRU evicts beyond it). */
   INFERENCE_SESSION_CACHE_ENTRIES: env.int(10_000, 0),
+  /**
+   * Content-addressed prefix caching (vLLM's automatic prefix caching): any held sequence that
+   * shares the prompt's prefix counts as cached, not only the caller's session. false: only the
+   * session's own prefix is reused, as in an engine without prefix caching.
+   */
+  INFERENCE_PREFIX_CACHING: env.bool(true),
   /** Simulated accelerator: base time to first token, in ms. */
   SIM_TTFT_MS: env.number(50),
   /** Simulated accelerator: prefill speed for prompt tokens not held in the session cache. */

@@ -30,6 +30,8 @@ export interface GenerateServiceOptions {
   maxConcurrency: number;
   /** INFERENCE_MAX_OUTPUT_TOKENS: cap on sampled tokens per call. */
   maxOutputTokens: number;
+  /** INFERENCE_PREFIX_CACHING: reuse any held prefix by content, not only the session's; default true. */
+  prefixCaching?: boolean;
   /** Clock; default `performance.now`. */
   now?: () => number;
 }
@@ -153,7 +155,7 @@ export class GenerateService {
     validatePromptTokens(request.tokens, assembled.prompt.length, vocabSize);
     // prefix_len / prefix_miss concern what the caller may omit; content matching only raises
     // cached_tokens (what the engine need not prefill), as vLLM's and SGLang's prefix caches do.
-    const match = matchPrefix(sessions, assembled.prompt, held, assembled.cachedTokens);
+    const match = matchPrefix(sessions, assembled.prompt, held, assembled.cachedTokens, this.options.prefixCaching ?? true);
     return { prompt: assembled.prompt, cachedTokens: match.cachedTokens, sessionCachedTokens: assembled.cachedTokens, blockHashes: match.blockHashes };
   }
 

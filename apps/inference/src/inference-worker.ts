@@ -62,6 +62,7 @@ export async function startInferenceWorker(options: InferenceWorkerOptions): Pro
     vocabSize: profile.vocabSize,
     maxConcurrency: config.INFERENCE_MAX_CONCURRENCY,
     maxOutputTokens: config.INFERENCE_MAX_OUTPUT_TOKENS,
+    prefixCaching: config.INFERENCE_PREFIX_CACHING,
   });
   const grpc = await startGrpcServer({
     port: config.GRPC_PORT,

@@ -67,6 +67,15 @@ describe('matchPrefix', () => {
     expect(matchPrefix(cache, conversation.slice(0, B - 1), undefined, 0).cachedTokens).toBe(0);
   });
 
+  it('with content matching off counts only the session prefix, and still hashes the prompt', () => {
+    const conversation = Array.from({ length: 5 * B + 17 }, (_, i) => (i * 7919) % 1000);
+    const cache = holdAll([conversation]);
+    const prompt = [...conversation, 4242];
+    const match = matchPrefix(cache, prompt, undefined, 0, false);
+    expect(match.cachedTokens).toBe(0);
+    expect(Array.from(match.blockHashes)).toEqual(Array.from(extendBlockHashes(prompt)));
+  });
+
   it('never reports more than a held sequence really shares, even when block hashes collide', () => {
     const colliding: BlockHasher[] = [() => 7, (prev, t, start) => chainBlockHash(prev, t, start) % 3];
     fc.assert(

@@ -42,15 +42,19 @@ export interface PrefixMatch {
  * @param session the sequence the session lookup just found, held (so indexed) in `source`; its
  *   blocks below `sessionCached` need no probe
  * @param sessionCached the common prefix of `prompt` and `session.tokens`
+ * @param byContent false: stop after step 1 (the hashes are still needed to index what this call
+ *   leaves); only the session's prefix counts (INFERENCE_PREFIX_CACHING=false)
  */
 export function matchPrefix(
   source: PrefixSource,
   prompt: readonly number[],
   session: HeldSequence | undefined,
   sessionCached: number,
+  byContent = true,
 ): PrefixMatch {
   const known = session === undefined ? 0 : fullBlocks(sessionCached);
   const blockHashes = extendBlockHashes(prompt, session?.blockHashes, known, source.hasher);
+  if (!byContent) return { cachedTokens: sessionCached, blockHashes };
   let deepest = known;
   while (deepest < blockHashes.length && source.index.has(blockHashes[deepest])) deepest++;
   if (deepest === known) return { cachedTokens: sessionCached, blockHashes };
