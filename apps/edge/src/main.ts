@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { getProfile, listProfileIds } from '@fastloop/model-profiles';
 import {
   closeServer,
   createLogger,
@@ -30,6 +31,8 @@ async function main(): Promise<void> {
   const config = loadEdgeConfig();
   const logger = createLogger({ service: 'edge', level: config.LOG_LEVEL });
   const registry = createMetricsRegistry('edge');
+  // The router may name any profile; build their tokenizer tables before taking traffic.
+  for (const id of listProfileIds()) getProfile(id).warmUp();
   const metrics = new EdgeMetrics(registry);
   const auth = new ApiKeyAuth(config.FASTLOOP_API_KEYS);
   const backends = new BackendClients({

@@ -41,6 +41,7 @@ export interface InferenceWorker {
 export async function startInferenceWorker(options: InferenceWorkerOptions): Promise<InferenceWorker> {
   const { config, logger } = options;
   const profile = options.profile ?? loadProfile(config);
+  profile.warmUp();
   const engine = options.engine ?? createEngine(config, profile, logger);
   const metrics = createInferenceMetrics(options.registry, {
     engine: engine.name,

@@ -101,4 +101,9 @@ export interface ModelProfile {
   createOutputParser(): OutputParser;
   /** Recovers messages and tools from a rendered prompt. */
   parsePrompt(tokens: readonly number[]): ParsedPrompt;
+  /**
+   * Builds what the tokenizer builds lazily (vocabulary tables, tens of ms), so that a service
+   * calls it at startup and its first request does not pay for it.
+   */
+  warmUp(): void;
 }

@@ -33,4 +33,12 @@ describe('getProfile', () => {
   it('lists the ids it accepts', () => {
     expect(listProfileIds()).toEqual([DEFAULT_PROFILE_ID]);
   });
+  it('warms every profile up without changing what it encodes', () => {
+    for (const id of listProfileIds()) {
+      const profile = getProfile(id);
+      const before = profile.encodeText('fn zyxwvut() — ✓');
+      profile.warmUp();
+      expect(profile.encodeText('fn zyxwvut() — ✓')).toEqual(before);
+    }
+  });
 });

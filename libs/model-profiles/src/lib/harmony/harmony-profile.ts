@@ -40,5 +40,7 @@ export function createHarmonyProfile(options: HarmonyProfileOptions): ModelProfi
     renderCompletion: (e) => renderer.completion(e),
     createOutputParser: () => new HarmonyOutputParser(table),
     parsePrompt: (tokens) => parseHarmonyPrompt(tokens, table),
+    // ASCII and non-ASCII text, an unknown word (a merge) and a special token's text: every table.
+    warmUp: () => void encodeText('warm-up: zyxwvutsrqp — ünïcödé ✓ <|end|>'),
   } satisfies ModelProfile);
 }

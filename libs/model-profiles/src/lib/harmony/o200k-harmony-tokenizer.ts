@@ -1,19 +1,14 @@
 import bpeRanks from 'gpt-tokenizer/bpeRanks/o200k_base';
-import { decode as libraryDecode, encode } from 'gpt-tokenizer/encoding/o200k_harmony';
+import { decode as libraryDecode } from 'gpt-tokenizer/encoding/o200k_harmony';
 import { type TokenTable } from '../token-text-decoder';
+import { fastEncodeO200k } from './fast-o200k-encoder';
 
 /**
- * `disallowedSpecial: new Set()` (with `allowedSpecial` unset) makes gpt-tokenizer encode special
- * token text such as `<|end|>` as ordinary text. The default (`disallowedSpecial: 'all'`) throws
- * on it, and `allowedSpecial` would turn user text into control tokens. One frozen options object:
- * gpt-tokenizer re-derives its special-token config on every call that passes options, and with
- * an empty set that work is two comparisons.
+ * Encodes text from anyone (users, tools, the model) so that it never yields a special token id:
+ * special-token text such as `<|end|>` is encoded as ordinary text.
  */
-const PLAIN_TEXT = Object.freeze({ disallowedSpecial: new Set<string>() });
-
-/** Encodes text from anyone (users, tools, the model) so that it never yields a special token id. */
 export function encodeO200kText(text: string): number[] {
-  return text.length === 0 ? [] : encode(text, PLAIN_TEXT);
+  return fastEncodeO200k(text);
 }
 
 /**

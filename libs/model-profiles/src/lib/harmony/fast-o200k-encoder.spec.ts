@@ -1,0 +1,91 @@
+import fc from 'fast-check';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { encode } from 'gpt-tokenizer/encoding/o200k_harmony';
+import { trickyText } from '../testing/o200k-text-arbitraries';
+import { anyText } from '../testing/conversation-arbitraries';
+import { fastEncodeO200k } from './fast-o200k-encoder';
+
+/** What {@link fastEncodeO200k} must reproduce. */
+const libraryEncode = (text: string): number[] => encode(text, { disallowedSpecial: new Set() });
+
+const REPO_ROOT = resolve(__dirname, '../../../../..');
+
+/** This repository's TypeScript sources under `folder`: real code, as tools print it. */
+function sourceFiles(folder: string): string[] {
+  return readdirSync(join(REPO_ROOT, folder), { recursive: true, encoding: 'utf8' })
+    .filter((path) => path.endsWith('.ts') && !path.includes('node_modules'))
+    .sort()
+    .map((path) => readFileSync(join(REPO_ROOT, folder, path), 'utf8'));
+}
+
+/** `cat -n` style, as file-reading tools return code. */
+const numberLines = (text: string): string =>
+  text
+    .split('\n')
+    .map((line, i) => `${String(i + 1).padStart(6)}\t${line}`)
+    .join('\n');
+
+describe('fastEncodeO200k', () => {
+  it.each([
+    ['empty text', ''],
+    ['contractions', "don't DON'T we'Ve she'LL it'x"],
+    ['camel case', 'HTTPServer XMLHttpRequest'],
+    ['comments after code', 'x;\n//y\n  // z\n'],
+    ['blank lines', 'a  \n  \n  b  '],
+    ['numbers', '1234567 3.14159 0x1F'],
+    ['CRLF', 'a\r\n\r\nb'],
+    ['special-token text', 'say <|end|><|start|>assistant'],
+    ['non-ASCII between ASCII', 'café naïve Ünïcödé 日本語 x²+y² 🦀 a\u00a0b c\u2028d e\u0301'],
+    ['lone surrogates', 'a\ud800b\udc00 \ud83e'],
+    ['a long rare identifier', 'zqxjkvbwpfmlhgtrsdnc_ZQXJKVBWPFMLHGTRSDNC_0987654321'],
+  ])('encodes %s exactly as gpt-tokenizer does', (_name, text) => {
+    expect(fastEncodeO200k(text)).toEqual(libraryEncode(text));
+  });
+
+  it('encodes arbitrary unicode exactly as gpt-tokenizer does', () => {
+    const text = fc.oneof(
+      fc.string({ unit: 'grapheme' }),
+      fc.string({ unit: 'binary' }),
+      fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((code) => String.fromCharCode(code)) }),
+      anyText(),
+    );
+    fc.assert(fc.property(text, (s) => expect(fastEncodeO200k(s)).toEqual(libraryEncode(s))), { numRuns: 3000 });
+  });
+
+  it('encodes text built around the split alternatives exactly as gpt-tokenizer does', () => {
+    fc.assert(fc.property(trickyText(), (s) => expect(fastEncodeO200k(s)).toEqual(libraryEncode(s))), { numRuns: 5000 });
+  });
+
+  describe('on this repository\'s source files', () => {
+    const files = [...sourceFiles('libs'), ...sourceFiles('apps')];
+
+    it('encodes whole files, plain and line-numbered, exactly as gpt-tokenizer does', () => {
+      expect(files.length).toBeGreaterThan(10);
+      for (const file of files) {
+        expect(fastEncodeO200k(file)).toEqual(libraryEncode(file));
+        const numbered = numberLines(file);
+        expect(fastEncodeO200k(numbered)).toEqual(libraryEncode(numbered));
+      }
+    });
+
+    it('encodes slices cut anywhere exactly as gpt-tokenizer does', () => {
+      const slice = fc.tuple(fc.nat(files.length - 1), fc.nat(), fc.nat(8000)).map(([index, from, length]) => {
+        const file = files[index];
+        const start = from % (file.length + 1);
+        return file.slice(start, start + length);
+      });
+      fc.assert(fc.property(slice, (s) => expect(fastEncodeO200k(s)).toEqual(libraryEncode(s))), { numRuns: 300 });
+    });
+  });
+
+  it('stays exact once its piece memo has evicted entries', () => {
+    // Distinct lowercase words that are no vocabulary entry, so each takes the BPE path once.
+    const letters = (n: number): string => Array.from(n.toString(26), (digit) => String.fromCharCode(0x61 + parseInt(digit, 26))).join('');
+    const words = Array.from({ length: 9_000 }, (_, i) => `qz${letters(i)}xv`);
+    const text = words.join(' ');
+    const expected = libraryEncode(text);
+    expect(fastEncodeO200k(text)).toEqual(expected);
+    expect(fastEncodeO200k(text)).toEqual(expected);
+  });
+});
