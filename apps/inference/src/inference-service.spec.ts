@@ -123,6 +123,24 @@ describe('InferenceService/Generate with the simulated engine', () => {
     expect(await metricValue(t.registry, 'inference_prefix_index_blocks', { engine: 'sim' })).toBe(t.worker.sessions.index.size);
   });
 
+  it('with INFERENCE_PREFIX_CACHING=false reuses only the session: a stateless resend is prefilled again', async () => {
+    const off = await startTestWorker({ SIM_TOOL_CALLS: '2', INFERENCE_PREFIX_CACHING: 'false' });
+    try {
+      const entries: ConversationEntry[] = [user('Plan a week of hiking near Porto')];
+      const first = await generate(off.client, { sessionKey: 'turn-0', tokens: profile.render(header, entries), maxOutputTokens: 4096 }).result;
+      const call = completionToEntry(profile, first.tokens, 'call_0');
+      entries.push(call, ...(call.kind === 'function_call' ? [toolOutputFor(call, '{"status":"ok"}')] : []));
+      const prompt = profile.render(header, entries);
+      const stateless = await generate(off.client, { sessionKey: 'stateless-1', tokens: prompt, maxOutputTokens: 4096 }).result;
+      expect(stateless.done!.cachedTokens).toBe(0);
+      // The session path still reuses its own prefix.
+      const chained = await generate(off.client, { sessionKey: 'turn-1', parentSessionKey: 'turn-0', tokens: prompt, maxOutputTokens: 4096 }).result;
+      expect(chained.done!.cachedTokens).toBeGreaterThan(0);
+    } finally {
+      await off.close();
+    }
+  });
+
   it('keeps nothing and caches nothing without a session key', async () => {
     const prompt = profile.render({ tools: [] }, [user('stateless')]);
     await generate(t.client, { tokens: prompt }).result;
