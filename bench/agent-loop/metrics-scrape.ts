@@ -4,6 +4,8 @@ import { get } from 'node:http';
 export const STAGE_METRIC = 'fastloop_edge_turn_stage_seconds';
 /** The inference worker's own time to first token (apps/inference/src/inference-metrics.ts). */
 export const ENGINE_TTFT_METRIC = 'inference_ttft_seconds';
+/** The worker's own time to the chunk that opened the first output item, as the edge saw it reported. */
+export const ENGINE_FIRST_ITEM_METRIC = 'fastloop_edge_engine_first_item_seconds';
 
 /** Stages in the order a turn passes them. */
 export const STAGES = ['validate', 'load', 'route', 'render', 'safety', 'queue', 'ttft', 'stream', 'post'] as const;
@@ -74,15 +76,24 @@ export interface TurnMetrics {
   stages: HistogramSnapshot;
   /** The engine's measured TTFT by `engine`. */
   engineTtft: HistogramSnapshot;
+  /** The engine's measured time to the chunk that opened the first output item, by `transport`. */
+  engineFirstItem: HistogramSnapshot;
 }
 
 /** What one turn added, from the snapshots before and after it. */
-export function turnDelta(before: TurnMetrics, after: TurnMetrics): { stagesMs: Record<string, number>; engineTtftMs: number; generateCalls: number } {
+export function turnDelta(
+  before: TurnMetrics,
+  after: TurnMetrics,
+): { stagesMs: Record<string, number>; engineTtftMs: number; generateCalls: number; engineFirstItemMs: number } {
   const engine = diffHistograms(before.engineTtft, after.engineTtft);
+  const firstItem = diffHistograms(before.engineFirstItem, after.engineFirstItem);
+  const firstItemCount = firstItem.reduce((s, d) => s + d.count, 0);
   return {
     stagesMs: msByFirstLabel(diffHistograms(before.stages, after.stages)),
     engineTtftMs: engine.reduce((s, d) => s + d.sumMs, 0),
     generateCalls: engine.reduce((s, d) => s + d.count, 0),
+    // NaN unless exactly one response opened an item during the turn.
+    engineFirstItemMs: firstItemCount === 1 ? firstItem[0].sumMs : NaN,
   };
 }
 
@@ -92,6 +103,7 @@ export async function scrapeTurnMetrics(edgeAdminPort: number, inferenceAdminPor
   return {
     stages: parseHistogram(edge, STAGE_METRIC, ['stage', 'transport', 'cached']),
     engineTtft: parseHistogram(inference, ENGINE_TTFT_METRIC, ['engine']),
+    engineFirstItem: parseHistogram(edge, ENGINE_FIRST_ITEM_METRIC, ['transport', 'cached']),
   };
 }
 

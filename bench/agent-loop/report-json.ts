@@ -19,7 +19,8 @@ export interface BenchReport {
 }
 
 export const METHOD =
-  'overheadMs = firstOutputMs - (engineMeasuredTtftMs + engineFirstOutputMs - engineTtftMs), falling back to modelOverheadMs when the measured TTFT is NaN; ' +
+  'overheadMs = firstOutputMs - engineMeasuredFirstOutputMs (the worker\'s engine_elapsed_ms on the chunk that opened the first item), falling back to ' +
+  'firstOutputMs - (engineMeasuredTtftMs + engineFirstOutputMs - engineTtftMs), then to modelOverheadMs; ' +
   'modelOverheadMs = firstOutputMs - engineFirstOutputMs; engineTtftMs = SIM_TTFT_MS + (input_tokens - cached_tokens) * 1000 / SIM_PREFILL_TOKENS_PER_SECOND; ' +
   'engineFirstOutputMs = emission time of the completion token that opens the first output item under the sim schedule (first token at engineTtftMs, ' +
   'then chunks at max(next due, last + 5 ms), token i due at engineTtftMs + i * 1000 / SIM_TOKENS_PER_SECOND). Client times start just before the request body is serialized.';

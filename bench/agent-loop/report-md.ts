@@ -13,11 +13,11 @@ export function renderMarkdown(report: BenchReport): string {
       `Engine: the SIMULATED accelerator (SIM_TTFT_MS=${options.ttftMs}, SIM_PREFILL_TOKENS_PER_SECOND=${options.prefillTps}, SIM_JITTER=0, ` +
       `INFERENCE_PREFIX_CACHING=${options.prefixCaching}: ${options.prefixCaching ? 'a stateless request reuses any held prefix by content, as with vLLM automatic prefix caching' : 'only a session\'s own prefix is reused, as in an engine without prefix caching'}).`,
     '',
-    'Overhead = client time to the first `response.output_item.added` − the engine\'s own time to emit the token that opens that item: ' +
-      'the worker\'s measured time to first token (`inference_ttft_seconds`, from the call reaching its handler to the first chunk written), ' +
-      'plus the decode of the item header at the TPS setting. It is what the edge, the internal hops and the client transport add. ' +
-      'The column "last 5 vs model" subtracts the sim\'s timing model instead (SIM_TTFT_MS + uncached tokens / prefill rate), ' +
-      'so it also charges the worker\'s own lateness (timers firing late, prompt assembly) to the stack.',
+    'Overhead = client time to the first `response.output_item.added` − the engine\'s own time to emit the token that opens that item, ' +
+      'as the worker reported it on that chunk (`engine_elapsed_ms`, from the call reaching its handler; the edge records it as ' +
+      '`fastloop_edge_engine_first_item_seconds`). It is what the edge, the internal hops and the client transport add. ' +
+      'The column "last 5 vs model" subtracts the sim\'s timing model instead (SIM_TTFT_MS + uncached tokens / prefill rate, then the decode of the item header), ' +
+      'so it also charges the worker\'s own lateness (timers firing late, prompt assembly, GC) to the stack.',
     '',
   );
   for (const tps of options.tps) {

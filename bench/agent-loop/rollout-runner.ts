@@ -29,13 +29,15 @@ export interface TurnRecord {
   engineTtftMs: number;
   /** Engine model: when the token that opens the first output item left the engine. */
   engineFirstOutputMs: number;
+  /** The worker's own report of when it sent the chunk that opened the first output item; NaN if unknown. */
+  engineMeasuredFirstOutputMs: number;
   /** The inference worker's own measured TTFT (`inference_ttft_seconds`); NaN unless one Generate call ran. */
   engineMeasuredTtftMs: number;
   /**
    * What the stack around the engine added: firstOutputMs − the engine's own time to the token that
-   * opens the first output item, i.e. its measured TTFT plus the modelled decode from the first
-   * token to that one (engineFirstOutputMs − engineTtftMs). Falls back to the model when the
-   * worker's TTFT is unknown (not exactly one Generate call).
+   * opens the first output item, as the worker reported it on that chunk (engine_elapsed_ms, via
+   * the edge's `fastloop_edge_engine_first_item_seconds`). Falls back to the worker's measured TTFT
+   * plus the modelled decode to that token, then to the model alone.
    */
   overheadMs: number;
   /** firstOutputMs − engineFirstOutputMs: the overhead against the timing model alone, which also charges the worker's own lateness (timers, prompt assembly) to the stack. */
@@ -91,7 +93,13 @@ export async function runRound(options: RoundOptions): Promise<TurnRecord[]> {
         const usage = result.response.usage;
         const engine = engineTiming(usage, result.response.output[0] ?? {}, pace);
         const measuredTtftMs = delta.generateCalls === 1 ? delta.engineTtftMs : NaN;
-        const engineFirstOutputMs = Number.isFinite(measuredTtftMs) ? measuredTtftMs + (engine.firstEventMs - engine.ttftMs) : engine.firstEventMs;
+        // The engine's own time to the token that opened the first item: as it reported it with
+        // that chunk; else its measured TTFT plus the modelled decode; else the model alone.
+        const engineFirstOutputMs = Number.isFinite(delta.engineFirstItemMs)
+          ? delta.engineFirstItemMs
+          : Number.isFinite(measuredTtftMs)
+            ? measuredTtftMs + (engine.firstEventMs - engine.ttftMs)
+            : engine.firstEventMs;
         records.push({
           mode,
           tps: pace.tokensPerSecond,
@@ -109,6 +117,7 @@ export async function runRound(options: RoundOptions): Promise<TurnRecord[]> {
           engineTtftMs: engine.ttftMs,
           engineFirstOutputMs: engine.firstEventMs,
           engineMeasuredTtftMs: measuredTtftMs,
+          engineMeasuredFirstOutputMs: delta.engineFirstItemMs,
           overheadMs: result.firstOutputMs - engineFirstOutputMs,
           modelOverheadMs: result.firstOutputMs - engine.firstEventMs,
           stagesMs: delta.stagesMs,

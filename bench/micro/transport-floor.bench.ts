@@ -51,7 +51,7 @@ async function serve(): Promise<void> {
       const arrived = now();
       setTimeout(() => {
         const written = now();
-        call.write({ event: { $case: 'chunk', value: { tokens: [1] } } });
+        call.write({ event: { $case: 'chunk', value: { tokens: [1], engineElapsedMs: written - arrived } } });
         const done: inferenceV1.GenerateDone = { finishReason: inferenceV1.FinishReason.FINISH_REASON_STOP, promptTokens: 0, cachedTokens: 0, completionTokens: 1, engineTtftMs: 0 };
         call.write({ event: { $case: 'done', value: done } });
         call.end();

@@ -14,6 +14,7 @@ export class EdgeMetrics {
   readonly cacheBytes: Gauge;
   readonly connections: Gauge<'transport'>;
   readonly prefixMisses: Counter;
+  readonly engineFirstItemSeconds: Histogram<'transport' | 'cached'>;
 
   constructor(registry: Registry) {
     this.stageSeconds = new Histogram({
@@ -30,6 +31,13 @@ export class EdgeMetrics {
     this.cacheEvictions = new Counter({ name: 'fastloop_edge_state_cache_evictions_total', help: 'Conversation states evicted', labelNames: ['reason'], registers: [registry] });
     this.cacheBytes = new Gauge({ name: 'fastloop_edge_state_cache_bytes', help: 'Bytes held by all connection caches', registers: [registry] });
     this.connections = new Gauge({ name: 'fastloop_edge_open_connections', help: 'Open persistent connections', labelNames: ['transport'], registers: [registry] });
+    this.engineFirstItemSeconds = new Histogram({
+      name: 'fastloop_edge_engine_first_item_seconds',
+      help: "The worker's own time from receiving Generate to sending the chunk that opened the response's first output item (as it reports per chunk); the client's time to that item minus this is what the API added",
+      labelNames: ['transport', 'cached'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    });
     this.prefixMisses = new Counter({ name: 'fastloop_edge_prefix_misses_total', help: 'Generate calls answered prefix_miss and resent in full', registers: [registry] });
   }
 }

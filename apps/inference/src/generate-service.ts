@@ -202,9 +202,10 @@ export class GenerateService {
       if (signal.aborted) break;
       const limited = limitChunk(chunk, completion.length, maxOutputTokens, stopTokens);
       if (limited.tokens.length > 0) {
-        ttftMs ??= this.now() - arrivedAt;
+        const elapsedMs = this.now() - arrivedAt;
+        ttftMs ??= elapsedMs;
         for (const t of limited.tokens) completion.push(t);
-        const flowing = call.write({ event: { $case: 'chunk', value: { tokens: [...limited.tokens] } } });
+        const flowing = call.write({ event: { $case: 'chunk', value: { tokens: [...limited.tokens], engineElapsedMs: elapsedMs } } });
         if (!flowing) await waitForDrain(call, signal);
       }
       finish = limited.finish;

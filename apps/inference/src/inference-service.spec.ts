@@ -155,6 +155,19 @@ describe('InferenceService/Generate with the simulated engine', () => {
     await expect(generate(t.client, { tokens: [] }).result).rejects.toMatchObject({ code: 'invalid_prompt' });
   });
 
+  it('stamps every chunk with the engine time since the call arrived, the first one at its TTFT', async () => {
+    const paced = await startTestWorker({ SIM_TTFT_MS: '20', SIM_TOKENS_PER_SECOND: '2000' });
+    try {
+      const { elapsedMs, done } = await generate(paced.client, { sessionKey: 'stamped', tokens: profile.render(header, [user('hi')]), maxOutputTokens: 4096 }).result;
+      expect(elapsedMs.length).toBeGreaterThan(1);
+      expect(elapsedMs[0]).toBeGreaterThanOrEqual(20);
+      expect(elapsedMs[0]).toBe(done!.engineTtftMs);
+      for (let i = 1; i < elapsedMs.length; i++) expect(elapsedMs[i]).toBeGreaterThanOrEqual(elapsedMs[i - 1]);
+    } finally {
+      await paced.close();
+    }
+  });
+
   it('stops after max_output_tokens with LENGTH', async () => {
     const prompt = profile.render({ tools: [] }, [user('a long answer please')]);
     const { tokens, done } = await generate(t.client, { tokens: prompt, maxOutputTokens: 3 }).result;

@@ -11,7 +11,7 @@ const tools = [
 ];
 
 function open(backends = new FakeBackends(), safetyOverlap = true) {
-  const { deps, usage } = fakeDeps(backends, safetyOverlap);
+  const { deps, usage, registry } = fakeDeps(backends, safetyOverlap);
   const events: any[] = [];
   const cache = new ConnectionStateCache(new StateCacheBudget(1 << 30), 1 << 28);
   const session = new ResponsesSession({
@@ -29,7 +29,7 @@ function open(backends = new FakeBackends(), safetyOverlap = true) {
     await session.whenIdle();
     return events.slice(from);
   };
-  return { session, events, create, backends, cache, usage };
+  return { session, events, create, backends, cache, usage, registry };
 }
 
 const terminal = (events: any[]) => events[events.length - 1];
@@ -120,6 +120,21 @@ describe('ResponsesSession', () => {
     expect(missed.prefixLen).toBeGreaterThan(0);
     expect(resent.prefixLen).toBe(0);
     expect(resent.tokens.length).toBe(s.backends.prompts[1].length);
+  });
+
+  it("records the engine's own time to the chunk that opened the first output item", async () => {
+    const s = open();
+    await s.create({ input: 'hi' });
+    // The fake worker sends 3 tokens a chunk, reporting 10 ms per chunk; harmony opens a function
+    // call once its header is complete.
+    const header = profile.renderCompletion(s.backends.script(0));
+    const parser = profile.createOutputParser();
+    const opening = header.findIndex((t) => parser.push([t]).some((e) => e.type === 'item_start'));
+    const metric = (await s.registry.getSingleMetric('fastloop_edge_engine_first_item_seconds')!.get()).values as { metricName?: string; labels: Record<string, unknown>; value: number }[];
+    const sum = metric.find((v) => v.metricName === 'fastloop_edge_engine_first_item_seconds_sum' && v.labels.transport === 'websocket');
+    const count = metric.find((v) => v.metricName === 'fastloop_edge_engine_first_item_seconds_count' && v.labels.transport === 'websocket');
+    expect(count?.value).toBe(1);
+    expect(sum?.value).toBeCloseTo((10 * (Math.floor(opening / 3) + 1)) / 1000);
   });
 
   it('queues a response.create sent while one runs and answers them in order', async () => {

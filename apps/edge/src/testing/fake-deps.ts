@@ -65,7 +65,8 @@ export class FakeBackends {
     this.sessions.set(req.sessionKey, [...prompt, ...completion]);
     if (req.parentSessionKey) this.sessions.delete(req.parentSessionKey);
     // Stream in uneven chunks, as a real worker does.
-    for (let i = 0; i < completion.length; i += 3) yield { event: { $case: 'chunk', value: { tokens: completion.slice(i, i + 3) } } };
+    // engine_elapsed_ms as a worker reports it: here 10 ms per chunk.
+    for (let i = 0; i < completion.length; i += 3) yield { event: { $case: 'chunk', value: { tokens: completion.slice(i, i + 3), engineElapsedMs: 10 * (i / 3 + 1) } } };
     yield {
       event: {
         $case: 'done',

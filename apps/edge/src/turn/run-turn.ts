@@ -98,6 +98,7 @@ async function streamTokens(
   let reasoningTokens = 0;
   let done: inferenceV1.GenerateDone | undefined;
   let opened = false;
+  let itemOpened = false;
   if (!deps.safetyOverlap) {
     await open();
     opened = true;
@@ -127,7 +128,10 @@ async function streamTokens(
           const tokens = event.value.tokens;
           for (const t of tokens) sampled.push(t);
           if (writer.currentKind === 'reasoning') reasoningTokens += tokens.length;
-          applyParseEvents(writer, parser.push(tokens));
+          if (applyParseEvents(writer, parser.push(tokens)) && !itemOpened) {
+            itemOpened = true;
+            deps.metrics.engineFirstItemSeconds.observe({ transport: req.transport, cached: String(req.previous !== undefined) }, event.value.engineElapsedMs / 1000);
+          }
         } else if (event?.$case === 'done') {
           done = event.value;
         }
@@ -173,14 +177,20 @@ function toGenerateRequest(req: TurnRequest, route: RouteDecision, plan: Generat
   };
 }
 
-function applyParseEvents(writer: TurnWriter, events: readonly ParseEvent[]): void {
+/** Emits the events of parsed tokens; true when an output item was opened. */
+function applyParseEvents(writer: TurnWriter, events: readonly ParseEvent[]): boolean {
+  let opened = false;
   for (const ev of events) {
     if (ev.type === 'delta') writer.delta(ev.text);
     else if (ev.type === 'item_end') writer.endItem();
-    else if (ev.item.kind === 'function_call') writer.startFunctionCall(ev.item.name, ev.item.namespace);
-    else if (ev.item.kind === 'reasoning') writer.startReasoning();
-    else writer.startMessage();
+    else {
+      opened = true;
+      if (ev.item.kind === 'function_call') writer.startFunctionCall(ev.item.name, ev.item.namespace);
+      else if (ev.item.kind === 'reasoning') writer.startReasoning();
+      else writer.startMessage();
+    }
   }
+  return opened;
 }
 
 /** The state a continuation chains from: this turn's items plus the output, rendered. */

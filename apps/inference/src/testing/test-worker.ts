@@ -38,6 +38,8 @@ export async function startTestWorker(env: Record<string, string> = {}, engine?:
 /** What one Generate call returned. */
 export interface GenerateResult {
   chunks: number[][];
+  /** Each chunk's engine_elapsed_ms. */
+  elapsedMs: number[];
   tokens: number[];
   done?: inferenceV1.GenerateDone;
 }
@@ -50,10 +52,11 @@ export function generate(
 ): { call: ClientReadableStream<inferenceV1.GenerateResponse>; result: Promise<GenerateResult> } {
   const call = client.generate(inferenceV1.GenerateRequest.fromPartial(request), { deadline: Date.now() + deadlineMs });
   const result = new Promise<GenerateResult>((resolve, reject) => {
-    const out: GenerateResult = { chunks: [], tokens: [] };
+    const out: GenerateResult = { chunks: [], elapsedMs: [], tokens: [] };
     call.on('data', (res: inferenceV1.GenerateResponse) => {
       if (res.event?.$case === 'chunk') {
         out.chunks.push(res.event.value.tokens);
+        out.elapsedMs.push(res.event.value.engineElapsedMs);
         out.tokens.push(...res.event.value.tokens);
       } else if (res.event?.$case === 'done') {
         out.done = res.event.value;

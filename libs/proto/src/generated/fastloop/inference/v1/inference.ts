@@ -99,6 +99,11 @@ export interface GenerateRequest {
 
 export interface TokenChunk {
   tokens: number[];
+  /**
+   * The engine's own time from receiving the request to sending this chunk, in ms. With it the
+   * caller tells the engine's time to any token from what the hops and the caller itself add.
+   */
+  engineElapsedMs: number;
 }
 
 export interface GenerateDone {
@@ -465,7 +470,7 @@ export const GenerateRequest: MessageFns<GenerateRequest> = {
 };
 
 function createBaseTokenChunk(): TokenChunk {
-  return { tokens: [] };
+  return { tokens: [], engineElapsedMs: 0 };
 }
 
 export const TokenChunk: MessageFns<TokenChunk> = {
@@ -476,6 +481,9 @@ export const TokenChunk: MessageFns<TokenChunk> = {
         writer.uint32(v);
       }
       writer.join();
+    }
+    if (message.engineElapsedMs !== 0) {
+      writer.uint32(17).double(message.engineElapsedMs);
     }
     return writer;
   },
@@ -511,6 +519,14 @@ export const TokenChunk: MessageFns<TokenChunk> = {
 
             break;
           }
+          case 2: {
+            if (tag !== 17) {
+              break;
+            }
+
+            message.engineElapsedMs = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -526,6 +542,11 @@ export const TokenChunk: MessageFns<TokenChunk> = {
   fromJSON(object: any): TokenChunk {
     return {
       tokens: globalThis.Array.isArray(object?.tokens) ? object.tokens.map((e: any) => globalThis.Number(e)) : [],
+      engineElapsedMs: isSet(object.engineElapsedMs)
+        ? globalThis.Number(object.engineElapsedMs)
+        : isSet(object.engine_elapsed_ms)
+        ? globalThis.Number(object.engine_elapsed_ms)
+        : 0,
     };
   },
 
@@ -533,6 +554,9 @@ export const TokenChunk: MessageFns<TokenChunk> = {
     const obj: any = {};
     if (message.tokens?.length) {
       obj.tokens = message.tokens.map((e) => Math.round(e));
+    }
+    if (message.engineElapsedMs !== 0) {
+      obj.engineElapsedMs = floatToJson(message.engineElapsedMs);
     }
     return obj;
   },
@@ -543,6 +567,7 @@ export const TokenChunk: MessageFns<TokenChunk> = {
   fromPartial<I extends Exact<DeepPartial<TokenChunk>, I>>(object: I): TokenChunk {
     const message = createBaseTokenChunk();
     message.tokens = object.tokens?.map((e) => e) || [];
+    message.engineElapsedMs = object.engineElapsedMs ?? 0;
     return message;
   },
 };
