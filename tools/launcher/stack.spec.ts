@@ -108,7 +108,9 @@ describe('startStack', () => {
 
   it('fails naming the service that never became ready', async () => {
     const { options } = fakeOptions({ FAKE_BEHAVIOUR_EDGE: 'never-ready' });
-    const err = await startFailure({ ...options, readyTimeoutMs: 3_000 });
+    // Long enough for the fake to start under a loaded CI machine (tsx compiles it first): the
+    // test checks that its log is in the error, so it must have logged before the timeout.
+    const err = await startFailure({ ...options, readyTimeoutMs: 10_000 });
     expect(err).toMatchObject({ code: 'ready_timeout', service: 'edge' });
     expect(err.logTail).toContain('"msg":"ready"');
   });
