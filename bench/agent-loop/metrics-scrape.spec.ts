@@ -11,6 +11,8 @@ inference_ttft_seconds_sum{service="inference",engine="sim"} ${count * 0.08}
 inference_ttft_seconds_count{service="inference",engine="sim"} ${count}
 fastloop_edge_engine_first_item_seconds_sum{service="edge",transport="websocket",cached="true"} ${count * 0.09}
 fastloop_edge_engine_first_item_seconds_count{service="edge",transport="websocket",cached="true"} ${count}
+fastloop_edge_first_item_overhead_seconds_sum{service="edge",transport="websocket",cached="true"} ${count * 0.002}
+fastloop_edge_first_item_overhead_seconds_count{service="edge",transport="websocket",cached="true"} ${count}
 `;
 
 describe('parseHistogram', () => {
@@ -38,11 +40,13 @@ describe('diffHistograms', () => {
       stages: parseHistogram(page(v, n), STAGE_METRIC, ['stage', 'transport', 'cached']),
       engineTtft: parseHistogram(page(v, n), 'inference_ttft_seconds', ['engine']),
       engineFirstItem: parseHistogram(page(v, n), 'fastloop_edge_engine_first_item_seconds', ['transport', 'cached']),
+      edgeOverhead: parseHistogram(page(v, n), 'fastloop_edge_first_item_overhead_seconds', ['transport', 'cached']),
     });
     const t = turnDelta(snap(4, 0.002), snap(5, 0.003));
     expect(t.generateCalls).toBe(1);
     expect(t.engineTtftMs).toBeCloseTo(80);
     expect(t.engineFirstItemMs).toBeCloseTo(90);
+    expect(t.edgeOverheadMs).toBeCloseTo(2);
     expect(turnDelta(snap(4, 0.002), snap(6, 0.003)).engineFirstItemMs).toBeNaN();
     expect(t.stagesMs.validate).toBeCloseTo(1);
   });

@@ -6,6 +6,8 @@ export const STAGE_METRIC = 'fastloop_edge_turn_stage_seconds';
 export const ENGINE_TTFT_METRIC = 'inference_ttft_seconds';
 /** The worker's own time to the chunk that opened the first output item, as the edge saw it reported. */
 export const ENGINE_FIRST_ITEM_METRIC = 'fastloop_edge_engine_first_item_seconds';
+/** What the edge itself saw added before the first output item (request in → item out, minus the engine). */
+export const EDGE_OVERHEAD_METRIC = 'fastloop_edge_first_item_overhead_seconds';
 
 /** Stages in the order a turn passes them. */
 export const STAGES = ['validate', 'load', 'route', 'render', 'safety', 'queue', 'ttft', 'stream', 'post'] as const;
@@ -78,22 +80,27 @@ export interface TurnMetrics {
   engineTtft: HistogramSnapshot;
   /** The engine's measured time to the chunk that opened the first output item, by `transport`. */
   engineFirstItem: HistogramSnapshot;
+  /** The edge-observed overhead before the first output item, by `transport`. */
+  edgeOverhead: HistogramSnapshot;
 }
 
 /** What one turn added, from the snapshots before and after it. */
 export function turnDelta(
   before: TurnMetrics,
   after: TurnMetrics,
-): { stagesMs: Record<string, number>; engineTtftMs: number; generateCalls: number; engineFirstItemMs: number } {
+): { stagesMs: Record<string, number>; engineTtftMs: number; generateCalls: number; engineFirstItemMs: number; edgeOverheadMs: number } {
   const engine = diffHistograms(before.engineTtft, after.engineTtft);
   const firstItem = diffHistograms(before.engineFirstItem, after.engineFirstItem);
   const firstItemCount = firstItem.reduce((s, d) => s + d.count, 0);
+  const edge = diffHistograms(before.edgeOverhead, after.edgeOverhead);
+  const edgeCount = edge.reduce((s, d) => s + d.count, 0);
   return {
     stagesMs: msByFirstLabel(diffHistograms(before.stages, after.stages)),
     engineTtftMs: engine.reduce((s, d) => s + d.sumMs, 0),
     generateCalls: engine.reduce((s, d) => s + d.count, 0),
     // NaN unless exactly one response opened an item during the turn.
     engineFirstItemMs: firstItemCount === 1 ? firstItem[0].sumMs : NaN,
+    edgeOverheadMs: edgeCount === 1 ? edge[0].sumMs : NaN,
   };
 }
 
@@ -104,6 +111,7 @@ export async function scrapeTurnMetrics(edgeAdminPort: number, inferenceAdminPor
     stages: parseHistogram(edge, STAGE_METRIC, ['stage', 'transport', 'cached']),
     engineTtft: parseHistogram(inference, ENGINE_TTFT_METRIC, ['engine']),
     engineFirstItem: parseHistogram(edge, ENGINE_FIRST_ITEM_METRIC, ['transport', 'cached']),
+    edgeOverhead: parseHistogram(edge, EDGE_OVERHEAD_METRIC, ['transport', 'cached']),
   };
 }
 

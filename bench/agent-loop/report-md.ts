@@ -47,14 +47,15 @@ export function renderMarkdown(report: BenchReport): string {
     lines.push('');
   }
   lines.push('## Where the overhead goes (ms, p50; turns 2–6 → last 5 turns)', '');
-  const partNames = ['overhead', 'toCreated', 'preInference', 'inferenceHop', 'engineLate', 'untimed'] as const;
+  const partNames = ['overhead', 'edgeObserved', 'toCreated', 'preInference', 'inferenceHop', 'engineLate', 'untimed'] as const;
   lines.push(`| TPS | mode | ${partNames.join(' | ')} |`, `|---:|---|${partNames.map(() => '---:').join('|')}|`);
   for (const s of summaries) {
     lines.push(`| ${s.tps} | ${s.mode} | ${partNames.map((k) => `${fmt(s.parts.early[k])} → ${fmt(s.parts.late[k])}`).join(' | ')} |`);
   }
   lines.push(
     '',
-    '`toCreated`: client send → `response.created`. `preInference`: edge stages validate+route+render+safety+queue. ' +
+    '`edgeObserved`: the edge\'s own `fastloop_edge_first_item_overhead_seconds` (request in → first item out, minus the engine); `overhead` − `edgeObserved` is the client\'s side and its WebSocket or HTTP legs. ' +
+      '`toCreated`: client send → `response.created`. `preInference`: edge stages validate+route+render+safety+queue. ' +
       '`inferenceHop`: edge `ttft` stage − the worker\'s measured TTFT (`inference_ttft_seconds`). `engineLate`: measured − modelled engine TTFT (not in the overhead). ' +
       '`untimed`: overhead − preInference − inferenceHop: client and transport, and edge work outside the stage timer ' +
       '(HTTP body read and JSON parse, the HTTP `previous_response_id` store load, event delivery). ' +

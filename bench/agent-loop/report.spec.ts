@@ -9,7 +9,7 @@ function records(mode: TurnRecord['mode'], overhead: (turn: number) => number): 
   return Array.from({ length: 12 }, (_, i) => ({
     mode, tps: 1000, rep: 1, turn: i + 1, outputType: i === 11 ? 'message' : 'function_call', requestBytes: 2048, inputTokens: 3000 + i * 700,
     cachedTokens: 0, outputTokens: 25, wallMs: 120, createdMs: 3, firstOutputMs: 100 + overhead(i + 1), doneMs: 120, engineTtftMs: 90,
-    engineFirstOutputMs: 100, engineMeasuredTtftMs: 91, engineMeasuredFirstOutputMs: 99, overheadMs: overhead(i + 1), modelOverheadMs: overhead(i + 1) + 1, stagesMs: { validate: 0.2, ttft: 93 },
+    engineFirstOutputMs: 100, engineMeasuredTtftMs: 91, engineMeasuredFirstOutputMs: 99, edgeOverheadMs: 1, overheadMs: overhead(i + 1), modelOverheadMs: overhead(i + 1) + 1, stagesMs: { validate: 0.2, ttft: 93 },
   }));
 }
 

@@ -31,6 +31,8 @@ export interface TurnRecord {
   engineFirstOutputMs: number;
   /** The worker's own report of when it sent the chunk that opened the first output item; NaN if unknown. */
   engineMeasuredFirstOutputMs: number;
+  /** The edge's own view of what it added before the first output item (`fastloop_edge_first_item_overhead_seconds`); NaN if unknown. */
+  edgeOverheadMs: number;
   /** The inference worker's own measured TTFT (`inference_ttft_seconds`); NaN unless one Generate call ran. */
   engineMeasuredTtftMs: number;
   /**
@@ -118,6 +120,7 @@ export async function runRound(options: RoundOptions): Promise<TurnRecord[]> {
           engineFirstOutputMs: engine.firstEventMs,
           engineMeasuredTtftMs: measuredTtftMs,
           engineMeasuredFirstOutputMs: delta.engineFirstItemMs,
+          edgeOverheadMs: delta.edgeOverheadMs,
           overheadMs: result.firstOutputMs - engineFirstOutputMs,
           modelOverheadMs: result.firstOutputMs - engine.firstEventMs,
           stagesMs: delta.stagesMs,

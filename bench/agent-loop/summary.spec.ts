@@ -6,7 +6,7 @@ function record(mode: Mode, turn: number, overheadMs: number, extra: Partial<Tur
   return {
     mode, tps: 1000, rep: 1, turn, outputType: 'function_call', requestBytes: 1000, inputTokens: 1000 * turn, cachedTokens: 0, outputTokens: 20,
     wallMs: 100, createdMs: 2, firstOutputMs: 90 + overheadMs, doneMs: 100, engineTtftMs: 80, engineFirstOutputMs: 90,
-    engineMeasuredTtftMs: 81, engineMeasuredFirstOutputMs: 89, overheadMs, modelOverheadMs: overheadMs + 1, stagesMs: { validate: 0.1, route: 0.1, render: 0.2, safety: 0.5, queue: 0.1, ttft: 83, stream: 10, post: 0.01 },
+    engineMeasuredTtftMs: 81, engineMeasuredFirstOutputMs: 89, edgeOverheadMs: 1, overheadMs, modelOverheadMs: overheadMs + 1, stagesMs: { validate: 0.1, route: 0.1, render: 0.2, safety: 0.5, queue: 0.1, ttft: 83, stream: 10, post: 0.01 },
     ...extra,
   };
 }

@@ -63,6 +63,8 @@ export interface ModeSummary {
  */
 export interface OverheadParts {
   overhead: number;
+  /** The edge's own view: request in → first output item out, minus the engine (no client legs). */
+  edgeObserved: number;
   toCreated: number;
   preInference: number;
   inferenceHop: number;
@@ -77,6 +79,7 @@ export function overheadParts(records: readonly TurnRecord[]): OverheadParts {
   const late = (r: TurnRecord) => r.engineMeasuredTtftMs - r.engineTtftMs;
   return {
     overhead: median(records.map((r) => r.overheadMs)),
+    edgeObserved: median(records.map((r) => r.edgeOverheadMs)),
     toCreated: median(records.map((r) => r.createdMs)),
     preInference: median(records.map(pre)),
     inferenceHop: median(records.map(hop)),

@@ -15,6 +15,7 @@ export class EdgeMetrics {
   readonly connections: Gauge<'transport'>;
   readonly prefixMisses: Counter;
   readonly engineFirstItemSeconds: Histogram<'transport' | 'cached'>;
+  readonly firstItemOverheadSeconds: Histogram<'transport' | 'cached'>;
 
   constructor(registry: Registry) {
     this.stageSeconds = new Histogram({
@@ -38,6 +39,13 @@ export class EdgeMetrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [registry],
     });
+    this.firstItemOverheadSeconds = new Histogram({
+      name: 'fastloop_edge_first_item_overhead_seconds',
+      help: "What the edge and its internal hops added before a response's first output item: from the request reaching the edge to emitting that item, minus the engine's own time to it (queueing behind a running response on the connection excluded)",
+      labelNames: ['transport', 'cached'],
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers: [registry],
+    });
     this.prefixMisses = new Counter({ name: 'fastloop_edge_prefix_misses_total', help: 'Generate calls answered prefix_miss and resent in full', registers: [registry] });
   }
 }
@@ -45,6 +53,8 @@ export class EdgeMetrics {
 /** Records the duration of each stage of one turn. */
 export class StageTimer {
   private last = performance.now();
+  /** When the timer (the turn's pipeline) started, `performance.now()`. */
+  readonly startedAt = this.last;
   readonly stages: Partial<Record<TurnStage, number>> = {};
 
   constructor(

@@ -122,7 +122,7 @@ describe('ResponsesSession', () => {
     expect(resent.tokens.length).toBe(s.backends.prompts[1].length);
   });
 
-  it("records the engine's own time to the chunk that opened the first output item", async () => {
+  it("records the engine's own time to the chunk that opened the first output item, and the edge's overhead around it", async () => {
     const s = open();
     await s.create({ input: 'hi' });
     // The fake worker sends 3 tokens a chunk, reporting 10 ms per chunk; harmony opens a function
@@ -135,6 +135,8 @@ describe('ResponsesSession', () => {
     const count = metric.find((v) => v.metricName === 'fastloop_edge_engine_first_item_seconds_count' && v.labels.transport === 'websocket');
     expect(count?.value).toBe(1);
     expect(sum?.value).toBeCloseTo((10 * (Math.floor(opening / 3) + 1)) / 1000);
+    const overhead = (await s.registry.getSingleMetric('fastloop_edge_first_item_overhead_seconds')!.get()).values as { metricName?: string; labels: Record<string, unknown>; value: number }[];
+    expect(overhead.find((v) => v.metricName === 'fastloop_edge_first_item_overhead_seconds_count' && v.labels.transport === 'websocket')?.value).toBe(1);
   });
 
   it('queues a response.create sent while one runs and answers them in order', async () => {

@@ -130,7 +130,7 @@ async function streamTokens(
           if (writer.currentKind === 'reasoning') reasoningTokens += tokens.length;
           if (applyParseEvents(writer, parser.push(tokens)) && !itemOpened) {
             itemOpened = true;
-            deps.metrics.engineFirstItemSeconds.observe({ transport: req.transport, cached: String(req.previous !== undefined) }, event.value.engineElapsedMs / 1000);
+            recordFirstItem(deps, req, timer, event.value.engineElapsedMs);
           }
         } else if (event?.$case === 'done') {
           done = event.value;
@@ -158,6 +158,18 @@ async function streamTokens(
   if (done.finishReason === inferenceV1.FinishReason.FINISH_REASON_LENGTH) writer.incomplete(usage, 'max_output_tokens');
   else writer.completed(usage);
   return { sampled, usage, plan, route };
+}
+
+/**
+ * The engine's time to the chunk that opened the first output item, and what the edge added around
+ * it: from the request reaching the edge (its parse and validation and the `previous_response_id`
+ * load, which happen before the timer starts, included) to the item's event, minus the engine.
+ */
+function recordFirstItem(deps: TurnDeps, req: TurnRequest, timer: StageTimer, engineElapsedMs: number): void {
+  const labels = { transport: req.transport, cached: String(req.previous !== undefined) };
+  const edgeMs = performance.now() - timer.startedAt + req.validateMs + req.loadMs;
+  deps.metrics.engineFirstItemSeconds.observe(labels, engineElapsedMs / 1000);
+  deps.metrics.firstItemOverheadSeconds.observe(labels, Math.max(0, edgeMs - engineElapsedMs) / 1000);
 }
 
 function fullPlan(prepared: PreparedTurn, gen: readonly number[], responseId: string): GeneratePlan {
