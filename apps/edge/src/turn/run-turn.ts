@@ -166,6 +166,7 @@ async function streamTokens(
  * load, which happen before the timer starts, included) to the item's event, minus the engine.
  */
 function recordFirstItem(deps: TurnDeps, req: TurnRequest, timer: StageTimer, engineElapsedMs: number): void {
+  if (!(engineElapsedMs > 0)) return; // a worker from before engine_elapsed_ms sends 0: unknown
   const labels = { transport: req.transport, cached: String(req.previous !== undefined) };
   const edgeMs = performance.now() - timer.startedAt + req.validateMs + req.loadMs;
   deps.metrics.engineFirstItemSeconds.observe(labels, engineElapsedMs / 1000);
