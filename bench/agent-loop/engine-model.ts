@@ -12,8 +12,9 @@ import { DEFAULT_PROFILE_ID, getProfile, type ConversationEntry, type ModelProfi
  *                   token at which the chat-format parser opens the first output item (harmony needs
  *                   the channel/recipient header, e.g. 12 tokens for a function call, 3 for a message)
  *
- * Timer lateness in the engine (setTimeout fires ≥ 1 ms late) is not in the model, so it shows up
- * in the overhead; it is the same for every mode.
+ * Timer lateness in the engine (setTimeout fires ≥ 1 ms late) is not in the model. The overhead
+ * proper subtracts the worker's own reported time instead (engine_elapsed_ms); this model is the
+ * fallback and the "vs model" figure, which does include that lateness.
  */
 
 /** The sim's pacing knobs as the benchmark sets them. */
