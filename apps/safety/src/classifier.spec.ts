@@ -1,139 +1,188 @@
 import fc from 'fast-check';
 import { DomainError } from '@fastloop/service-kit';
 import { safetyV1 } from '@fastloop/proto';
-import { Classifier } from './classifier';
-import { RULES } from './rules';
-import { awsAccessKeyId, FAKE_SECRET_BY_RULE, pemPrivateKey, stripeLiveSecretKey } from './testing/fake-secrets';
+import { awsAccessKeyId, FAKE_INJECTION_BY_RULE, FAKE_SECRET_BY_RULE, pemPrivateKey, stripeKey } from './testing/fake-secrets';
+import { testClassifier } from './testing/test-classifier';
 
 const { VERDICT_ALLOW, VERDICT_BLOCK } = safetyV1.Verdict;
 const EMPTY = Buffer.alloc(0);
-const classifier = new Classifier({ stateSecret: 'classifier-test-secret', maxItemBytes: 1 << 20 });
-
+const classifier = testClassifier();
 const item = (text: string, itemType = 'message', role = 'user'): safetyV1.SafetyItem => ({ itemType, role, text });
+const tool = (text: string) => item(text, 'function_call_output', '');
 
 describe('Classifier', () => {
   it('allows a clean conversation and counts its items', () => {
     const res = classifier.classify({ state: EMPTY, items: [item('hello'), item('{"cmd":"ls"}', 'function_call', '')] });
-    expect(res.verdict).toBe(VERDICT_ALLOW);
-    expect(res.findings).toEqual([]);
-    expect(res.itemsSeen).toBe(2);
+    expect(res).toMatchObject({ verdict: VERDICT_ALLOW, findings: [], itemsSeen: 2, windowChars: 256 });
   });
 
-  it('scans every item type and role, reporting global item indexes', () => {
-    const first = classifier.classify({ state: EMPTY, items: [item('hi'), item('ok', 'message', 'assistant')] });
-    const res = classifier.classify({
-      state: first.state,
-      items: [item(`{"key":"${awsAccessKeyId()}"}`, 'function_call', ''), item(pemPrivateKey(), 'function_call_output', '')],
-    });
-    expect(res.verdict).toBe(VERDICT_BLOCK);
-    expect(res.findings.map((f) => [f.ruleId, f.itemIndex])).toEqual([
-      ['aws-access-key-id', 2],
-      ['pem-private-key', 3],
-    ]);
-  });
-
-  it('keeps blocking on later turns and reports the first finding first', () => {
-    const blocked = classifier.classify({ state: EMPTY, items: [item(stripeLiveSecretKey())] });
-    const later = classifier.classify({ state: blocked.state, items: [item('fine'), item(awsAccessKeyId())] });
-    expect(later.verdict).toBe(VERDICT_BLOCK);
-    expect(later.itemsSeen).toBe(3);
-    expect(later.findings.map((f) => [f.ruleId, f.itemIndex])).toEqual([
-      ['stripe-live-secret-key', 0],
-      ['aws-access-key-id', 2],
-    ]);
-    const quiet = classifier.classify({ state: later.state, items: [] });
-    expect(quiet.findings.map((f) => f.ruleId)).toEqual(['stripe-live-secret-key']);
-  });
-
-  it('never echoes the matched secret in finding messages', () => {
-    for (const make of Object.values(FAKE_SECRET_BY_RULE)) {
+  it('names the kind, the item and the span of a secret, never the secret', () => {
+    for (const [ruleId, make] of Object.entries(FAKE_SECRET_BY_RULE)) {
       const secret = make();
-      const res = classifier.classify({ state: EMPTY, items: [item(secret)] });
-      for (const f of res.findings) {
-        expect(f.message).toContain(f.ruleId);
-        for (const line of secret.split('\n')) if (line.length >= 8) expect(f.message).not.toContain(line);
-      }
+      const text = `config follows\n${secret}\nend`;
+      const res = classifier.classify({ state: EMPTY, items: [item('hi'), tool(text)] });
+      const f = res.findings.find((x) => x.ruleId === ruleId);
+      expect([ruleId, f]).toEqual([ruleId, expect.objectContaining({ itemIndex: 1, endItemIndex: 1, category: safetyV1.Category.CATEGORY_SECRET })]);
+      expect(f!.start).toBeGreaterThanOrEqual(text.indexOf(secret));
+      expect(f!.end).toBeLessThanOrEqual(text.indexOf(secret) + secret.length);
+      for (const x of res.findings) for (const line of secret.split('\n')) if (line.length >= 8) expect(x.message).not.toContain(line);
     }
   });
 
-  it('refuses an item over the byte limit instead of scanning part of it', () => {
-    const small = new Classifier({ stateSecret: 'classifier-test-secret', maxItemBytes: 10 });
-    expect(small.classify({ state: EMPTY, items: [item('é'.repeat(5))] }).itemsSeen).toBe(1);
-    const err = (() => {
-      try {
-        small.classify({ state: EMPTY, items: [item('ok'), item('é'.repeat(6))] });
-      } catch (e) {
-        return e as DomainError;
-      }
-    })();
-    expect(err).toBeInstanceOf(DomainError);
-    expect(err?.code).toBe('safety_item_too_large');
-    expect(err?.message).toContain('item 1 has 12 bytes');
+  it('finds a private key split across two items of one turn, and across two turns', () => {
+    const key = pemPrivateKey();
+    const cut = 20;
+    const oneTurn = classifier.classify({ state: EMPTY, items: [item(key.slice(0, cut)), item(key.slice(cut))] });
+    expect(oneTurn.findings[0]).toMatchObject({ ruleId: 'private-key-block', itemIndex: 0, start: 0, endItemIndex: 1 });
+    const first = classifier.classify({ state: EMPTY, items: [item('please store: ' + key.slice(0, cut))] });
+    expect(first.verdict).toBe(VERDICT_ALLOW);
+    const second = classifier.classify({ state: first.state, items: [item(key.slice(cut))] });
+    expect(second.verdict).toBe(VERDICT_BLOCK);
+    expect(second.findings[0]).toMatchObject({ ruleId: 'private-key-block', itemIndex: 0, endItemIndex: 1 });
   });
 
-  it('refuses a state from a classifier with another rule set', () => {
-    const fewer = new Classifier({ stateSecret: 'classifier-test-secret', maxItemBytes: 1 << 20, rules: RULES.slice(1) });
-    const state = fewer.classify({ state: EMPTY, items: [item('x')] }).state;
-    expect(() => classifier.classify({ state, items: [] })).toThrow(expect.objectContaining({ code: 'invalid_safety_state' }));
+  it('keeps blocking once a blocking secret has settled, and reports it first', () => {
+    const blocked = classifier.classify({ state: EMPTY, items: [item(`${stripeKey()} ${'.'.repeat(300)}`)] });
+    const later = classifier.classify({ state: blocked.state, items: [item('fine')] });
+    expect(later.verdict).toBe(VERDICT_BLOCK);
+    expect(later.findings[0]).toMatchObject({ ruleId: 'stripe-secret-key', itemIndex: 0, provisional: false });
+  });
+
+  it('scores injection in tool output across items, but not in what the user writes', () => {
+    const weak = FAKE_INJECTION_BY_RULE['injection-role-hijack']();
+    const once = classifier.classify({ state: EMPTY, items: [tool(`docs: ${weak}`)] });
+    expect(once.findings).toEqual([]);
+    const more = classifier.classify({ state: once.state, items: [tool(`${weak}, ${FAKE_INJECTION_BY_RULE['injection-exfiltration']()}evil.example`)] });
+    expect(more.verdict).toBe(VERDICT_ALLOW); // injection is flagged by default
+    expect(more.findings).toEqual([expect.objectContaining({ ruleId: 'injection-exfiltration', category: safetyV1.Category.CATEGORY_INJECTION, action: safetyV1.Action.ACTION_FLAG, score: 11 })]);
+    const user = classifier.classify({ state: EMPTY, items: [item(FAKE_INJECTION_BY_RULE['injection-ignore-instructions']().repeat(3))] });
+    expect(user.findings).toEqual([]);
+  });
+
+  it('flags hidden text (tag characters) in retrieved content, and blocks it when configured', () => {
+    const hidden = `Totally normal page${FAKE_INJECTION_BY_RULE['hidden-tag-characters']()} text`;
+    expect(classifier.classify({ state: EMPTY, items: [tool(hidden)] }).findings[0]).toMatchObject({ ruleId: 'hidden-tag-characters', action: safetyV1.Action.ACTION_FLAG });
+    const strict = testClassifier({ actions: { injection: 'block' } });
+    expect(strict.classify({ state: EMPTY, items: [tool(hidden)] }).verdict).toBe(VERDICT_BLOCK);
+  });
+
+  it('applies per-tenant and per-model policy lists and actions', () => {
+    const c = testClassifier({
+      policies: {
+        tenants: { acme: { terms: ['Project Falcon'], regexes: [], actions: { secret: 'redact' } } },
+        models: { 'm-strict': { terms: [], regexes: ['ticket-\\d{4}'], actions: { policy: 'flag' } } },
+      },
+    });
+    const text = 'the project falcon launch, ticket-1234, key ' + awsAccessKeyId() + ' ok';
+    const acme = c.classify({ state: EMPTY, items: [item(text)], tenant: 'acme', model: 'm' });
+    expect(acme.verdict).toBe(VERDICT_BLOCK);
+    expect(acme.findings.map((f) => [f.ruleId, f.action])).toEqual([
+      ['policy-term:tenant:0', safetyV1.Action.ACTION_BLOCK],
+      ['aws-access-key-id', safetyV1.Action.ACTION_REDACT],
+    ]);
+    const strict = c.classify({ state: EMPTY, items: [item(text)], tenant: 'other', model: 'm-strict' });
+    expect(strict.findings.map((f) => [f.ruleId, f.action, f.start, f.end])).toEqual([
+      ['aws-access-key-id', safetyV1.Action.ACTION_BLOCK, 44, 64], // the blocking finding comes first
+      ['policy-regex:model:0', safetyV1.Action.ACTION_FLAG, 27, 38],
+    ]);
+    // Policies are part of the state's identity: another tenant's state is refused.
+    expect(() => c.classify({ state: acme.state, items: [], tenant: 'other', model: 'm' })).toThrow(expect.objectContaining({ code: 'invalid_safety_state' }));
+  });
+
+  it('drops findings of a category whose action is allow', () => {
+    const c = testClassifier({ actions: { secret: 'allow' } });
+    expect(c.classify({ state: EMPTY, items: [item(awsAccessKeyId() + ' ')] })).toMatchObject({ verdict: VERDICT_ALLOW, findings: [] });
+  });
+
+  it('keeps the state bounded and independent of the history length', () => {
+    let state: Buffer = EMPTY;
+    const sizes: number[] = [];
+    for (let turn = 0; turn < 400; turn++) {
+      state = classifier.classify({ state, items: [item(`turn ${turn} `.repeat(40)), tool('x'.repeat(500)), item('ok', 'message', 'assistant')] }).state;
+      sizes.push(state.length);
+    }
+    // Tails fill up (the model's 2-character items take ~128 turns to fill its 255 characters),
+    // then only the digits of the counters and item positions grow.
+    expect(sizes.at(-1)! - sizes[200]).toBeLessThan(200);
+    expect(Math.max(...sizes)).toBeLessThan(4_096);
+  });
+
+  it('refuses an item over the byte limit instead of scanning part of it', () => {
+    const small = testClassifier({ maxItemBytes: 10 });
+    expect(small.classify({ state: EMPTY, items: [item('é'.repeat(5))] }).itemsSeen).toBe(1);
+    let err: DomainError | undefined;
+    try {
+      small.classify({ state: EMPTY, items: [item('ok'), item('é'.repeat(6))] });
+    } catch (e) {
+      err = e as DomainError;
+    }
+    expect(err).toMatchObject({ code: 'safety_item_too_large' });
+    expect(err?.message).toContain('item 1 has 12 bytes');
   });
 });
 
 // --- incremental == full ---------------------------------------------------------------------
 
-const ITEM_TYPES = ['message', 'function_call', 'function_call_output', 'reasoning'] as const;
-const ROLES = ['user', 'assistant', 'developer', 'system'] as const;
-const ruleIds = Object.keys(FAKE_SECRET_BY_RULE);
+const KINDS = [
+  ['message', 'user'],
+  ['message', 'assistant'],
+  ['function_call', ''],
+  ['function_call_output', ''],
+  ['reasoning', ''],
+] as const;
+const NOISE = fc.string({ unit: fc.constantFrom(...'aZ9 _-.:="\n\u200b/'.split('')), maxLength: 120 });
+const planted = [...Object.values(FAKE_SECRET_BY_RULE), ...Object.values(FAKE_INJECTION_BY_RULE)];
 
-/** Random text, sometimes with fake secrets of random kinds at random positions. */
-const textArb = fc
-  .tuple(fc.string({ maxLength: 40 }), fc.array(fc.tuple(fc.constantFrom(...ruleIds), fc.string({ maxLength: 20 })), { maxLength: 2 }))
-  .map(([head, parts]) => head + parts.map(([rule, tail]) => ` ${FAKE_SECRET_BY_RULE[rule]()} ${tail}`).join(''));
+/** A document: noise with planted secrets and injection cues. */
+const documentArb = fc
+  .tuple(NOISE, fc.array(fc.tuple(fc.nat(planted.length - 1), NOISE), { maxLength: 3 }))
+  .map(([head, parts]) => head + parts.map(([k, tail]) => planted[k]() + tail).join(''));
 
-const itemArb = fc
-  .tuple(fc.constantFrom(...ITEM_TYPES), fc.constantFrom(...ROLES), fc.oneof({ weight: 4, arbitrary: fc.string({ maxLength: 60 }) }, { weight: 1, arbitrary: textArb }))
-  .map(([itemType, role, text]) => ({ itemType, role: itemType === 'message' ? role : '', text }));
-
-/** A conversation and the cut points that split it into turns (empty turns included). */
-const splitConversationArb = fc
-  .array(itemArb, { maxLength: 14 })
-  .chain((items) => fc.tuple(fc.constant(items), fc.array(fc.nat(items.length), { maxLength: 6 })));
+/** Documents of one kind each, cut into 1–3 items at random points (splitting what was planted). */
+const conversationArb = fc
+  .array(fc.tuple(fc.constantFrom(...KINDS), documentArb, fc.array(fc.nat(), { maxLength: 2 })), { minLength: 1, maxLength: 5 })
+  .map((docs) =>
+    docs.flatMap(([[itemType, role], text, cuts]) => {
+      const at = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
+      return [0, ...at].map((from, i) => item(text.slice(from, at[i] ?? text.length), itemType, role));
+    }),
+  )
+  .chain((items) => fc.tuple(fc.constant(items), fc.array(fc.nat(items.length), { maxLength: 5 })));
 
 function turnsOf<T>(items: readonly T[], cuts: readonly number[]): T[][] {
   const bounds = [0, ...[...cuts].sort((a, b) => a - b), items.length];
   return bounds.slice(1).map((end, i) => items.slice(bounds[i], end));
 }
 
-describe('Classifier, incremental versus full', () => {
-  it('gives the same verdict, items seen, state and first finding whether classified in one call or turn by turn', () => {
-    fc.assert(
-      fc.property(splitConversationArb, ([items, cuts]) => {
-        const full = classifier.classify({ state: EMPTY, items });
-        let state: Buffer = EMPTY;
-        let last: safetyV1.ClassifyResponse = classifier.classify({ state, items: [] });
-        const collected: safetyV1.Finding[] = [];
-        for (const turn of turnsOf(items, cuts)) {
-          last = classifier.classify({ state, items: turn });
-          const firstNew = last.itemsSeen - turn.length;
-          collected.push(...last.findings.filter((f) => f.itemIndex >= firstNew));
-          state = last.state;
-        }
-        expect(last.verdict).toBe(full.verdict);
-        expect(last.itemsSeen).toBe(full.itemsSeen);
-        expect(last.state.equals(full.state)).toBe(true);
-        expect(last.findings[0]).toEqual(full.findings[0]);
-        expect(collected).toEqual(full.findings);
-      }),
-      { numRuns: 300 },
-    );
-  });
+const key = (f: safetyV1.Finding) => `${f.ruleId}|${f.itemIndex}:${f.start}-${f.endItemIndex}:${f.end}|${f.action}|${f.score}`;
+const keys = (fs: readonly safetyV1.Finding[]) => [...new Set(fs.map(key))].sort();
 
-  it('blocks exactly the conversations that contain a fake secret', () => {
+describe('Classifier, incremental versus full', () => {
+  const strict = testClassifier({ actions: { injection: 'block', secret: 'flag' }, threshold: 8 });
+
+  it.each([
+    ['default actions', classifier],
+    ['other actions and threshold', strict],
+  ])('finds exactly what a full re-scan finds, at every turn, with %s', (_, c) => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.string({ maxLength: 30 }), fc.option(fc.constantFrom(...ruleIds))), { maxLength: 8 }), (parts) => {
-        const items = parts.map(([noise, rule]) => item(rule ? `${noise} ${FAKE_SECRET_BY_RULE[rule]()} .` : noise.replace(/[A-Za-z0-9]/g, '')));
-        const res = classifier.classify({ state: EMPTY, items });
-        expect(res.verdict).toBe(parts.some(([, rule]) => rule) ? VERDICT_BLOCK : VERDICT_ALLOW);
+      fc.property(conversationArb, ([items, cuts]) => {
+        let state: Buffer = EMPTY;
+        let seen = 0;
+        const settled: safetyV1.Finding[] = [];
+        for (const turn of turnsOf(items, cuts)) {
+          const res = c.classify({ state, items: turn });
+          seen += turn.length;
+          settled.push(...res.findings.filter((f) => !f.provisional));
+          const full = c.classify({ state: EMPTY, items: items.slice(0, seen) });
+          expect(keys([...settled, ...res.findings.filter((f) => f.provisional)])).toEqual(keys(full.findings));
+          expect(res.verdict).toBe(full.verdict);
+          // The first finding of a blocked conversation is the one to show: identical on both paths.
+          if (res.verdict === VERDICT_BLOCK) expect(key(res.findings[0])).toEqual(key(full.findings[0]));
+          expect(res.state.equals(full.state)).toBe(true);
+          state = res.state;
+        }
       }),
+      { numRuns: 150 },
     );
   });
 });

@@ -1,75 +1,192 @@
 import { safetyV1 } from '@fastloop/proto';
 import { safetyItemTooLarge } from './errors';
-import { RULES, RULESET_REVISION, hashRules, type SafetyRule } from './rules';
-import { SafetyStateCodec } from './safety-state';
-import { findingMessage, scanItems, type RuleMatch } from './scan';
+import { byItemOrder, ItemLocator, toFinding, type Hit } from './hits';
+import type { Action, CompiledPolicy, PolicyBook } from './policy';
+import { MAX_WINDOW, type Rule } from './rules/rule';
+import { scanStream, tailOf, type StreamMatch } from './rules/stream-scan';
+import { SafetyStateCodec, type BlockKey, type SafetyStateContent, type StreamState } from './safety-state';
+import { STREAMS, streamOf, type StreamName } from './streams';
 
 /** Options of a {@link Classifier}. */
 export interface ClassifierOptions {
-  /** HMAC key for states (`SAFETY_STATE_SECRET`). */
+  /** Key for states (`SAFETY_STATE_SECRET`). */
   stateSecret: string | Buffer;
   /** Largest item text scanned, in UTF-8 bytes (`SAFETY_MAX_ITEM_BYTES`); larger items are refused. */
   maxItemBytes: number;
-  /** Rule set; default {@link RULES}. Tests pass others. */
-  rules?: readonly SafetyRule[];
-  /** Manual revision mixed into the rule-set hash; default {@link RULESET_REVISION}. */
-  rulesetRevision?: number;
+  /** Rules, policy lists and actions per (tenant, model). */
+  policies: PolicyBook;
 }
+
+type ClassifyInput = Pick<safetyV1.ClassifyRequest, 'state' | 'items'> & Partial<Pick<safetyV1.ClassifyRequest, 'tenant' | 'model'>>;
+
+/** The new text of one stream in this call. */
+interface StreamDelta {
+  text: string;
+  items: [number, number][];
+}
+
+const MAX_SCORE = 1_000_000_000;
 
 /**
  * The incremental classifier: stateless across calls, all memory of a conversation lives in the
- * `state` the caller carries.
+ * `state` the caller carries (stream tails, settled injection scores, the first blocking finding).
  *
- * Response contract (identical whether a conversation is classified in one call or turn by turn):
- * - `verdict` is BLOCK iff any item of the whole conversation matched a rule;
- * - `itemsSeen` and `state` (byte for byte) depend only on the items, not on how they were split;
- * - `findings[0]`, when present, is the conversation's first match (earliest item, then rule
- *   order) — show this one to users; it is the same on both paths;
- * - the remaining findings are this call's own matches (for logs and metrics), so the findings of
- *   all calls of a conversation, without the repeated first one, are exactly the findings of a
- *   single call over all items.
+ * Contract, proved by the fast-check properties in classifier.spec.ts: after any call, the
+ * settled findings of all calls so far plus this call's provisional findings are exactly the
+ * findings of one call over the whole conversation; the verdict and the state bytes are the same
+ * whatever the split into calls. Work per call is O(new text + one window per stream).
  */
 export class Classifier {
-  private readonly rules: readonly SafetyRule[];
-  private readonly rulesById: ReadonlyMap<string, SafetyRule>;
-  private readonly codec: SafetyStateCodec;
-  private readonly maxItemBytes: number;
+  private readonly codecs = new Map<string, SafetyStateCodec>();
 
-  constructor(options: ClassifierOptions) {
-    this.rules = options.rules ?? RULES;
-    this.rulesById = new Map(this.rules.map((r) => [r.id, r]));
-    this.codec = new SafetyStateCodec(options.stateSecret, hashRules(this.rules, options.rulesetRevision ?? RULESET_REVISION));
-    this.maxItemBytes = options.maxItemBytes;
-  }
+  constructor(private readonly options: ClassifierOptions) {}
 
   /**
    * Classifies the new items on top of the carried state.
    * @throws DomainError `invalid_safety_state` or `safety_item_too_large` (both INVALID_ARGUMENT).
    */
-  classify(request: Pick<safetyV1.ClassifyRequest, 'state' | 'items'>): safetyV1.ClassifyResponse {
-    const previous = this.codec.decode(request.state);
+  classify(request: ClassifyInput): safetyV1.ClassifyResponse {
+    const policy = this.options.policies.resolve(request.tenant ?? '', request.model ?? '');
+    const codec = this.codec(policy);
+    const previous = codec.decode(request.state);
     request.items.forEach((item, i) => this.checkSize(item.text, previous.itemsSeen + i));
-    const matches = scanItems(request.items, previous.itemsSeen, this.rules);
-    const first = previous.firstFinding ?? matches[0] ?? null;
+
+    const deltas = splitByStream(request.items, previous);
+    const hits: Hit[] = [];
+    const streams: Partial<Record<StreamName, StreamState>> = {};
+    for (const name of STREAMS) {
+      const st = SafetyStateCodec.stream(previous, name);
+      const delta = deltas.get(name);
+      if (st.len === 0 && !delta) continue;
+      streams[name] = scanOne(policy, name, st, delta, hits);
+    }
+    hits.push(...itemRegexHits(policy, request.items, previous.itemsSeen));
     const itemsSeen = previous.itemsSeen + request.items.length;
-    const reported = previous.firstFinding ? [previous.firstFinding, ...matches] : matches;
+    return this.respond(policy, codec, previous.block, hits, { itemsSeen, streams, block: null });
+  }
+
+  private respond(policy: CompiledPolicy, codec: SafetyStateCodec, carried: BlockKey | null, hits: Hit[], next: SafetyStateContent): safetyV1.ClassifyResponse {
+    const acted = hits.filter((h) => policy.actions[h.rule.category] !== 'allow').sort(byItemOrder);
+    const blocking = (h: Hit) => policy.actions[h.rule.category] === 'block';
+    // The earliest settled blocking hit of the whole conversation: carried, or found now.
+    let block: Hit | null = carried && this.carriedHit(policy, carried);
+    for (const h of acted) if (!h.provisional && blocking(h) && (!block || byItemOrder(h, block) < 0)) block = h;
+    let first = block;
+    const firstProvisional = acted.find((h) => h.provisional && blocking(h));
+    if (firstProvisional && (!first || byItemOrder(firstProvisional, first) < 0)) first = firstProvisional;
+
+    const threshold = policy.injectionThreshold;
+    const findings = acted.filter((h) => h !== first).map((h) => toFinding(h, actionOf(policy, h), threshold));
+    if (first) findings.unshift(toFinding(first, 'block', threshold));
+    const blockKey: BlockKey | null = block && {
+      ruleId: block.rule.id,
+      itemIndex: block.itemIndex,
+      start: block.start,
+      ruleIndex: block.ruleIndex,
+      endItemIndex: block.endItemIndex,
+      end: block.end,
+      score: block.score,
+    };
     return {
       verdict: first ? safetyV1.Verdict.VERDICT_BLOCK : safetyV1.Verdict.VERDICT_ALLOW,
-      state: this.codec.encode({ itemsSeen, firstFinding: first }),
-      findings: reported.map((m) => this.toFinding(m)),
-      itemsSeen,
+      state: codec.encode({ ...next, block: blockKey }),
+      findings,
+      itemsSeen: next.itemsSeen,
+      windowChars: MAX_WINDOW,
     };
   }
 
-  private checkSize(text: string, itemIndex: number): void {
-    // A UTF-16 code unit is at most 3 UTF-8 bytes, so the exact O(n) count is only needed for
-    // texts near the limit.
-    if (text.length * 3 <= this.maxItemBytes) return;
-    const bytes = Buffer.byteLength(text, 'utf8');
-    if (bytes > this.maxItemBytes) throw safetyItemTooLarge(itemIndex, bytes, this.maxItemBytes);
+  /** The carried first blocking finding as a hit (its rule looked up by id). */
+  private carriedHit(policy: CompiledPolicy, key: BlockKey): Hit {
+    const known = [...policy.rules, ...policy.injectionRules].find((r) => r.id === key.ruleId);
+    const rule: Rule = known ?? { id: key.ruleId, category: 'policy', description: 'a pattern on the policy list', keywords: [], pattern: /$^/g, window: 0 };
+    return { ...key, rule, provisional: false };
   }
 
-  private toFinding(match: RuleMatch): safetyV1.Finding {
-    return { ruleId: match.ruleId, itemIndex: match.itemIndex, message: findingMessage(match, this.rulesById.get(match.ruleId)) };
+  private codec(policy: CompiledPolicy): SafetyStateCodec {
+    let codec = this.codecs.get(policy.hash);
+    if (!codec) this.codecs.set(policy.hash, (codec = new SafetyStateCodec(this.options.stateSecret, policy.hash)));
+    return codec;
   }
+
+  private checkSize(text: string, itemIndex: number): void {
+    // A UTF-16 code unit is at most 3 UTF-8 bytes, so the exact O(n) count is only needed near the limit.
+    if (text.length * 3 <= this.options.maxItemBytes) return;
+    const bytes = Buffer.byteLength(text, 'utf8');
+    if (bytes > this.options.maxItemBytes) throw safetyItemTooLarge(itemIndex, bytes, this.options.maxItemBytes);
+  }
+}
+
+/** The new items' text per stream, with each non-empty item's stream position. */
+function splitByStream(items: readonly safetyV1.SafetyItem[], previous: SafetyStateContent): Map<StreamName, StreamDelta> {
+  const deltas = new Map<StreamName, StreamDelta>();
+  items.forEach((item, i) => {
+    if (item.text.length === 0) return;
+    const name = streamOf(item.itemType, item.role);
+    let d = deltas.get(name);
+    if (!d) deltas.set(name, (d = { text: '', items: [] }));
+    d.items.push([previous.itemsSeen + i, SafetyStateCodec.stream(previous, name).len + d.text.length]);
+    d.text += item.text;
+  });
+  return deltas;
+}
+
+/** Scans a stream's tail plus its new text, appending hits; returns the stream's next state. */
+function scanOne(policy: CompiledPolicy, name: StreamName, st: StreamState, delta: StreamDelta | undefined, hits: Hit[]): StreamState {
+  const text = st.tail + (delta?.text ?? '');
+  const base = st.len - st.tail.length;
+  const len = base + text.length;
+  const positions = delta ? [...st.items, ...delta.items] : st.items;
+  const locator = new ItemLocator(positions);
+  const rules = name === 'tool' ? [...policy.rules, ...policy.injectionRules] : policy.rules;
+  let score = st.score;
+  let crossed = st.crossed;
+  let settled: [number, boolean] | undefined;
+  for (const m of scanStream(text, base, rules)) {
+    if (m.provisional && !settled) settled = [score, crossed];
+    if (m.rule.category !== 'injection') {
+      hits.push(place(m, locator, 0));
+      continue;
+    }
+    score = Math.min(MAX_SCORE, score + (m.rule.weight ?? 0));
+    if (!crossed && score >= policy.injectionThreshold) {
+      crossed = true;
+      hits.push(place(m, locator, score));
+    }
+  }
+  [score, crossed] = settled ?? [score, crossed];
+  const tail = tailOf(text);
+  const tailStart = len - tail.length;
+  let from = positions.length - 1;
+  while (from > 0 && positions[from][1] > tailStart) from--;
+  return { len, tail, items: tail.length === 0 ? [] : positions.slice(Math.max(from, 0)), score, crossed };
+}
+
+function place(m: StreamMatch, locator: ItemLocator, score: number): Hit {
+  const [itemIndex, start] = locator.locate(m.start);
+  const [endItemIndex, last] = locator.locate(m.end - 1);
+  return { rule: m.rule, ruleIndex: m.ruleIndex, itemIndex, start, endItemIndex, end: last + 1, provisional: m.provisional, score };
+}
+
+/** Policy regexes, matched within each new item (not across items: their window is unbounded). */
+function itemRegexHits(policy: CompiledPolicy, items: readonly safetyV1.SafetyItem[], firstIndex: number): Hit[] {
+  if (policy.itemRegexes.length === 0) return [];
+  const offset = policy.rules.length + policy.injectionRules.length;
+  const hits: Hit[] = [];
+  items.forEach((item, i) => {
+    policy.itemRegexes.forEach((r, k) => {
+      const rule = { id: r.id, category: 'policy' as const, description: 'a pattern on the policy list', keywords: [], pattern: r.pattern, window: 0 };
+      r.pattern.lastIndex = 0;
+      for (let m = r.pattern.exec(item.text); m !== null; m = r.pattern.exec(item.text)) {
+        if (m[0].length === 0) r.pattern.lastIndex++;
+        const itemIndex = firstIndex + i;
+        hits.push({ rule, ruleIndex: offset + k, itemIndex, start: m.index, endItemIndex: itemIndex, end: m.index + m[0].length, provisional: false, score: 0 });
+      }
+    });
+  });
+  return hits;
+}
+
+function actionOf(policy: CompiledPolicy, hit: Hit): Exclude<Action, 'allow'> {
+  return policy.actions[hit.rule.category] as Exclude<Action, 'allow'>;
 }

@@ -1,5 +1,33 @@
 import { z } from 'zod';
 import { env, loadConfig, type LoadConfigOptions } from '@fastloop/service-kit';
+import { ACTIONS, CATEGORIES, DEFAULT_ACTIONS, policiesSchema, type Actions } from './policy';
+
+/** `secret=block,injection=flag` (env) or an object (config file) → actions per category. */
+const actionsSchema = z
+  .string()
+  .transform((v) => {
+    const out: Record<string, string> = {};
+    for (const pair of v.split(',').map((p) => p.trim()).filter(Boolean)) {
+      const [k, a] = pair.split('=').map((x) => x.trim());
+      out[k] = a;
+    }
+    return out;
+  })
+  .or(z.record(z.string(), z.string()))
+  .pipe(z.partialRecord(z.enum(CATEGORIES), z.enum(ACTIONS)).transform((v): Actions => Object.freeze({ ...DEFAULT_ACTIONS, ...v })))
+  .default(DEFAULT_ACTIONS);
+
+/** JSON text (env) or an object (config file). */
+const policiesField = z
+  .preprocess((v) => {
+    if (typeof v !== 'string') return v;
+    try {
+      return JSON.parse(v) as unknown;
+    } catch {
+      return v;
+    }
+  }, policiesSchema)
+  .default({ tenants: {}, models: {} });
 
 /**
  * Development-only HMAC key, used when `SAFETY_STATE_SECRET` is unset (a warning is logged at
@@ -20,6 +48,12 @@ export const safetyConfigSchema = z.object({
   SAFETY_STATE_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Largest item text accepted, in UTF-8 bytes (default 4 MiB); larger items are refused whole. */
   SAFETY_MAX_ITEM_BYTES: env.int(4 * 1024 * 1024, 1),
+  /** Action per category, overridable per tenant/model in SAFETY_POLICIES (default secret=block,injection=flag,policy=block). */
+  SAFETY_ACTIONS: actionsSchema,
+  /** Points at which untrusted content (tool output, tool definitions) counts as a prompt injection (default 10). */
+  SAFETY_INJECTION_THRESHOLD: env.int(10, 1),
+  /** Per-tenant and per-model lists: `{"tenants": {"<t>": {"terms": [], "regexes": [], "actions": {}, "injectionThreshold": n}}, "models": {...}}`. */
+  SAFETY_POLICIES: policiesField,
 });
 
 export type SafetyConfig = Readonly<z.infer<typeof safetyConfigSchema>>;

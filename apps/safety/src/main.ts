@@ -2,7 +2,9 @@ import { createLogger, createMetricsRegistry, installShutdown, startAdminServer,
 import { Classifier } from './classifier';
 import { loadSafetyConfig, resolveStateSecret } from './config';
 import { createSafetyMetrics } from './metrics';
-import { RULES, RULESET_HASH } from './rules';
+import { PolicyBook } from './policy';
+import { INJECTION_RULES } from './rules/injection-rules';
+import { SECRET_RULES } from './rules/secret-rules';
 import { createSafetyService } from './safety-service';
 
 async function main(): Promise<void> {
@@ -13,7 +15,12 @@ async function main(): Promise<void> {
     logger.warn('SAFETY_STATE_SECRET is not set: using the development secret; anyone who knows it can forge safety states');
   }
   const registry = createMetricsRegistry('safety');
-  const classifier = new Classifier({ stateSecret: secret, maxItemBytes: config.SAFETY_MAX_ITEM_BYTES });
+  const policies = new PolicyBook({
+    policies: config.SAFETY_POLICIES,
+    defaultActions: config.SAFETY_ACTIONS,
+    injectionThreshold: config.SAFETY_INJECTION_THRESHOLD,
+  });
+  const classifier = new Classifier({ stateSecret: secret, maxItemBytes: config.SAFETY_MAX_ITEM_BYTES, policies });
   const grpc = await startGrpcServer({
     port: config.GRPC_PORT,
     host: config.BIND_HOST,
@@ -39,7 +46,16 @@ async function main(): Promise<void> {
     ],
   });
   logger.info(
-    { grpcPort: grpc.port, adminPort: admin.port, rules: RULES.length, rulesetHash: RULESET_HASH, maxItemBytes: config.SAFETY_MAX_ITEM_BYTES },
+    {
+      grpcPort: grpc.port,
+      adminPort: admin.port,
+      secretRules: SECRET_RULES.length,
+      injectionRules: INJECTION_RULES.length,
+      actions: config.SAFETY_ACTIONS,
+      policyTenants: Object.keys(config.SAFETY_POLICIES.tenants).length,
+      policyModels: Object.keys(config.SAFETY_POLICIES.models).length,
+      maxItemBytes: config.SAFETY_MAX_ITEM_BYTES,
+    },
     'ready',
   );
 }

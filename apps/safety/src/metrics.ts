@@ -8,8 +8,8 @@ export interface SafetyMetrics {
   readonly classifyDuration: Histogram;
   /** `safety_items_scanned_total`: items scanned (only new items: the point of the state). */
   readonly itemsScanned: Counter;
-  /** `safety_findings_total{rule_id}`: matches in newly scanned items. */
-  readonly findings: Counter<'rule_id'>;
+  /** `safety_findings_total{rule_id,action}`: matches in newly scanned items. */
+  readonly findings: Counter<'rule_id' | 'action'>;
 }
 
 /** Registers the safety metrics on `registry`. */
@@ -32,7 +32,7 @@ export function createSafetyMetrics(registry: Registry): SafetyMetrics {
     findings: new Counter({
       name: 'safety_findings_total',
       help: 'Rule matches in newly scanned items.',
-      labelNames: ['rule_id'],
+      labelNames: ['rule_id', 'action'],
       registers: [registry],
     }),
   };

@@ -10,10 +10,10 @@ import {
   type Registry,
 } from '@fastloop/service-kit';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { Classifier } from './classifier';
 import { createSafetyMetrics } from './metrics';
 import { createSafetyService } from './safety-service';
 import { awsAccessKeyId } from './testing/fake-secrets';
+import { testClassifier } from './testing/test-classifier';
 
 describe('SafetyService over gRPC', () => {
   let server: GrpcServer;
@@ -21,12 +21,12 @@ describe('SafetyService over gRPC', () => {
   let registry: Registry;
 
   const classify = (request: Partial<safetyV1.ClassifyRequest>) =>
-    callUnary(client.classify, client, { state: Buffer.alloc(0), items: [], tenant: 't1', ...request }, { deadlineMs: 5_000 });
+    callUnary(client.classify, client, { state: Buffer.alloc(0), items: [], tenant: 't1', model: 'm', ...request }, { deadlineMs: 5_000 });
 
   beforeAll(async () => {
     const logger = createLogger({ service: 'safety-test', level: 'silent' });
     registry = createMetricsRegistry('safety-test');
-    const classifier = new Classifier({ stateSecret: 'service-test-secret', maxItemBytes: 1 << 20 });
+    const classifier = testClassifier();
     server = await startGrpcServer({ port: 0, logger, services: [createSafetyService({ classifier, metrics: createSafetyMetrics(registry), logger })] });
     server.health.set(true);
     client = createGrpcClient(safetyV1.SafetyServiceClient, `127.0.0.1:${server.port}`);
@@ -38,7 +38,7 @@ describe('SafetyService over gRPC', () => {
   });
 
   it('carries the verdict across calls through the returned state', async () => {
-    const first = await classify({ items: [{ itemType: 'function_call_output', role: '', text: `id=${awsAccessKeyId()}` }] });
+    const first = await classify({ items: [{ itemType: 'function_call_output', role: '', text: `id=${awsAccessKeyId()} ` }] });
     expect(first.verdict).toBe(safetyV1.Verdict.VERDICT_BLOCK);
     const second = await classify({ state: first.state, items: [{ itemType: 'message', role: 'user', text: 'thanks' }] });
     expect(second).toMatchObject({ verdict: safetyV1.Verdict.VERDICT_BLOCK, itemsSeen: 2 });
@@ -62,7 +62,7 @@ describe('SafetyService over gRPC', () => {
     expect(text).toMatch(/safety_classifications_total\{verdict="allow",service="safety-test"\} \d+/);
     expect(text).toMatch(/safety_classifications_total\{verdict="error",service="safety-test"\} 1/);
     expect(text).toMatch(/safety_items_scanned_total\{service="safety-test"\} \d+/);
-    expect(text).toMatch(/safety_findings_total\{rule_id="aws-access-key-id",service="safety-test"\} 1/);
+    expect(text).toMatch(/safety_findings_total\{rule_id="aws-access-key-id",action="block",service="safety-test"\} 1/);
     expect(text).toContain('safety_classify_duration_seconds_bucket');
   });
 });

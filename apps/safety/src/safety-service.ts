@@ -34,12 +34,21 @@ export function createSafetyService(deps: SafetyServiceDeps): GrpcServiceBinding
   return { name: SAFETY_SERVICE_NAME, definition: safetyV1.SafetyServiceService, implementation };
 }
 
+const ACTION_LABEL: Partial<Record<safetyV1.Action, string>> = {
+  [safetyV1.Action.ACTION_FLAG]: 'flag',
+  [safetyV1.Action.ACTION_REDACT]: 'redact',
+  [safetyV1.Action.ACTION_BLOCK]: 'block',
+};
+
 function record(metrics: SafetyMetrics, newItems: number, response: safetyV1.ClassifyResponse): void {
   metrics.classifications.inc({ verdict: response.verdict === safetyV1.Verdict.VERDICT_BLOCK ? 'block' : 'allow' });
   metrics.itemsScanned.inc(newItems);
-  // Only this call's matches: the carried first finding was counted when it was new.
+  // A match is counted in the call that brings the item it ends in; later calls that report it
+  // again (settling a provisional match, or carrying the first blocking one) do not count it.
   const firstNew = response.itemsSeen - newItems;
-  for (const f of response.findings) if (f.itemIndex >= firstNew) metrics.findings.inc({ rule_id: f.ruleId });
+  for (const f of response.findings) {
+    if (f.endItemIndex >= firstNew) metrics.findings.inc({ rule_id: f.ruleId, action: ACTION_LABEL[f.action] ?? 'unknown' });
+  }
 }
 
 function logFailure(logger: Logger, request: safetyV1.ClassifyRequest, err: unknown): void {

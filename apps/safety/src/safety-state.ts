@@ -1,101 +1,154 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createHmac, timingSafeEqual } from 'node:crypto';
 import { invalidSafetyState } from './errors';
-import type { RuleMatch } from './scan';
+import { MAX_WINDOW } from './rules/rule';
+import { STREAMS, type StreamName } from './streams';
+
+/** Where a stream stands after the items classified so far. */
+export interface StreamState {
+  /** Characters the stream has had (UTF-16 code units). */
+  readonly len: number;
+  /** Its last `MAX_WINDOW - 1` characters: what a match straddling the next text needs. */
+  readonly tail: string;
+  /** `[item index, stream position]` of the items the tail overlaps, in order (to place findings). */
+  readonly items: readonly (readonly [number, number])[];
+  /** Injection points of settled signals. */
+  readonly score: number;
+  /** The score has reached the threshold (reported once per stream). */
+  readonly crossed: boolean;
+}
+
+/** The conversation's earliest settled blocking finding (item, offset, rule order) and its span. */
+export interface BlockKey {
+  readonly ruleId: string;
+  readonly itemIndex: number;
+  readonly start: number;
+  readonly ruleIndex: number;
+  readonly endItemIndex: number;
+  readonly end: number;
+  /** Injection score when the stream crossed the threshold (0 for other categories). */
+  readonly score: number;
+}
 
 /** What a conversation's state says about the items already classified. */
 export interface SafetyStateContent {
-  /** Items the state covers; the next call's first item has this global index. */
   readonly itemsSeen: number;
-  /** The conversation's first blocking match (earliest item, then rule order), or null. */
-  readonly firstFinding: RuleMatch | null;
+  readonly streams: Readonly<Partial<Record<StreamName, StreamState>>>;
+  readonly block: BlockKey | null;
 }
 
 /** Wire version prefix. A new layout gets a new prefix; old ones are refused, never guessed at. */
-export const STATE_VERSION = 'v1';
+export const STATE_VERSION = 'v2';
 
 /**
- * Largest state accepted before any work is done. A v1 state is at most ~160 bytes; anything bigger
- * is not ours, and refusing it early keeps HMAC and JSON work bounded for hostile input.
+ * Largest state accepted before any work is done. Worst case: three streams of 255 escaped
+ * characters and 255 item positions each (≈ 25 KiB); typical states are under 2 KiB.
  */
-export const MAX_STATE_BYTES = 1024;
+export const MAX_STATE_BYTES = 48 * 1024;
 
 const UINT32_MAX = 0xffff_ffff;
+const EMPTY_STREAM: StreamState = Object.freeze({ len: 0, tail: '', items: [], score: 0, crossed: false });
 
 /**
- * Encodes and checks the opaque state the edge carries between turns.
+ * Encodes, encrypts and authenticates the opaque state the edge carries between turns.
  *
- * Layout (ASCII): `v1.<payload>.<mac>`, payload = base64url of the JSON
- * `{"r":<ruleset hash>,"n":<items seen>,"f":[<rule id>,<item index>] | null}`, mac = base64url
- * HMAC-SHA256 over `v1.<payload>` (the version is authenticated too). Encoding is deterministic,
- * so classifying a conversation in one call or in many yields byte-identical states.
+ * The state holds recent conversation text (stream tails), so it is encrypted, not only signed:
+ * a deterministic SIV construction — tag = HMAC-SHA256(k_mac, version ‖ plaintext), ciphertext =
+ * AES-256-CTR(k_enc, iv = tag[0..16), plaintext) — so equal contents give byte-identical states
+ * (the incremental-equals-full property compares them) without a random nonce.
+ * Layout (ASCII): `v2.<ciphertext b64url>.<tag b64url>`.
  */
 export class SafetyStateCodec {
-  private readonly key: Buffer;
+  private readonly macKey: Buffer;
+  private readonly encKey: Buffer;
 
   /**
-   * @param secret HMAC key (`SAFETY_STATE_SECRET`); states made with another key are refused.
-   * @param rulesetHash the rule set the states vouch for; states from other rules are refused.
+   * @param secret `SAFETY_STATE_SECRET`; states made with another key are refused.
+   * @param policyHash the rules and policy the states vouch for; states from others are refused.
    */
-  constructor(secret: string | Buffer, private readonly rulesetHash: string) {
-    this.key = Buffer.from(secret);
+  constructor(secret: string | Buffer, private readonly policyHash: string) {
+    this.macKey = createHmac('sha256', secret).update('fastloop-safety-state-mac').digest();
+    this.encKey = createHmac('sha256', secret).update('fastloop-safety-state-enc').digest();
   }
 
-  /** The state that covers no items (what an empty `state` field means). */
-  static readonly EMPTY: SafetyStateContent = Object.freeze({ itemsSeen: 0, firstFinding: null });
+  static readonly EMPTY: SafetyStateContent = Object.freeze({ itemsSeen: 0, streams: {}, block: null });
 
-  /** Serialises and signs a state. */
+  static stream(content: SafetyStateContent, name: StreamName): StreamState {
+    return content.streams[name] ?? EMPTY_STREAM;
+  }
+
   encode(content: SafetyStateContent): Buffer {
-    if (!Number.isInteger(content.itemsSeen) || content.itemsSeen < 0 || content.itemsSeen > UINT32_MAX) {
-      throw new RangeError(`itemsSeen out of uint32 range: ${content.itemsSeen}`);
+    if (!isCount(content.itemsSeen)) throw new RangeError(`itemsSeen out of uint32 range: ${content.itemsSeen}`);
+    const s: Record<string, unknown[]> = {};
+    for (const name of STREAMS) {
+      const st = content.streams[name];
+      if (st && st.len > 0) s[name] = [st.len, st.tail, st.items, st.score, st.crossed ? 1 : 0];
     }
-    const f = content.firstFinding;
-    const json = JSON.stringify({ r: this.rulesetHash, n: content.itemsSeen, f: f ? [f.ruleId, f.itemIndex] : null });
-    const signed = `${STATE_VERSION}.${Buffer.from(json, 'utf8').toString('base64url')}`;
-    return Buffer.from(`${signed}.${this.mac(signed).toString('base64url')}`, 'ascii');
+    const b = content.block;
+    const json = JSON.stringify({ r: this.policyHash, n: content.itemsSeen, s, b: b ? [b.ruleId, b.itemIndex, b.start, b.ruleIndex, b.endItemIndex, b.end, b.score] : null });
+    const plain = Buffer.from(json, 'utf8');
+    const tag = this.tag(plain);
+    const cipher = createCipheriv('aes-256-ctr', this.encKey, tag.subarray(0, 16)).update(plain);
+    return Buffer.from(`${STATE_VERSION}.${cipher.toString('base64url')}.${tag.toString('base64url')}`, 'ascii');
   }
 
   /**
    * Verifies and reads a state; empty bytes are a new conversation.
-   * @throws DomainError `invalid_safety_state` (INVALID_ARGUMENT) for anything not made by
-   * `encode` with this secret and rule set.
+   * @throws DomainError `invalid_safety_state` for anything not made by `encode` with this secret and policy.
    */
   decode(bytes: Uint8Array): SafetyStateContent {
     if (bytes.length === 0) return SafetyStateCodec.EMPTY;
     if (bytes.length > MAX_STATE_BYTES) throw invalidSafetyState('too large');
-    const text = Buffer.from(bytes).toString('latin1');
-    const parts = text.split('.');
+    const parts = Buffer.from(bytes).toString('latin1').split('.');
     if (parts.length !== 3) throw invalidSafetyState('malformed');
-    const [version, payload, mac] = parts;
+    const [version, body, tagText] = parts;
     if (version !== STATE_VERSION) throw invalidSafetyState('unknown version');
-    const expected = this.mac(`${version}.${payload}`);
-    const given = Buffer.from(mac, 'base64url');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalidSafetyState('bad MAC');
-    return this.readPayload(payload);
+    const tag = Buffer.from(tagText, 'base64url');
+    if (tag.length !== 32) throw invalidSafetyState('bad MAC');
+    const plain = createCipheriv('aes-256-ctr', this.encKey, tag.subarray(0, 16)).update(Buffer.from(body, 'base64url'));
+    if (!timingSafeEqual(tag, this.tag(plain))) throw invalidSafetyState('bad MAC');
+    return this.readPayload(plain);
   }
 
-  private readPayload(payload: string): SafetyStateContent {
-    let data: unknown;
+  private readPayload(plain: Buffer): SafetyStateContent {
+    let d: { r?: unknown; n?: unknown; s?: unknown; b?: unknown };
     try {
-      data = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+      d = JSON.parse(plain.toString('utf8')) as typeof d;
     } catch (cause) {
       throw invalidSafetyState('malformed payload', cause);
     }
-    // The MAC proves we wrote it, so shape errors mean a bug or a secret shared with another
-    // writer; checked anyway so a bad state can never become a wrong verdict.
-    const d = data as { r?: unknown; n?: unknown; f?: unknown };
+    // The MAC proves we wrote it; shapes are checked anyway so a bug can never become a verdict.
     if (typeof d !== 'object' || d === null) throw invalidSafetyState('malformed payload');
-    if (d.r !== this.rulesetHash) throw invalidSafetyState('made under a different rule set');
-    if (!isCount(d.n)) throw invalidSafetyState('malformed payload');
-    if (d.f === null) return { itemsSeen: d.n, firstFinding: null };
-    if (!Array.isArray(d.f) || d.f.length !== 2 || typeof d.f[0] !== 'string' || !isCount(d.f[1]) || d.f[1] >= d.n) {
-      throw invalidSafetyState('malformed payload');
+    if (d.r !== this.policyHash) throw invalidSafetyState('made under a different rule set or policy');
+    if (!isCount(d.n) || typeof d.s !== 'object' || d.s === null) throw invalidSafetyState('malformed payload');
+    const streams: Partial<Record<StreamName, StreamState>> = {};
+    for (const [name, v] of Object.entries(d.s as Record<string, unknown>)) {
+      if (!(STREAMS as readonly string[]).includes(name)) throw invalidSafetyState('malformed payload');
+      streams[name as StreamName] = readStream(v);
     }
-    return { itemsSeen: d.n, firstFinding: { ruleId: d.f[0], itemIndex: d.f[1] } };
+    return { itemsSeen: d.n, streams, block: readBlock(d.b, d.n) };
   }
 
-  private mac(signed: string): Buffer {
-    return createHmac('sha256', this.key).update(signed, 'ascii').digest();
+  private tag(plain: Buffer): Buffer {
+    return createHmac('sha256', this.macKey).update(`${STATE_VERSION}.`).update(plain).digest();
   }
+}
+
+function readStream(v: unknown): StreamState {
+  if (!Array.isArray(v) || v.length !== 5) throw invalidSafetyState('malformed payload');
+  const [len, tail, items, score, crossed] = v as unknown[];
+  const ok =
+    isCount(len) && typeof tail === 'string' && tail.length < MAX_WINDOW && Array.isArray(items) &&
+    items.every((p) => Array.isArray(p) && p.length === 2 && isCount(p[0]) && isCount(p[1])) && isCount(score) && (crossed === 0 || crossed === 1);
+  if (!ok) throw invalidSafetyState('malformed payload');
+  return { len, tail, items: items as [number, number][], score, crossed: crossed === 1 };
+}
+
+function readBlock(b: unknown, itemsSeen: number): BlockKey | null {
+  if (b === null) return null;
+  const ok = Array.isArray(b) && b.length === 7 && typeof b[0] === 'string' && b.slice(1).every(isCount) && b[1] < itemsSeen && b[4] < itemsSeen;
+  if (!ok) throw invalidSafetyState('malformed payload');
+  const [ruleId, itemIndex, start, ruleIndex, endItemIndex, end, score] = b as [string, number, number, number, number, number, number];
+  return { ruleId, itemIndex, start, ruleIndex, endItemIndex, end, score };
 }
 
 function isCount(v: unknown): v is number {

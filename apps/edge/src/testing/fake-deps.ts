@@ -35,8 +35,9 @@ export class FakeBackends {
     return {
       verdict: block >= 0 ? safetyV1.Verdict.VERDICT_BLOCK : safetyV1.Verdict.VERDICT_ALLOW,
       state: Buffer.from(String(itemsSeen)),
-      findings: block >= 0 ? [{ ruleId: 'marker', itemIndex: seen + block, message: 'marker found' }] : [],
+      findings: block >= 0 ? [markerFinding(seen + block, req.items[block].text.indexOf(this.blockMarker), this.blockMarker.length)] : [],
       itemsSeen,
+      windowChars: 16,
     };
   }
 
@@ -79,6 +80,21 @@ export class FakeBackends {
 }
 
 /** TurnDeps over FakeBackends with silent logs and a private metrics registry. */
+function markerFinding(itemIndex: number, start: number, length: number): safetyV1.Finding {
+  return {
+    ruleId: 'marker',
+    itemIndex,
+    message: 'marker found',
+    category: safetyV1.Category.CATEGORY_POLICY,
+    action: safetyV1.Action.ACTION_BLOCK,
+    start,
+    endItemIndex: itemIndex,
+    end: start + length,
+    score: 0,
+    provisional: false,
+  };
+}
+
 export function fakeDeps(backends = new FakeBackends(), safetyOverlap = true): { deps: TurnDeps; backends: FakeBackends; usage: unknown[]; registry: Registry } {
   const registry = new Registry();
   const usage: unknown[] = [];

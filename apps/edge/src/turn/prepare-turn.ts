@@ -148,13 +148,13 @@ async function classify(deps: TurnDeps, req: TurnRequest, items: LogView<InputIt
   let state = prev ? prev.safetyState : Buffer.alloc(0);
   let res: safetyV1.ClassifyResponse;
   try {
-    res = await deps.backends.classify({ state, items: toSafetyItems(items.slice(from)), tenant: req.principal.tenant }, req.signal);
+    res = await deps.backends.classify({ state, items: toSafetyItems(items.slice(from)), tenant: req.principal.tenant, model: req.body.model }, req.signal);
   } catch (err) {
     if (!(err instanceof DomainError && err.code === 'invalid_safety_state')) throw backendError('safety', err);
     // The state was minted under another secret or rule set: classify the whole conversation again.
     from = 0;
     state = Buffer.alloc(0);
-    res = await deps.backends.classify({ state, items: toSafetyItems(items.slice()), tenant: req.principal.tenant }, req.signal).catch((e) => {
+    res = await deps.backends.classify({ state, items: toSafetyItems(items.slice()), tenant: req.principal.tenant, model: req.body.model }, req.signal).catch((e) => {
       throw backendError('safety', e);
     });
   }

@@ -25,6 +25,7 @@ export const protobufFileName = "fastloop/safety/v1/safety.proto";
 
 export enum Verdict {
   VERDICT_UNSPECIFIED = 0,
+  /** VERDICT_ALLOW - Nothing blocks (findings may still ask to flag or redact). */
   VERDICT_ALLOW = 1,
   VERDICT_BLOCK = 2,
   UNRECOGNIZED = -1,
@@ -62,13 +63,110 @@ export function verdictToJSON(object: Verdict): string {
   }
 }
 
-/** One piece of conversation content to scan, already flattened to text by the caller. */
+export enum Category {
+  CATEGORY_UNSPECIFIED = 0,
+  CATEGORY_SECRET = 1,
+  CATEGORY_INJECTION = 2,
+  CATEGORY_POLICY = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function categoryFromJSON(object: any): Category {
+  switch (object) {
+    case 0:
+    case "CATEGORY_UNSPECIFIED":
+      return Category.CATEGORY_UNSPECIFIED;
+    case 1:
+    case "CATEGORY_SECRET":
+      return Category.CATEGORY_SECRET;
+    case 2:
+    case "CATEGORY_INJECTION":
+      return Category.CATEGORY_INJECTION;
+    case 3:
+    case "CATEGORY_POLICY":
+      return Category.CATEGORY_POLICY;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return Category.UNRECOGNIZED;
+  }
+}
+
+export function categoryToJSON(object: Category): string {
+  switch (object) {
+    case Category.CATEGORY_UNSPECIFIED:
+      return "CATEGORY_UNSPECIFIED";
+    case Category.CATEGORY_SECRET:
+      return "CATEGORY_SECRET";
+    case Category.CATEGORY_INJECTION:
+      return "CATEGORY_INJECTION";
+    case Category.CATEGORY_POLICY:
+      return "CATEGORY_POLICY";
+    case Category.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+/** What the caller does about a finding (configured per category, tenant and model). */
+export enum Action {
+  ACTION_UNSPECIFIED = 0,
+  /** ACTION_FLAG - Record it in metrics, logs and response metadata; change nothing else. */
+  ACTION_FLAG = 1,
+  /** ACTION_REDACT - Mask the span in what the model reads; the client's items stay as sent. */
+  ACTION_REDACT = 2,
+  /** ACTION_BLOCK - Refuse: an error before sampling, or `incomplete` with `content_filter` while streaming. */
+  ACTION_BLOCK = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function actionFromJSON(object: any): Action {
+  switch (object) {
+    case 0:
+    case "ACTION_UNSPECIFIED":
+      return Action.ACTION_UNSPECIFIED;
+    case 1:
+    case "ACTION_FLAG":
+      return Action.ACTION_FLAG;
+    case 2:
+    case "ACTION_REDACT":
+      return Action.ACTION_REDACT;
+    case 3:
+    case "ACTION_BLOCK":
+      return Action.ACTION_BLOCK;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return Action.UNRECOGNIZED;
+  }
+}
+
+export function actionToJSON(object: Action): string {
+  switch (object) {
+    case Action.ACTION_UNSPECIFIED:
+      return "ACTION_UNSPECIFIED";
+    case Action.ACTION_FLAG:
+      return "ACTION_FLAG";
+    case Action.ACTION_REDACT:
+      return "ACTION_REDACT";
+    case Action.ACTION_BLOCK:
+      return "ACTION_BLOCK";
+    case Action.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+/** One piece of text the model will read, already flattened by the caller. */
 export interface SafetyItem {
-  /** Responses API item type: "message", "function_call", "function_call_output", "reasoning", ... */
+  /**
+   * Responses API item type ("message", "function_call", "function_call_output", "reasoning", ...),
+   * or "instructions" / "tool_definition" for a request header, or "output_text" for streamed output.
+   */
   itemType: string;
   /** Message role ("user", "developer", "system", "assistant"); empty for non-message items. */
   role: string;
-  /** All text of the item (message parts joined with "\n", call arguments, tool output). */
+  /** All text of the item as the model reads it. */
   text: string;
 }
 
@@ -77,23 +175,47 @@ export interface ClassifyRequest {
   state: Buffer;
   /** Only the items not covered by `state`, in conversation order. */
   items: SafetyItem[];
+  /** Selects the tenant's policy list and actions. */
   tenant: string;
+  /** Selects the model's policy list and actions (the requested model name). */
+  model: string;
 }
 
+/** A match. Never carries the matched text: only its kind, place and span. */
 export interface Finding {
   ruleId: string;
-  /** Index of the item in the whole conversation (state's item count + index in `items`). */
+  /** Item where the match starts (global index: the state's items_seen + index in `items`). */
   itemIndex: number;
+  /** Readable, safe to show and log. */
   message: string;
+  category: Category;
+  action: Action;
+  /**
+   * Span in UTF-16 code units: from `start` in item `item_index` to `end` (exclusive) in item
+   * `end_item_index` (a later item when the match straddles items).
+   */
+  start: number;
+  endItemIndex: number;
+  end: number;
+  /** Injection: the stream's cumulative score when it reached the threshold. */
+  score: number;
+  /** Within the last window of text: reported now, and again once later text has settled it. */
+  provisional: boolean;
 }
 
 export interface ClassifyResponse {
   verdict: Verdict;
-  /** Opaque, versioned, integrity-checked state covering every item seen so far. */
+  /** Opaque, versioned, encrypted and authenticated state covering every item seen so far. */
   state: Buffer;
+  /** The earliest blocking finding first when blocked; then this call's new findings in order. */
   findings: Finding[];
   /** Number of items the state now covers. */
   itemsSeen: number;
+  /**
+   * Longest text any rule reads: a streaming caller holds back this many characters minus one
+   * until later text (or the end of the stream) has been classified.
+   */
+  windowChars: number;
 }
 
 function createBaseSafetyItem(): SafetyItem {
@@ -202,7 +324,7 @@ export const SafetyItem: MessageFns<SafetyItem> = {
 };
 
 function createBaseClassifyRequest(): ClassifyRequest {
-  return { state: Buffer.alloc(0), items: [], tenant: "" };
+  return { state: Buffer.alloc(0), items: [], tenant: "", model: "" };
 }
 
 export const ClassifyRequest: MessageFns<ClassifyRequest> = {
@@ -215,6 +337,9 @@ export const ClassifyRequest: MessageFns<ClassifyRequest> = {
     }
     if (message.tenant !== "") {
       writer.uint32(26).string(message.tenant);
+    }
+    if (message.model !== "") {
+      writer.uint32(34).string(message.model);
     }
     return writer;
   },
@@ -256,6 +381,14 @@ export const ClassifyRequest: MessageFns<ClassifyRequest> = {
             message.tenant = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.model = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -273,6 +406,7 @@ export const ClassifyRequest: MessageFns<ClassifyRequest> = {
       state: isSet(object.state) ? Buffer.from(bytesFromBase64(object.state)) : Buffer.alloc(0),
       items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => SafetyItem.fromJSON(e)) : [],
       tenant: isSet(object.tenant) ? globalThis.String(object.tenant) : "",
+      model: isSet(object.model) ? globalThis.String(object.model) : "",
     };
   },
 
@@ -287,6 +421,9 @@ export const ClassifyRequest: MessageFns<ClassifyRequest> = {
     if (message.tenant !== "") {
       obj.tenant = message.tenant;
     }
+    if (message.model !== "") {
+      obj.model = message.model;
+    }
     return obj;
   },
 
@@ -298,12 +435,24 @@ export const ClassifyRequest: MessageFns<ClassifyRequest> = {
     message.state = object.state ?? Buffer.alloc(0);
     message.items = object.items?.map((e) => SafetyItem.fromPartial(e)) || [];
     message.tenant = object.tenant ?? "";
+    message.model = object.model ?? "";
     return message;
   },
 };
 
 function createBaseFinding(): Finding {
-  return { ruleId: "", itemIndex: 0, message: "" };
+  return {
+    ruleId: "",
+    itemIndex: 0,
+    message: "",
+    category: 0,
+    action: 0,
+    start: 0,
+    endItemIndex: 0,
+    end: 0,
+    score: 0,
+    provisional: false,
+  };
 }
 
 export const Finding: MessageFns<Finding> = {
@@ -316,6 +465,27 @@ export const Finding: MessageFns<Finding> = {
     }
     if (message.message !== "") {
       writer.uint32(26).string(message.message);
+    }
+    if (message.category !== 0) {
+      writer.uint32(32).int32(message.category);
+    }
+    if (message.action !== 0) {
+      writer.uint32(40).int32(message.action);
+    }
+    if (message.start !== 0) {
+      writer.uint32(48).uint32(message.start);
+    }
+    if (message.endItemIndex !== 0) {
+      writer.uint32(56).uint32(message.endItemIndex);
+    }
+    if (message.end !== 0) {
+      writer.uint32(64).uint32(message.end);
+    }
+    if (message.score !== 0) {
+      writer.uint32(72).uint32(message.score);
+    }
+    if (message.provisional !== false) {
+      writer.uint32(80).bool(message.provisional);
     }
     return writer;
   },
@@ -357,6 +527,62 @@ export const Finding: MessageFns<Finding> = {
             message.message = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.category = reader.int32() as any;
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.action = reader.int32() as any;
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.start = reader.uint32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.endItemIndex = reader.uint32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.end = reader.uint32();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.score = reader.uint32();
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.provisional = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -382,6 +608,17 @@ export const Finding: MessageFns<Finding> = {
         ? globalThis.Number(object.item_index)
         : 0,
       message: isSet(object.message) ? globalThis.String(object.message) : "",
+      category: isSet(object.category) ? categoryFromJSON(object.category) : 0,
+      action: isSet(object.action) ? actionFromJSON(object.action) : 0,
+      start: isSet(object.start) ? globalThis.Number(object.start) : 0,
+      endItemIndex: isSet(object.endItemIndex)
+        ? globalThis.Number(object.endItemIndex)
+        : isSet(object.end_item_index)
+        ? globalThis.Number(object.end_item_index)
+        : 0,
+      end: isSet(object.end) ? globalThis.Number(object.end) : 0,
+      score: isSet(object.score) ? globalThis.Number(object.score) : 0,
+      provisional: isSet(object.provisional) ? globalThis.Boolean(object.provisional) : false,
     };
   },
 
@@ -396,6 +633,27 @@ export const Finding: MessageFns<Finding> = {
     if (message.message !== "") {
       obj.message = message.message;
     }
+    if (message.category !== 0) {
+      obj.category = categoryToJSON(message.category);
+    }
+    if (message.action !== 0) {
+      obj.action = actionToJSON(message.action);
+    }
+    if (message.start !== 0) {
+      obj.start = Math.round(message.start);
+    }
+    if (message.endItemIndex !== 0) {
+      obj.endItemIndex = Math.round(message.endItemIndex);
+    }
+    if (message.end !== 0) {
+      obj.end = Math.round(message.end);
+    }
+    if (message.score !== 0) {
+      obj.score = Math.round(message.score);
+    }
+    if (message.provisional !== false) {
+      obj.provisional = message.provisional;
+    }
     return obj;
   },
 
@@ -407,12 +665,19 @@ export const Finding: MessageFns<Finding> = {
     message.ruleId = object.ruleId ?? "";
     message.itemIndex = object.itemIndex ?? 0;
     message.message = object.message ?? "";
+    message.category = object.category ?? 0;
+    message.action = object.action ?? 0;
+    message.start = object.start ?? 0;
+    message.endItemIndex = object.endItemIndex ?? 0;
+    message.end = object.end ?? 0;
+    message.score = object.score ?? 0;
+    message.provisional = object.provisional ?? false;
     return message;
   },
 };
 
 function createBaseClassifyResponse(): ClassifyResponse {
-  return { verdict: 0, state: Buffer.alloc(0), findings: [], itemsSeen: 0 };
+  return { verdict: 0, state: Buffer.alloc(0), findings: [], itemsSeen: 0, windowChars: 0 };
 }
 
 export const ClassifyResponse: MessageFns<ClassifyResponse> = {
@@ -428,6 +693,9 @@ export const ClassifyResponse: MessageFns<ClassifyResponse> = {
     }
     if (message.itemsSeen !== 0) {
       writer.uint32(32).uint32(message.itemsSeen);
+    }
+    if (message.windowChars !== 0) {
+      writer.uint32(40).uint32(message.windowChars);
     }
     return writer;
   },
@@ -477,6 +745,14 @@ export const ClassifyResponse: MessageFns<ClassifyResponse> = {
             message.itemsSeen = reader.uint32();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.windowChars = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -499,6 +775,11 @@ export const ClassifyResponse: MessageFns<ClassifyResponse> = {
         : isSet(object.items_seen)
         ? globalThis.Number(object.items_seen)
         : 0,
+      windowChars: isSet(object.windowChars)
+        ? globalThis.Number(object.windowChars)
+        : isSet(object.window_chars)
+        ? globalThis.Number(object.window_chars)
+        : 0,
     };
   },
 
@@ -516,6 +797,9 @@ export const ClassifyResponse: MessageFns<ClassifyResponse> = {
     if (message.itemsSeen !== 0) {
       obj.itemsSeen = Math.round(message.itemsSeen);
     }
+    if (message.windowChars !== 0) {
+      obj.windowChars = Math.round(message.windowChars);
+    }
     return obj;
   },
 
@@ -528,12 +812,13 @@ export const ClassifyResponse: MessageFns<ClassifyResponse> = {
     message.state = object.state ?? Buffer.alloc(0);
     message.findings = object.findings?.map((e) => Finding.fromPartial(e)) || [];
     message.itemsSeen = object.itemsSeen ?? 0;
+    message.windowChars = object.windowChars ?? 0;
     return message;
   },
 };
 
 /**
- * Classifies conversation items incrementally. The service is stateless: the caller carries the
+ * Classifies conversation text incrementally. The service is stateless: the caller carries the
  * opaque `state` returned by the previous call and sends only the items it has not sent before.
  */
 export type SafetyServiceService = typeof SafetyServiceService;

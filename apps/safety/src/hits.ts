@@ -1,0 +1,80 @@
+import { safetyV1 } from '@fastloop/proto';
+import type { Action } from './policy';
+import type { Rule } from './rules/rule';
+
+/** A match placed on items: what becomes a Finding once its action is known. */
+export interface Hit {
+  readonly rule: Rule;
+  /** Global rule order (windowed rules, then injection rules, then per-item regexes). */
+  readonly ruleIndex: number;
+  readonly itemIndex: number;
+  readonly start: number;
+  readonly endItemIndex: number;
+  readonly end: number;
+  readonly provisional: boolean;
+  readonly score: number;
+}
+
+/** Canonical report order: item, offset in the item, rule order. */
+export function byItemOrder(a: Pick<Hit, 'itemIndex' | 'start' | 'ruleIndex'>, b: Pick<Hit, 'itemIndex' | 'start' | 'ruleIndex'>): number {
+  return a.itemIndex - b.itemIndex || a.start - b.start || a.ruleIndex - b.ruleIndex;
+}
+
+/**
+ * Places stream positions on items. `items` are `[item index, stream position]` of the non-empty
+ * items covering the positions asked about, in order.
+ */
+export class ItemLocator {
+  constructor(private readonly items: readonly (readonly [number, number])[]) {}
+
+  /** The item holding stream position `pos`, and `pos`'s offset in it. */
+  locate(pos: number): [number, number] {
+    let lo = 0;
+    let hi = this.items.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.items[mid][1] <= pos) lo = mid;
+      else hi = mid - 1;
+    }
+    const [index, at] = this.items[lo];
+    return [index, pos - at];
+  }
+}
+
+const CATEGORY: Record<Rule['category'], safetyV1.Category> = {
+  secret: safetyV1.Category.CATEGORY_SECRET,
+  injection: safetyV1.Category.CATEGORY_INJECTION,
+  policy: safetyV1.Category.CATEGORY_POLICY,
+};
+
+const ACTION: Record<Exclude<Action, 'allow'>, safetyV1.Action> = {
+  flag: safetyV1.Action.ACTION_FLAG,
+  redact: safetyV1.Action.ACTION_REDACT,
+  block: safetyV1.Action.ACTION_BLOCK,
+};
+
+/** The wire finding of a hit. Its message is built from the rule's description only. */
+export function toFinding(hit: Hit, action: Exclude<Action, 'allow'>, threshold: number): safetyV1.Finding {
+  return {
+    ruleId: hit.rule.id,
+    itemIndex: hit.itemIndex,
+    message: findingMessage(hit, threshold),
+    category: CATEGORY[hit.rule.category],
+    action: ACTION[action],
+    start: hit.start,
+    endItemIndex: hit.endItemIndex,
+    end: hit.end,
+    score: hit.score,
+    provisional: hit.provisional,
+  };
+}
+
+function findingMessage(hit: Hit, threshold: number): string {
+  const where = hit.endItemIndex === hit.itemIndex
+    ? `Item ${hit.itemIndex} (characters ${hit.start}–${hit.end})`
+    : `Items ${hit.itemIndex}–${hit.endItemIndex} (from character ${hit.start} to ${hit.end})`;
+  if (hit.rule.category === 'injection') {
+    return `${where} brings the prompt-injection score of untrusted content to ${hit.score} (threshold ${threshold}); last signal: ${hit.rule.description} (rule ${hit.rule.id}).`;
+  }
+  return `${where} contains what looks like ${hit.rule.description} (rule ${hit.rule.id}); the value is not shown.`;
+}

@@ -1,0 +1,56 @@
+import { MAX_WINDOW, type Rule } from './rule';
+
+/** A rule match in a stream, in stream coordinates (UTF-16 code units from the stream's start). */
+export interface StreamMatch {
+  readonly rule: Rule;
+  /** Index of the rule in the rule set: the tie-break for matches at the same start. */
+  readonly ruleIndex: number;
+  readonly start: number;
+  readonly end: number;
+  /**
+   * The match starts within the last window of the text seen so far, so text still to come may
+   * change or remove it (a longer token, an `…EXAMPLE` suffix). It is reported now, so nothing
+   * reaches the model unjudged, and again, settled, once the window is complete.
+   */
+  readonly provisional: boolean;
+}
+
+/**
+ * Finds every start position at which a rule matches `text`, where `text` sits at stream
+ * position `base` and the stream currently ends at `base + text.length`.
+ *
+ * Why this equals a full scan: a rule's match at `s` depends only on `text[s, s + MAX_WINDOW)`
+ * (the {@link Rule} contract), and every start is tried (overlapping matches included), so the
+ * result for any start does not depend on where scanning began. A caller that keeps the last
+ * `MAX_WINDOW - 1` characters and rescans them with the new text therefore finds exactly the
+ * matches a scan of the whole stream would find at those starts.
+ */
+export function scanStream(text: string, base: number, rules: readonly Rule[]): StreamMatch[] {
+  const end = base + text.length;
+  const lower = text.toLowerCase();
+  const matches: StreamMatch[] = [];
+  rules.forEach((rule, ruleIndex) => {
+    if (rule.keywords.length > 0 && !rule.keywords.some((k) => lower.includes(k))) return;
+    const re = rule.pattern;
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+      // Every start is tried: the next search begins one past this match's start, not its end.
+      re.lastIndex = m.index + 1;
+      if (rule.verify && !rule.verify(m[0])) continue;
+      const at = base + m.index;
+      const start = at + (rule.lead ?? 0);
+      matches.push({ rule, ruleIndex, start, end: at + m[0].length, provisional: at + MAX_WINDOW > end });
+    }
+  });
+  return matches.sort(byPosition);
+}
+
+/** Report order: stream position, then rule order. */
+export function byPosition(a: Pick<StreamMatch, 'start' | 'ruleIndex'>, b: Pick<StreamMatch, 'start' | 'ruleIndex'>): number {
+  return a.start - b.start || a.ruleIndex - b.ruleIndex;
+}
+
+/** The characters of a stream a later scan must see again: its last `MAX_WINDOW - 1`. */
+export function tailOf(text: string): string {
+  return text.length < MAX_WINDOW ? text : text.slice(text.length - (MAX_WINDOW - 1));
+}

@@ -1,0 +1,18 @@
+/**
+ * Who wrote a piece of text. Items are concatenated per stream (so a value split across two items
+ * of the same author, or two turns, is one match) and each stream keeps its own tail in the state.
+ * - `input`: the user and the developer (messages of those roles, instructions);
+ * - `tool`: text no participant wrote — tool results, retrieved content, tool definitions — the
+ *   only stream scored for prompt injection;
+ * - `model`: what the model wrote (assistant messages, calls, reasoning, streamed output).
+ */
+export type StreamName = 'input' | 'tool' | 'model';
+export const STREAMS: readonly StreamName[] = ['input', 'tool', 'model'];
+
+/** The stream an item belongs to, from its Responses API type and role. */
+export function streamOf(itemType: string, role: string): StreamName {
+  if (itemType === 'tool_definition' || itemType.endsWith('_output') || itemType.endsWith('_result')) return 'tool';
+  if (itemType === 'message') return role === 'assistant' ? 'model' : 'input';
+  if (itemType === 'reasoning' || itemType === 'output_text' || itemType.endsWith('_call')) return 'model';
+  return 'input';
+}
