@@ -34,6 +34,15 @@ export const edgeConfigSchema = z.object({
   EDGE_SAFETY_OVERLAP: env.bool(true),
   /** Deadline for a Classify call. */
   SAFETY_TIMEOUT_MS: env.int(5_000, 1),
+  /** Distinct request headers (instructions + tools) whose safety verdict is remembered (LRU). */
+  EDGE_SAFETY_HEADER_CACHE_ENTRIES: env.int(1024, 1),
+  /**
+   * Classify generated text as it streams; a blocked output ends the response `incomplete` with
+   * `content_filter`, and text is held back one rule window so the client never sees a match.
+   */
+  EDGE_OUTPUT_MODERATION: env.bool(true),
+  /** Characters of new output per moderation call (more: fewer calls, later release of text). */
+  EDGE_OUTPUT_MODERATION_CHUNK_CHARS: env.int(256, 1),
   /** Deadline for a Route call. */
   ROUTER_TIMEOUT_MS: env.int(2_000, 1),
   /** Longest silence between two chunks of a Generate stream before the turn fails. */

@@ -14,6 +14,8 @@ export class EdgeMetrics {
   readonly cacheBytes: Gauge;
   readonly connections: Gauge<'transport'>;
   readonly prefixMisses: Counter;
+  readonly safetyFindings: Counter<'category' | 'action' | 'source'>;
+  readonly outputBlocks: Counter<'rule'>;
   readonly engineFirstItemSeconds: Histogram<'transport' | 'cached'>;
   readonly firstItemOverheadSeconds: Histogram<'transport' | 'cached'>;
 
@@ -46,6 +48,13 @@ export class EdgeMetrics {
       buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers: [registry],
     });
+    this.safetyFindings = new Counter({
+      name: 'fastloop_edge_safety_findings_total',
+      help: 'Safety findings the edge acted on without refusing (flag, redact), by category and where they were found (input, header, output)',
+      labelNames: ['category', 'action', 'source'],
+      registers: [registry],
+    });
+    this.outputBlocks = new Counter({ name: 'fastloop_edge_output_blocks_total', help: 'Responses stopped by output moderation (incomplete, content_filter)', labelNames: ['rule'], registers: [registry] });
     this.prefixMisses = new Counter({ name: 'fastloop_edge_prefix_misses_total', help: 'Generate calls answered prefix_miss and resent in full', registers: [registry] });
   }
 }

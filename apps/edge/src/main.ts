@@ -22,6 +22,7 @@ import { ResponseStore } from './store/response-store';
 import { StoredStateLoader } from './store/stored-state-loader';
 import { StoreWriter } from './store/store-writer';
 import { EntryRenderCache } from './turn/entry-render-cache';
+import { HeaderVerdicts } from './safety/header-verdicts';
 import { RouteCache } from './turn/route-cache';
 import type { TurnDeps } from './turn/turn-deps';
 import { UsageOutbox, usageOutboxOptionsFromConfig } from './usage';
@@ -53,7 +54,11 @@ async function main(): Promise<void> {
   const loader = new StoredStateLoader(store, storeWriter, renderCache);
   const usage = new UsageOutbox(usageOutboxOptionsFromConfig(config, { redisUrl: config.REDIS_URL, registry, logger: logger.child({ component: 'usage' }) }));
   const routeCache = new RouteCache(config.EDGE_ROUTE_CACHE_TTL_MS);
-  const deps: TurnDeps = { backends, metrics, logger, renderCache, routeCache, usage, store: storeWriter, safetyOverlap: config.EDGE_SAFETY_OVERLAP };
+  const deps: TurnDeps = { backends, metrics, logger, renderCache, routeCache, usage, store: storeWriter,
+    safetyOverlap: config.EDGE_SAFETY_OVERLAP,
+    headerVerdicts: new HeaderVerdicts(config.EDGE_SAFETY_HEADER_CACHE_ENTRIES),
+    outputModeration: config.EDGE_OUTPUT_MODERATION ? { chunkChars: config.EDGE_OUTPUT_MODERATION_CHUNK_CHARS } : undefined,
+  };
   const budget = new StateCacheBudget(config.EDGE_CACHE_TOTAL_BYTES, metrics);
   const sessionLimits = { connectionCacheBytes: config.EDGE_CONN_CACHE_BYTES, maxQueued: config.EDGE_WS_MAX_QUEUED, maxBufferedBytes: config.EDGE_MAX_BUFFERED_BYTES };
 

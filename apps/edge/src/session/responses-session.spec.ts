@@ -86,7 +86,11 @@ describe('ResponsesSession', () => {
           all.push(...r.output);
         }
         // Safety saw every item once, in order (outputs when the next turn carried them).
-        const classified = s.backends.classifyCalls.flatMap((c) => c.items.map((i) => i.text));
+        const isHeader = (c: { items: { itemType: string }[] }) => c.items.some((i) => i.itemType === 'tool_definition' || i.itemType === 'instructions');
+        const classified = s.backends.classifyCalls.filter((c) => !isHeader(c)).flatMap((c) => c.items.map((i) => i.text));
+        // The header (instructions + tools) once per distinct header, whatever the number of turns.
+        const headers = new Set([undefined, ...turns.map((t) => t.instructions)]);
+        expect(s.backends.classifyCalls.filter(isHeader)).toHaveLength(headers.size);
         const expectedTexts = all.slice(0, all.length - r.output.length).map((i) =>
           i.type === 'function_call' ? i.arguments : i.type === 'function_call_output' ? i.output : typeof i.content === 'string' ? i.content : i.content.map((c: any) => c.text).join('\n'),
         );

@@ -3,6 +3,7 @@ import { inferenceV1, routerV1, safetyV1 } from '@fastloop/proto';
 import { createLogger, DomainError, Registry } from '@fastloop/service-kit';
 import type { BackendClients } from '../clients/backend-clients';
 import { EdgeMetrics } from '../edge-metrics';
+import { HeaderVerdicts } from '../safety/header-verdicts';
 import { EntryRenderCache } from '../turn/entry-render-cache';
 import type { TurnDeps } from '../turn/turn-deps';
 
@@ -24,6 +25,8 @@ export class FakeBackends {
   script: (turn: number) => ConversationEntry = (turn) => ({ kind: 'function_call', name: 'read_file', arguments: JSON.stringify({ path: `f${turn}.ts` }), callId: '' });
   /** Classify blocks any item whose text includes this marker. */
   blockMarker = 'BLOCK-ME';
+  /** Classify flags (action flag) any item whose text includes this marker. */
+  flagMarker = 'FLAG-ME';
   /** Make the next Generate fail with this error before any token. */
   failNextGenerate?: DomainError;
 
@@ -31,11 +34,14 @@ export class FakeBackends {
     this.classifyCalls.push(req);
     const seen = req.state.length === 0 ? 0 : Number(req.state.toString());
     const block = req.items.findIndex((i) => i.text.includes(this.blockMarker));
+    const flag = req.items.findIndex((i) => i.text.includes(this.flagMarker));
     const itemsSeen = seen + req.items.length;
+    const findings = block >= 0 ? [markerFinding(seen + block, req.items[block].text.indexOf(this.blockMarker), this.blockMarker.length)] : [];
+    if (flag >= 0) findings.push({ ...markerFinding(seen + flag, req.items[flag].text.indexOf(this.flagMarker), this.flagMarker.length), action: safetyV1.Action.ACTION_FLAG });
     return {
       verdict: block >= 0 ? safetyV1.Verdict.VERDICT_BLOCK : safetyV1.Verdict.VERDICT_ALLOW,
       state: Buffer.from(String(itemsSeen)),
-      findings: block >= 0 ? [markerFinding(seen + block, req.items[block].text.indexOf(this.blockMarker), this.blockMarker.length)] : [],
+      findings,
       itemsSeen,
       windowChars: 16,
     };
@@ -103,6 +109,7 @@ export function fakeDeps(backends = new FakeBackends(), safetyOverlap = true): {
     metrics: new EdgeMetrics(registry),
     logger: createLogger({ service: 'edge-test', level: 'silent' }),
     renderCache: new EntryRenderCache(1000),
+    headerVerdicts: new HeaderVerdicts(),
     usage: { enqueue: (r) => usage.push(r) },
     safetyOverlap,
   };

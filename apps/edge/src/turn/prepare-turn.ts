@@ -9,6 +9,9 @@ import { extendConversation, renderConversation, type RenderedConversation } fro
 import type { TurnDeps, TurnRequest } from './turn-deps';
 import { RouteCache } from './route-cache';
 import type { StageTimer } from '../edge-metrics';
+import { headerSafetyItems } from '../safety/header-items';
+import { HeaderVerdicts } from '../safety/header-verdicts';
+import { blockedError, noticed, type NoticedFinding } from '../safety/safety-findings';
 
 /** A turn with everything done but inference: what the stream step and the cache need. */
 export interface PreparedTurn {
@@ -135,36 +138,56 @@ export async function routeFresh(deps: TurnDeps, req: TurnRequest, model: string
   }
 }
 
-/** Safety's carried state after this turn's items. */
+/** Safety's carried state after this turn's items, and what it asked to flag or redact. */
 export interface SafetyResult {
   state: Buffer;
   itemsSeen: number;
+  noticed: NoticedFinding[];
 }
 
-/** Classifies the items safety has not seen, carrying its state; blocks with an API error. */
+/**
+ * Classifies the items safety has not seen, carrying its state, and the request header (once per
+ * distinct header); blocks with an API error.
+ */
 async function classify(deps: TurnDeps, req: TurnRequest, items: LogView<InputItem>): Promise<SafetyResult> {
+  const header = classifyHeader(deps, req);
+  header.catch(() => undefined); // awaited below, after the items' verdict
   const prev = req.previous;
   let from = prev ? prev.safetyItems : 0;
   let state = prev ? prev.safetyState : Buffer.alloc(0);
+  const request = (fromItem: number) => ({ state, items: toSafetyItems(items.slice(fromItem)), tenant: req.principal.tenant, model: req.body.model });
   let res: safetyV1.ClassifyResponse;
   try {
-    res = await deps.backends.classify({ state, items: toSafetyItems(items.slice(from)), tenant: req.principal.tenant, model: req.body.model }, req.signal);
+    res = await deps.backends.classify(request(from), req.signal);
   } catch (err) {
     if (!(err instanceof DomainError && err.code === 'invalid_safety_state')) throw backendError('safety', err);
-    // The state was minted under another secret or rule set: classify the whole conversation again.
+    // The state was minted under another secret, rule set or policy: classify the whole conversation again.
     from = 0;
     state = Buffer.alloc(0);
-    res = await deps.backends.classify({ state, items: toSafetyItems(items.slice()), tenant: req.principal.tenant, model: req.body.model }, req.signal).catch((e) => {
+    res = await deps.backends.classify(request(0), req.signal).catch((e) => {
       throw backendError('safety', e);
     });
   }
+  if (res.verdict === safetyV1.Verdict.VERDICT_BLOCK) throw blockedError(res, (i) => `input item ${i}`);
+  const headerNoticed = await header;
+  return { state: res.state, itemsSeen: res.itemsSeen, noticed: [...headerNoticed, ...noticed(res, 'input')] };
+}
+
+/** The header's verdict (cached per distinct header); throws when it blocks. */
+async function classifyHeader(deps: TurnDeps, req: TurnRequest): Promise<NoticedFinding[]> {
+  const items = headerSafetyItems(req.body);
+  if (items.length === 0) return [];
+  const { tenant } = req.principal;
+  const key = HeaderVerdicts.key(tenant, req.body.model, items);
+  const res = await deps.headerVerdicts
+    .get(key, () => deps.backends.classify({ state: Buffer.alloc(0), items, tenant, model: req.body.model }))
+    .catch((e: unknown) => {
+      throw backendError('safety', e);
+    });
   if (res.verdict === safetyV1.Verdict.VERDICT_BLOCK) {
-    const f = res.findings[0];
-    throw ApiErrors.contentBlocked(
-      f ? `Invalid prompt: input item ${f.itemIndex} was blocked (${f.ruleId}): ${f.message}` : undefined,
-    );
+    throw blockedError(res, (i) => (items[i]?.itemType === 'instructions' ? 'the instructions' : `tool definition ${i - (items[0].itemType === 'instructions' ? 1 : 0)}`));
   }
-  return { state: res.state, itemsSeen: res.itemsSeen };
+  return noticed(res, 'header');
 }
 
 function toSafetyItems(items: readonly InputItem[]): safetyV1.SafetyItem[] {

@@ -12,6 +12,7 @@ import { appendEntries } from './render-conversation';
 import { itemsToEntries } from './items-to-entries';
 import type { TurnDeps, TurnRequest } from './turn-deps';
 import { TurnWriter } from './turn-writer';
+import { recordNoticed } from '../safety/safety-findings';
 
 /** The result of a turn that got as far as `response.created`. */
 export interface TurnOutcome {
@@ -37,6 +38,7 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: (event: Re
     if (deps.safetyOverlap && req.generate) await new Promise<void>((resolve) => setImmediate(resolve));
     verdict = await prepared.safety();
     timer.mark('safety');
+    recordNoticed(deps.metrics, req.logger, writer.response, verdict.noticed);
     writer.created();
     return verdict;
   };

@@ -5,6 +5,7 @@ import type { EdgeMetrics, Transport } from '../edge-metrics';
 import type { Principal } from '../auth';
 import type { EntryRenderCache } from './entry-render-cache';
 import type { RouteCache } from './route-cache';
+import type { HeaderVerdicts } from '../safety/header-verdicts';
 import type { ConversationState } from './conversation-state';
 import type { ResponseCreateRequest } from '@fastloop/protocol';
 
@@ -30,6 +31,10 @@ export interface TurnDeps {
    */
   safetyOverlap?: boolean;
   store?: ResponseSink;
+  /** Verdicts of request headers (instructions, tools), classified once per distinct header. */
+  headerVerdicts: HeaderVerdicts;
+  /** Classify streamed output incrementally and stop a response whose output is blocked; absent = off. */
+  outputModeration?: { chunkChars: number };
 }
 
 /** One turn as a transport hands it to the session core. */

@@ -1,0 +1,93 @@
+import { fakeDeps, FakeBackends } from '../testing/fake-deps';
+import { ResponsesSession } from '../session/responses-session';
+import { ConnectionStateCache, StateCacheBudget } from '../session/state-cache';
+import { flattenStrings, headerSafetyItems } from './header-items';
+import { HeaderVerdicts } from './header-verdicts';
+
+function open() {
+  const { deps, registry } = fakeDeps(new FakeBackends(), true);
+  const events: any[] = [];
+  const session = new ResponsesSession({
+    deps,
+    principal: { tenant: 't', keyId: 'k' },
+    transport: 'websocket',
+    cache: new ConnectionStateCache(new StateCacheBudget(1 << 30), 1 << 28),
+    send: (e) => events.push(e),
+    logger: deps.logger,
+    maxQueued: 4,
+  });
+  const create = async (body: Record<string, unknown>) => {
+    const from = events.length;
+    session.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', store: false, ...body }));
+    await session.whenIdle();
+    return events.slice(from);
+  };
+  return { create, backends: deps.backends as unknown as FakeBackends, registry };
+}
+
+const tool = (description: string, extra: Record<string, unknown> = {}) => ({
+  type: 'function',
+  name: 'lookup',
+  description,
+  parameters: { type: 'object', properties: { mode: { type: 'string', enum: ['fast', 'slow'], default: 'fast', description: 'how', ...extra } } },
+});
+
+describe('header safety', () => {
+  it('turns instructions and every readable string of a tool schema into safety items', () => {
+    const items = headerSafetyItems({ model: 'm', instructions: 'Be brief.', tools: [tool('Looks things up', { examples: ['x-1'] })] } as never);
+    expect(items.map((i) => i.itemType)).toEqual(['instructions', 'tool_definition']);
+    for (const s of ['lookup', 'Looks things up', 'mode', 'fast', 'slow', 'how', 'x-1', 'enum', 'default']) expect(items[1].text.split('\n')).toContain(s);
+    expect(headerSafetyItems({ model: 'm', tools: [tool('x')], tool_choice: 'none' } as never)).toEqual([]);
+    expect(flattenStrings({ a: [1, true, { b: 'c' }] })).toBe('a\n1\ntrue\nb\nc');
+  });
+
+  it.each([
+    ['the instructions', { instructions: 'use BLOCK-ME' }],
+    ['a tool description', { tools: [tool('BLOCK-ME')] }],
+    ['an enum value', { tools: [tool('ok', { enum: ['BLOCK-ME'] })] }],
+    ['a schema default', { tools: [tool('ok', { default: 'BLOCK-ME' })] }],
+  ])('blocks a request when %s matches, before any event', async (_, header) => {
+    const s = open();
+    const events = await s.create({ input: 'hi', ...header });
+    expect(events).toEqual([expect.objectContaining({ type: 'error', status: 400, error: expect.objectContaining({ code: 'invalid_prompt' }) })]);
+  });
+
+  it('classifies a header once while it is unchanged, and again when it changes', async () => {
+    const s = open();
+    const headerCalls = () => s.backends.classifyCalls.filter((c) => c.items.some((i) => i.itemType === 'tool_definition')).length;
+    let r = (await s.create({ input: 'a', tools: [tool('one')] })).at(-1).response;
+    r = (await s.create({ previous_response_id: r.id, input: 'b', tools: [tool('one')] })).at(-1).response;
+    await s.create({ previous_response_id: r.id, input: 'c', tools: [tool('one')] });
+    expect(headerCalls()).toBe(1);
+    await s.create({ input: 'd', tools: [tool('two')] });
+    expect(headerCalls()).toBe(2);
+  });
+
+  it('records flagged findings in response metadata and metrics, and still answers', async () => {
+    const s = open();
+    const events = await s.create({ input: 'hi FLAG-ME', instructions: 'also FLAG-ME', metadata: { run: '1' } });
+    const done = events.at(-1).response;
+    expect(done.status).toBe('completed');
+    expect(events[0].response.metadata).toEqual({ run: '1', fastloop_safety: 'policy:marker@header#0:flag,policy:marker@input#0:flag' });
+    expect(await s.registry.metrics()).toMatch(/fastloop_edge_safety_findings_total\{category="policy",action="flag",source="input"\} 1/);
+  });
+});
+
+describe('HeaderVerdicts', () => {
+  it('keeps at most its bound of headers, evicting the least recently used, and forgets failures', async () => {
+    const v = new HeaderVerdicts(2);
+    let calls = 0;
+    const ok = () => (calls++, Promise.resolve({ verdict: 1, state: Buffer.alloc(0), findings: [], itemsSeen: 0, windowChars: 1 }));
+    await v.get('a', ok);
+    await v.get('b', ok);
+    await v.get('a', ok);
+    await v.get('c', ok);
+    expect(calls).toBe(3);
+    await v.get('a', ok);
+    await v.get('b', ok); // evicted by c
+    expect(calls).toBe(4);
+    await expect(v.get('x', () => Promise.reject(new Error('down')))).rejects.toThrow('down');
+    await new Promise((r) => setImmediate(r));
+    expect(v.size).toBe(1); // b; the failed x (which evicted a) is forgotten
+  });
+});
