@@ -30,20 +30,39 @@ export class FakeBackends {
   /** Make the next Generate fail with this error before any token. */
   failNextGenerate?: DomainError;
 
+  /**
+   * Like the real service, items are scanned as one text with the tail of earlier calls carried in
+   * the state (`<items seen>|<tail>`), so a marker split across items or calls is found.
+   */
   async classify(req: safetyV1.ClassifyRequest): Promise<safetyV1.ClassifyResponse> {
     this.classifyCalls.push(req);
-    const seen = req.state.length === 0 ? 0 : Number(req.state.toString());
-    const block = req.items.findIndex((i) => i.text.includes(this.blockMarker));
-    const flag = req.items.findIndex((i) => i.text.includes(this.flagMarker));
+    const [seenText, ...tailParts] = req.state.length === 0 ? ['0'] : req.state.toString().split('|');
+    const seen = Number(seenText);
+    const tail = tailParts.join('|');
+    const window = Math.max(this.blockMarker.length, this.flagMarker.length);
+    const text = tail + req.items.map((i) => i.text).join('');
+    const itemAt = (pos: number) => {
+      let at = tail.length;
+      for (let i = 0; i < req.items.length; i++) {
+        at += req.items[i].text.length;
+        if (pos < at) return { index: seen + i, offset: pos - (at - req.items[i].text.length) };
+      }
+      return { index: seen + Math.max(0, req.items.length - 1), offset: 0 };
+    };
+    const find = (marker: string, action: safetyV1.Action): safetyV1.Finding[] => {
+      const pos = text.indexOf(marker);
+      if (pos < 0) return [];
+      const where = itemAt(Math.max(pos, tail.length));
+      return [{ ...markerFinding(where.index, where.offset, marker.length), action }];
+    };
+    const block = find(this.blockMarker, safetyV1.Action.ACTION_BLOCK);
     const itemsSeen = seen + req.items.length;
-    const findings = block >= 0 ? [markerFinding(seen + block, req.items[block].text.indexOf(this.blockMarker), this.blockMarker.length)] : [];
-    if (flag >= 0) findings.push({ ...markerFinding(seen + flag, req.items[flag].text.indexOf(this.flagMarker), this.flagMarker.length), action: safetyV1.Action.ACTION_FLAG });
     return {
-      verdict: block >= 0 ? safetyV1.Verdict.VERDICT_BLOCK : safetyV1.Verdict.VERDICT_ALLOW,
-      state: Buffer.from(String(itemsSeen)),
-      findings,
+      verdict: block.length > 0 ? safetyV1.Verdict.VERDICT_BLOCK : safetyV1.Verdict.VERDICT_ALLOW,
+      state: Buffer.from(`${itemsSeen}|${text.slice(Math.max(0, text.length - (window - 1)))}`),
+      findings: [...block, ...find(this.flagMarker, safetyV1.Action.ACTION_FLAG)],
       itemsSeen,
-      windowChars: 16,
+      windowChars: window,
     };
   }
 

@@ -13,6 +13,8 @@ import { itemsToEntries } from './items-to-entries';
 import type { TurnDeps, TurnRequest } from './turn-deps';
 import { TurnWriter } from './turn-writer';
 import { recordNoticed } from '../safety/safety-findings';
+import { finishModeration, moderatorFor } from '../safety/moderate-turn';
+import type { OutputSink } from '../safety/output-moderator';
 
 /** The result of a turn that got as far as `response.created`. */
 export interface TurnOutcome {
@@ -96,6 +98,10 @@ async function streamTokens(
   let route = prepared.route;
   let plan = planGenerate(writer.response.id, prepared.rendered, gen, req.previous, route.workerId);
   const parser = prepared.profile.createOutputParser();
+  // Output moderation stops generation through this when the output is blocked.
+  const stopped = new AbortController();
+  const moderator = moderatorFor(deps, req, writer, () => stopped.abort());
+  const sink: OutputSink = moderator ?? writer;
   const sampled: number[] = [];
   let reasoningTokens = 0;
   let done: inferenceV1.GenerateDone | undefined;
@@ -110,6 +116,7 @@ async function streamTokens(
     const call = new AbortController();
     const onAbort = () => call.abort();
     req.signal.addEventListener('abort', onAbort, { once: true });
+    stopped.signal.addEventListener('abort', onAbort, { once: true });
     try {
       const request = toGenerateRequest(req, route, plan, maxOutput, prepared.profile.stopTokens);
       const stream = deps.backends.generate(route.workerAddress, request, call.signal)[Symbol.asyncIterator]();
@@ -129,17 +136,19 @@ async function streamTokens(
           if (sampled.length === 0) timer.mark('ttft');
           const tokens = event.value.tokens;
           for (const t of tokens) sampled.push(t);
-          if (writer.currentKind === 'reasoning') reasoningTokens += tokens.length;
-          if (applyParseEvents(writer, parser.push(tokens)) && !itemOpened) {
+          if (sink.currentKind === 'reasoning') reasoningTokens += tokens.length;
+          if (applyParseEvents(sink, parser.push(tokens)) && !itemOpened) {
             itemOpened = true;
             recordFirstItem(deps, req, timer, event.value.engineElapsedMs);
           }
         } else if (event?.$case === 'done') {
           done = event.value;
         }
+        if (stopped.signal.aborted) break;
       }
       break;
     } catch (err) {
+      if (stopped.signal.aborted) break; // output moderation blocked (or failed): finishModeration says which
       const e = err instanceof DomainError ? err : undefined;
       if (!opened || sampled.length > 0 || attempt > 0 || !e) throw err;
       if (e.code === 'prefix_miss') {
@@ -152,9 +161,15 @@ async function streamTokens(
       } else throw err;
     } finally {
       req.signal.removeEventListener('abort', onAbort);
+      stopped.signal.removeEventListener('abort', onAbort);
     }
   }
-  applyParseEvents(writer, parser.finish());
+  if (!stopped.signal.aborted) applyParseEvents(sink, parser.finish());
+  if (moderator && !(await finishModeration(deps, req, writer, moderator))) {
+    const usage = createUsage({ inputTokens: plan.promptLength, outputTokens: sampled.length, reasoningTokens });
+    writer.incomplete(usage, 'content_filter');
+    return { sampled, usage, plan, route };
+  }
   if (!done) throw new DomainError('inference_incomplete', 'the inference stream ended without a result', GrpcStatus.UNAVAILABLE, true);
   const usage = createUsage({ inputTokens: done.promptTokens, cachedTokens: done.cachedTokens, outputTokens: done.completionTokens, reasoningTokens });
   if (done.finishReason === inferenceV1.FinishReason.FINISH_REASON_LENGTH) writer.incomplete(usage, 'max_output_tokens');
@@ -193,7 +208,7 @@ function toGenerateRequest(req: TurnRequest, route: RouteDecision, plan: Generat
 }
 
 /** Emits the events of parsed tokens; true when an output item was opened. */
-function applyParseEvents(writer: TurnWriter, events: readonly ParseEvent[]): boolean {
+function applyParseEvents(writer: OutputSink, events: readonly ParseEvent[]): boolean {
   let opened = false;
   for (const ev of events) {
     if (ev.type === 'delta') writer.delta(ev.text);

@@ -1,0 +1,139 @@
+import fc from 'fast-check';
+import { fakeDeps, FakeBackends } from '../testing/fake-deps';
+import { ResponsesSession } from '../session/responses-session';
+import { ConnectionStateCache, StateCacheBudget } from '../session/state-cache';
+import { OutputModerator, type OutputSink } from './output-moderator';
+
+/** A sink that records what the client would receive. */
+class Recorder implements OutputSink {
+  readonly ops: string[] = [];
+  text = '';
+  currentKind: OutputSink['currentKind'] = null;
+  startMessage() {
+    this.ops.push('start');
+  }
+  startReasoning() {
+    this.ops.push('reasoning');
+  }
+  startFunctionCall(name: string) {
+    this.ops.push(`call:${name}`);
+  }
+  delta(text: string) {
+    this.text += text;
+    const last = this.ops.at(-1);
+    if (last?.startsWith('"')) this.ops[this.ops.length - 1] = JSON.stringify(JSON.parse(last) + text);
+    else this.ops.push(JSON.stringify(text));
+  }
+  endItem() {
+    this.ops.push('end');
+  }
+}
+
+function moderated(chunkChars: number) {
+  const backends = new FakeBackends();
+  const client = new Recorder();
+  let stops = 0;
+  const moderator = new OutputModerator(client, { classify: (r) => backends.classify(r), tenant: 't', model: 'm', chunkChars, onBlock: () => stops++ });
+  return { moderator, client, backends, stops: () => stops };
+}
+
+const settle = () => new Promise((r) => setImmediate(r));
+
+describe('OutputModerator', () => {
+  it('finds a match that straddles two chunks and never releases it', async () => {
+    const m = moderated(6);
+    m.moderator.startMessage();
+    for (const piece of ['hello there, BLO', 'CK-', 'ME and more text']) {
+      m.moderator.delta(piece);
+      await settle();
+    }
+    expect(await m.moderator.finish()).toBe(false);
+    expect(m.moderator.blocked?.ruleId).toBe('marker');
+    expect(m.stops()).toBe(1);
+    expect(m.client.text).not.toContain('BLOCK-ME');
+    expect('hello there, BLOCK-ME and more text'.startsWith(m.client.text)).toBe(true);
+    // Two calls at least: the marker was split between them.
+    expect(m.backends.classifyCalls.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('releases clean output unchanged and in order, holding back one window until judged', async () => {
+    const m = moderated(4);
+    m.moderator.startReasoning();
+    m.moderator.delta('thinking');
+    m.moderator.endItem();
+    expect(m.client.ops).toEqual(['reasoning']); // nothing judged yet
+    m.moderator.startFunctionCall('f');
+    m.moderator.delta('{"a":1}');
+    m.moderator.endItem();
+    expect(await m.moderator.finish()).toBe(true);
+    expect(m.client.ops).toEqual(['reasoning', '"thinking"', 'end', 'call:f', '"{\\"a\\":1}"', 'end']);
+  });
+
+  it('fails closed when safety cannot be reached', async () => {
+    const client = new Recorder();
+    const moderator = new OutputModerator(client, { classify: () => Promise.reject(new Error('down')), tenant: 't', model: 'm', chunkChars: 1, onBlock: () => undefined });
+    moderator.delta('some text');
+    await expect(moderator.finish()).rejects.toThrow('down');
+    expect(client.text).toBe('');
+  });
+
+  it('for any cut of the output into deltas and chunks, releases all of clean text and none of a match', async () => {
+    const marker = 'BLOCK-ME';
+    await fc.assert(
+      fc.asyncProperty(
+        fc.string({ unit: fc.constantFrom(...'abc BLOCK-M\u{1F600}'.split('')), maxLength: 60 }),
+        fc.option(fc.nat(60), { nil: undefined }),
+        fc.array(fc.nat(80), { maxLength: 8 }),
+        fc.integer({ min: 1, max: 20 }),
+        async (noise, at, cuts, chunkChars) => {
+          const text = at === undefined ? noise : noise.slice(0, at) + marker + noise.slice(at);
+          const m = moderated(chunkChars);
+          const points = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
+          m.moderator.startMessage();
+          let from = 0;
+          for (const p of [...points, text.length]) {
+            if (p > from) m.moderator.delta(text.slice(from, p));
+            from = Math.max(from, p);
+            await settle();
+          }
+          m.moderator.endItem();
+          const released = await m.moderator.finish();
+          expect(released).toBe(!text.includes(marker));
+          if (released) expect(m.client.text).toBe(text);
+          else {
+            expect(m.client.text).not.toContain(marker);
+            expect(text.startsWith(m.client.text)).toBe(true);
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe('output moderation in a turn', () => {
+  it('stops a response whose output is blocked: incomplete, content_filter, matched text never sent', async () => {
+    const backends = new FakeBackends();
+    backends.script = () => ({ kind: 'message', role: 'assistant', text: 'Sure, the value is BLOCK-ME and that is all you need to know.' });
+    const { deps, registry } = fakeDeps(backends, true);
+    deps.outputModeration = { chunkChars: 5 };
+    const events: any[] = [];
+    const session = new ResponsesSession({
+      deps,
+      principal: { tenant: 't', keyId: 'k' },
+      transport: 'websocket',
+      cache: new ConnectionStateCache(new StateCacheBudget(1 << 30), 1 << 28),
+      send: (e) => events.push(e),
+      logger: deps.logger,
+      maxQueued: 4,
+    });
+    session.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', store: false, input: 'hi' }));
+    await session.whenIdle();
+    const last = events.at(-1);
+    expect(last.type).toBe('response.incomplete');
+    expect(last.response.incomplete_details).toEqual({ reason: 'content_filter' });
+    expect(JSON.stringify(events)).not.toContain('BLOCK-ME');
+    expect(await registry.metrics()).toMatch(/fastloop_edge_output_blocks_total\{rule="marker"\} 1/);
+    expect(backends.classifyCalls.some((c) => c.items[0]?.itemType === 'output_text')).toBe(true);
+  });
+});
