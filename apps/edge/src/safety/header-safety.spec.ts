@@ -1,3 +1,4 @@
+import { getProfile } from '@fastloop/model-profiles';
 import { fakeDeps, FakeBackends } from '../testing/fake-deps';
 import { ResponsesSession } from '../session/responses-session';
 import { ConnectionStateCache, StateCacheBudget } from '../session/state-cache';
@@ -89,5 +90,39 @@ describe('HeaderVerdicts', () => {
     await expect(v.get('x', () => Promise.reject(new Error('down')))).rejects.toThrow('down');
     await new Promise((r) => setImmediate(r));
     expect(v.size).toBe(1); // b; the failed x (which evicted a) is forgotten
+  });
+});
+
+describe('redaction', () => {
+  it.each([true, false])('masks a redacted span in what the model reads, keeps the client items, with safety overlap %s', async (overlap) => {
+    const backends = new FakeBackends();
+    const { deps } = fakeDeps(backends, overlap);
+    const events: any[] = [];
+    const session = new ResponsesSession({
+      deps,
+      principal: { tenant: 't', keyId: 'k' },
+      transport: 'websocket',
+      cache: new ConnectionStateCache(new StateCacheBudget(1 << 30), 1 << 28),
+      send: (e) => events.push(e),
+      logger: deps.logger,
+      maxQueued: 4,
+    });
+    const create = async (body: Record<string, unknown>) => {
+      const from = events.length;
+      session.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', store: false, ...body }));
+      await session.whenIdle();
+      return events.slice(from);
+    };
+    const decode = (tokens: number[]) => getProfile('harmony-o200k').decode(tokens);
+    const first = (await create({ input: 'my key is REDACT-ME ok' })).at(-1).response;
+    expect(first.status).toBe('completed');
+    expect(first.metadata.fastloop_safety).toBe('policy:marker@input#0:redact');
+    const prompt = decode(backends.prompts.at(-1)!);
+    expect(prompt).toContain('my key is [redacted marker] ok');
+    expect(prompt).not.toContain('REDACT-ME');
+    // The continuation renders from the masked state: the worker never sees the value.
+    await create({ previous_response_id: first.id, input: 'next' });
+    expect(decode(backends.prompts.at(-1)!)).not.toContain('REDACT-ME');
+    expect(decode(backends.prompts.at(-1)!)).toContain('[redacted marker]');
   });
 });

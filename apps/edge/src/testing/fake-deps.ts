@@ -27,6 +27,8 @@ export class FakeBackends {
   blockMarker = 'BLOCK-ME';
   /** Classify flags (action flag) any item whose text includes this marker. */
   flagMarker = 'FLAG-ME';
+  /** Classify asks to redact (action redact) this marker wherever it occurs. */
+  redactMarker = 'REDACT-ME';
   /** Make the next Generate fail with this error before any token. */
   failNextGenerate?: DomainError;
 
@@ -39,7 +41,7 @@ export class FakeBackends {
     const [seenText, ...tailParts] = req.state.length === 0 ? ['0'] : req.state.toString().split('|');
     const seen = Number(seenText);
     const tail = tailParts.join('|');
-    const window = Math.max(this.blockMarker.length, this.flagMarker.length);
+    const window = Math.max(this.blockMarker.length, this.flagMarker.length, this.redactMarker.length);
     const text = tail + req.items.map((i) => i.text).join('');
     const itemAt = (pos: number) => {
       let at = tail.length;
@@ -60,7 +62,7 @@ export class FakeBackends {
     return {
       verdict: block.length > 0 ? safetyV1.Verdict.VERDICT_BLOCK : safetyV1.Verdict.VERDICT_ALLOW,
       state: Buffer.from(`${itemsSeen}|${text.slice(Math.max(0, text.length - (window - 1)))}`),
-      findings: [...block, ...find(this.flagMarker, safetyV1.Action.ACTION_FLAG)],
+      findings: [...block, ...find(this.flagMarker, safetyV1.Action.ACTION_FLAG), ...find(this.redactMarker, safetyV1.Action.ACTION_REDACT)],
       itemsSeen,
       windowChars: window,
     };

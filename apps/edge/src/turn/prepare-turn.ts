@@ -12,6 +12,7 @@ import type { StageTimer } from '../edge-metrics';
 import { headerSafetyItems } from '../safety/header-items';
 import { HeaderVerdicts } from '../safety/header-verdicts';
 import { blockedError, noticed, type NoticedFinding } from '../safety/safety-findings';
+import { maskEntry, redactionMasks } from '../safety/redact-entries';
 
 /** A turn with everything done but inference: what the stream step and the cache need. */
 export interface PreparedTurn {
@@ -30,6 +31,11 @@ export interface PreparedTurn {
    * reaches a worker).
    */
   readonly safety: () => Promise<SafetyResult>;
+  /**
+   * This turn with the redact findings' spans masked in what the model reads (the client's items
+   * stay as sent), or undefined when no finding asks to redact this turn's items.
+   */
+  readonly redact: (findings: readonly safetyV1.Finding[]) => PreparedTurn | undefined;
 }
 
 /**
@@ -63,11 +69,15 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
 
   const profile = getProfile(route.profile);
   const header = toHeader(body);
-  const entries = previous ? previous.entries.append(newEntries) : AppendLog.from(newEntries);
-  // Another model's profile (tokenizer, chat format) shares nothing: render the whole conversation.
-  const rendered = previous && previous.route.profile === route.profile
-    ? extendConversation(profile, previous.rendered, header, newEntries)
-    : renderConversation(profile, header, entries, deps.renderCache);
+  const render = (added: ConversationEntry[]) => {
+    const all = previous ? previous.entries.append(added) : AppendLog.from(added);
+    // Another model's profile (tokenizer, chat format) shares nothing: render the whole conversation.
+    const tokens = previous && previous.route.profile === route.profile
+      ? extendConversation(profile, previous.rendered, header, added)
+      : renderConversation(profile, header, all, deps.renderCache);
+    return { entries: all, rendered: tokens };
+  };
+  const { entries, rendered } = render(newEntries);
   const promptLength = rendered.tokens.length + profile.renderGenerationPrompt().length;
   if (promptLength >= route.contextWindow) {
     throw ApiErrors.contextLengthExceeded(
@@ -76,7 +86,32 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
   }
   timer.mark('render');
 
-  return { items, inputStart, entries, calls, rendered, profile, route, safety };
+  const prepared: PreparedTurn = {
+    items,
+    inputStart,
+    entries,
+    calls,
+    rendered,
+    profile,
+    route,
+    safety,
+    redact: (findings) => {
+      const masked = maskedEntries(newItems, calls, inputStart, findings);
+      return masked && { ...prepared, ...render(masked) };
+    },
+  };
+  return prepared;
+}
+
+/** This turn's entries with redactions applied, or undefined when none applies to them. */
+function maskedEntries(newItems: readonly InputItem[], calls: Map<string, CallTarget>, inputStart: number, findings: readonly safetyV1.Finding[]): ConversationEntry[] | undefined {
+  const masks = redactionMasks(findings, inputStart, inputStart + newItems.length);
+  if (masks.size === 0) return undefined;
+  // Item by item, to know which entry an item became (items the format does not render have none).
+  return newItems.flatMap((item, i) => itemsToEntries([item], calls, inputStart + i).map((e) => {
+    const m = masks.get(inputStart + i);
+    return m ? maskEntry(e, m) : e;
+  }));
 }
 
 /** `input` as items: a string is one user message. */

@@ -34,15 +34,18 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: (event: Re
   const prepared = await prepareTurn(deps, req, timer);
   const writer = new TurnWriter(req.body, { id: newId('resp'), model: prepared.route.model, previousResponseId: req.previous?.response.id }, emit);
   let verdict: SafetyResult | undefined;
+  // The turn as the model reads it: `prepared`, or a copy with redacted spans masked.
+  let turn = prepared;
   // Nothing reaches the client before the safety verdict: a blocked prompt is an error, not a response.
-  const open = async (): Promise<SafetyResult> => {
+  const open = async (): Promise<PreparedTurn> => {
     // Overlapping: let the Generate call reach the socket before the classifier request is built.
     if (deps.safetyOverlap && req.generate) await new Promise<void>((resolve) => setImmediate(resolve));
     verdict = await prepared.safety();
     timer.mark('safety');
+    turn = prepared.redact(verdict.noticed.filter((n) => n.source === 'input').map((n) => n.finding)) ?? prepared;
     recordNoticed(deps.metrics, req.logger, writer.response, verdict.noticed);
     writer.created();
-    return verdict;
+    return turn;
   };
   let sampled: number[] = [];
   let usage: Usage = zeroUsage(prepared.rendered.tokens.length + prepared.profile.renderGenerationPrompt().length);
@@ -67,7 +70,7 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: (event: Re
     return { response: writer.response };
   }
   timer.mark('stream');
-  const state = buildState(req, prepared, verdict!, writer, route, plan, sampled);
+  const state = buildState(req, turn, verdict!, writer, route, plan, sampled);
   deps.metrics.turns.inc({ transport: req.transport, cached: String(!!req.previous), status: writer.response.status });
   afterTerminal(deps, req, writer, state, usage, timer);
   return { response: writer.response, state };
@@ -92,7 +95,7 @@ async function streamTokens(
   prepared: PreparedTurn,
   writer: TurnWriter,
   timer: StageTimer,
-  open: () => Promise<SafetyResult>,
+  open: () => Promise<PreparedTurn>,
 ): Promise<StreamResult> {
   const gen = prepared.profile.renderGenerationPrompt();
   let route = prepared.route;
@@ -108,7 +111,8 @@ async function streamTokens(
   let opened = false;
   let itemOpened = false;
   if (!deps.safetyOverlap) {
-    await open();
+    prepared = await open();
+    plan = planGenerate(writer.response.id, prepared.rendered, gen, req.previous, route.workerId);
     opened = true;
   }
   const maxOutput = Math.min(req.body.max_output_tokens ?? route.maxOutputTokens, route.maxOutputTokens);
@@ -124,11 +128,20 @@ async function streamTokens(
       first.catch(() => undefined); // read below, after the verdict
       timer.mark('queue');
       if (!opened) {
-        await open().catch((err: unknown) => {
+        const judged = await open().catch((err: unknown) => {
           call.abort();
           throw err;
         });
         opened = true;
+        if (judged !== prepared) {
+          // Redacted: the call in flight has the unmasked prompt. Cancel it before any token is
+          // read and send the masked one (a restart, not a retry: retries stay available).
+          call.abort();
+          prepared = judged;
+          plan = planGenerate(writer.response.id, prepared.rendered, gen, req.previous, route.workerId);
+          attempt--;
+          continue;
+        }
       }
       for (let r = await first; !r.done; r = await stream.next()) {
         const event = r.value.event;

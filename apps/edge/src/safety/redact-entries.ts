@@ -1,0 +1,66 @@
+import type { ConversationEntry } from '@fastloop/model-profiles';
+import { safetyV1 } from '@fastloop/proto';
+
+/** A span to mask in one item's scan text, `[start, end)` in UTF-16 code units. */
+interface Mask {
+  start: number;
+  end: number;
+  ruleId: string;
+}
+
+/**
+ * The redact findings of a verdict as masks per item, for items from `firstItem` on (earlier items
+ * were already rendered, and read by the model, in an earlier turn). A span straddling items
+ * masks the end of its first item, every item between, and the start of its last.
+ */
+export function redactionMasks(findings: readonly safetyV1.Finding[], firstItem: number, itemCount: number): Map<number, Mask[]> {
+  const masks = new Map<number, Mask[]>();
+  const add = (item: number, mask: Mask) => {
+    if (item < firstItem || item >= itemCount) return;
+    const list = masks.get(item) ?? [];
+    list.push(mask);
+    masks.set(item, list);
+  };
+  for (const f of findings) {
+    if (f.action !== safetyV1.Action.ACTION_REDACT) continue;
+    for (let item = f.itemIndex; item <= f.endItemIndex; item++) {
+      add(item, { start: item === f.itemIndex ? f.start : 0, end: item === f.endItemIndex ? f.end : Infinity, ruleId: f.ruleId });
+    }
+  }
+  return masks;
+}
+
+/** `text` with every masked span replaced by `[redacted <rule>]`. */
+export function maskText(text: string, masks: readonly Mask[]): string {
+  const sorted = [...masks].sort((a, b) => a.start - b.start);
+  let out = '';
+  let at = 0;
+  for (const m of sorted) {
+    const start = Math.max(at, Math.min(m.start, text.length));
+    const end = Math.min(text.length, m.end);
+    if (end <= start) continue;
+    out += text.slice(at, start) + `[redacted ${m.ruleId}]`;
+    at = end;
+  }
+  return out + text.slice(at);
+}
+
+/**
+ * The entry with its text masked. Safety's spans index the item's scan text, which is the entry's
+ * text for messages, calls and call outputs; a reasoning entry's text is built differently, so it
+ * is masked whole rather than at a guessed offset.
+ */
+export function maskEntry(entry: ConversationEntry, masks: readonly Mask[]): ConversationEntry {
+  switch (entry.kind) {
+    case 'message':
+      return { ...entry, text: maskText(entry.text, masks) };
+    case 'function_call':
+      return { ...entry, arguments: maskText(entry.arguments, masks) };
+    case 'function_call_output':
+      return { ...entry, output: maskText(entry.output, masks) };
+    case 'reasoning':
+      return { ...entry, text: `[redacted ${masks[0]?.ruleId ?? 'content'}]` };
+    default:
+      return entry;
+  }
+}
