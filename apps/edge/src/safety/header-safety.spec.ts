@@ -4,6 +4,10 @@ import { ResponsesSession } from '../session/responses-session';
 import { ConnectionStateCache, StateCacheBudget } from '../session/state-cache';
 import { flattenStrings, headerSafetyItems } from './header-items';
 import { HeaderVerdicts } from './header-verdicts';
+import type { ConversationState } from '../turn/conversation-state';
+import { StoredStateLoader } from '../store/stored-state-loader';
+import type { ResponseStore } from '../store/response-store';
+import type { StoreWriter } from '../store/store-writer';
 
 function open() {
   const { deps, registry } = fakeDeps(new FakeBackends(), true);
@@ -124,5 +128,42 @@ describe('redaction', () => {
     await create({ previous_response_id: first.id, input: 'next' });
     expect(decode(backends.prompts.at(-1)!)).not.toContain('REDACT-ME');
     expect(decode(backends.prompts.at(-1)!)).toContain('[redacted marker]');
+  });
+});
+
+describe('redaction across a store reload', () => {
+  it('masks the earlier value again when a redacted conversation is rebuilt from the client items', async () => {
+    const backends = new FakeBackends();
+    const { deps } = fakeDeps(backends, true);
+    const saved: ConversationState[] = [];
+    deps.store = { save: (state) => saved.push(state) };
+    // The store keeps the client's items; the loader rebuilds entries from them (unmasked).
+    const loader = new StoredStateLoader(
+      {
+        get: async () => {
+          const s = saved.at(-1)!;
+          return { response: s.response, tenant: 't', itemsKey: 'k', itemsLength: s.items.length, inputLength: 0, safetyState: s.safetyState.toString('base64'), safetyItems: s.safetyItems, redacted: s.redacted, route: s.route, workerPrefixLength: 0, sampled: [] };
+        },
+        items: async () => saved.at(-1)!.items.slice(),
+      } as unknown as ResponseStore,
+      { inFlight: async () => undefined } as unknown as StoreWriter,
+      deps.renderCache,
+    );
+    const events: any[] = [];
+    const session = (cacheBytes: number) =>
+      new ResponsesSession({ deps, loader, principal: { tenant: 't', keyId: 'k' }, transport: 'websocket', cache: new ConnectionStateCache(new StateCacheBudget(1 << 30), cacheBytes), send: (e) => events.push(e), logger: deps.logger, maxQueued: 4 });
+    const first = session(1 << 28);
+    first.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', input: 'key REDACT-ME here' }));
+    await first.whenIdle();
+    await new Promise((r) => setImmediate(r));
+    expect(saved.at(-1)?.redacted).toBe(true);
+    // A new connection: the continuation is loaded from the store.
+    const second = session(1 << 28);
+    second.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', previous_response_id: events.at(-1).response.id, input: 'go on' }));
+    await second.whenIdle();
+    expect(events.at(-1).type).toBe('response.completed');
+    const prompt = getProfile('harmony-o200k').decode(backends.prompts.at(-1)!);
+    expect(prompt).toContain('key [redacted marker] here');
+    expect(prompt).not.toContain('REDACT-ME');
   });
 });

@@ -14,6 +14,8 @@ export interface StoredResponse {
   inputLength: number;
   safetyState: string;
   safetyItems: number;
+  /** Some entry was masked by a safety redaction: a reload must classify and mask again. */
+  redacted?: boolean;
   route: RouteDecision;
   /** What the worker holds under this response's session key: prompt length and sampled tokens. */
   workerPrefixLength: number;
@@ -72,6 +74,7 @@ export class ResponseStore {
       inputLength: items.length - (state.response.output?.length ?? 0),
       safetyState: Buffer.from(state.safetyState).toString('base64'),
       safetyItems: state.safetyItems,
+      ...(state.redacted ? { redacted: true } : {}),
       route: state.route,
       workerPrefixLength: state.workerPrefixLength,
       sampled: [...state.sampled],

@@ -37,8 +37,11 @@ export class StoredStateLoader implements StateLoader {
       entries: AppendLog.from(entries),
       rendered: renderConversation(profile, header, entries, this.renderCache),
       calls,
-      safetyState: Buffer.from(record.safetyState, 'base64'),
-      safetyItems: record.safetyItems,
+      // Rebuilt from the client's items, the entries lack any redaction mask: the next turn then
+      // classifies the whole conversation again and masks it before anything reaches a worker.
+      ...(record.redacted
+        ? { safetyState: Buffer.alloc(0), safetyItems: 0, unmasked: true }
+        : { safetyState: Buffer.from(record.safetyState, 'base64'), safetyItems: record.safetyItems }),
       route: record.route,
       // The worker may still hold this response's session: a continuation then sends only new tokens.
       workerPrefixLength: record.workerPrefixLength ?? 0,

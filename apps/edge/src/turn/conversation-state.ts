@@ -40,6 +40,13 @@ export interface ConversationState {
   /** Opaque safety state covering `safetyItems` items. */
   readonly safetyState: Buffer;
   readonly safetyItems: number;
+  /** Some entry was masked by a safety redaction (the client's items were not). */
+  readonly redacted?: boolean;
+  /**
+   * Entries and rendering were rebuilt from the client's items without the redaction masks (a
+   * store reload of a redacted conversation): the next turn classifies and masks from item 0.
+   */
+  readonly unmasked?: boolean;
   readonly route: RouteDecision;
   /** The worker holds `workerPrefix` ++ `sampled` under session key = response id. */
   readonly workerPrefixLength: number;

@@ -36,6 +36,8 @@ export interface PreparedTurn {
    * stay as sent), or undefined when no finding asks to redact this turn's items.
    */
   readonly redact: (findings: readonly safetyV1.Finding[]) => PreparedTurn | undefined;
+  /** This turn's entries carry redaction masks. */
+  readonly redacted: boolean;
 }
 
 /**
@@ -95,9 +97,17 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
     profile,
     route,
     safety,
+    redacted: false,
     redact: (findings) => {
-      const masked = maskedEntries(newItems, calls, inputStart, findings);
-      return masked && { ...prepared, ...render(masked) };
+      if (!previous?.unmasked) {
+        const masked = maskedEntries(newItems, calls, inputStart, findings);
+        return masked && { ...prepared, ...render(masked), redacted: true };
+      }
+      // A reloaded redacted conversation: mask every item and render it all again.
+      const masked = maskedEntries(items.slice(), new Map(), 0, findings);
+      if (!masked) return undefined;
+      const all = AppendLog.from(masked);
+      return { ...prepared, entries: all, rendered: renderConversation(profile, header, all, deps.renderCache), redacted: true };
     },
   };
   return prepared;

@@ -252,6 +252,7 @@ function buildState(req: TurnRequest, prepared: PreparedTurn, safety: SafetyResu
     calls: prepared.calls,
     safetyState: safety.state,
     safetyItems: safety.itemsSeen,
+    redacted: prepared.redacted || req.previous?.redacted === true,
     route,
     workerPrefixLength: plan && route.workerId ? plan.promptLength : 0,
     sampled,
