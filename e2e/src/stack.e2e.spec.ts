@@ -3,6 +3,7 @@ import { useStack } from './clients';
 import { badInputSuite } from './errors.suite';
 import { grpcAndBillingSuite } from './grpc-and-billing.suite';
 import { httpLoopSuite } from './http-loop.suite';
+import { safetySuite } from './safety.suite';
 import { startTestStack } from './stack-fixture';
 import { wsLoopSuite } from './ws-loop.suite';
 
@@ -25,3 +26,4 @@ httpLoopSuite();
 wsLoopSuite();
 badInputSuite();
 grpcAndBillingSuite();
+safetySuite();

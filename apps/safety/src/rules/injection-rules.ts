@@ -27,8 +27,8 @@ export const INJECTION_RULES: readonly Rule[] = [
     '<\\|(?:im_start|im_end|system|start|end|start_header_id|eot_id|channel|message)\\|>|\\[/?INST\\]|<<SYS>>', 18, 5),
   signal('injection-reveal-prompt', 'a request to reveal the system prompt', ['prompt', 'instructions'],
     `(?:reveal|print|show|repeat|output|leak|disclose)${S}(?:your${S}|the${S}|all${S})?(?:system${S}prompt|hidden${S}prompt|initial${S}instructions|system${S}instructions)`, 72, 4),
-  signal('injection-exfiltration', 'a request to send data to an outside address', ['send', 'post', 'upload', 'forward', 'exfiltrate', 'transmit', 'email'],
-    `(?:send|post|upload|forward|exfiltrate|transmit|email|leak)${S}(?:it|this|them|everything|all${S}[\\w.-]{1,24}|the${S}[\\w.-]{1,24}|your${S}[\\w.-]{1,24}|any${S}[\\w.-]{1,24})${S}to${S}(?:https?://|[\\w.-]{1,64}@|the${S}(?:following|attacker|url|endpoint|address))`, 170, 5),
+  signal('injection-exfiltration', 'a request to send data to an outside address', ['send', 'post', 'upload', 'forward', 'exfiltrate', 'transmit', 'email', 'leak'],
+    `(?:send|post|upload|forward|exfiltrate|transmit|email|leak)${S}(?:[\\w.-]{1,24}${S}){0,4}?to${S}(?:https?://|[\\w.-]{1,64}@|the${S}(?:following|attacker|url|endpoint|address))`, 196, 5),
   // Data smuggled out through an image URL the client renders: ![x](https://evil/?q=<data>).
   signal('injection-markdown-exfiltration', 'a markdown image that carries data in its URL', ['!['],
     '!\\[[^\\]\\n]{0,48}\\]\\(https?://[^\\s)]{1,120}[?&][\\w-]{1,20}=', 200, 4),
