@@ -85,7 +85,9 @@ export const SECRET_RULES: readonly Rule[] = [
   // From the id's last digit: a variable-length digit run would match once per start.
   secret('telegram-bot-token', 'a Telegram bot token', [':aa'], '[0-9]:AA[0-9A-Za-z_-]{33}', 37),
   secret('linear-api-key', 'a Linear API key', ['lin_api_'], 'lin_api_[A-Za-z0-9]{40}', 48),
-  secret('jwt', 'a JSON Web Token', ['eyj'], 'eyJ[A-Za-z0-9_-]{10,200}\\.eyJ[A-Za-z0-9_-]{10}', 218,
+  // The header run is matched atomically (lookahead + backreference): no backtracking through it
+  // when no '.' follows, which made `eyJeyJeyJ…` cost 200 steps per start.
+  secret('jwt', 'a JSON Web Token', ['eyj'], 'eyJ(?=([A-Za-z0-9_-]{10,200}))\\1\\.eyJ[A-Za-z0-9_-]{10}', 218,
     { verify: (m) => isJwtHeader(m.slice(0, m.indexOf('.'))) }),
   secret('database-url-password', 'a database URL with a password', ['://'],
     "(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\\+srv)?|rediss?|amqps?|mssql|sqlserver|jdbc:[a-z]{2,12})://[^\\s:/@'\"]{1,64}:[^\\s/@'\"]{1,128}@[^\\s/@'\"<>]",
