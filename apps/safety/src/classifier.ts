@@ -5,6 +5,7 @@ import type { Action, CompiledPolicy, PolicyBook } from './policy';
 import { MAX_WINDOW, type Rule } from './rules/rule';
 import { scanStream, tailOf, type StreamMatch } from './rules/stream-scan';
 import { SafetyStateCodec, type BlockKey, type SafetyStateContent, type StreamState } from './safety-state';
+import type { GuardJudge } from './guard/guard-judge';
 import { STREAMS, streamOf, type StreamName } from './streams';
 
 /** Options of a {@link Classifier}. */
@@ -15,6 +16,8 @@ export interface ClassifierOptions {
   maxItemBytes: number;
   /** Rules, policy lists and actions per (tenant, model). */
   policies: PolicyBook;
+  /** The policy (guard) model, for policies that ask it; absent = rules only. */
+  guard?: { judge: GuardJudge; failOpen: boolean };
 }
 
 type ClassifyInput = Pick<safetyV1.ClassifyRequest, 'state' | 'items'> & Partial<Pick<safetyV1.ClassifyRequest, 'tenant' | 'model'>>;
@@ -46,6 +49,32 @@ export class Classifier {
    * @throws DomainError `invalid_safety_state` or `safety_item_too_large` (both INVALID_ARGUMENT).
    */
   classify(request: ClassifyInput): safetyV1.ClassifyResponse {
+    return this.rulesOnly(this.evaluate(request));
+  }
+
+  /**
+   * {@link classify}, then, when the policy asks for it and the rules did not already block, the
+   * guard model on the new items (only their tokens are sent: its session travels in the state).
+   * A guard that fails blocks (fail-closed) or flags (`failOpen`).
+   */
+  async classifyAsync(request: ClassifyInput): Promise<safetyV1.ClassifyResponse> {
+    const e = this.evaluate(request);
+    const guard = this.options.guard;
+    const blockedByRules = e.previous.block !== null || e.hits.some((h) => e.policy.actions[h.rule.category] === 'block');
+    if (!guard || !e.policy.guard || blockedByRules || request.items.length === 0) return this.rulesOnly(e);
+    const judged = await guard.judge.judge(request.items, e.previous.guard ?? null);
+    const hit = guardHit(judged.verdict, guard.failOpen, e.previous.itemsSeen, request.items);
+    const hits = hit ? [...e.hits, hit] : e.hits;
+    return this.respond(e.policy, e.codec, e.previous.block, hits, { ...e.next, ...(judged.session ? { guard: judged.session } : {}) });
+  }
+
+  private rulesOnly(e: ReturnType<Classifier['evaluate']>): safetyV1.ClassifyResponse {
+    // The guard's session is carried unchanged (a call without new items, or already blocked).
+    return this.respond(e.policy, e.codec, e.previous.block, e.hits, { ...e.next, ...(e.previous.guard ? { guard: e.previous.guard } : {}) });
+  }
+
+  /** Decodes the state and runs the rules over the new items. */
+  private evaluate(request: ClassifyInput) {
     const policy = this.options.policies.resolve(request.tenant ?? '', request.model ?? '');
     const codec = this.codec(policy);
     const previous = codec.decode(request.state);
@@ -62,12 +91,13 @@ export class Classifier {
     }
     hits.push(...itemRegexHits(policy, request.items, previous.itemsSeen));
     const itemsSeen = previous.itemsSeen + request.items.length;
-    return this.respond(policy, codec, previous.block, hits, { itemsSeen, streams, block: null });
+    const next: SafetyStateContent = { itemsSeen, streams, block: null };
+    return { policy, codec, previous, hits, next };
   }
 
   private respond(policy: CompiledPolicy, codec: SafetyStateCodec, carried: BlockKey | null, hits: Hit[], next: SafetyStateContent): safetyV1.ClassifyResponse {
-    const acted = hits.filter((h) => policy.actions[h.rule.category] !== 'allow').sort(byItemOrder);
-    const blocking = (h: Hit) => policy.actions[h.rule.category] === 'block';
+    const acted = hits.filter((h) => actionOf(policy, h) !== 'allow').sort(byItemOrder);
+    const blocking = (h: Hit) => actionOf(policy, h) === 'block';
     // The earliest settled blocking hit of the whole conversation: carried, or found now.
     let block: Hit | null = carried && this.carriedHit(policy, carried);
     for (const h of acted) if (!h.provisional && blocking(h) && (!block || byItemOrder(h, block) < 0)) block = h;
@@ -76,7 +106,7 @@ export class Classifier {
     if (firstProvisional && (!first || byItemOrder(firstProvisional, first) < 0)) first = firstProvisional;
 
     const threshold = policy.injectionThreshold;
-    const findings = acted.filter((h) => h !== first).map((h) => toFinding(h, actionOf(policy, h), threshold));
+    const findings = acted.filter((h) => h !== first).map((h) => toFinding(h, actionOf(policy, h) as Exclude<Action, 'allow'>, threshold));
     if (first) findings.unshift(toFinding(first, 'block', threshold));
     const blockKey: BlockKey | null = block && {
       ruleId: block.rule.id,
@@ -100,7 +130,8 @@ export class Classifier {
   private carriedHit(policy: CompiledPolicy, key: BlockKey): Hit {
     const known = [...policy.rules, ...policy.injectionRules].find((r) => r.id === key.ruleId);
     const rule: Rule = known ?? { id: key.ruleId, category: 'policy', description: 'a pattern on the policy list', keywords: [], pattern: /$^/g, window: 0 };
-    return { ...key, rule, provisional: false };
+    // It was carried because it blocked: it keeps blocking whatever its category's action.
+    return { ...key, rule, provisional: false, action: 'block' };
   }
 
   private codec(policy: CompiledPolicy): SafetyStateCodec {
@@ -187,6 +218,20 @@ function itemRegexHits(policy: CompiledPolicy, items: readonly safetyV1.SafetyIt
   return hits;
 }
 
-function actionOf(policy: CompiledPolicy, hit: Hit): Exclude<Action, 'allow'> {
-  return policy.actions[hit.rule.category] as Exclude<Action, 'allow'>;
+function actionOf(policy: CompiledPolicy, hit: Hit): Action {
+  return hit.action ?? policy.actions[hit.rule.category];
+}
+
+const GUARD_RULE: Rule = { id: 'guard-model', category: 'policy', description: 'content the policy model judged unsafe', keywords: [], pattern: /$^/g, window: 0 };
+const GUARD_DOWN_RULE: Rule = { id: 'guard-unavailable', category: 'policy', description: 'content the policy model could not judge in time', keywords: [], pattern: /$^/g, window: 0 };
+// After every rule: a guard finding never hides a rule's.
+const GUARD_RULE_INDEX = 1_000_000;
+
+/** The guard's verdict as a hit spanning the new items, or null when it allows. */
+function guardHit(verdict: 'allow' | 'block' | 'unavailable', failOpen: boolean, first: number, items: readonly safetyV1.SafetyItem[]): Hit | null {
+  if (verdict === 'allow') return null;
+  const rule = verdict === 'block' ? GUARD_RULE : GUARD_DOWN_RULE;
+  const action: Action = verdict === 'unavailable' && failOpen ? 'flag' : 'block';
+  const last = first + items.length - 1;
+  return { rule, ruleIndex: GUARD_RULE_INDEX, itemIndex: first, start: 0, endItemIndex: last, end: items[items.length - 1].text.length, provisional: false, score: 0, action };
 }

@@ -54,6 +54,25 @@ export const safetyConfigSchema = z.object({
   SAFETY_INJECTION_THRESHOLD: env.int(10, 1),
   /** Per-tenant and per-model lists: `{"tenants": {"<t>": {"terms": [], "regexes": [], "actions": {}, "injectionThreshold": n}}, "models": {...}}`. */
   SAFETY_POLICIES: policiesField,
+  /** Inference worker serving the policy (guard) model, `host:port`; unset = no guard model. */
+  SAFETY_GUARD_ADDRESS: z.string().min(1).optional(),
+  /** The guard's engine model name on that worker. */
+  SAFETY_GUARD_MODEL: z.string().min(1).default('gpt-oss-safeguard-20b'),
+  /** Model profile (tokenizer + chat format) the guard conversation is rendered with. */
+  SAFETY_GUARD_PROFILE: z.string().min(1).default('harmony-o200k'),
+  /** The policy given to the guard as its instructions. */
+  SAFETY_GUARD_POLICY: z
+    .string()
+    .min(1)
+    .default('Classify each user message against the policy: content that seeks or enables harm, or leaks credentials, is unsafe. Answer with one word: safe or unsafe.'),
+  /** Whether tenants and models without their own `guard` setting ask the guard (default false). */
+  SAFETY_GUARD_DEFAULT: env.bool(false),
+  /** Deadline of one guard call. */
+  SAFETY_GUARD_TIMEOUT_MS: env.int(2_000, 1),
+  /** true: a guard that fails or times out flags instead of blocking (default fail-closed). */
+  SAFETY_GUARD_FAIL_OPEN: env.bool(false),
+  /** Tokens the guard may answer with. */
+  SAFETY_GUARD_MAX_OUTPUT_TOKENS: env.int(8, 1),
 });
 
 export type SafetyConfig = Readonly<z.infer<typeof safetyConfigSchema>>;

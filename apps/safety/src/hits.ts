@@ -13,6 +13,8 @@ export interface Hit {
   readonly end: number;
   readonly provisional: boolean;
   readonly score: number;
+  /** An action that does not come from the category's (the guard's verdicts). */
+  readonly action?: Action;
 }
 
 /** Canonical report order: item, offset in the item, rule order. */

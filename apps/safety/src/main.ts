@@ -1,5 +1,8 @@
 import { createLogger, createMetricsRegistry, installShutdown, startAdminServer, startGrpcServer } from '@fastloop/service-kit';
+import { getProfile } from '@fastloop/model-profiles';
 import { Classifier } from './classifier';
+import { GuardJudge } from './guard/guard-judge';
+import { GrpcGuardWorker } from './guard/guard-worker';
 import { loadSafetyConfig, resolveStateSecret } from './config';
 import { createSafetyMetrics } from './metrics';
 import { PolicyBook } from './policy';
@@ -19,8 +22,21 @@ async function main(): Promise<void> {
     policies: config.SAFETY_POLICIES,
     defaultActions: config.SAFETY_ACTIONS,
     injectionThreshold: config.SAFETY_INJECTION_THRESHOLD,
+    guardDefault: config.SAFETY_GUARD_DEFAULT,
   });
-  const classifier = new Classifier({ stateSecret: secret, maxItemBytes: config.SAFETY_MAX_ITEM_BYTES, policies });
+  const guardWorker = config.SAFETY_GUARD_ADDRESS ? new GrpcGuardWorker(config.SAFETY_GUARD_ADDRESS) : undefined;
+  const guard = guardWorker && {
+    judge: new GuardJudge({
+      worker: guardWorker,
+      profile: getProfile(config.SAFETY_GUARD_PROFILE),
+      model: config.SAFETY_GUARD_MODEL,
+      policy: config.SAFETY_GUARD_POLICY,
+      timeoutMs: config.SAFETY_GUARD_TIMEOUT_MS,
+      maxOutputTokens: config.SAFETY_GUARD_MAX_OUTPUT_TOKENS,
+    }),
+    failOpen: config.SAFETY_GUARD_FAIL_OPEN,
+  };
+  const classifier = new Classifier({ stateSecret: secret, maxItemBytes: config.SAFETY_MAX_ITEM_BYTES, policies, ...(guard ? { guard } : {}) });
   const grpc = await startGrpcServer({
     port: config.GRPC_PORT,
     host: config.BIND_HOST,
@@ -43,6 +59,7 @@ async function main(): Promise<void> {
       // tryShutdown stops accepting and lets in-flight calls (synchronous scans) finish.
       { name: 'drain gRPC', run: () => grpc.close() },
       { name: 'close admin server', run: () => admin.close() },
+      { name: 'close guard client', run: () => guardWorker?.close() },
     ],
   });
   logger.info(
@@ -55,6 +72,7 @@ async function main(): Promise<void> {
       policyTenants: Object.keys(config.SAFETY_POLICIES.tenants).length,
       policyModels: Object.keys(config.SAFETY_POLICIES.models).length,
       maxItemBytes: config.SAFETY_MAX_ITEM_BYTES,
+      guard: config.SAFETY_GUARD_ADDRESS ? { address: config.SAFETY_GUARD_ADDRESS, model: config.SAFETY_GUARD_MODEL, default: config.SAFETY_GUARD_DEFAULT } : 'off',
     },
     'ready',
   );

@@ -34,6 +34,8 @@ export const policyListSchema = z
       .default([]),
     actions: z.partialRecord(z.enum(CATEGORIES), z.enum(ACTIONS)).default({}),
     injectionThreshold: z.number().int().min(1).optional(),
+    /** Also ask the policy (guard) model, when one is configured (`SAFETY_GUARD_ADDRESS`). */
+    guard: z.boolean().optional(),
   })
   .strict();
 export type PolicyList = z.infer<typeof policyListSchema>;
@@ -61,6 +63,8 @@ export interface CompiledPolicy {
   readonly itemRegexes: readonly ItemRegex[];
   readonly actions: Actions;
   readonly injectionThreshold: number;
+  /** Ask the guard model too. */
+  readonly guard: boolean;
   /** Identifies this policy in states: a state made under another policy is refused. */
   readonly hash: string;
 }
@@ -69,6 +73,8 @@ export interface PolicyOptions {
   policies: Policies;
   defaultActions: Actions;
   injectionThreshold: number;
+  /** Whether tenants and models without a `guard` setting ask the guard model (default false). */
+  guardDefault?: boolean;
   /** Bumped by hand when a rule changes meaning without its source changing. */
   revision?: number;
   /** Rule sets (tests pass others). */
@@ -109,8 +115,9 @@ export class PolicyBook {
     const injectionThreshold = tenant?.injectionThreshold ?? model?.injectionThreshold ?? o.injectionThreshold;
     const rules = [...(o.secretRules ?? SECRET_RULES), ...terms];
     const injectionRules = o.injectionRules ?? INJECTION_RULES;
-    const hash = hashPolicy(o.revision ?? 1, rules, injectionRules, itemRegexes, actions, injectionThreshold);
-    return { rules, injectionRules, itemRegexes, actions, injectionThreshold, hash };
+    const guard = tenant?.guard ?? model?.guard ?? o.guardDefault ?? false;
+    const hash = hashPolicy(o.revision ?? 1, rules, injectionRules, itemRegexes, actions, injectionThreshold + (guard ? ':guard' : ''));
+    return { rules, injectionRules, itemRegexes, actions, injectionThreshold, guard, hash };
   }
 }
 
@@ -119,7 +126,7 @@ function termRule(id: string, term: string): Rule {
   return { id, category: 'policy', description: 'a term on the policy list', keywords: [term.toLowerCase()], pattern: new RegExp(source, 'gi'), window: term.length };
 }
 
-function hashPolicy(revision: number, rules: readonly Rule[], injection: readonly Rule[], regexes: readonly ItemRegex[], actions: Actions, threshold: number): string {
+function hashPolicy(revision: number, rules: readonly Rule[], injection: readonly Rule[], regexes: readonly ItemRegex[], actions: Actions, threshold: number | string): string {
   const h = createHash('sha256');
   h.update(`revision:${revision}\nthreshold:${threshold}\n${JSON.stringify(actions)}\n`);
   for (const r of [...rules, ...injection]) h.update(`${r.id}/${r.pattern.source}/${r.pattern.flags}/${r.weight ?? 0}\n`);

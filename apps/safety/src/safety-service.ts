@@ -18,17 +18,19 @@ export function createSafetyService(deps: SafetyServiceDeps): GrpcServiceBinding
   const implementation: safetyV1.SafetyServiceServer = {
     classify: (call: ServerUnaryCall<safetyV1.ClassifyRequest, safetyV1.ClassifyResponse>, callback: sendUnaryData<safetyV1.ClassifyResponse>) => {
       const endTimer = deps.metrics.classifyDuration.startTimer();
-      try {
-        const response = deps.classifier.classify(call.request);
-        endTimer();
-        record(deps.metrics, call.request.items.length, response);
-        callback(null, response);
-      } catch (err) {
-        endTimer();
-        deps.metrics.classifications.inc({ verdict: 'error' });
-        logFailure(deps.logger, call.request, err);
-        callback(toGrpcError(err));
-      }
+      deps.classifier.classifyAsync(call.request).then(
+        (response) => {
+          endTimer();
+          record(deps.metrics, call.request.items.length, response);
+          callback(null, response);
+        },
+        (err: unknown) => {
+          endTimer();
+          deps.metrics.classifications.inc({ verdict: 'error' });
+          logFailure(deps.logger, call.request, err);
+          callback(toGrpcError(err));
+        },
+      );
     },
   };
   return { name: SAFETY_SERVICE_NAME, definition: safetyV1.SafetyServiceService, implementation };

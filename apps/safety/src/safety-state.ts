@@ -34,6 +34,8 @@ export interface SafetyStateContent {
   readonly itemsSeen: number;
   readonly streams: Readonly<Partial<Record<StreamName, StreamState>>>;
   readonly block: BlockKey | null;
+  /** The guard model's worker session, when a guard judged this conversation. */
+  readonly guard?: { readonly key: string; readonly prefixLen: number };
 }
 
 /** Wire version prefix. A new layout gets a new prefix; old ones are refused, never guessed at. */
@@ -84,7 +86,7 @@ export class SafetyStateCodec {
       if (st && st.len > 0) s[name] = [st.len, st.tail, st.items, st.score, st.crossed ? 1 : 0];
     }
     const b = content.block;
-    const json = JSON.stringify({ r: this.policyHash, n: content.itemsSeen, s, b: b ? [b.ruleId, b.itemIndex, b.start, b.ruleIndex, b.endItemIndex, b.end, b.score] : null });
+    const json = JSON.stringify({ r: this.policyHash, n: content.itemsSeen, s, b: b ? [b.ruleId, b.itemIndex, b.start, b.ruleIndex, b.endItemIndex, b.end, b.score] : null, ...(content.guard ? { g: [content.guard.key, content.guard.prefixLen] } : {}) });
     const plain = Buffer.from(json, 'utf8');
     const tag = this.tag(plain);
     const cipher = createCipheriv('aes-256-ctr', this.encKey, tag.subarray(0, 16)).update(plain);
@@ -110,7 +112,7 @@ export class SafetyStateCodec {
   }
 
   private readPayload(plain: Buffer): SafetyStateContent {
-    let d: { r?: unknown; n?: unknown; s?: unknown; b?: unknown };
+    let d: { r?: unknown; n?: unknown; s?: unknown; b?: unknown; g?: unknown };
     try {
       d = JSON.parse(plain.toString('utf8')) as typeof d;
     } catch (cause) {
@@ -125,7 +127,10 @@ export class SafetyStateCodec {
       if (!(STREAMS as readonly string[]).includes(name)) throw invalidSafetyState('malformed payload');
       streams[name as StreamName] = readStream(v);
     }
-    return { itemsSeen: d.n, streams, block: readBlock(d.b, d.n) };
+    const content = { itemsSeen: d.n, streams, block: readBlock(d.b, d.n) };
+    if (d.g === undefined) return content;
+    if (!Array.isArray(d.g) || d.g.length !== 2 || typeof d.g[0] !== 'string' || !isCount(d.g[1])) throw invalidSafetyState('malformed payload');
+    return { ...content, guard: { key: d.g[0], prefixLen: d.g[1] } };
   }
 
   private tag(plain: Buffer): Buffer {

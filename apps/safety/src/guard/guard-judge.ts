@@ -1,0 +1,94 @@
+import { randomUUID } from 'node:crypto';
+import type { ConversationEntry, ModelProfile } from '@fastloop/model-profiles';
+import type { safetyV1 } from '@fastloop/proto';
+import { DomainError } from '@fastloop/service-kit';
+import { invalidSafetyState } from '../errors';
+import { streamOf } from '../streams';
+import type { GuardWorker } from './guard-worker';
+
+/** The guard's worker session, carried in the safety state: what the worker already holds. */
+export interface GuardSession {
+  readonly key: string;
+  /** Tokens of the guard's conversation (policy header + items) the session holds. */
+  readonly prefixLen: number;
+}
+
+/** What the guard said about the new items. */
+export interface GuardVerdict {
+  readonly verdict: 'allow' | 'block' | 'unavailable';
+  readonly session: GuardSession | null;
+  /** Prompt tokens sent this call (what the worker had to prefill). */
+  readonly sentTokens: number;
+}
+
+/** Options of a {@link GuardJudge}. */
+export interface GuardJudgeOptions {
+  worker: GuardWorker;
+  /** The guard model's profile (tokenizer + chat format), e.g. harmony for gpt-oss-safeguard. */
+  profile: ModelProfile;
+  /** Engine model name the worker serves the guard as. */
+  model: string;
+  /** The policy, given to the guard as its instructions. */
+  policy: string;
+  /** Deadline of one guard call (`SAFETY_GUARD_TIMEOUT_MS`). */
+  timeoutMs: number;
+  /** Verdict tokens allowed (`SAFETY_GUARD_MAX_OUTPUT_TOKENS`): the answer is one word. */
+  maxOutputTokens: number;
+}
+
+/**
+ * A policy (guard) model reached through Generate sessions. The guard's conversation is the policy
+ * as instructions plus every classified item as a user message; the worker keeps it as a session
+ * whose key and length travel in the safety state, so each call sends only the new items' tokens
+ * and the generation prompt — the prefill per turn is proportional to what is new, not to the
+ * history. The verdict is a one-word completion (`safe` / `unsafe`).
+ */
+export class GuardJudge {
+  constructor(private readonly options: GuardJudgeOptions) {}
+
+  /**
+   * Judges `items` on top of `session`.
+   * @throws DomainError `invalid_safety_state` when the worker lost the session (`prefix_miss`):
+   * the caller classifies the whole conversation again with an empty state, which rebuilds it.
+   */
+  async judge(items: readonly safetyV1.SafetyItem[], session: GuardSession | null): Promise<GuardVerdict> {
+    const o = this.options;
+    const entries = items.filter((i) => i.text.length > 0).map(toEntry);
+    if (entries.length === 0) return { verdict: 'allow', session, sentTokens: 0 };
+    const added = entries.flatMap((e) => o.profile.renderEntry(e));
+    // Append-stable rendering: header ++ entries ++ generation prompt equals render() of them all.
+    const conversation = session ? added : [...o.profile.renderHeader({ instructions: o.policy, tools: [] }), ...added];
+    const prefixLen = session ? session.prefixLen : 0;
+    const key = `guard_${randomUUID()}`;
+    const tokens = [...conversation, ...o.profile.renderGenerationPrompt()];
+    try {
+      const completion = await o.worker.generate(
+        {
+          sessionKey: key,
+          parentSessionKey: session?.key ?? '',
+          prefixLen,
+          tokens,
+          model: o.model,
+          sampling: { temperature: 0 },
+          maxOutputTokens: o.maxOutputTokens,
+          stopTokens: [...o.profile.stopTokens],
+        },
+        o.timeoutMs,
+      );
+      const next = { key, prefixLen: prefixLen + conversation.length };
+      return { verdict: readVerdict(o.profile.decode(completion.tokens)), session: next, sentTokens: tokens.length };
+    } catch (err) {
+      if (err instanceof DomainError && err.code === 'prefix_miss') throw invalidSafetyState('the guard worker no longer holds its session', err);
+      return { verdict: 'unavailable', session, sentTokens: tokens.length };
+    }
+  }
+}
+
+function toEntry(item: safetyV1.SafetyItem): ConversationEntry {
+  return { kind: 'message', role: 'user', text: `[${streamOf(item.itemType, item.role)}] ${item.text}` };
+}
+
+/** `unsafe`/`block` anywhere in the answer blocks; anything else (`safe`, noise) allows. */
+export function readVerdict(answer: string): 'allow' | 'block' {
+  return /\b(?:unsafe|block)\b/i.test(answer) ? 'block' : 'allow';
+}
