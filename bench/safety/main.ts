@@ -3,6 +3,8 @@
 // turns 10, 50 and 200, against a real safety service process. Two costs per call: the service's
 // own time (from its safety_classify_duration_seconds histogram) and the round trip the edge pays
 // (gRPC included, which is a floor of ~1–2 ms on this machine whatever is scanned).
+// The policy (guard) model part runs the real inference worker with the simulated engine (no
+// content prefix caching) and compares the tokens it has to prefill per turn.
 // Run: flock /work/wt/.e2e.lock npx tsx bench/safety/main.ts [--repeats N]
 //   (writes bench/results/safety.{json,md})
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -14,7 +16,8 @@ import { safetyV1 } from '@fastloop/proto';
 import { callUnary, createGrpcClient, getFreePort } from '@fastloop/service-kit';
 import { parseHistogram } from '../agent-loop/metrics-scrape';
 import { loadCorpus } from '../agent-loop/source-corpus';
-import { agentRollout, rolloutHeader, type RolloutTurns } from './rollout';
+import { measureGuard, type GuardRow } from './guard-cost';
+import { agentRollout, rolloutHeader } from './rollout';
 
 const ROOT = resolve(__dirname, '../..');
 const TURNS = [10, 50, 200] as const;
@@ -40,10 +43,25 @@ async function main(): Promise<void> {
   const repeats = Number(argValue('--repeats') ?? 30);
   const corpus = loadCorpus(ROOT);
   const turns = agentRollout(corpus, TURNS[TURNS.length - 1]);
-  const [grpcPort, adminPort] = [await getFreePort(), await getFreePort()];
-  const child = startSafety(grpcPort, adminPort);
+  const [grpcPort, adminPort, simPort, simAdmin] = [await getFreePort(), await getFreePort(), await getFreePort(), await getFreePort()];
+  const sim = start('apps/inference/src/main.ts', {
+    GRPC_PORT: String(simPort),
+    ADMIN_PORT: String(simAdmin),
+    INFERENCE_ENGINE: 'sim',
+    INFERENCE_PREFIX_CACHING: 'false',
+    SIM_TTFT_MS: '1',
+    SIM_ANSWER_WORDS: '1',
+  });
+  const child = start('apps/safety/src/main.ts', {
+    GRPC_PORT: String(grpcPort),
+    ADMIN_PORT: String(adminPort),
+    SAFETY_GUARD_ADDRESS: `127.0.0.1:${simPort}`,
+    SAFETY_GUARD_TIMEOUT_MS: '120000',
+    SAFETY_POLICIES: JSON.stringify({ tenants: { guarded: { guard: true } } }),
+  });
   try {
     await waitReady(adminPort);
+    await waitReady(simAdmin);
     const client = createGrpcClient(safetyV1.SafetyServiceClient, `127.0.0.1:${grpcPort}`);
     const classify = (state: Buffer, items: safetyV1.SafetyItem[]) =>
       callUnary(client.classify, client, { state, items, tenant: 'bench', model: 'fastloop-sim' }, { deadlineMs: 60_000 });
@@ -60,10 +78,14 @@ async function main(): Promise<void> {
       const full = await measure(adminPort, Math.max(3, Math.ceil(repeats / 3)), () => classify(Buffer.alloc(0), all));
       rows.push({ turn, incremental: { ...incremental, ...sizeOf(newItems) }, full: { ...full, ...sizeOf(all) }, stateBytes: state.length });
     }
+    const guarded = (s: Buffer, items: safetyV1.SafetyItem[]) =>
+      callUnary(client.classify, client, { state: s, items, tenant: 'guarded', model: 'fastloop-sim' }, { deadlineMs: 600_000 });
+    const guard = await measureGuard(guarded, () => httpGet(`http://127.0.0.1:${adminPort}/metrics`), turns, TURNS);
     client.close();
-    report(rows, { ...header, ...sizeOf(rolloutHeader(corpus)) }, repeats);
+    report(rows, { ...header, ...sizeOf(rolloutHeader(corpus)) }, repeats, guard);
   } finally {
     child.kill('SIGTERM');
+    sim.kill('SIGTERM');
   }
 }
 
@@ -92,10 +114,10 @@ async function serviceTotals(adminPort: number): Promise<{ sum: number; count: n
   return totals ?? { sum: 0, count: 0 };
 }
 
-function startSafety(grpcPort: number, adminPort: number): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'apps/safety/src/main.ts')], {
+function start(entry: string, env: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, entry)], {
     cwd: ROOT,
-    env: { ...process.env, GRPC_PORT: String(grpcPort), ADMIN_PORT: String(adminPort), LOG_LEVEL: 'warn', SAFETY_STATE_SECRET: 'bench-only-state-secret-value' },
+    env: { ...process.env, LOG_LEVEL: 'warn', SAFETY_STATE_SECRET: 'bench-only-state-secret-value', ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   process.once('exit', () => child.kill('SIGKILL'));
@@ -121,7 +143,7 @@ function httpGet(url: string): Promise<string> {
   });
 }
 
-function report(rows: Row[], header: Cost, repeats: number): void {
+function report(rows: Row[], header: Cost, repeats: number, guard: GuardRow[]): void {
   const when = new Date().toISOString();
   const machine = `${cpus().length} × ${cpus()[0]?.model.split(' ').slice(0, 2).join(' ') ?? 'cpu'}, Node ${process.version}`;
   const ratio = (a: number, b: number) => (b > 0 ? a / b : 0);
@@ -131,6 +153,7 @@ function report(rows: Row[], header: Cost, repeats: number): void {
     repeats,
     header,
     rows: rows.map((r) => ({ ...r, serviceRatio: ratio(r.full.serviceMs, r.incremental.serviceMs), rttRatio: ratio(r.full.rttMs, r.incremental.rttMs) })),
+    guard: guard.map((g) => ({ ...g, tokenRatio: ratio(g.full.promptTokens, g.incremental.promptTokens), timeRatio: ratio(g.full.guardMs, g.incremental.guardMs) })),
   };
   const f = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(3));
   const lines = [
@@ -145,6 +168,14 @@ function report(rows: Row[], header: Cost, repeats: number): void {
     `The header (instructions + ${header.items - 1} tool definitions, ${header.chars} chars) costs ${f(header.serviceMs)} ms of service time once per distinct header; the edge reuses its verdict while it is unchanged.`,
     '',
     'The incremental cost stays flat (the new items plus one 255-character tail per stream); the full re-scan grows with the conversation. The round trip adds the gRPC floor to both, so its ratio is smaller than the service ratio.',
+    '',
+    '## Policy (guard) model through Generate sessions',
+    '',
+    'The guard is the inference worker with the **simulated** engine (SIM_PREFILL_TOKENS_PER_SECOND default 20,000, content prefix caching off); its verdict means nothing here, the mechanism is what is measured: tokens the worker must prefill and the guard call time, one call per point.',
+    '',
+    '| turn | incremental: tokens prefilled | full: tokens prefilled | **token ratio** | incremental guard (ms) | full guard (ms) | time ratio |',
+    '|---:|---:|---:|---:|---:|---:|---:|',
+    ...json.guard.map((g) => `| ${g.turn} | ${g.incremental.promptTokens} | ${g.full.promptTokens} | **${f(g.tokenRatio)}×** | ${f(g.incremental.guardMs)} | ${f(g.full.guardMs)} | ${f(g.timeRatio)}× |`),
     '',
   ];
   const dir = join(ROOT, 'bench/results');

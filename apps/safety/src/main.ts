@@ -17,13 +17,14 @@ async function main(): Promise<void> {
   if (defaulted) {
     logger.warn('SAFETY_STATE_SECRET is not set: using the development secret; anyone who knows it can forge safety states');
   }
-  const registry = createMetricsRegistry('safety');
   const policies = new PolicyBook({
     policies: config.SAFETY_POLICIES,
     defaultActions: config.SAFETY_ACTIONS,
     injectionThreshold: config.SAFETY_INJECTION_THRESHOLD,
     guardDefault: config.SAFETY_GUARD_DEFAULT,
   });
+  const registry = createMetricsRegistry('safety');
+  const metrics = createSafetyMetrics(registry);
   const guardWorker = config.SAFETY_GUARD_ADDRESS ? new GrpcGuardWorker(config.SAFETY_GUARD_ADDRESS) : undefined;
   const guard = guardWorker && {
     judge: new GuardJudge({
@@ -33,6 +34,12 @@ async function main(): Promise<void> {
       policy: config.SAFETY_GUARD_POLICY,
       timeoutMs: config.SAFETY_GUARD_TIMEOUT_MS,
       maxOutputTokens: config.SAFETY_GUARD_MAX_OUTPUT_TOKENS,
+      observe: (call) => {
+        metrics.guardCalls.inc({ result: call.result });
+        metrics.guardPromptTokens.inc(call.sentTokens);
+        metrics.guardCachedTokens.inc(call.cachedTokens);
+        metrics.guardDuration.observe(call.seconds);
+      },
     }),
     failOpen: config.SAFETY_GUARD_FAIL_OPEN,
   };
@@ -41,7 +48,7 @@ async function main(): Promise<void> {
     port: config.GRPC_PORT,
     host: config.BIND_HOST,
     logger,
-    services: [createSafetyService({ classifier, metrics: createSafetyMetrics(registry), logger })],
+    services: [createSafetyService({ classifier, metrics, logger })],
   });
   const admin = await startAdminServer({
     port: config.ADMIN_PORT,

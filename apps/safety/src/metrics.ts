@@ -10,6 +10,14 @@ export interface SafetyMetrics {
   readonly itemsScanned: Counter;
   /** `safety_findings_total{rule_id,action}`: matches in newly scanned items. */
   readonly findings: Counter<'rule_id' | 'action'>;
+  /** `safety_guard_calls_total{result}`: guard model calls by verdict (or unavailable, prefix_miss). */
+  readonly guardCalls: Counter<'result'>;
+  /** `safety_guard_prompt_tokens_total`: tokens sent to the guard worker (only what is new). */
+  readonly guardPromptTokens: Counter;
+  /** `safety_guard_cached_tokens_total`: tokens the guard worker reused from its session. */
+  readonly guardCachedTokens: Counter;
+  /** `safety_guard_duration_seconds`: one guard Generate call. */
+  readonly guardDuration: Histogram;
 }
 
 /** Registers the safety metrics on `registry`. */
@@ -29,6 +37,15 @@ export function createSafetyMetrics(registry: Registry): SafetyMetrics {
       registers: [registry],
     }),
     itemsScanned: new Counter({ name: 'safety_items_scanned_total', help: 'Items scanned.', registers: [registry] }),
+    guardCalls: new Counter({ name: 'safety_guard_calls_total', help: 'Guard model calls by result.', labelNames: ['result'], registers: [registry] }),
+    guardPromptTokens: new Counter({ name: 'safety_guard_prompt_tokens_total', help: 'Prompt tokens sent to the guard worker.', registers: [registry] }),
+    guardCachedTokens: new Counter({ name: 'safety_guard_cached_tokens_total', help: 'Tokens the guard worker reused from its session.', registers: [registry] }),
+    guardDuration: new Histogram({
+      name: 'safety_guard_duration_seconds',
+      help: 'One guard Generate call.',
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
     findings: new Counter({
       name: 'safety_findings_total',
       help: 'Rule matches in newly scanned items.',

@@ -34,6 +34,18 @@ export interface GuardJudgeOptions {
   timeoutMs: number;
   /** Verdict tokens allowed (`SAFETY_GUARD_MAX_OUTPUT_TOKENS`): the answer is one word. */
   maxOutputTokens: number;
+  /** Told about every guard call (metrics). */
+  observe?: (call: GuardCall) => void;
+}
+
+/** One guard call, as metrics see it. */
+export interface GuardCall {
+  readonly result: 'allow' | 'block' | 'unavailable' | 'prefix_miss';
+  /** Prompt tokens sent (what the worker had to prefill beyond the session it holds). */
+  readonly sentTokens: number;
+  /** Tokens the worker reports it reused. */
+  readonly cachedTokens: number;
+  readonly seconds: number;
 }
 
 /**
@@ -61,6 +73,9 @@ export class GuardJudge {
     const prefixLen = session ? session.prefixLen : 0;
     const key = `guard_${randomUUID()}`;
     const tokens = [...conversation, ...o.profile.renderGenerationPrompt()];
+    const started = performance.now();
+    const observe = (result: GuardCall['result'], cachedTokens = 0) =>
+      o.observe?.({ result, sentTokens: tokens.length, cachedTokens, seconds: (performance.now() - started) / 1000 });
     try {
       const completion = await o.worker.generate(
         {
@@ -76,9 +91,15 @@ export class GuardJudge {
         o.timeoutMs,
       );
       const next = { key, prefixLen: prefixLen + conversation.length };
-      return { verdict: readVerdict(o.profile.decode(completion.tokens)), session: next, sentTokens: tokens.length };
+      const verdict = readVerdict(o.profile.decode(completion.tokens));
+      observe(verdict, completion.cachedTokens);
+      return { verdict, session: next, sentTokens: tokens.length };
     } catch (err) {
-      if (err instanceof DomainError && err.code === 'prefix_miss') throw invalidSafetyState('the guard worker no longer holds its session', err);
+      if (err instanceof DomainError && err.code === 'prefix_miss') {
+        observe('prefix_miss');
+        throw invalidSafetyState('the guard worker no longer holds its session', err);
+      }
+      observe('unavailable');
       return { verdict: 'unavailable', session, sentTokens: tokens.length };
     }
   }

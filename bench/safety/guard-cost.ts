@@ -1,0 +1,49 @@
+import { safetyV1 } from '@fastloop/proto';
+import { parseCounter } from './prom-text';
+import type { RolloutTurns } from './rollout';
+
+/** The guard's cost of one classification: what the worker had to prefill, and the time. */
+export interface GuardCost {
+  /** Prompt tokens sent to the guard worker (safety_guard_prompt_tokens_total delta). */
+  promptTokens: number;
+  /** Guard call time, ms (safety_guard_duration_seconds delta). */
+  guardMs: number;
+  /** Classify round trip, ms. */
+  rttMs: number;
+}
+
+export interface GuardRow {
+  turn: number;
+  incremental: GuardCost;
+  full: GuardCost;
+}
+
+type Classify = (state: Buffer, items: safetyV1.SafetyItem[]) => Promise<safetyV1.ClassifyResponse>;
+
+/**
+ * Guard cost per turn, incremental (the turn's items on the carried guard session) versus full
+ * (the whole conversation from an empty state: a new guard session, everything prefilled). The
+ * worker runs without content prefix caching, so nothing is reused except through the session.
+ */
+export async function measureGuard(classify: Classify, metrics: () => Promise<string>, turns: RolloutTurns, at: readonly number[]): Promise<GuardRow[]> {
+  const rows: GuardRow[] = [];
+  let state: Buffer = Buffer.alloc(0);
+  let done = 0;
+  for (const turn of at) {
+    for (; done < turn; done++) state = Buffer.from((await classify(state, [...turns[done]])).state);
+    const incremental = await once(metrics, () => classify(state, [...turns[turn]]));
+    const full = await once(metrics, () => classify(Buffer.alloc(0), turns.slice(0, turn + 1).flat()));
+    rows.push({ turn, incremental, full });
+  }
+  return rows;
+}
+
+async function once(metrics: () => Promise<string>, call: () => Promise<unknown>): Promise<GuardCost> {
+  const before = await metrics();
+  const start = performance.now();
+  await call();
+  const rttMs = performance.now() - start;
+  const after = await metrics();
+  const delta = (name: string) => parseCounter(after, name) - parseCounter(before, name);
+  return { promptTokens: delta('safety_guard_prompt_tokens_total'), guardMs: delta('safety_guard_duration_seconds_sum') * 1000, rttMs };
+}
