@@ -31,7 +31,12 @@ export async function measureGuard(classify: Classify, metrics: () => Promise<st
   let done = 0;
   for (const turn of at) {
     for (; done < turn; done++) state = Buffer.from((await classify(state, [...turns[done]])).state);
-    const incremental = await once(metrics, () => classify(state, [...turns[turn]]));
+    // A guard session is consumed by the call that extends it (the worker moves it to the new
+    // key), so the measured call's state is the one the rollout continues from.
+    const incremental = await once(metrics, async () => {
+      state = Buffer.from((await classify(state, [...turns[turn]])).state);
+    });
+    done = turn + 1;
     const full = await once(metrics, () => classify(Buffer.alloc(0), turns.slice(0, turn + 1).flat()));
     rows.push({ turn, incremental, full });
   }
