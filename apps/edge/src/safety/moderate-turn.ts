@@ -1,5 +1,6 @@
 import type { TurnDeps, TurnRequest } from '../turn/turn-deps';
 import type { TurnWriter } from '../turn/turn-writer';
+import { backendError } from '../turn/prepare-turn';
 import { OutputModerator } from './output-moderator';
 import { recordNoticed } from './safety-findings';
 
@@ -21,7 +22,9 @@ export function moderatorFor(deps: TurnDeps, req: TurnRequest, writer: TurnWrite
  * false when the output was blocked (the caller ends the response `incomplete`, `content_filter`).
  */
 export async function finishModeration(deps: TurnDeps, req: TurnRequest, writer: TurnWriter, moderator: OutputModerator): Promise<boolean> {
-  const released = await moderator.finish();
+  const released = await moderator.finish().catch((err: unknown) => {
+    throw backendError('safety', err); // moderation fails closed: the response fails
+  });
   recordNoticed(deps.metrics, req.logger, writer.response, moderator.flagged.map((finding) => ({ source: 'output' as const, finding })));
   if (!released) {
     const f = moderator.blocked;
