@@ -35,7 +35,7 @@ export function stackEnv(options: BenchOptions, tps: number): Record<string, str
  */
 export async function runTps(options: BenchOptions, tps: number, corpus: readonly CorpusFile[], progress: Progress): Promise<TurnRecord[]> {
   progress(`[tps=${tps}] starting the stack (SIM_TOOL_CALLS=${options.turns - 1}, SIM_TTFT_MS=${options.ttftMs})`);
-  const stack = await startStack({ port: 0, privateRedis: true, logLevel: 'warn', readyTimeoutMs: 120_000, env: stackEnv(options, tps) });
+  const stack = await startStack({ port: 0, privateRedis: true, logLevel: 'warn', env: stackEnv(options, tps) });
   try {
     return await raceCrash(stack, runRounds(stack, options, tps, corpus, progress));
   } finally {

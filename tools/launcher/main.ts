@@ -2,7 +2,7 @@
  * `npm start`: runs the whole fastloop stack locally and prints how to talk to it. This is the one
  * CLI in the repository, so it writes to the console; the services themselves log JSON with pino.
  */
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { RedisNotInstalledError } from '@fastloop/service-kit';
 import { renderBanner } from './banner';
 import { formatLogLine } from './log-format';
@@ -19,7 +19,8 @@ Starts safety, router, inference (simulated accelerator), billing and edge on th
 Options:
   --port <n>         public HTTP/WebSocket port (default: $PORT or 8080; 0 picks a free one)
   --log-level <lvl>  LOG_LEVEL for every service (default: $LOG_LEVEL or info)
-  --quiet            write service logs only to .fastloop/logs/<service>.log, not to the terminal
+  --quiet            write service logs only to the log folder, not to the terminal
+  --log-dir <path>   folder for <service>.log files (default: .fastloop/logs)
   -h, --help         show this help
 
 Environment: REDIS_URL, FASTLOOP_API_KEYS, SIM_TOKENS_PER_SECOND, SIM_TTFT_MS, SIM_TOOL_CALLS,
@@ -28,6 +29,7 @@ SIM_PREFILL_TOKENS_PER_SECOND and BIND_HOST are passed on to the services.
 
 interface CliArgs {
   port?: number;
+  logDir?: string;
   logLevel?: string;
   quiet: boolean;
   help: boolean;
@@ -44,6 +46,7 @@ function parseArgs(argv: readonly string[]): CliArgs {
     };
     if (arg === '--port') args.port = Number(value());
     else if (arg === '--log-level') args.logLevel = value();
+    else if (arg === '--log-dir') args.logDir = value();
     else if (arg === '--quiet') args.quiet = true;
     else if (arg === '-h' || arg === '--help') args.help = true;
     else throw new Error(`unknown option ${arg} (see --help)`);
@@ -58,7 +61,12 @@ const REDIS_SOURCES: Readonly<Record<string, string>> = {
   local: 'private, stopped with the stack',
 };
 
-/** Ctrl-C / SIGTERM handling: the first stops cleanly, a later one (not a forwarded echo) forces. */
+/**
+ * Ctrl-C / SIGTERM / SIGHUP (the terminal closed) handling: the first stops cleanly, a later one (not
+ * a forwarded echo) forces. If the launcher is killed outright, each service notices its parent is
+ * gone and drains by itself (service-kit parent-watch), and the private Redis gets the kernel's
+ * parent-death signal.
+ */
 function installSignals(getStack: () => Stack | undefined) {
   const aborter = new AbortController();
   let firstAt = 0;
@@ -80,6 +88,7 @@ function installSignals(getStack: () => Stack | undefined) {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  process.on('SIGHUP', onSignal);
   return { signal: aborter.signal, stopRequested, stopping: () => firstAt !== 0 };
 }
 
@@ -96,6 +105,9 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   const colour = process.stdout.isTTY === true && !process.env.NO_COLOR;
+  // A closed terminal turns every later write into EIO/EPIPE; stopping the stack matters more than telling it.
+  process.stdout.on('error', () => undefined);
+  process.stderr.on('error', () => undefined);
   let stack: Stack | undefined;
   const signals = installSignals(() => stack);
   process.stdout.write('Starting fastloop: safety, inference, billing → router → edge …\n');
@@ -103,7 +115,7 @@ async function main(argv: readonly string[]): Promise<number> {
     stack = await startStack({
       port: args.port,
       logLevel: args.logLevel,
-      logDir: join(REPO_ROOT, '.fastloop', 'logs'),
+      logDir: args.logDir ? resolve(args.logDir) : join(REPO_ROOT, '.fastloop', 'logs'),
       signal: signals.signal,
       onLogLine: args.quiet ? undefined : (service, line) => process.stdout.write(formatLogLine(service, line, { colour }) + '\n'),
     });

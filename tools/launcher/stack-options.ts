@@ -1,4 +1,5 @@
 import { isAbsolute, join, resolve } from 'node:path';
+import { defaultReadyTimeoutMs } from '@fastloop/service-kit';
 import { SERVICE_ENTRIES, SERVICE_NAMES, type ServiceName } from './service-specs';
 
 /** Options of startStack. Every field is optional; the defaults give a working local stack. */
@@ -29,7 +30,7 @@ export interface StackOptions {
   logDir?: string;
   /** Called with every line a service writes, e.g. to echo it to a terminal. Default: none (files only). */
   onLogLine?: (service: ServiceName, line: string) => void;
-  /** The whole stack must be ready within this many ms. Default 60 000. */
+  /** The whole stack must be ready within this many ms. Default: service-kit's defaultReadyTimeoutMs (120 s, or FASTLOOP_READY_TIMEOUT_MS). */
   readyTimeoutMs?: number;
   /** In stop(), how long each service may drain after SIGTERM before SIGKILL. Default 30 000 (services drain within 25 s). */
   stopTimeoutMs?: number;
@@ -67,7 +68,7 @@ export function resolveStackOptions(options: StackOptions, processEnv: NodeJS.Pr
   if (!Number.isInteger(port) || port < 0 || port > 65_535) {
     throw new RangeError(`startStack: options.port must be an integer from 0 to 65535, got ${String(port)}`);
   }
-  const readyTimeoutMs = positive('readyTimeoutMs', options.readyTimeoutMs, 60_000);
+  const readyTimeoutMs = positive('readyTimeoutMs', options.readyTimeoutMs, defaultReadyTimeoutMs(base));
   const stopTimeoutMs = positive('stopTimeoutMs', options.stopTimeoutMs, 30_000);
   const rootDir = resolve(options.rootDir ?? join(__dirname, '..', '..'));
   const entries = {} as Record<ServiceName, string>;

@@ -1,8 +1,6 @@
 import { join } from 'node:path';
-import { formatTail } from './log-lines';
-import { waitForReady, type NotReadyReason } from './readiness';
+import { formatTail, spawnNodeService, waitForReady, type NotReadyReason, type OwnedProcess, type ServiceExit } from '@fastloop/service-kit';
 import type { ResolvedRedis } from './redis-setup';
-import { spawnService, type ServiceExit, type ServiceProcess } from './service-process';
 import { buildServiceEnv, SERVICE_NAMES, STOP_ORDER, type ServiceName, type StackPorts } from './service-specs';
 import { StackStartError } from './stack-errors';
 import type { ResolvedStackOptions } from './stack-options';
@@ -38,9 +36,9 @@ export interface SupervisorInputs {
 export class StackSupervisor {
   /** Resolves on the first unexpected exit after start; never rejects. */
   readonly crashed: Promise<ServiceCrash>;
-  readonly procs = new Map<ServiceName, ServiceProcess>();
+  readonly procs = new Map<ServiceName, OwnedProcess>();
   private state: 'starting' | 'up' | 'stopping' = 'starting';
-  private diedWhileStarting: ServiceProcess | undefined;
+  private diedWhileStarting: OwnedProcess | undefined;
   private readonly startAbort = new AbortController();
   private reportCrash: (crash: ServiceCrash) => void = () => undefined;
   private stopping: Promise<Readonly<Record<ServiceName, ServiceExit>>> | undefined;
@@ -108,19 +106,25 @@ export class StackSupervisor {
     const names = service ? [service] : SERVICE_NAMES.filter((n) => this.procs.has(n));
     return names
       .map((name) => this.procs.get(name))
-      .filter((p): p is ServiceProcess => p !== undefined)
+      .filter((p): p is OwnedProcess => p !== undefined)
       .map((p) => formatTail(p.name, p.tail(lines), p.logFile))
       .join('\n');
   }
 
+  /** Where a service's stdout+stderr go. */
+  logFile(name: ServiceName): string {
+    return join(this.inputs.logDir, `${name}.log`);
+  }
+
   private spawn(name: ServiceName): void {
-    const { opts, ports, redis, apiKeys, logDir, onLogLine } = this.inputs;
-    const proc = spawnService({
+    const { opts, ports, redis, apiKeys, onLogLine } = this.inputs;
+    const logFile = this.logFile(name);
+    const proc = spawnNodeService({
       name,
       entry: opts.entries[name],
       cwd: opts.rootDir,
       env: buildServiceEnv(name, { base: opts.base, ports, redisUrl: redis.url, logLevel: opts.logLevel, bindHost: opts.bindHost, apiKeys }),
-      logFile: join(logDir, `${name}.log`),
+      logFile,
       onLine: onLogLine && ((line) => onLogLine(name, line)),
     });
     this.procs.set(name, proc);
@@ -130,7 +134,7 @@ export class StackSupervisor {
         this.startAbort.abort();
       } else if (this.state === 'up') {
         const logLines = proc.tail();
-        this.reportCrash({ service: name, exit, logTail: formatTail(name, logLines, proc.logFile), logLines, logFile: proc.logFile });
+        this.reportCrash({ service: name, exit, logTail: formatTail(name, logLines, logFile), logLines, logFile });
       }
     });
   }

@@ -2,9 +2,8 @@ import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { getFreePort } from '@fastloop/service-kit';
 import { resolveRedis, type ResolvedRedis } from './redis-setup';
-import type { ServiceExit } from './service-process';
+import { getFreePort, type ServiceExit } from '@fastloop/service-kit';
 import { allocatePorts, probeHost, resolveApiKeys, SERVICE_NAMES, START_PHASES, type ServiceName, type ServicePorts } from './service-specs';
 import { StackStartError } from './stack-errors';
 import { resolveStackOptions, type StackOptions } from './stack-options';
@@ -12,7 +11,7 @@ import { StackSupervisor, type ServiceCrash } from './stack-supervisor';
 
 export { StackStartError, type StackStartErrorCode } from './stack-errors';
 export type { StackOptions } from './stack-options';
-export type { ServiceExit } from './service-process';
+export type { ServiceExit } from '@fastloop/service-kit';
 export type { ServiceCrash } from './stack-supervisor';
 export { SERVICE_NAMES, START_PHASES, STOP_ORDER, DEV_API_KEY, type ServiceName, type ServicePorts } from './service-specs';
 
@@ -83,7 +82,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     await supervisor.start(START_PHASES, options.signal);
     const sup = supervisor;
     const services = {} as Record<ServiceName, ServiceInfo>;
-    for (const [name, proc] of sup.procs) services[name] = { pid: proc.pid, ports: ports[name], logFile: proc.logFile };
+    for (const [name, proc] of sup.procs) services[name] = { pid: proc.pid, ports: ports[name], logFile: sup.logFile(name) };
     return {
       url: `http://${host}:${port}`,
       wsUrl: `ws://${host}:${port}/v1/responses`,

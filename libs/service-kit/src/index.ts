@@ -12,3 +12,8 @@ export * from './redis';
 export * from './local-redis';
 export * from './ports';
 export * from './prng';
+export * from './process/line-tail';
+export * from './process/owned-process';
+export * from './process/parent-watch';
+export * from './process/readiness';
+export * from './process/start-service';

@@ -1,8 +1,9 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getFreePort } from './ports';
+import { spawnOwned } from './process/owned-process';
 import { isRedisReachable } from './redis';
 
 export class RedisNotInstalledError extends Error {
@@ -12,6 +13,8 @@ export class RedisNotInstalledError extends Error {
     this.name = 'RedisNotInstalledError';
   }
 }
+
+const HAS_SETPRIV = process.platform === 'linux' && !spawnSync('setpriv', ['--version']).error;
 
 export interface LocalRedis {
   readonly url: string;
@@ -28,18 +31,19 @@ export async function startLocalRedis(options: { timeoutMs?: number } = {}): Pro
   if (spawnSync('redis-server', ['--version']).error) throw new RedisNotInstalledError();
   const port = await getFreePort();
   const dir = mkdtempSync(join(tmpdir(), 'fastloop-redis-'));
-  const child: ChildProcess = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--loglevel', 'warning'],
-    { stdio: 'ignore' },
-  );
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--loglevel', 'warning'];
+  // redis-server cannot watch its parent the way our services do, so where util-linux's setpriv is
+  // there (Linux) the kernel sends it SIGTERM when we die, even by SIGKILL.
+  const child = HAS_SETPRIV
+    ? spawnOwned({ name: 'redis', command: 'setpriv', args: ['--pdeathsig', 'SIGTERM', '--', 'redis-server', ...args] })
+    : spawnOwned({ name: 'redis', command: 'redis-server', args });
   const url = `redis://127.0.0.1:${port}`;
   const deadline = Date.now() + (options.timeoutMs ?? 10_000);
   while (!(await isRedisReachable(url, 200))) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
+    if (child.exitInfo || Date.now() > deadline) {
+      child.killNow();
       rmSync(dir, { recursive: true, force: true });
-      throw new Error(`redis-server did not start on port ${port}`);
+      throw new Error(`redis-server did not start on port ${port}${child.tail(10).map((l) => `\n  ${l}`).join('')}`);
     }
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -47,15 +51,7 @@ export async function startLocalRedis(options: { timeoutMs?: number } = {}): Pro
   return {
     url,
     port,
-    stop: () =>
-      (stopped ??= new Promise<void>((resolve) => {
-        const done = () => {
-          rmSync(dir, { recursive: true, force: true });
-          resolve();
-        };
-        if (child.exitCode !== null) return done();
-        child.once('exit', done);
-        child.kill('SIGTERM');
-      })),
+    // The SIGTERM goes out synchronously (StackSupervisor.kill relies on that); the folder goes once it exited.
+    stop: () => (stopped ??= child.stop(5_000).then(() => rmSync(dir, { recursive: true, force: true }))),
   };
 }
