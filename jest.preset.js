@@ -14,4 +14,5 @@ module.exports = {
   testMatch: ['**/?(*.)spec.ts'],
   testPathIgnorePatterns: ['/node_modules/', '\\.e2e\\.spec\\.ts$'],
   setupFilesAfterEnv: [path.join(__dirname, 'tools/jest/stop-owned-processes.ts')],
+  reporters: ['default', path.join(__dirname, 'tools/jest/running-tests-reporter.js')],
 };
