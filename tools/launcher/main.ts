@@ -21,6 +21,7 @@ Options:
   --log-level <lvl>  LOG_LEVEL for every service (default: $LOG_LEVEL or info)
   --quiet            write service logs only to the log folder, not to the terminal
   --log-dir <path>   folder for <service>.log files (default: .fastloop/logs)
+  --private-redis    start a private redis-server even if one answers on 127.0.0.1:6379
   -h, --help         show this help
 
 Environment: REDIS_URL, FASTLOOP_API_KEYS, SIM_TOKENS_PER_SECOND, SIM_TTFT_MS, SIM_TOOL_CALLS,
@@ -30,13 +31,14 @@ SIM_PREFILL_TOKENS_PER_SECOND and BIND_HOST are passed on to the services.
 interface CliArgs {
   port?: number;
   logDir?: string;
+  privateRedis: boolean;
   logLevel?: string;
   quiet: boolean;
   help: boolean;
 }
 
 function parseArgs(argv: readonly string[]): CliArgs {
-  const args: CliArgs = { quiet: false, help: false };
+  const args: CliArgs = { quiet: false, help: false, privateRedis: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const value = () => {
@@ -48,6 +50,7 @@ function parseArgs(argv: readonly string[]): CliArgs {
     else if (arg === '--log-level') args.logLevel = value();
     else if (arg === '--log-dir') args.logDir = value();
     else if (arg === '--quiet') args.quiet = true;
+    else if (arg === '--private-redis') args.privateRedis = true;
     else if (arg === '-h' || arg === '--help') args.help = true;
     else throw new Error(`unknown option ${arg} (see --help)`);
   }
@@ -115,6 +118,7 @@ async function main(argv: readonly string[]): Promise<number> {
     stack = await startStack({
       port: args.port,
       logLevel: args.logLevel,
+      privateRedis: args.privateRedis,
       logDir: args.logDir ? resolve(args.logDir) : join(REPO_ROOT, '.fastloop', 'logs'),
       signal: signals.signal,
       onLogLine: args.quiet ? undefined : (service, line) => process.stdout.write(formatLogLine(service, line, { colour }) + '\n'),
