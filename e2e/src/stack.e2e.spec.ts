@@ -13,7 +13,7 @@ let stack: Stack | undefined;
 beforeAll(async () => {
   stack = await startTestStack();
   useStack(stack);
-}, 120_000);
+}, 300_000); // two starts (one retry) of up to the readiness budget each
 
 afterAll(async () => {
   // The edge log is the first place to look when a suite fails.

@@ -119,6 +119,12 @@ async function main(argv: readonly string[]): Promise<number> {
       port: args.port,
       logLevel: args.logLevel,
       privateRedis: args.privateRedis,
+      // A service that crashes now and then comes back; one that crash-loops ends the stack.
+      restart: {},
+      onRestart: (r) => {
+        const how = r.exit.signal ? `was killed by ${r.exit.signal}` : `exited with code ${r.exit.code}`;
+        process.stderr.write(`\n${r.service} ${how}; restarting it in ${r.delayMs} ms (restart ${r.attempt} within a minute)\n${r.logTail}\n`);
+      },
       logDir: args.logDir ? resolve(args.logDir) : join(REPO_ROOT, '.fastloop', 'logs'),
       signal: signals.signal,
       onLogLine: args.quiet ? undefined : (service, line) => process.stdout.write(formatLogLine(service, line, { colour }) + '\n'),
@@ -132,7 +138,8 @@ async function main(argv: readonly string[]): Promise<number> {
   const outcome = await Promise.race([stack.crashed, signals.stopRequested]);
   if (outcome !== 'stop') {
     const how = outcome.exit.signal ? `was killed by ${outcome.exit.signal}` : `exited with code ${outcome.exit.code}`;
-    process.stderr.write(`\n${outcome.service} ${how}; stopping the rest.\n${showLog(outcome.service, outcome.logLines, outcome.logFile, colour)}`);
+    const loop = outcome.crashes > 1 ? ` (${outcome.crashes} crashes within a minute)` : '';
+    process.stderr.write(`\n${outcome.service} ${how}${loop}; stopping the rest.\n${showLog(outcome.service, outcome.logLines, outcome.logFile, colour)}`);
   }
   const exits = await stack.stop();
   for (const [name, exit] of Object.entries(exits)) {

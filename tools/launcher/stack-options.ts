@@ -1,5 +1,7 @@
 import { isAbsolute, join, resolve } from 'node:path';
 import { defaultReadyTimeoutMs } from '@fastloop/service-kit';
+import type { RestartPolicyOptions } from './restart-policy';
+import type { ServiceRestart } from './stack-supervisor';
 import { SERVICE_ENTRIES, SERVICE_NAMES, type ServiceName } from './service-specs';
 
 /** Options of startStack. Every field is optional; the defaults give a working local stack. */
@@ -34,6 +36,14 @@ export interface StackOptions {
   readyTimeoutMs?: number;
   /** In stop(), how long each service may drain after SIGTERM before SIGKILL. Default 30 000 (services drain within 25 s). */
   stopTimeoutMs?: number;
+  /**
+   * Restart a service that crashes while the stack is up, with backoff, until it crashes more than
+   * `maxRestarts` times within `windowMs`; then `crashed` resolves. Default: no restarts (tests want
+   * a crash to fail loudly); `npm start` restarts.
+   */
+  restart?: RestartPolicyOptions;
+  /** Called before each restart, e.g. to say so in the terminal. */
+  onRestart?: (restart: ServiceRestart) => void;
   /** Aborts a start in progress: what was started is stopped and startStack rejects with code `aborted`. */
   signal?: AbortSignal;
   /** Repository root: the services' cwd, where tsx finds tsconfig.json. Default: two folders above this file. */

@@ -12,7 +12,8 @@ import { StackSupervisor, type ServiceCrash } from './stack-supervisor';
 export { StackStartError, type StackStartErrorCode } from './stack-errors';
 export type { StackOptions } from './stack-options';
 export type { ServiceExit } from '@fastloop/service-kit';
-export type { ServiceCrash } from './stack-supervisor';
+export type { ServiceCrash, ServiceRestart } from './stack-supervisor';
+export type { RestartPolicyOptions } from './restart-policy';
 export { SERVICE_NAMES, START_PHASES, STOP_ORDER, DEV_API_KEY, type ServiceName, type ServicePorts } from './service-specs';
 
 /** One running service of a {@link Stack}. */
@@ -42,7 +43,10 @@ export interface Stack {
   /** Where `<service>.log` files are. */
   readonly logDir: string;
   readonly services: Readonly<Record<ServiceName, ServiceInfo>>;
-  /** Resolves if a service exits on its own while the stack is up; never rejects. */
+  /**
+   * Resolves if a service exits on its own while the stack is up and is not restarted (restarts off,
+   * or it crash-looped); never rejects. A restarted service gets a new pid; `services` keeps the first.
+   */
   readonly crashed: Promise<ServiceCrash>;
   /** The last `lines` (default 40) log lines of one service, or of all, formatted for a failure message. */
   tail(service?: ServiceName, lines?: number): string;
@@ -78,7 +82,17 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     mkdirSync(logDir, { recursive: true });
     const apiKeys = resolveApiKeys(opts.base);
     const host = probeHost(opts.bindHost);
-    supervisor = new StackSupervisor({ opts, ports, redis, apiKeys: apiKeys.keys, host, logDir, onLogLine: options.onLogLine });
+    supervisor = new StackSupervisor({
+      opts,
+      ports,
+      redis,
+      apiKeys: apiKeys.keys,
+      host,
+      logDir,
+      onLogLine: options.onLogLine,
+      restart: options.restart,
+      onRestart: options.onRestart,
+    });
     await supervisor.start(START_PHASES, options.signal);
     const sup = supervisor;
     const services = {} as Record<ServiceName, ServiceInfo>;
