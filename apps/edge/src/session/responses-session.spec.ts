@@ -109,6 +109,16 @@ describe('ResponsesSession', () => {
     expect(s.backends.prompts[1]).toEqual(profile.render(header, entriesOf(all)));
   });
 
+  it('continues with a function_call_output that names its tool instead of a call_id, as Codex CLI sends it', async () => {
+    const s = open();
+    const r = terminal(await s.create({ input: 'hi' })).response;
+    const item = { type: 'function_call_output', name: 'read_file', output: 'contents' };
+    expect(terminal(await s.create({ previous_response_id: r.id, input: [item] })).type).toBe('response.completed');
+    const all = [{ type: 'message', role: 'user', content: 'hi' }, ...r.output, { ...item, call_id: r.output[0].call_id }];
+    const header = { tools: [{ name: 'read_file', description: 'Read a file', parameters: tools[0].parameters as never }] };
+    expect(s.backends.prompts[1]).toEqual(profile.render(header, entriesOf(all)));
+  });
+
   it('resends the full prompt once when the worker answers prefix_miss', async () => {
     const s = open();
     const r = terminal(await s.create({ input: 'hi' })).response;

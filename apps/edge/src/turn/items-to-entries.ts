@@ -29,11 +29,8 @@ function itemToEntry(item: InputItem, calls: Map<string, CallTarget>, index: num
       return entry;
     }
     case 'function_call_output': {
-      const target = calls.get(it.call_id as string);
-      if (!target) {
-        throw ApiErrors.invalidRequest(`No tool call found for function call output with call_id ${String(it.call_id)}.`, `input[${index}]`);
-      }
-      const entry: ConversationEntry = { kind: 'function_call_output', name: target.name, output: contentText(it.output), callId: it.call_id as string };
+      const { callId, target } = outputTarget(it, calls, index);
+      const entry: ConversationEntry = { kind: 'function_call_output', name: target.name, output: contentText(it.output), callId };
       if (target.namespace) entry.namespace = target.namespace;
       return entry;
     }
@@ -44,6 +41,31 @@ function itemToEntry(item: InputItem, calls: Map<string, CallTarget>, index: num
       // chat format has no rendering for them; the model does not see them.
       return undefined;
   }
+}
+
+/**
+ * The call a tool output answers. By `call_id` when given; coding agents (Codex CLI) also send
+ * outputs with only `name`/`namespace`: those answer the latest call of that tool, and render as
+ * that tool's output even when no such call is in the conversation.
+ */
+function outputTarget(it: Record<string, unknown>, calls: Map<string, CallTarget>, index: number): { callId: string; target: CallTarget } {
+  const callId = typeof it.call_id === 'string' ? it.call_id : undefined;
+  if (callId !== undefined) {
+    const target = calls.get(callId);
+    if (!target) throw ApiErrors.invalidRequest(`No tool call found for function call output with call_id ${callId}.`, `input[${index}]`);
+    return { callId, target };
+  }
+  const name = typeof it.name === 'string' ? it.name : undefined;
+  if (name === undefined) {
+    throw ApiErrors.invalidRequest(`Missing required parameter: 'input[${index}].call_id'.`, `input[${index}].call_id`, 'missing_required_parameter');
+  }
+  const namespace = typeof it.namespace === 'string' ? it.namespace : undefined;
+  let found: [string, CallTarget] | undefined;
+  for (const entry of calls) {
+    if (entry[1].name === name && (namespace === undefined || entry[1].namespace === namespace)) found = entry;
+  }
+  if (found) return { callId: found[0], target: found[1] };
+  return { callId: '', target: namespace === undefined ? { name } : { name, namespace } };
 }
 
 /** Flattens message content (a string or parts) to the text the model reads. */

@@ -66,10 +66,16 @@ export const FunctionCallItemSchema = z.looseObject({
 /** A `function_call` input item. */
 export type FunctionCallItem = z.infer<typeof FunctionCallItemSchema>;
 
-/** The result of a tool call: a string or a list of parts (`input_text`, `input_image`, …). */
+/**
+ * The result of a tool call: a string or a list of parts (`input_text`, `input_image`, …).
+ * `call_id` is optional because coding agents (Codex CLI) send outputs that name the tool by
+ * `name`/`namespace` instead; the edge pairs those with the latest call of that tool.
+ */
 export const FunctionCallOutputItemSchema = z.looseObject({
   type: z.literal('function_call_output'),
-  call_id: z.string(),
+  call_id: optionalField(z.string()),
+  name: optionalField(z.string()),
+  namespace: optionalField(z.string()),
   output: z.union([z.string(), z.array(ContentPartSchema)]),
   id: optionalField(z.string()),
   status: optionalField(ItemStatusSchema),
