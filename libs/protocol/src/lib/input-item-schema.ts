@@ -79,6 +79,11 @@ export const FunctionCallOutputItemSchema = z.looseObject({
   output: z.union([z.string(), z.array(ContentPartSchema)]),
   id: optionalField(z.string()),
   status: optionalField(ItemStatusSchema),
+}).check((ctx) => {
+  // Without a call id the output must name its tool; otherwise `call_id` is what is missing.
+  if (ctx.value.call_id === undefined && ctx.value.name === undefined) {
+    ctx.issues.push({ code: 'invalid_type', expected: 'string', path: ['call_id'], input: undefined });
+  }
 });
 /** A `function_call_output` input item. */
 export type FunctionCallOutputItem = z.infer<typeof FunctionCallOutputItemSchema>;

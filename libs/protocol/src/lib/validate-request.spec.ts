@@ -194,6 +194,11 @@ describe('validateItems', () => {
     });
   });
 
+  it('accepts a function_call_output that names its tool instead of giving a call_id (Codex CLI)', () => {
+    const [item] = validateItems([{ type: 'function_call_output', name: 'exec', namespace: 'shell', output: 'ok' }]);
+    expect(item).toEqual({ type: 'function_call_output', name: 'exec', namespace: 'shell', output: 'ok' });
+  });
+
   it('counts from zero without an offset', () => {
     expect(errorOf(() => validateItems([{ type: 'item_reference' }]))).toMatchObject({ param: 'input[0].id' });
   });
