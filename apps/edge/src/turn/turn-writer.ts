@@ -28,7 +28,7 @@ export class TurnWriter {
     this.assembler = new OutputAssembler(this.stream, emit);
   }
 
-  get currentKind(): 'message' | 'reasoning' | 'function_call' | null {
+  get currentKind(): OutputAssembler['openItemType'] {
     return this.assembler.openItemType;
   }
 
@@ -53,10 +53,15 @@ export class TurnWriter {
     this.assembler.startFunctionCall(name, namespace);
   }
 
+  startCustomToolCall(name: string, namespace?: string): void {
+    this.assembler.startCustomToolCall(name, namespace);
+  }
+
   /** Streams text into whatever item is open (a parser delta belongs to the open item). */
   delta(text: string): void {
     const kind = this.assembler.openItemType;
     if (kind === 'function_call') this.assembler.appendArguments(text);
+    else if (kind === 'custom_tool_call') this.assembler.appendInput(text);
     else if (kind === 'reasoning') this.assembler.appendReasoning(text);
     else {
       if (kind === null) this.assembler.startMessage();

@@ -57,6 +57,21 @@ export const OutputFunctionCallSchema = z.strictObject({
 /** An output `function_call` item. */
 export type OutputFunctionCall = z.infer<typeof OutputFunctionCallSchema>;
 
+/** A call to a custom (freeform) tool (`ctc_…`): `input` is plain text, streamed as deltas. */
+export const OutputCustomToolCallSchema = z.strictObject({
+  id: z.string(),
+  type: z.literal('custom_tool_call'),
+  status: OutputItemStatusSchema,
+  call_id: z.string(),
+  name: z.string(),
+  /** `""` until the first delta. */
+  input: z.string(),
+  /** Present only for tools declared inside a `namespace` tool. */
+  namespace: z.string().optional(),
+});
+/** An output `custom_tool_call` item. */
+export type OutputCustomToolCall = z.infer<typeof OutputCustomToolCallSchema>;
+
 /** Reasoning (`rs_…`). `encrypted_content` only when the client asked for it via `include`. */
 export const OutputReasoningSchema = z.strictObject({
   id: z.string(),
@@ -72,6 +87,7 @@ export type OutputReasoning = z.infer<typeof OutputReasoningSchema>;
 export const OutputItemSchema = z.discriminatedUnion('type', [
   OutputMessageSchema,
   OutputFunctionCallSchema,
+  OutputCustomToolCallSchema,
   OutputReasoningSchema,
 ]);
 /** An output item. */

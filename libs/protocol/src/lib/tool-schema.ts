@@ -12,25 +12,45 @@ export const FunctionToolSchema = z.looseObject({
 /** A `function` tool. */
 export type FunctionTool = z.infer<typeof FunctionToolSchema>;
 
+/** How a custom tool's input is constrained: free text, or a grammar (`lark` or `regex`). */
+export const CustomToolFormatSchema = tolerantUnion([
+  z.looseObject({ type: z.literal('text') }),
+  z.looseObject({ type: z.literal('grammar'), syntax: z.string(), definition: z.string() }),
+]);
+
+/** A freeform tool (Codex's `apply_patch`): the model calls it with plain text, not JSON. */
+export const CustomToolSchema = z.looseObject({
+  type: z.literal('custom'),
+  name: z.string().min(1),
+  description: optionalField(z.string()),
+  format: optionalField(CustomToolFormatSchema),
+});
+/** A `custom` tool. */
+export type CustomTool = z.infer<typeof CustomToolSchema>;
+
+/** The `local_shell` tool: the model runs argv commands on the client's machine. */
+export const LocalShellToolSchema = z.looseObject({ type: z.literal('local_shell') });
+
 /**
  * A group of tools under one name. A call to one of its tools carries `namespace` on its
- * `function_call` item. Members other than functions (e.g. `custom`) are carried along.
+ * `function_call` (or `custom_tool_call`) item. Other member types are carried along.
  */
 export const NamespaceToolSchema = z.looseObject({
   type: z.literal('namespace'),
   name: z.string().min(1),
   description: optionalField(z.string()),
-  tools: z.array(tolerantUnion([FunctionToolSchema])),
+  tools: z.array(tolerantUnion([FunctionToolSchema, CustomToolSchema])),
 });
 /** A `namespace` tool. */
 export type NamespaceTool = z.infer<typeof NamespaceToolSchema>;
 
 /**
- * Any tool. Types other than `function` and `namespace` (`custom`, `web_search`,
- * `local_shell`, `mcp`, `file_search`, …) are accepted and carried along: a model that cannot
- * call them simply does not.
+ * Any tool. The model is offered `function`, `namespace`, `custom` and `local_shell` tools; hosted
+ * tools (`web_search`, `file_search`, `mcp`, `code_interpreter`, `image_generation`,
+ * `computer_use_preview`, …) are accepted and carried along: a model that cannot call them simply
+ * does not.
  */
-export const ToolSchema = tolerantUnion([FunctionToolSchema, NamespaceToolSchema]);
+export const ToolSchema = tolerantUnion([FunctionToolSchema, NamespaceToolSchema, CustomToolSchema, LocalShellToolSchema]);
 /** A tool as parsed. */
 export type Tool = z.infer<typeof ToolSchema>;
 
