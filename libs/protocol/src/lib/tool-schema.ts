@@ -15,7 +15,7 @@ export type FunctionTool = z.infer<typeof FunctionToolSchema>;
 /** How a custom tool's input is constrained: free text, or a grammar (`lark` or `regex`). */
 export const CustomToolFormatSchema = tolerantUnion([
   z.looseObject({ type: z.literal('text') }),
-  z.looseObject({ type: z.literal('grammar'), syntax: z.string(), definition: z.string() }),
+  z.looseObject({ type: z.literal('grammar'), syntax: z.enum(['lark', 'regex']), definition: z.string() }),
 ]);
 
 /** A freeform tool (Codex's `apply_patch`): the model calls it with plain text, not JSON. */
