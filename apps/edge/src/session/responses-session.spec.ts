@@ -88,7 +88,7 @@ describe('ResponsesSession', () => {
         // Safety saw every item once, in order (outputs when the next turn carried them).
         const classified = s.backends.classifyCalls.flatMap((c) => c.items.map((i) => i.text));
         const expectedTexts = all.slice(0, all.length - r.output.length).map((i) =>
-          i.type === 'function_call' ? i.arguments : i.type === 'function_call_output' ? i.output : typeof i.content === 'string' ? i.content : i.content.map((c: any) => c.text).join('\n'),
+          i.type === 'function_call' ? `${i.name}\n${i.arguments}` : i.type === 'function_call_output' ? i.output : typeof i.content === 'string' ? i.content : i.content.map((c: any) => c.text).join('\n'),
         );
         expect(classified).toEqual(expectedTexts);
         // One route for the whole conversation.

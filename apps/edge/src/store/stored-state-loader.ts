@@ -2,7 +2,7 @@ import { getProfile } from '@fastloop/model-profiles';
 import { toHeader } from '../turn/prepare-turn';
 import { AppendLog } from '../turn/append-log';
 import type { CallTarget, ConversationState } from '../turn/conversation-state';
-import { itemsToEntries } from '../turn/items-to-entries';
+import { itemsToEntries } from '../turn/item-conversion';
 import { renderConversation } from '../turn/render-conversation';
 import type { EntryRenderCache } from '../turn/entry-render-cache';
 import type { StateLoader } from '../session/responses-session';

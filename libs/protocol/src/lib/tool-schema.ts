@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { optionalField, tolerantUnion } from './field-schemas';
+import { knownTypes, optionalField, tolerantUnion } from './field-schemas';
 
 /** A function tool: `parameters` is a JSON Schema object, passed to the model as-is. */
 export const FunctionToolSchema = z.looseObject({
@@ -50,9 +50,23 @@ export type NamespaceTool = z.infer<typeof NamespaceToolSchema>;
  * `computer_use_preview`, …) are accepted and carried along: a model that cannot call them simply
  * does not.
  */
-export const ToolSchema = tolerantUnion([FunctionToolSchema, NamespaceToolSchema, CustomToolSchema, LocalShellToolSchema]);
+const KNOWN_TOOL_OPTIONS = [FunctionToolSchema, NamespaceToolSchema, CustomToolSchema, LocalShellToolSchema] as const;
+const KNOWN_TOOL_TYPES = knownTypes(KNOWN_TOOL_OPTIONS);
+export const ToolSchema = tolerantUnion(KNOWN_TOOL_OPTIONS);
 /** A tool as parsed. */
 export type Tool = z.infer<typeof ToolSchema>;
+/** The tools a model can be offered; other tools are carried. */
+export type KnownTool = z.infer<(typeof KNOWN_TOOL_OPTIONS)[number]>;
+/** A member of a `namespace` tool as parsed. */
+export type NamespaceMember = NamespaceTool['tools'][number];
+
+/**
+ * Narrows a tool (or namespace member) to the types a model can be offered. Needed because a
+ * carried tool's `type` is any string, so `switch (tool.type)` alone cannot exclude it.
+ */
+export function isKnownTool(tool: Tool | NamespaceMember): tool is KnownTool {
+  return KNOWN_TOOL_TYPES.has(tool.type);
+}
 
 /** Forces a call to one named function. */
 export const FunctionToolChoiceSchema = z.looseObject({ type: z.literal('function'), name: z.string().min(1) });

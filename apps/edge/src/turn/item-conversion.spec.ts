@@ -1,6 +1,6 @@
 import { validateItems } from '@fastloop/protocol';
 import type { CallTarget } from './conversation-state';
-import { itemsToEntries } from './items-to-entries';
+import { itemsToEntries } from './item-conversion';
 
 const entriesOf = (items: unknown[]) => itemsToEntries(validateItems(items), new Map<string, CallTarget>());
 
