@@ -29,7 +29,7 @@ function open(backends = new FakeBackends(), safetyOverlap = true) {
     await session.whenIdle();
     return events.slice(from);
   };
-  return { session, events, create, backends, cache, usage, registry };
+  return { session, events, create, backends, cache, usage, registry, deps };
 }
 
 const terminal = (events: any[]) => events[events.length - 1];
@@ -183,6 +183,66 @@ describe('ResponsesSession', () => {
     expect(s.backends.generateCalls).toHaveLength(overlap ? 1 : 0);
     await new Promise((r) => setImmediate(r));
     expect(s.usage).toHaveLength(0);
+  });
+
+  it.each([
+    ['a custom_tool_call_output', [
+      { type: 'custom_tool_call', call_id: 'call_p', name: 'apply_patch', input: '*** Begin Patch' },
+      { type: 'custom_tool_call_output', call_id: 'call_p', output: `-----BEGIN PRIVATE KEY-----\nMIIE` },
+    ]],
+    ['a refusal part', [{ type: 'message', role: 'assistant', content: [{ type: 'refusal', refusal: '-----BEGIN PRIVATE KEY-----' }] }]],
+    ['a local_shell_call_output', [{ type: 'local_shell_call_output', id: 'call_s', output: 'x -----BEGIN PRIVATE KEY-----' }]],
+    ['a carried hosted-tool item', [{ type: 'mcp_call', id: 'mc_1', server_label: 's', name: 't', arguments: '{}', output: '-----BEGIN PRIVATE KEY-----' }]],
+  ])('blocks a private key inside %s', async (_, input) => {
+    const s = open();
+    s.backends.blockMarker = '-----BEGIN PRIVATE KEY-----';
+    const events = await s.create({ input: [{ role: 'user', content: 'go' }, ...input] });
+    expect(events).toEqual([expect.objectContaining({ type: 'error', status: 400, error: expect.objectContaining({ code: 'invalid_prompt' }) })]);
+  });
+
+  it('streams a call to a custom tool as a custom_tool_call and continues from its output as the stateless path would', async () => {
+    const s = open();
+    const patch = '*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch';
+    s.backends.script = () => ({ kind: 'custom_tool_call', name: 'apply_patch', input: patch, callId: '' });
+    const customTools = [...tools, { type: 'custom', name: 'apply_patch', description: 'Edit files.' }];
+    const events = await s.create({ input: 'edit', tools: customTools });
+    const r = terminal(events).response;
+    expect(r.output).toEqual([{ id: expect.stringMatching(/^ctc_/), type: 'custom_tool_call', status: 'completed', call_id: expect.stringMatching(/^call_/), name: 'apply_patch', input: patch }]);
+    expect(events.map((e) => e.type)).toContain('response.custom_tool_call_input.delta');
+    expect(events.find((e) => e.type === 'response.custom_tool_call_input.done')).toMatchObject({ input: patch, item_id: r.output[0].id });
+
+    s.backends.script = () => ({ kind: 'message', role: 'assistant', text: 'done' });
+    const output = { type: 'custom_tool_call_output', call_id: r.output[0].call_id, output: 'Done!' };
+    expect(terminal(await s.create({ previous_response_id: r.id, input: [output], tools: customTools })).type).toBe('response.completed');
+    const header = {
+      tools: [
+        { name: 'read_file', description: 'Read a file', parameters: tools[0].parameters as never },
+        { name: 'apply_patch', description: 'Edit files.', freeform: { type: 'text' as const } },
+      ],
+    };
+    const stateless: ConversationEntry[] = [
+      { kind: 'message', role: 'user', text: 'edit' },
+      { kind: 'custom_tool_call', name: 'apply_patch', input: patch, callId: r.output[0].call_id },
+      { kind: 'function_call_output', name: 'apply_patch', output: 'Done!', callId: r.output[0].call_id },
+    ];
+    expect(s.backends.prompts[1]).toEqual(profile.render(header, stateless));
+  });
+
+  it("resolves an item_reference from the store within the caller's tenant when the connection does not hold it", async () => {
+    const s = open();
+    const stored = { type: 'message', role: 'user', content: 'from the store', id: 'msg_stored' } as const;
+    const asked: [string, string][] = [];
+    s.deps.items = {
+      find: async (id, tenant) => {
+        asked.push([id, tenant]);
+        return id === stored.id && tenant === 't' ? stored : undefined;
+      },
+    };
+    expect(terminal(await s.create({ input: [{ type: 'item_reference', id: 'msg_stored' }] })).type).toBe('response.completed');
+    expect(asked).toEqual([['msg_stored', 't']]);
+    expect(profile.decode(s.backends.prompts[0])).toContain('<|start|>user<|message|>from the store<|end|>');
+    const missing = await s.create({ input: [{ type: 'item_reference', id: 'msg_other' }] });
+    expect(missing).toEqual([expect.objectContaining({ type: 'error', status: 400, error: expect.objectContaining({ param: 'input[0].id' }) })]);
   });
 
   it('warms the cache with generate: false, sampling nothing, and chains from the returned id', async () => {
