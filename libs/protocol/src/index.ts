@@ -100,8 +100,10 @@ export { formatParam, issueToApiError } from './lib/issue-to-api-error';
 
 // Outbound: the Response object and its items.
 export {
+  LocalShellActionSchema,
   OutputCustomToolCallSchema,
   OutputFunctionCallSchema,
+  OutputLocalShellCallSchema,
   OutputItemSchema,
   OutputItemStatusSchema,
   OutputMessageSchema,
@@ -111,8 +113,10 @@ export {
   ResponseObjectSchema,
   ResponseStatusSchema,
   UsageSchema,
+  type LocalShellAction,
   type OutputCustomToolCall,
   type OutputFunctionCall,
+  type OutputLocalShellCall,
   type OutputItem,
   type OutputItemStatus,
   type OutputMessage,

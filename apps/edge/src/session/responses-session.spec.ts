@@ -228,6 +228,32 @@ describe('ResponsesSession', () => {
     expect(s.backends.prompts[1]).toEqual(profile.render(header, stateless));
   });
 
+  it('returns a call to the offered local_shell tool as a local_shell_call item and continues from its output', async () => {
+    const s = open();
+    s.backends.script = () => ({ kind: 'function_call', name: 'local_shell', arguments: '{"command":["ls","-la"],"working_directory":"/tmp"}', callId: '' });
+    const shellTools = [...tools, { type: 'local_shell' }];
+    const events = await s.create({ input: 'list', tools: shellTools });
+    const r = terminal(events).response;
+    expect(r.output).toEqual([
+      { id: expect.stringMatching(/^lsh_/), type: 'local_shell_call', status: 'completed', call_id: expect.stringMatching(/^call_/), action: { type: 'exec', command: ['ls', '-la'], working_directory: '/tmp', env: {} } },
+    ]);
+    expect(events.filter((e) => e.type.startsWith('response.output_item')).map((e) => [e.type, e.item.status])).toEqual([
+      ['response.output_item.added', 'in_progress'],
+      ['response.output_item.done', 'completed'],
+    ]);
+    s.backends.script = () => ({ kind: 'message', role: 'assistant', text: 'listed' });
+    const next = await s.create({ previous_response_id: r.id, input: [{ type: 'local_shell_call_output', id: r.output[0].call_id, output: 'a.txt' }], tools: shellTools });
+    expect(terminal(next).type).toBe('response.completed');
+    expect(profile.decode(s.backends.prompts[1])).toContain('<|start|>functions.local_shell to=assistant<|channel|>commentary<|message|>a.txt<|end|>');
+  });
+
+  it('returns a local_shell call whose arguments are not an action as the function_call the model wrote', async () => {
+    const s = open();
+    s.backends.script = () => ({ kind: 'function_call', name: 'local_shell', arguments: '{"cmd":"ls"}', callId: '' });
+    const r = terminal(await s.create({ input: 'list', tools: [{ type: 'local_shell' }] })).response;
+    expect(r.output).toEqual([expect.objectContaining({ type: 'function_call', name: 'local_shell', arguments: '{"cmd":"ls"}', status: 'completed' })]);
+  });
+
   it("resolves an item_reference from the store within the caller's tenant when the connection does not hold it", async () => {
     const s = open();
     const stored = { type: 'message', role: 'user', content: 'from the store', id: 'msg_stored' } as const;

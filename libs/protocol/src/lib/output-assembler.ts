@@ -1,6 +1,6 @@
 import type { EventStream, ItemPosition, PartPosition } from './event-stream';
 import { newId } from './new-id';
-import type { OutputCustomToolCall, OutputFunctionCall, OutputItem, OutputItemStatus, OutputMessage, OutputReasoning } from './response-object-schema';
+import type { LocalShellAction, OutputCustomToolCall, OutputFunctionCall, OutputItem, OutputItemStatus, OutputMessage, OutputReasoning } from './response-object-schema';
 import type { ResponseStreamEvent } from './stream-event-schema';
 
 /** Receives events in the order they must be sent. */
@@ -113,6 +113,21 @@ export class OutputAssembler {
     if (delta === '') return;
     item.input += delta;
     this.emit(this.stream.customToolCallInputDelta(item.at, delta));
+  }
+
+  /**
+   * Adds a complete `local_shell_call` (its action is known only once the model finished writing
+   * it, and the item has no delta events): `output_item.added` then `output_item.done`.
+   */
+  addLocalShellCall(action: LocalShellAction, callId: string = newId('call')): StartedFunctionCall {
+    this.endItem();
+    const outputIndex = this.items.length;
+    const item = { id: newId('lsh'), type: 'local_shell_call' as const, call_id: callId, action };
+    this.emit(this.stream.outputItemAdded(outputIndex, { ...item, status: 'in_progress' }));
+    const done: OutputItem = { ...item, status: 'completed' };
+    this.items.push(done);
+    this.emit(this.stream.outputItemDone(outputIndex, done));
+    return { itemId: item.id, callId };
   }
 
   /** Starts a visible-reasoning item; returns its `rs_…` id. */

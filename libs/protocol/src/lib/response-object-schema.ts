@@ -72,6 +72,29 @@ export const OutputCustomToolCallSchema = z.strictObject({
 /** An output `custom_tool_call` item. */
 export type OutputCustomToolCall = z.infer<typeof OutputCustomToolCallSchema>;
 
+/** What a `local_shell_call` runs: argv, environment and optional limits. */
+export const LocalShellActionSchema = z.strictObject({
+  type: z.literal('exec'),
+  command: z.array(z.string()),
+  env: z.record(z.string(), z.string()),
+  timeout_ms: z.number().optional(),
+  user: z.string().optional(),
+  working_directory: z.string().optional(),
+});
+/** A `local_shell_call`'s action. */
+export type LocalShellAction = z.infer<typeof LocalShellActionSchema>;
+
+/** A call to the `local_shell` tool (`lsh_…`); the client runs `action` and answers with `call_id`. */
+export const OutputLocalShellCallSchema = z.strictObject({
+  id: z.string(),
+  type: z.literal('local_shell_call'),
+  status: OutputItemStatusSchema,
+  call_id: z.string(),
+  action: LocalShellActionSchema,
+});
+/** An output `local_shell_call` item. */
+export type OutputLocalShellCall = z.infer<typeof OutputLocalShellCallSchema>;
+
 /** Reasoning (`rs_…`). `encrypted_content` only when the client asked for it via `include`. */
 export const OutputReasoningSchema = z.strictObject({
   id: z.string(),
@@ -88,6 +111,7 @@ export const OutputItemSchema = z.discriminatedUnion('type', [
   OutputMessageSchema,
   OutputFunctionCallSchema,
   OutputCustomToolCallSchema,
+  OutputLocalShellCallSchema,
   OutputReasoningSchema,
 ]);
 /** An output item. */
