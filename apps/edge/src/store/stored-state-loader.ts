@@ -29,7 +29,7 @@ export class StoredStateLoader implements StateLoader {
     const calls = new Map<string, CallTarget>();
     const entries = itemsToEntries(items, calls);
     const profile = getProfile(record.route.profile);
-    const header = toHeader(record.response as unknown as Parameters<typeof toHeader>[0]);
+    const header = toHeader(record.response);
     return {
       response: record.response,
       tenant,

@@ -176,11 +176,19 @@ async function classify(deps: TurnDeps, req: TurnRequest, items: LogView<InputIt
   return { state: res.state, itemsSeen: res.itemsSeen };
 }
 
+/** What a header renders from: a request body, or the Response object a stored conversation kept. */
+export interface HeaderSource {
+  tools?: readonly Tool[];
+  tool_choice?: ResponseCreateRequest['tool_choice'];
+  instructions?: string | null;
+  reasoning?: { effort?: string | null } | null;
+}
+
 /**
  * The chat-format header of a request: instructions, the tools the model can call (functions,
  * namespaces, custom tools, local_shell) and the effort. Hosted tools are carried, not offered.
  */
-export function toHeader(body: Pick<ResponseCreateRequest, 'tool_choice' | 'tools' | 'instructions' | 'reasoning'>): RenderHeader {
+export function toHeader(body: HeaderSource): RenderHeader {
   // tool_choice "none": the model is not shown the tools, so it cannot call them.
   const offered = body.tool_choice === 'none' ? [] : (body.tools ?? []);
   const tools = offered.flatMap(toolSpecs);
