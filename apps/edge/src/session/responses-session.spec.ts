@@ -42,7 +42,17 @@ function entriesOf(items: any[]): ConversationEntry[] {
       names.set(i.call_id, i.name);
       return { kind: 'function_call', name: i.name, arguments: i.arguments, callId: i.call_id };
     }
-    if (i.type === 'function_call_output') return { kind: 'function_call_output', name: names.get(i.call_id)!, output: i.output, callId: i.call_id };
+    if (i.type === 'custom_tool_call') {
+      names.set(i.call_id, i.name);
+      return { kind: 'custom_tool_call', name: i.name, input: i.input, callId: i.call_id };
+    }
+    if (i.type === 'function_call_output' && i.call_id === undefined) {
+      const callId = [...names].filter(([, name]) => name === i.name).pop()?.[0] ?? '';
+      return { kind: 'function_call_output', name: i.name, output: i.output, callId };
+    }
+    if (i.type === 'function_call_output' || i.type === 'custom_tool_call_output') {
+      return { kind: 'function_call_output', name: names.get(i.call_id)!, output: i.output, callId: i.call_id };
+    }
     const text = typeof i.content === 'string' ? i.content : i.content.map((c: any) => c.text).join('\n');
     return { kind: 'message', role: i.role, text };
   });
@@ -51,31 +61,47 @@ function entriesOf(items: any[]): ConversationEntry[] {
 describe('ResponsesSession', () => {
   it('gives every continuation the same prompt as the stateless path, sending only new tokens, classifying each item once', async () => {
     const turnArb = fc.record({
-      kind: fc.constantFrom('tool_output', 'user'),
+      // A tool output answers by call_id, or (function calls only) by name as Codex CLI sends it.
+      kind: fc.constantFrom('tool_output', 'tool_output_by_name', 'user'),
       text: fc.string({ unit: 'grapheme', maxLength: 30 }),
       instructions: fc.option(fc.constantFrom('Be brief.', 'Be thorough.'), { nil: undefined }),
       answer: fc.boolean(),
+      /** The tool the model calls in this turn's response: a function or a custom (freeform) tool. */
+      tool: fc.constantFrom('read_file', 'apply_patch'),
+    });
+    const allTools = [...tools, { type: 'custom', name: 'apply_patch', description: 'Edit files.' }];
+    const header = (instructions: string | undefined) => ({
+      instructions,
+      tools: [
+        { name: 'read_file', description: 'Read a file', parameters: tools[0].parameters as never },
+        { name: 'apply_patch', description: 'Edit files.', freeform: { type: 'text' as const } },
+      ],
     });
     await fc.assert(
       fc.asyncProperty(fc.string({ minLength: 1, maxLength: 30 }), fc.array(turnArb, { minLength: 1, maxLength: 6 }), async (first, turns) => {
         const s = open();
         let turnIndex = 0;
-        s.backends.script = () =>
-          turns[turnIndex - 1]?.answer ? { kind: 'message', role: 'assistant', text: `answer ${turnIndex}` } : { kind: 'function_call', name: 'read_file', arguments: `{"path":"${turnIndex}"}`, callId: '' };
+        s.backends.script = (): ConversationEntry => {
+          const turn = turns[turnIndex - 1];
+          if (turn?.answer) return { kind: 'message', role: 'assistant', text: `answer ${turnIndex}` };
+          if (turn?.tool === 'apply_patch') return { kind: 'custom_tool_call', name: 'apply_patch', input: `*** Begin Patch\n${turnIndex}\n*** End Patch`, callId: '' };
+          return { kind: 'function_call', name: 'read_file', arguments: `{"path":"${turnIndex}"}`, callId: '' };
+        };
         const all: any[] = [{ type: 'message', role: 'user', content: first }];
-        let r = terminal(await s.create({ input: first })).response;
+        let r = terminal(await s.create({ input: first, tools: allTools })).response;
         all.push(...r.output);
         for (const turn of turns) {
           turnIndex++;
           const last = r.output[r.output.length - 1];
-          const item = turn.kind === 'tool_output' && last?.type === 'function_call'
-            ? { type: 'function_call_output', call_id: last.call_id, output: turn.text }
-            : { type: 'message', role: 'user', content: turn.text || '?' };
+          let item: Record<string, unknown> = { type: 'message', role: 'user', content: turn.text || '?' };
+          if (turn.kind !== 'user' && last?.type === 'custom_tool_call') item = { type: 'custom_tool_call_output', call_id: last.call_id, output: turn.text };
+          else if (turn.kind === 'tool_output' && last?.type === 'function_call') item = { type: 'function_call_output', call_id: last.call_id, output: turn.text };
+          else if (turn.kind === 'tool_output_by_name' && last?.type === 'function_call') item = { type: 'function_call_output', name: last.name, output: turn.text };
           all.push(item);
-          const events = await s.create({ previous_response_id: r.id, input: [item], instructions: turn.instructions });
+          const events = await s.create({ previous_response_id: r.id, input: [item], instructions: turn.instructions, tools: allTools });
           r = terminal(events).response;
           expect(r.status).toBe('completed');
-          const expected = profile.render({ instructions: turn.instructions, tools: [{ name: 'read_file', description: 'Read a file', parameters: tools[0].parameters as never }] }, entriesOf(all));
+          const expected = profile.render(header(turn.instructions), entriesOf(all));
           expect(s.backends.prompts[s.backends.prompts.length - 1]).toEqual(expected);
           const call = s.backends.generateCalls[s.backends.generateCalls.length - 1];
           if (turn.instructions === undefined && turns[turnIndex - 2]?.instructions === undefined) {
@@ -87,9 +113,13 @@ describe('ResponsesSession', () => {
         }
         // Safety saw every item once, in order (outputs when the next turn carried them).
         const classified = s.backends.classifyCalls.flatMap((c) => c.items.map((i) => i.text));
-        const expectedTexts = all.slice(0, all.length - r.output.length).map((i) =>
-          i.type === 'function_call' ? `${i.name}\n${i.arguments}` : i.type === 'function_call_output' ? i.output : typeof i.content === 'string' ? i.content : i.content.map((c: any) => c.text).join('\n'),
-        );
+        const expectedTexts = all.slice(0, all.length - r.output.length).map((i) => {
+          if (i.type === 'function_call') return `${i.name}\n${i.arguments}`;
+          if (i.type === 'custom_tool_call') return `${i.name}\n${i.input}`;
+          if (i.type === 'function_call_output' && i.call_id === undefined) return [i.name, i.output].filter(Boolean).join('\n');
+          if (i.type === 'function_call_output' || i.type === 'custom_tool_call_output') return i.output;
+          return typeof i.content === 'string' ? i.content : i.content.map((c: any) => c.text).join('\n');
+        });
         expect(classified).toEqual(expectedTexts);
         // One route for the whole conversation.
         expect(s.backends.routeCalls).toHaveLength(1);
