@@ -78,6 +78,14 @@ const cases: [string, unknown[], string, string][] = [
   ['a local shell call output', [{ type: 'local_shell_call_output', id: 'call_3', output: 'a.txt' }], '<|start|>functions.local_shell to=assistant<|channel|>commentary<|message|>a.txt<|end|>', 'a.txt'],
   ['a web search call, carried and scanned, not rendered', [{ type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search', query: 'weather' } }], '', 'completed\nsearch\nweather'],
   ['an MCP call, carried and scanned, not rendered', [{ type: 'mcp_call', id: 'mc_1', server_label: 'srv', name: 't', arguments: '{"q":1}', output: 'res' }], '', 'srv\nt\n{"q":1}\nres'],
+  ['a file search call, carried and scanned, not rendered', [{ type: 'file_search_call', id: 'fs_1', status: 'completed', queries: ['q1', 'q2'], results: null }], '', 'completed\nq1\nq2'],
+  ['an image generation call, carried and scanned, not rendered', [{ type: 'image_generation_call', id: 'ig_1', status: 'completed', result: 'aGk=' }], '', 'completed\naGk='],
+  ['a code interpreter call, carried and scanned, not rendered', [{ type: 'code_interpreter_call', id: 'ci_1', status: 'completed', code: 'print(1)', container_id: 'c', outputs: null }], '', 'completed\nprint(1)\nc'],
+  ['an MCP tool list, carried and scanned, not rendered', [{ type: 'mcp_list_tools', id: 'ml_1', server_label: 'srv', tools: [{ name: 't', input_schema: {}, description: 'd' }] }], '', 'srv\nt\nd'],
+  ['an MCP approval request, carried and scanned, not rendered', [{ type: 'mcp_approval_request', id: 'mr_1', server_label: 'srv', name: 't', arguments: '{}' }], '', 'srv\nt\n{}'],
+  ['an MCP approval response, carried and scanned, not rendered', [{ type: 'mcp_approval_response', approval_request_id: 'mr_1', approve: true, reason: 'ok' }], '', 'mr_1\nok'],
+  ['a computer call, carried and scanned, not rendered', [{ type: 'computer_call', id: 'cu_1', call_id: 'c', status: 'completed', pending_safety_checks: [], action: { type: 'type', text: 'hello' } }], '', 'c\ncompleted\ntype\nhello'],
+  ['an item of a type newer than this code, carried and scanned, not rendered', [{ type: 'hologram_call', id: 'h_1', payload: { nested: ['deep text'] } }], '', 'deep text'],
   ['a computer call output, carried and scanned, not rendered', [{ type: 'computer_call_output', call_id: 'c', output: { type: 'computer_screenshot', image_url: 'u' } }], '', 'c\ncomputer_screenshot\nu'],
 ];
 
