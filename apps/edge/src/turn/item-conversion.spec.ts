@@ -70,6 +70,12 @@ const cases: [string, unknown[], string, string][] = [
     'Done!',
   ],
   [
+    'a custom tool call output that names its tool instead of a call_id',
+    [customCall, { type: 'custom_tool_call_output', name: 'apply_patch', output: 'Done!' }],
+    '<|start|>functions.apply_patch to=assistant<|channel|>commentary<|message|>Done!<|end|>',
+    'apply_patch\nDone!',
+  ],
+  [
     'a local shell call, as a call to the local_shell tool',
     [{ type: 'local_shell_call', id: 'lsh_1', call_id: 'call_3', status: 'completed', action: { type: 'exec', command: ['ls', '-a'], env: {} } }],
     '<|start|>assistant<|channel|>commentary to=functions.local_shell <|constrain|>json<|message|>{"command":["ls","-a"],"env":{}}<|call|>',

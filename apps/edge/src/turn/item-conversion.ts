@@ -45,14 +45,14 @@ function narrowKnown(item: KnownInputItem): NarrowedItem {
       const { type: _type, ...action } = item.action;
       return { kind: 'call', format: 'function', callId: item.call_id, name: LOCAL_SHELL_TOOL, body: JSON.stringify(action) };
     }
-    case 'function_call_output': {
+    case 'function_call_output':
+    case 'custom_tool_call_output': {
       const output = contentText(item.output);
-      if (item.call_id !== undefined) return { kind: 'output', answers: { by: 'call_id', callId: item.call_id, what: 'function call' }, output };
+      const what = item.type === 'function_call_output' ? 'function call' : 'custom tool call';
+      if (item.call_id !== undefined) return { kind: 'output', answers: { by: 'call_id', callId: item.call_id, what }, output };
       // The schema requires a name when call_id is absent (Codex CLI sends outputs that way).
       return { kind: 'output', answers: withNamespace({ by: 'name', name: item.name ?? '' }, item.namespace), output };
     }
-    case 'custom_tool_call_output':
-      return { kind: 'output', answers: { by: 'call_id', callId: item.call_id, what: 'custom tool call' }, output: contentText(item.output) };
     case 'local_shell_call_output':
       return { kind: 'output', answers: { by: 'tool', callId: item.id, target: { name: LOCAL_SHELL_TOOL } }, output: item.output };
     case 'item_reference':

@@ -77,6 +77,13 @@ export const FunctionCallItemSchema = z.looseObject({
 /** A `function_call` input item. */
 export type FunctionCallItem = z.infer<typeof FunctionCallItemSchema>;
 
+/** Without a call id a tool output must name its tool; otherwise `call_id` is what is missing. */
+function callIdOrName(ctx: { value: { call_id?: string; name?: string }; issues: z.core.$ZodRawIssue[] }): void {
+  if (ctx.value.call_id === undefined && ctx.value.name === undefined) {
+    ctx.issues.push({ code: 'invalid_type', expected: 'string', path: ['call_id'], input: undefined });
+  }
+}
+
 /**
  * The result of a tool call: a string or a list of parts (`input_text`, `input_image`, …).
  * `call_id` is optional because coding agents (Codex CLI) send outputs that name the tool by
@@ -90,12 +97,7 @@ export const FunctionCallOutputItemSchema = z.looseObject({
   output: z.union([z.string(), z.array(ContentPartSchema)]),
   id: optionalField(z.string()),
   status: optionalField(ItemStatusSchema),
-}).check((ctx) => {
-  // Without a call id the output must name its tool; otherwise `call_id` is what is missing.
-  if (ctx.value.call_id === undefined && ctx.value.name === undefined) {
-    ctx.issues.push({ code: 'invalid_type', expected: 'string', path: ['call_id'], input: undefined });
-  }
-});
+}).check(callIdOrName);
 /** A `function_call_output` input item. */
 export type FunctionCallOutputItem = z.infer<typeof FunctionCallOutputItemSchema>;
 
@@ -112,14 +114,16 @@ export const CustomToolCallItemSchema = z.looseObject({
 /** A `custom_tool_call` input item. */
 export type CustomToolCallItem = z.infer<typeof CustomToolCallItemSchema>;
 
-/** The result of a custom tool call: a string or a list of parts. */
+/** The result of a custom tool call: a string or a list of parts; like a function call's, by `call_id` or by `name`. */
 export const CustomToolCallOutputItemSchema = z.looseObject({
   type: z.literal('custom_tool_call_output'),
-  call_id: z.string(),
+  call_id: optionalField(z.string()),
+  name: optionalField(z.string()),
+  namespace: optionalField(z.string()),
   output: z.union([z.string(), z.array(ContentPartSchema)]),
   id: optionalField(z.string()),
   status: optionalField(ItemStatusSchema),
-});
+}).check(callIdOrName);
 /** A `custom_tool_call_output` input item. */
 export type CustomToolCallOutputItem = z.infer<typeof CustomToolCallOutputItemSchema>;
 
