@@ -36,7 +36,9 @@ export interface PreparedTurn {
  */
 export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: StageTimer): Promise<PreparedTurn> {
   const { body, previous } = req;
-  const newItems = await resolveReferences(deps, req, normalizeInput(body.input));
+  const input = normalizeInput(body.input);
+  // Only a turn that has references pays for the (possibly remote) lookup, and its microtask.
+  const newItems = input.some((i) => i.type === 'item_reference') ? await resolveReferences(deps, req, input) : input;
   const items = previous ? previous.items.append(newItems) : AppendLog.from(newItems);
   const inputStart = previous ? previous.items.length : 0;
   const calls = previous ? (previous.calls as Map<string, CallTarget>) : new Map<string, CallTarget>();
@@ -88,7 +90,6 @@ function normalizeInput(input: ResponseCreateRequest['input']): InputItem[] {
  * first, then (HTTP, or an id from another chain) from the caller's tenant's stored items.
  */
 async function resolveReferences(deps: TurnDeps, req: TurnRequest, items: InputItem[]): Promise<InputItem[]> {
-  if (!items.some((i) => i.type === 'item_reference')) return items;
   const local = new Map<string, InputItem>();
   if (req.previous) for (const item of req.previous.items) if (item.id !== undefined) local.set(item.id, item);
   const resolved: InputItem[] = [];
