@@ -112,7 +112,12 @@ describe('ResponsesSession', () => {
           all.push(...r.output);
         }
         // Safety saw every item once, in order (outputs when the next turn carried them).
-        const classified = s.backends.classifyCalls.flatMap((c) => c.items.map((i) => i.text));
+        const isHeader = (c: { items: { itemType: string }[] }) => c.items.some((i) => i.itemType === 'tools');
+        const classified = s.backends.classifyCalls.filter((c) => !isHeader(c)).flatMap((c) => c.items.map((i) => i.text));
+        // The header (instructions, tools) is classified on the first turn and whenever it changes.
+        let headerChanges = 1;
+        turns.forEach((t, i) => (headerChanges += t.instructions !== (i === 0 ? undefined : turns[i - 1].instructions) ? 1 : 0));
+        expect(s.backends.classifyCalls.filter(isHeader)).toHaveLength(headerChanges);
         const expectedTexts = all.slice(0, all.length - r.output.length).map((i) => {
           if (i.type === 'function_call') return `${i.name}\n${i.arguments}`;
           if (i.type === 'custom_tool_call') return `${i.name}\n${i.input}`;
@@ -228,6 +233,17 @@ describe('ResponsesSession', () => {
     s.backends.blockMarker = '-----BEGIN PRIVATE KEY-----';
     const events = await s.create({ input: [{ role: 'user', content: 'go' }, ...input] });
     expect(events).toEqual([expect.objectContaining({ type: 'error', status: 400, error: expect.objectContaining({ code: 'invalid_prompt' }) })]);
+  });
+
+  it.each([
+    ['instructions', { instructions: 'rules -----BEGIN PRIVATE KEY-----' }, 'the instructions were'],
+    ['a tool description', { tools: [{ type: 'function', name: 'f', description: '-----BEGIN PRIVATE KEY-----' }] }, 'the tool definitions were'],
+    ['a custom tool grammar', { tools: [{ type: 'custom', name: 'g', format: { type: 'grammar', syntax: 'lark', definition: 'start: "-----BEGIN PRIVATE KEY-----"' } }] }, 'the tool definitions were'],
+  ])('blocks a private key inside %s, which the model reads as its developer message', async (_, body, what) => {
+    const s = open();
+    s.backends.blockMarker = '-----BEGIN PRIVATE KEY-----';
+    const events = await s.create({ input: 'go', ...body });
+    expect(events).toEqual([expect.objectContaining({ type: 'error', status: 400, error: expect.objectContaining({ code: 'invalid_prompt', message: expect.stringContaining(what) }) })]);
   });
 
   it('streams a call to a custom tool as a custom_tool_call and continues from its output as the stateless path would', async () => {

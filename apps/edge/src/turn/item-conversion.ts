@@ -1,4 +1,4 @@
-import type { ConversationEntry } from '@fastloop/model-profiles';
+import type { ConversationEntry, RenderHeader } from '@fastloop/model-profiles';
 import type { safetyV1 } from '@fastloop/proto';
 import { ApiErrors, isKnownInputItem, type CarriedInputItem, type ContentPart, type InputItem, type KnownInputItem } from '@fastloop/protocol';
 import type { CallTarget } from './conversation-state';
@@ -80,6 +80,22 @@ export function itemsToEntries(items: readonly InputItem[], calls: Map<string, C
 /** What safety scans of each item: one scan item per wire item, in order (findings index them). */
 export function itemsToScans(items: readonly InputItem[]): safetyV1.SafetyItem[] {
   return items.map((item) => toScan(item.type, narrow(item)));
+}
+
+/**
+ * What safety scans of a header: the instructions and the tool definitions (names, descriptions,
+ * schemas, grammars), which the model reads as its developer message. Empty when there are none.
+ */
+export function headerScans(header: RenderHeader): safetyV1.SafetyItem[] {
+  const scans: safetyV1.SafetyItem[] = [];
+  if (header.instructions) scans.push({ itemType: 'instructions', role: 'developer', text: header.instructions });
+  if (header.tools.length > 0) {
+    // Every string of the specs (names, descriptions, schema keys and values, grammars), unescaped.
+    const texts: string[] = [];
+    for (const tool of header.tools) collectStrings(tool, texts, true);
+    scans.push({ itemType: 'tools', role: 'developer', text: texts.join('\n') });
+  }
+  return scans;
 }
 
 function toEntry(item: NarrowedItem, calls: Map<string, CallTarget>, index: number): ConversationEntry | undefined {
@@ -192,10 +208,16 @@ function carriedText(item: CarriedInputItem): string {
   return texts.join('\n');
 }
 
-function collectStrings(value: unknown, out: string[]): void {
+/** Appends every string in `value`; with `keys`, object keys too (schema property names reach the model). */
+function collectStrings(value: unknown, out: string[], keys = false): void {
   if (typeof value === 'string') out.push(value);
-  else if (Array.isArray(value)) for (const v of value) collectStrings(v, out);
-  else if (typeof value === 'object' && value !== null) for (const v of Object.values(value)) collectStrings(v, out);
+  else if (Array.isArray(value)) for (const v of value) collectStrings(v, out, keys);
+  else if (typeof value === 'object' && value !== null) {
+    for (const [k, v] of Object.entries(value)) {
+      if (keys) out.push(k);
+      collectStrings(v, out, keys);
+    }
+  }
 }
 
 function joinText(parts: readonly (string | undefined)[]): string {

@@ -4,8 +4,8 @@ import { ApiErrors, isKnownTool, type CustomTool, type InputItem, type Namespace
 import { DomainError } from '@fastloop/service-kit';
 import { AppendLog, type LogView } from './append-log';
 import type { CallTarget, ConversationState, RouteDecision } from './conversation-state';
-import { itemsToEntries, itemsToScans, LOCAL_SHELL_TOOL } from './item-conversion';
-import { extendConversation, renderConversation, type RenderedConversation } from './render-conversation';
+import { headerScans, itemsToEntries, itemsToScans, LOCAL_SHELL_TOOL } from './item-conversion';
+import { extendConversation, renderConversation, sameHeader, type RenderedConversation } from './render-conversation';
 import type { TurnDeps, TurnRequest } from './turn-deps';
 import { RouteCache } from './route-cache';
 import type { StageTimer } from '../edge-metrics';
@@ -46,10 +46,11 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
   timer.mark('validate', req.validateMs);
   timer.record('load', req.loadMs);
 
+  const header = toHeader(body);
   let verdict: Promise<SafetyResult> | undefined;
   const safety = () => {
     if (!verdict) {
-      verdict = classify(deps, req, items);
+      verdict = classify(deps, req, items, header);
       verdict.catch(() => undefined); // awaited by the caller; no unhandled rejection if routing fails first
     }
     return verdict;
@@ -61,7 +62,6 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
   timer.mark('route');
 
   const profile = getProfile(route.profile);
-  const header = toHeader(body);
   const entries = previous ? previous.entries.append(newEntries) : AppendLog.from(newEntries);
   // Another model's profile (tokenizer, chat format) shares nothing: render the whole conversation.
   const rendered = previous && previous.route.profile === route.profile
@@ -151,8 +151,34 @@ export interface SafetyResult {
   itemsSeen: number;
 }
 
-/** Classifies the items safety has not seen, carrying its state; blocks with an API error. */
-async function classify(deps: TurnDeps, req: TurnRequest, items: LogView<InputItem>): Promise<SafetyResult> {
+/**
+ * Classifies the items safety has not seen, carrying its state, and the header (instructions and
+ * tool definitions, which the model reads too) when it differs from the previous turn's; blocks
+ * with an API error.
+ */
+async function classify(deps: TurnDeps, req: TurnRequest, items: LogView<InputItem>, header: RenderHeader): Promise<SafetyResult> {
+  const prev = req.previous;
+  const headerItems = prev && sameHeader(prev.rendered.header, header) ? [] : headerScans(header);
+  // The header is not part of the conversation's state: classified on its own, beside the items.
+  const headerVerdict = headerItems.length > 0 ? classifyHeader(deps, req, headerItems) : undefined;
+  headerVerdict?.catch(() => undefined); // awaited below, after the items' verdict
+  const result = await classifyItems(deps, req, items);
+  await headerVerdict;
+  return result;
+}
+
+async function classifyHeader(deps: TurnDeps, req: TurnRequest, headerItems: safetyV1.SafetyItem[]): Promise<void> {
+  const res = await deps.backends.classify({ state: Buffer.alloc(0), items: headerItems, tenant: req.principal.tenant }, req.signal).catch((e: unknown) => {
+    throw backendError('safety', e);
+  });
+  if (res.verdict === safetyV1.Verdict.VERDICT_BLOCK) {
+    const f = res.findings[0];
+    const what = headerItems[f?.itemIndex ?? 0]?.itemType === 'tools' ? 'the tool definitions were' : 'the instructions were';
+    throw ApiErrors.contentBlocked(f ? `Invalid prompt: ${what} blocked (${f.ruleId}): ${f.message}` : undefined);
+  }
+}
+
+async function classifyItems(deps: TurnDeps, req: TurnRequest, items: LogView<InputItem>): Promise<SafetyResult> {
   const prev = req.previous;
   let from = prev ? prev.safetyItems : 0;
   let state = prev ? prev.safetyState : Buffer.alloc(0);
