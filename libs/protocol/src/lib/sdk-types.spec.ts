@@ -131,7 +131,8 @@ describe('SDK compatibility', () => {
     assembler.appendArguments('{}');
     assembler.startCustomToolCall('apply_patch');
     assembler.appendInput('*** Begin Patch');
+    assembler.addLocalShellCall({ type: 'exec', command: ['ls'], env: {} });
     assembler.finish();
-    expect(sent).toHaveLength(20);
+    expect(sent).toHaveLength(22);
   });
 });
