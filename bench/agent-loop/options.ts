@@ -12,8 +12,10 @@ export interface BenchOptions {
   readonly tps: readonly number[];
   /** Transports to compare (`--modes ws,http-stateless`). Default all four. */
   readonly modes: readonly Mode[];
-  /** Rollouts per mode and TPS; per-turn numbers are the p50 over them (`--reps`). Default 1; `--quick` 2 (short rollouts are noisy). */
+  /** Interleaved rounds per TPS, each on a fresh stack (`--reps`). Default 2 (with 4 modes and 50 turns the turn order is then exactly balanced); `--quick` 2. */
   readonly reps: number;
+  /** Rounds per TPS in which each mode runs alone on a fresh stack (`--solo`); 0 skips them. Default 1. */
+  readonly soloReps: number;
   /** Unrecorded turns per mode before measuring, to warm the JIT and connections (`--warmup`). Default 3. */
   readonly warmupTurns: number;
   /** SIM_TTFT_MS of the simulated engine (`--ttft-ms`). Default 50, the inference service's default. */
@@ -38,7 +40,7 @@ export class OptionsError extends Error {
 }
 
 export const USAGE = `usage: npm run bench:agent-loop -- [--quick] [--turns N] [--tps 65,1000,4000]
-       [--modes ${MODES.join(',')}] [--reps N] [--warmup N] [--ttft-ms MS]
+       [--modes ${MODES.join(',')}] [--reps N] [--solo N] [--warmup N] [--ttft-ms MS]
        [--prefill-tps N] [--prefix-caching on|off] [--output-bytes MIN-MAX] [--seed N] [--out DIR]`;
 
 /**
@@ -62,7 +64,7 @@ export function parseOptions(argv: readonly string[], repoRoot: string): BenchOp
     if (value === undefined) throw new OptionsError(`--${name} needs a value\n${USAGE}`);
     raw.set(name, value);
   }
-  const known = new Set(['turns', 'tps', 'modes', 'reps', 'warmup', 'ttft-ms', 'prefill-tps', 'prefix-caching', 'output-bytes', 'seed', 'out']);
+  const known = new Set(['turns', 'tps', 'modes', 'reps', 'solo', 'warmup', 'ttft-ms', 'prefill-tps', 'prefix-caching', 'output-bytes', 'seed', 'out']);
   for (const name of raw.keys()) if (!known.has(name)) throw new OptionsError(`unknown option --${name}\n${USAGE}`);
 
   const out = raw.get('out') ?? join('bench', 'results');
@@ -70,7 +72,8 @@ export function parseOptions(argv: readonly string[], repoRoot: string): BenchOp
     turns: int(raw, 'turns', quick ? 12 : 50, 2, 1000),
     tps: list(raw, 'tps', quick ? [1000] : [65, 1000, 4000]).map((v) => positive('tps', v)),
     modes: modes(raw.get('modes')),
-    reps: int(raw, 'reps', quick ? 2 : 1, 1, 100),
+    reps: int(raw, 'reps', 2, 1, 100),
+    soloReps: int(raw, 'solo', 1, 0, 100),
     warmupTurns: int(raw, 'warmup', 3, 0, 100),
     ttftMs: nonNegative('ttft-ms', Number(raw.get('ttft-ms') ?? 50)),
     prefillTps: positive('prefill-tps', Number(raw.get('prefill-tps') ?? 20_000)),
