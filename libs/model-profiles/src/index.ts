@@ -10,6 +10,7 @@ export type {
   ParseEvent,
   ParsedPrompt,
   ParsedPromptMessage,
+  PromptReader,
   ParsedTool,
   RenderHeader,
   ToolSpec,
