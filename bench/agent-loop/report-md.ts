@@ -1,4 +1,4 @@
-import { PRE_INFERENCE_STAGES, STAGES } from './metrics-scrape';
+import { PRE_INFERENCE_STAGES, STAGES, WORKER_PARTS } from './metrics-scrape';
 import type { BenchReport } from './report-json';
 import { ESTIMATOR, fmt } from './summary';
 
@@ -70,6 +70,22 @@ export function renderMarkdown(report: BenchReport): string {
       '`untimed`: overhead − preInference − inferenceHop: client and transport, and edge work outside the stage timer ' +
       '(HTTP body read and JSON parse, the HTTP `previous_response_id` store load, event delivery). ' +
       'Each column is its own p50, so columns need not add up, and `untimed` can dip below 0 by timer noise.',
+    '',
+  );
+  lines.push(
+    "## The inference worker's own time per turn (ms, interleaved; first 5 turns → last 5 turns)",
+    '',
+    `| TPS | mode | ${[...WORKER_PARTS, 'total'].join(' | ')} |`,
+    `|---:|---|${[...WORKER_PARTS, 'total'].map(() => '---:').join('|')}|`,
+  );
+  for (const s of summaries.filter((x) => x.phase === 'interleaved')) {
+    lines.push(`| ${s.tps} | ${s.mode} | ${[...WORKER_PARTS, 'total'].map((k) => `${fmt(s.worker.early[k])} → ${fmt(s.worker.late[k])}`).join(' | ')} |`);
+  }
+  lines.push(
+    '',
+    "From the worker's `inference_worker_seconds`: `prepare` = the call's arrival → the engine is called (session lookup, prompt assembly, " +
+      'validation, prefix matching); `engine_read` = the simulator reading the prompt (its parse; inside the engine time, so not in the overhead above); ' +
+      '`keep` = after the stream (holding prompt + completion for the session). A cached turn should cost the same at turn 50 as at turn 1.',
     '',
   );
   lines.push('## Edge stages (mean ms per turn, from `fastloop_edge_turn_stage_seconds`)', '');

@@ -56,6 +56,8 @@ export interface TurnRecord {
   modelOverheadMs: number;
   /** The edge's own stage timings for this turn (from /metrics), stage → ms. */
   stagesMs: Record<string, number>;
+  /** The inference worker's own time for this turn (`inference_worker_seconds`), part → ms: prepare, engine_read, keep. */
+  workerMs?: Record<string, number>;
 }
 
 /** Options of {@link runRound}. */
@@ -142,6 +144,7 @@ export async function runRound(options: RoundOptions): Promise<TurnRecord[]> {
           overheadMs: result.firstOutputMs - engineFirstOutputMs,
           modelOverheadMs: result.firstOutputMs - engine.firstEventMs,
           stagesMs: delta.stagesMs,
+          workerMs: delta.workerMs,
         });
       }
     }

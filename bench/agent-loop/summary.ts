@@ -1,4 +1,4 @@
-import { PRE_INFERENCE_STAGES, STAGES } from './metrics-scrape';
+import { PRE_INFERENCE_STAGES, STAGES, WORKER_PARTS } from './metrics-scrape';
 import type { Mode } from './options';
 import type { Phase, TurnRecord } from './rollout-runner';
 
@@ -57,6 +57,8 @@ export interface ModeSummary {
   growthLast5: number;
   /** The estimator over the last 5 turns of the overhead against the sim's timing model alone (see TurnRecord.modelOverheadMs). */
   modelOverheadLast5: number;
+  /** The worker's own time per turn by part (prepare, engine_read, keep, and their total), the estimator over the first and the last five turns, ms. */
+  worker: { early: Record<string, number>; late: Record<string, number> };
   /** Median over turns 2..N (pooled) of the client time to `response.created`, ms. */
   createdP50Ms: number;
   /** Where the overhead goes, the estimator over the first 5 (`early`) and the last 5 turns (`late`). */
@@ -140,6 +142,7 @@ export function summarizeMode(mode: Mode, tps: number, records: readonly TurnRec
     overheadLast5: last5,
     growthLast5: last5 / first5,
     modelOverheadLast5: windowMedian(own, lastFrom, turns, (r) => r.modelOverheadMs),
+    worker: { early: workerParts(own, 1, 5), late: workerParts(own, lastFrom, turns) },
     createdP50Ms: median(own.filter((r) => r.turn > 1).map((r) => r.createdMs)),
     parts: {
       early: overheadParts(own.filter((r) => r.turn <= 5)),
@@ -150,6 +153,15 @@ export function summarizeMode(mode: Mode, tps: number, records: readonly TurnRec
     requestBytes: own.filter((r) => r.rep === reps[0]).reduce((s, r) => s + r.requestBytes, 0),
     wentFirst: own.filter((r) => r.position === 0).length,
   };
+}
+
+/** The estimator over [from, to] of each part of the worker's own time, and of their sum. */
+function workerParts(records: readonly TurnRecord[], from: number, to: number): Record<string, number> {
+  const part = (name: string) => (r: TurnRecord) => (r.workerMs ? (r.workerMs[name] ?? 0) : NaN);
+  const out: Record<string, number> = {};
+  for (const name of WORKER_PARTS) out[name] = windowMedian(records, from, to, part(name));
+  out.total = windowMedian(records, from, to, (r) => WORKER_PARTS.reduce((s, name) => s + part(name)(r), 0));
+  return out;
 }
 
 /** A side-by-side comparison measured in the same run. */

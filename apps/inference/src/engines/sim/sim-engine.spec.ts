@@ -1,11 +1,11 @@
-import { getProfile, type ConversationEntry } from '@fastloop/model-profiles';
+import { getProfile, type ConversationEntry, type RenderHeader } from '@fastloop/model-profiles';
 import { assemblePrompt, sessionSequence } from '../../prompt-assembly';
 import { completionToEntry, toolOutputFor } from '../../testing/completion-entry';
 import { SimEngine } from './sim-engine';
 
 const profile = getProfile('harmony-o200k');
 const pace = { ttftMs: 0, prefillTokensPerSecond: 1e9, tokensPerSecond: 1e6, jitter: 0 };
-const header = {
+const header: RenderHeader = {
   instructions: 'You are a coding agent.',
   tools: [
     { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
