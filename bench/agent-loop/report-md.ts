@@ -1,4 +1,5 @@
 import { PRE_INFERENCE_STAGES, STAGES, WORKER_PARTS } from './metrics-scrape';
+import { LINK_PRESETS } from '../link/link-emulator';
 import type { BenchReport } from './report-json';
 import { ESTIMATOR, fmt } from './summary';
 
@@ -10,7 +11,8 @@ export function renderMarkdown(report: BenchReport): string {
   lines.push(
     `Run ${report.generatedAt} on ${report.environment.cpus} × ${report.environment.cpuModel}, Node ${report.environment.node}. ` +
       `${options.turns} turns per rollout. Engine: the SIMULATED accelerator (SIM_TTFT_MS=${options.ttftMs}, ` +
-      `SIM_PREFILL_TOKENS_PER_SECOND=${options.prefillTps}, SIM_JITTER=0, INFERENCE_PREFIX_CACHING=${options.prefixCaching}: ${engineBehaviour(options.prefixCaching)}).`,
+      `SIM_PREFILL_TOKENS_PER_SECOND=${options.prefillTps}, SIM_JITTER=0, INFERENCE_PREFIX_CACHING=${options.prefixCaching}: ${engineBehaviour(options.prefixCaching)}). ` +
+      `Client link: ${options.link === 'none' ? 'direct loopback connections' : `the link emulator, preset \`${options.link}\` (${LINK_PRESETS[options.link].description}), between every client and the edge`}.`,
     '',
     `**Isolation.** Every rollout pays its own prefill: each has its own nonce at the start of its instructions and of every tool output ` +
       `(so neither the worker's content prefix cache nor the edge's rendered-entry cache can serve it with another rollout's work), each mode ` +

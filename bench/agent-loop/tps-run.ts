@@ -1,4 +1,6 @@
 import { startStack, type Stack } from '@fastloop/launcher';
+import { LINK_PRESETS, startLinkEmulator, type LinkEmulator } from '../link/link-emulator';
+import type { Endpoints } from './clients/open-client';
 import type { SimPaceSettings } from './engine-model';
 import { MODES, type BenchOptions, type Mode } from './options';
 import { runRound, type Phase, type TurnRecord } from './rollout-runner';
@@ -43,7 +45,14 @@ export function stackEnv(options: Pick<BenchOptions, 'turns' | 'ttftMs' | 'prefi
 export async function runTps(options: BenchOptions, tps: number, corpus: readonly CorpusFile[], progress: Progress): Promise<TurnRecord[]> {
   const records: TurnRecord[] = [];
   const run = (phase: Phase, rep: number, modes: readonly Mode[], tag: string) =>
-    withStack(options, tps, progress, tag, (stack) => runMeasured(stack, options, tps, corpus, progress, { phase, rep, modes, tag }));
+    withStack(options, tps, progress, tag, async (stack) => {
+      const links: LinkEmulator[] = [];
+      try {
+        return await runMeasured(stack, options, tps, corpus, progress, { phase, rep, modes, tag, links });
+      } finally {
+        await Promise.all(links.map((l) => l.close()));
+      }
+    });
   for (let rep = 1; rep <= options.reps; rep++) {
     records.push(...(await run('interleaved', rep, options.modes, `[tps=${tps}] interleaved rep ${rep}/${options.reps}`)));
   }
@@ -60,12 +69,30 @@ interface Measured {
   rep: number;
   modes: readonly Mode[];
   tag: string;
+  /** Link emulators started for this stack, closed with it. */
+  links: LinkEmulator[];
+}
+
+/**
+ * Where clients connect: the stack itself, or (with `--link`) link emulators in front of the
+ * edge's HTTP/WebSocket port and its gRPC port. /metrics scrapes never go through the link.
+ */
+async function linkedEndpoints(stack: Stack, options: BenchOptions, links: LinkEmulator[]): Promise<Endpoints> {
+  const direct = { url: stack.url, wsUrl: stack.wsUrl, grpcAddress: stack.grpcAddress, apiKey: stack.apiKey };
+  if (options.link === 'none') return direct;
+  const profile = LINK_PRESETS[options.link];
+  const http = await startLinkEmulator({ host: '127.0.0.1', port: stack.port }, profile);
+  links.push(http);
+  const grpcPort = Number(stack.grpcAddress.slice(stack.grpcAddress.lastIndexOf(':') + 1));
+  const grpc = await startLinkEmulator({ host: '127.0.0.1', port: grpcPort }, profile);
+  links.push(grpc);
+  return { ...direct, url: `http://127.0.0.1:${http.port}`, wsUrl: `ws://127.0.0.1:${http.port}/v1/responses`, grpcAddress: `127.0.0.1:${grpc.port}` };
 }
 
 async function runMeasured(stack: Stack, options: BenchOptions, tps: number, corpus: readonly CorpusFile[], progress: Progress, m: Measured): Promise<TurnRecord[]> {
   const pace: SimPaceSettings = { ttftMs: options.ttftMs, prefillTokensPerSecond: options.prefillTps, tokensPerSecond: tps };
   const adminPorts = { edge: stack.services.edge.ports.admin, inference: stack.services.inference.ports.admin };
-  const endpoints = { url: stack.url, wsUrl: stack.wsUrl, grpcAddress: stack.grpcAddress, apiKey: stack.apiKey };
+  const endpoints = await linkedEndpoints(stack, options, m.links);
   const common = { modes: m.modes, endpoints, apiKeys: MODE_API_KEYS, adminPorts, pace };
   const workloads = (key: (mode: Mode) => string, seed: number) =>
     new Map(m.modes.map((mode) => [mode, createWorkload({ seed, outputBytes: options.outputBytes, corpus, nonce: rolloutNonce(seed, key(mode)) })] as const));
