@@ -12,6 +12,8 @@ export interface LoopsResult {
   turns: number;
   /** Turns that failed (any error); the loop then starts a new conversation. */
   errors: number;
+  /** Failures by message (cut to 100 characters, digits masked), so a report says what failed. */
+  errorKinds: Record<string, number>;
   turnsPerS: number;
   /** Output tokens streamed per second (the responses' usage.output_tokens). */
   tokensPerS: number;
@@ -37,12 +39,21 @@ export interface LoopTarget {
  * conversation has its own nonce, so no two share a prefix. Starts are spread over the first
  * second (or tenth of the duration), as independent agents would arrive.
  */
-export async function runLoops(target: LoopTarget, loops: number, durationS: number, turns: number, corpus: readonly CorpusFile[], seed: number): Promise<LoopsResult> {
+export async function runLoops(
+  target: LoopTarget,
+  loops: number,
+  durationS: number,
+  turns: number,
+  corpus: readonly CorpusFile[],
+  seed: number,
+  settleMs = 3000,
+): Promise<LoopsResult> {
   const watch = new EdgeWatch(target.edgePid, target.edgeAdminPort);
   await watch.start();
   const firstOutput: number[] = [];
   let completed = 0;
   let errors = 0;
+  const errorKinds: Record<string, number> = {};
   let outputTokens = 0;
   const t0 = performance.now();
   const deadline = t0 + durationS * 1000;
@@ -62,8 +73,10 @@ export async function runLoops(target: LoopTarget, loops: number, durationS: num
           firstOutput.push(result.firstOutputMs);
           outputTokens += result.response.usage.output_tokens;
         }
-      } catch {
+      } catch (err) {
         errors++;
+        const kind = (err instanceof Error ? err.message : String(err)).slice(0, 100).replace(/\d+/g, 'N');
+        errorKinds[kind] = (errorKinds[kind] ?? 0) + 1;
         await new Promise((r) => setTimeout(r, 100));
       } finally {
         await client?.close();
@@ -73,12 +86,13 @@ export async function runLoops(target: LoopTarget, loops: number, durationS: num
   await Promise.all(Array.from({ length: loops }, (_, i) => loop(i)));
   const elapsedS = (performance.now() - t0) / 1000;
   await watch.loadEnded();
-  const edge = await watch.finish(3000);
+  const edge = await watch.finish(settleMs);
   return {
     loops,
     durationS: elapsedS,
     turns: completed,
     errors,
+    errorKinds,
     turnsPerS: completed / elapsedS,
     tokensPerS: outputTokens / elapsedS,
     firstOutputP50Ms: percentile(firstOutput, 0.5),

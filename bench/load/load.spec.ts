@@ -6,7 +6,7 @@ import type { LoopsResult } from './agent-loops';
 
 const edge = { cpuMs: 900, eventLoopP50Ms: 1, eventLoopP99Ms: 12, rssBeforeBytes: 100 * 2 ** 20, rssPeakBytes: 180 * 2 ** 20, heapBeforeBytes: 40 * 2 ** 20, heapAfterBytes: 41 * 2 ** 20, rssAfterBytes: 120 * 2 ** 20 };
 const loops = (n: number, p99: number): LoopsResult => ({
-  loops: n, durationS: 15, turns: 30 * n, errors: 0, turnsPerS: 2 * n, tokensPerS: 40 * n, firstOutputP50Ms: 60, firstOutputP99Ms: p99, edgeCpuMsPerTurn: 1.5, edge,
+  loops: n, durationS: 15, turns: 30 * n, errors: 0, errorKinds: {}, turnsPerS: 2 * n, tokensPerS: 40 * n, firstOutputP50Ms: 60, firstOutputP99Ms: p99, edgeCpuMsPerTurn: 1.5, edge,
 });
 
 describe('parseLoadOptions', () => {

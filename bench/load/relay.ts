@@ -40,13 +40,24 @@ async function stream(wsUrl: string, apiKey: string, deadline: number, gaps: num
   });
   let tokens = 0;
   let errors = 0;
+  // The one response in flight ends with a terminal event, or with the socket closing under it.
+  let settle: (() => void) | undefined;
+  ws.once('close', () => {
+    errors++;
+    settle?.();
+  });
   try {
     while (performance.now() < deadline && ws.readyState === WebSocket.OPEN) {
       await new Promise<void>((resolve) => {
         let last = NaN;
+        const done = () => {
+          ws.off('message', onMessage);
+          settle = undefined;
+          resolve();
+        };
         const onMessage = (data: WebSocket.RawData) => {
           const text = data.toString();
-          // Only the type is needed for deltas; parse the rare terminal events in full.
+          // Only the arrival time matters for deltas; parse the rare other events in full.
           if (text.includes('"response.output_text.delta"')) {
             const now = performance.now();
             if (!Number.isNaN(last)) gaps.push(now - last);
@@ -57,18 +68,15 @@ async function stream(wsUrl: string, apiKey: string, deadline: number, gaps: num
           if (event.type === 'response.completed') tokens += event.response?.usage?.output_tokens ?? 0;
           else if (event.type !== 'response.failed' && event.type !== 'error') return;
           else errors++;
-          ws.off('message', onMessage);
-          resolve();
+          done();
         };
+        settle = done;
         ws.on('message', onMessage);
-        ws.once('close', () => {
-          errors++;
-          resolve();
-        });
         ws.send(JSON.stringify({ type: 'response.create', model: 'fastloop-sim', input: 'Explain the design of the relay in detail.', store: false }));
       });
     }
   } finally {
+    ws.removeAllListeners('close');
     ws.close();
   }
   return { tokens, errors };

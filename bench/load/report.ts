@@ -39,7 +39,7 @@ export function renderLoadMarkdown(report: LoadReport): string {
     `Each loop plays agent-loop rollouts over WebSocket mode (~2k-token instructions, ten tools, 2.8–8 KB tool outputs of real source, each conversation ` +
       `with its own nonce) of up to ${options.turns} turns, then starts a new conversation on a new socket; ${fmt(options.durationS)} s per level; engine ` +
       `SIM_TOKENS_PER_SECOND=${options.tps}, SIM_TTFT_MS=50. First output = client send → first \`response.output_item.added\` (engine time included). ` +
-      'Edge CPU and memory from /proc; event-loop delay from the edge\'s `nodejs_eventloop_lag_*` over the level; heap after = 3 s after the level\'s sockets closed (no forced GC).',
+      'Edge CPU and memory from /proc; event-loop delay from the edge\'s `nodejs_eventloop_lag_*` over the level; heap after = 10 s (quick: 3 s) after the level\'s sockets closed, without a forced GC, so a heap that stays up may just not have been collected yet; a leak shows as growth from level to level.',
     '',
     '| loops | turns/s | tokens/s streamed | first output p50 (ms) | p99 (ms) | edge CPU per turn (ms) | event-loop delay p50 / p99 (ms) | edge RSS before → peak (MB) | heap before → after (MB) | errors |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -49,6 +49,11 @@ export function renderLoadMarkdown(report: LoadReport): string {
       `| ${r.loops} | ${fmt(r.turnsPerS)} | ${fmt(r.tokensPerS)} | ${fmt(r.firstOutputP50Ms)} | ${fmt(r.firstOutputP99Ms)} | ${fmt(r.edgeCpuMsPerTurn)} | ` +
         `${fmt(r.edge.eventLoopP50Ms)} / ${fmt(r.edge.eventLoopP99Ms)} | ${mb(r.edge.rssBeforeBytes)} → ${mb(r.edge.rssPeakBytes)} | ${mb(r.edge.heapBeforeBytes)} → ${mb(r.edge.heapAfterBytes)} | ${r.errors} |`,
     );
+  }
+  const failures = report.loops.filter((r) => r.errors > 0);
+  if (failures.length > 0) {
+    lines.push('', 'Failed turns by message:', '');
+    for (const r of failures) lines.push(`- ${r.loops} loops: ${Object.entries(r.errorKinds).map(([k, n]) => `${n} × \`${k}\``).join('; ')}`);
   }
   if (report.relay) {
     const r = report.relay;
