@@ -82,6 +82,15 @@ describe('assemblePrompt', () => {
     expect(diverged).toMatchObject({ copied: true, cachedTokens: 2 });
   });
 
+  it('hashes again instead of reusing held hashes made with another salt', () => {
+    const held = logged(Array.from({ length: 3 * 64 }, (_, i) => i % 7));
+    const salted = assemblePrompt(held, held.tokens.length, [1, 2], undefined, 99);
+    expect(salted.log).not.toBe(held.log);
+    const expected = new SequenceLog(undefined, 99);
+    expected.append([...held.tokens, 1, 2]);
+    expect(Array.from(salted.log.hashes())).toEqual(Array.from(expected.hashes()));
+  });
+
   it('never fails for any prefix_len up to what the session holds', () => {
     fc.assert(
       fc.property(tokens(), tokens(), (prompt, completion) => {

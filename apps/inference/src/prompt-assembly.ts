@@ -36,14 +36,22 @@ export interface AssembledPrompt {
  * @param prefixLen tokens of `held` the caller assumes; 0 means `tokens` is the whole prompt
  * @param tokens the tokens after `prefixLen`
  * @param hasher the session cache's block hash (a new log hashes with it)
+ * @param salt the block-hash chain's start for this caller (0 = unsalted); held hashes are reused
+ *   only when they were made with the same salt
  * @throws DomainError `prefix_miss` when `prefixLen` > 0 and fewer than `prefixLen` tokens are held
  */
-export function assemblePrompt(held: HeldPrefix | undefined, prefixLen: number, tokens: ArrayLike<number>, hasher: BlockHasher = chainBlockHash): AssembledPrompt {
+export function assemblePrompt(
+  held: HeldPrefix | undefined,
+  prefixLen: number,
+  tokens: ArrayLike<number>,
+  hasher: BlockHasher = chainBlockHash,
+  salt = 0,
+): AssembledPrompt {
   const heldLen = held?.tokens.length ?? 0;
   if (prefixLen > heldLen) throw prefixMiss(heldLen, prefixLen);
   const promptLength = prefixLen + tokens.length;
   if (held === undefined) {
-    const log = new SequenceLog(hasher, 0, promptLength * 2);
+    const log = new SequenceLog(hasher, salt, promptLength * 2);
     log.append(tokens);
     return { prompt: log.tokens(), log, cachedTokens: 0, copied: false };
   }
@@ -51,8 +59,11 @@ export function assemblePrompt(held: HeldPrefix | undefined, prefixLen: number, 
   // O(new tokens), not O(history).
   let cachedTokens = prefixLen;
   while (cachedTokens < heldLen && cachedTokens < promptLength && held.tokens[cachedTokens] === tokens[cachedTokens - prefixLen]) cachedTokens++;
-  const continues = held.log !== undefined && held.log.hasher === hasher && cachedTokens === heldLen && held.log.isTip(heldLen);
-  const log = continues ? held.log! : SequenceLog.fork(held, cachedTokens, hasher, held.log?.salt ?? 0, promptLength - cachedTokens);
+  const sameHashes = held.log === undefined ? salt === 0 : held.log.hasher === hasher && held.log.salt === salt;
+  const continues = sameHashes && held.log !== undefined && cachedTokens === heldLen && held.log.isTip(heldLen);
+  // Held hashes made with another salt (or hasher) are no use to this prompt: hash again.
+  const source = sameHashes ? held : { tokens: held.tokens, blockHashes: new Float64Array(0) };
+  const log = continues ? held.log! : SequenceLog.fork(source, cachedTokens, hasher, salt, promptLength - cachedTokens);
   log.append(tokens, cachedTokens - prefixLen);
   return { prompt: log.tokens(promptLength), log, cachedTokens, copied: !continues && cachedTokens > 0 };
 }
