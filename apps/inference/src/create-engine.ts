@@ -3,7 +3,7 @@ import { getProfile, type ModelProfile } from '@fastloop/model-profiles';
 import { ConfigError } from '@fastloop/service-kit';
 import type { InferenceConfig } from './config';
 import type { Engine } from './engine';
-import { SimEngine } from './sim-engine';
+import { SimEngine } from './engines/sim/sim-engine';
 
 /** Resolves INFERENCE_PROFILE; an unknown id is a configuration error naming the field. */
 export function loadProfile(config: Pick<InferenceConfig, 'INFERENCE_PROFILE'>): ModelProfile {

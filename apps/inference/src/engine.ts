@@ -1,9 +1,19 @@
 import type { EngineName } from './config';
+import type { SequenceLog } from './sequence-log';
 
 /** One generation as an engine sees it: a full token prompt, never items, tenants or billing. */
 export interface EngineRequest {
-  /** The whole prompt (session prefix ++ new tokens), validated against the vocabulary. */
-  prompt: readonly number[];
+  /**
+   * The whole prompt (session prefix ++ new tokens), validated against the vocabulary: a view of
+   * `promptLog`'s first tokens, never copied per call (use `Array.from` where a number[] is needed).
+   */
+  prompt: Uint32Array;
+  /**
+   * The append-only log the prompt is a view of. A session's calls share one log, and its written
+   * tokens never change, so an engine may key per-conversation state on it (what it already read
+   * of the prompt) and read only the new tokens. Absent for prompts built outside the worker.
+   */
+  promptLog?: SequenceLog;
   /** Leading prompt tokens the session cache holds: the engine need not prefill them. */
   cachedTokens: number;
   /** The engine may stop after this many tokens; the caller cuts there anyway. */
@@ -17,6 +27,11 @@ export interface EngineRequest {
   arrivedAt: number;
   /** Aborted when the caller cancels or its deadline passes: stop at once, free resources. */
   signal: AbortSignal;
+  /**
+   * Engines call this once with the ms they spent reading the prompt (parsing, tokenizing) before
+   * they could start; the worker records it as `inference_worker_seconds{part="engine_read"}`.
+   */
+  onPromptRead?: (ms: number) => void;
 }
 
 /**

@@ -3,7 +3,6 @@ import type { ServerWritableStream } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { inferenceV1 } from '@fastloop/proto';
 import { DomainError, toGrpcError } from '@fastloop/service-kit';
-import { extendBlockHashes } from './block-hash';
 import { effectiveMaxOutputTokens, limitChunk } from './completion-limits';
 import type { Engine } from './engine';
 import { engineError, workerOverloaded } from './inference-errors';
@@ -40,8 +39,6 @@ export interface GenerateServiceOptions {
 interface PreparedPrompt extends AssembledPrompt {
   /** The part of `cachedTokens` the session (or parent) lookup alone found. */
   sessionCachedTokens: number;
-  /** Chained hashes of the prompt's full blocks; absent without a session key (nothing kept). */
-  blockHashes?: Float64Array;
 }
 
 /** How one stream ended, for the session, the Done message and the metrics. */
@@ -120,10 +117,14 @@ export class GenerateService {
 
   private async run(call: GenerateCall, arrivedAt: number, signal: AbortSignal): Promise<void> {
     const request = call.request;
+    const { metrics } = this.options;
     const assembled = this.assemble(request);
+    metrics.workerSeconds.observe({ ...this.engineLabel, part: 'prepare' }, (this.now() - arrivedAt) / 1000);
     const result = await this.stream(call, request, assembled, arrivedAt, signal);
+    const keepStart = this.now();
     if (request.sessionKey !== '') this.keep(request, assembled, result.completion);
     this.record(assembled, result);
+    metrics.workerSeconds.observe({ ...this.engineLabel, part: 'keep' }, (this.now() - keepStart) / 1000);
     if (result.finish === FinishReason.FINISH_REASON_CANCELLED) return;
     const done: inferenceV1.GenerateDone = {
       finishReason: result.finish,
@@ -144,41 +145,45 @@ export class GenerateService {
     const { sessions, metrics, vocabSize } = this.options;
     if (request.sessionKey === '') {
       // An empty key disables prefix reuse (inference.proto): nothing is looked up or kept.
-      const assembled = assemblePrompt(undefined, request.prefixLen, request.tokens);
-      validatePromptTokens(request.tokens, assembled.prompt.length, vocabSize);
+      validatePromptTokens(request.tokens, request.prefixLen + request.tokens.length, vocabSize);
+      const assembled = assemblePrompt(undefined, request.prefixLen, request.tokens, sessions.hasher);
       return { ...assembled, sessionCachedTokens: 0 };
     }
     const held = sessions.lookup(request.parentSessionKey !== '' ? request.parentSessionKey : request.sessionKey);
     const hit = held !== undefined && held.tokens.length >= request.prefixLen;
     (hit ? metrics.sessionCacheHits : metrics.sessionCacheMisses).inc(this.engineLabel);
-    const assembled = assemblePrompt(held?.tokens, request.prefixLen, request.tokens);
-    validatePromptTokens(request.tokens, assembled.prompt.length, vocabSize);
+    // Checked before anything is appended to the session's log (only the new tokens: O(new)).
+    if (hit) validatePromptTokens(request.tokens, request.prefixLen + request.tokens.length, vocabSize);
+    const assembled = assemblePrompt(held, request.prefixLen, request.tokens, sessions.hasher);
+    if (!hit) validatePromptTokens(request.tokens, assembled.prompt.length, vocabSize);
+    if (assembled.copied) metrics.sequenceCopies.inc(this.engineLabel);
     // prefix_len / prefix_miss concern what the caller may omit; content matching only raises
     // cached_tokens (what the engine need not prefill), as vLLM's and SGLang's prefix caches do.
-    const match = matchPrefix(sessions, assembled.prompt, held, assembled.cachedTokens, this.options.prefixCaching ?? true);
-    return { prompt: assembled.prompt, cachedTokens: match.cachedTokens, sessionCachedTokens: assembled.cachedTokens, blockHashes: match.blockHashes };
+    const promptHashes = assembled.log.hashes(assembled.prompt.length);
+    const match = matchPrefix(sessions, assembled.prompt, promptHashes, held, assembled.cachedTokens, this.options.prefixCaching ?? true);
+    return { ...assembled, cachedTokens: match.cachedTokens, sessionCachedTokens: assembled.cachedTokens };
   }
 
   /**
    * Keeps prompt ++ sent tokens for the session. What was actually sent: whatever the caller
    * received is a prefix of it, so any prefix_len it sends next is served correctly, even after a
-   * cancel. Only the blocks past the prompt's full blocks are hashed here.
+   * cancel. The completion is appended to the prompt's log in place: O(completion), and only the
+   * blocks it completes are hashed.
    */
   private keep(request: inferenceV1.GenerateRequest, prepared: PreparedPrompt, completion: readonly number[]): void {
     const { sessions } = this.options;
-    const sequence = sessionSequence(prepared.prompt, completion);
-    const blockHashes = extendBlockHashes(sequence, prepared.blockHashes, undefined, sessions.hasher);
+    const { tokens, blockHashes, log } = sessionSequence(prepared, completion);
     // The parent's tokens now live under the new key (a move): a key always names one immutable
     // sequence, so a branch from the parent gets prefix_miss and resends instead of reusing
     // tokens another branch appended (content matching still reuses them as cached_tokens).
     const moveFrom = request.parentSessionKey !== '' ? request.parentSessionKey : undefined;
-    sessions.set(request.sessionKey, sequence, { blockHashes, moveFrom });
+    sessions.set(request.sessionKey, tokens, { blockHashes, moveFrom, log });
   }
 
   private async stream(
     call: GenerateCall,
     request: inferenceV1.GenerateRequest,
-    assembled: AssembledPrompt,
+    assembled: PreparedPrompt,
     arrivedAt: number,
     signal: AbortSignal,
   ): Promise<StreamResult> {
@@ -189,6 +194,7 @@ export class GenerateService {
     let finish: inferenceV1.FinishReason | undefined;
     const chunks = this.options.engine.generate({
       prompt: assembled.prompt,
+      promptLog: assembled.log,
       cachedTokens: assembled.cachedTokens,
       maxOutputTokens,
       stopTokens,
@@ -197,6 +203,7 @@ export class GenerateService {
       seed: request.sampling?.seed,
       arrivedAt,
       signal,
+      onPromptRead: (ms) => this.options.metrics.workerSeconds.observe({ ...this.engineLabel, part: 'engine_read' }, ms / 1000),
     });
     for await (const chunk of chunks) {
       if (signal.aborted) break;

@@ -11,6 +11,7 @@ export type {
   ParseEvent,
   ParsedPrompt,
   ParsedPromptMessage,
+  PromptReader,
   ParsedTool,
   RenderHeader,
   ToolSpec,

@@ -89,6 +89,15 @@ export interface ParsedPrompt {
   endsWithGenerationPrompt: boolean;
 }
 
+/**
+ * An incremental {@link ModelProfile.parsePrompt} for a prompt that only grows (a session's calls).
+ * Each `tokens` passed must extend the ones passed before (a prompt read from an append-only log);
+ * `read` then parses only what is new and returns exactly what `parsePrompt(tokens)` would.
+ */
+export interface PromptReader {
+  read(tokens: ArrayLike<number>): ParsedPrompt;
+}
+
 /** A tokenizer, a chat format and the model limits that go with them. */
 export interface ModelProfile {
   readonly id: string;
@@ -121,6 +130,8 @@ export interface ModelProfile {
   createOutputParser(tools?: readonly ToolSpec[]): OutputParser;
   /** Recovers messages and tools from a rendered prompt. */
   parsePrompt(tokens: readonly number[]): ParsedPrompt;
+  /** A fresh {@link PromptReader}; optional (a profile without one is parsed in full every call). */
+  createPromptReader?(): PromptReader;
   /**
    * Builds what the tokenizer builds lazily (vocabulary tables, tens of ms), so that a service
    * calls it at startup and its first request does not pay for it.

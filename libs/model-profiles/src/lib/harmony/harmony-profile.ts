@@ -1,7 +1,7 @@
 import type { ModelProfile } from '../model-profile';
 import { decodeTokens, type TokenTable } from '../token-text-decoder';
 import { HarmonyOutputParser } from './harmony-output-parser';
-import { parseHarmonyPrompt } from './harmony-prompt-parser';
+import { HarmonyPromptReader, parseHarmonyPrompt } from './harmony-prompt-parser';
 import { type EncodeText, HarmonyRenderer } from './harmony-renderer';
 import { HarmonyToken } from './harmony-tokens';
 
@@ -40,6 +40,7 @@ export function createHarmonyProfile(options: HarmonyProfileOptions): ModelProfi
     renderCompletion: (e) => renderer.completion(e),
     createOutputParser: (tools) => new HarmonyOutputParser(table, tools),
     parsePrompt: (tokens) => parseHarmonyPrompt(tokens, table),
+    createPromptReader: () => new HarmonyPromptReader(table),
     // ASCII and non-ASCII text, an unknown word (a merge) and a special token's text: every table.
     warmUp: () => void encodeText('warm-up: zyxwvutsrqp — ünïcödé ✓ <|end|>'),
   } satisfies ModelProfile);

@@ -103,3 +103,60 @@ describe('parseHarmonyPrompt', () => {
     expect(() => profile.parsePrompt([T.start, ...profile.encodeText('user')])).toThrow(PromptParseError);
   });
 });
+
+/** What a parse gives, or the error class it throws. */
+function outcome(parse: () => unknown): unknown {
+  try {
+    return parse();
+  } catch (err) {
+    return err instanceof PromptParseError ? 'PromptParseError' : err;
+  }
+}
+
+describe('HarmonyPromptReader', () => {
+  const reader = () => profile.createPromptReader!();
+
+  it('reads a growing conversation turn by turn exactly as a full parse of each prompt', () => {
+    fc.assert(
+      fc.property(renderHeader(), fc.array(conversationEntry(), { maxLength: 8 }), fc.array(fc.nat(), { maxLength: 8 }), (header, entries, cuts) => {
+        // The prompts of successive turns: entries[0:k] each, ending with the generation prompt,
+        // appended to one log as the worker does (prompt, then the completion that follows it).
+        const r = reader();
+        const ks = [...new Set([0, ...cuts.map((c) => c % (entries.length + 1)), entries.length])].sort((a, b) => a - b);
+        for (const k of ks) {
+          const prompt = profile.render(header, entries.slice(0, k));
+          expect(r.read(prompt)).toEqual(profile.parsePrompt(prompt));
+        }
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('agrees with a full parse on every prefix of a prompt, torn messages and errors included', () => {
+    fc.assert(
+      fc.property(renderHeader(), fc.array(conversationEntry(), { maxLength: 4 }), fc.array(fc.nat(), { minLength: 1, maxLength: 6 }), (header, entries, cuts) => {
+        const full = profile.render(header, entries);
+        const r = reader();
+        for (const cut of [...cuts.map((c) => c % (full.length + 1))].sort((a, b) => a - b)) {
+          const prefix = full.slice(0, cut);
+          expect(outcome(() => r.read(prefix))).toEqual(outcome(() => profile.parsePrompt(prefix)));
+        }
+        expect(r.read(full)).toEqual(profile.parsePrompt(full));
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('starts again when given a prompt shorter than what it read', () => {
+    const r = reader();
+    const long = profile.render({ tools: [] }, [{ kind: 'message', role: 'user', text: 'one' }, { kind: 'message', role: 'user', text: 'two' }]);
+    const short = profile.render({ tools: [] }, [{ kind: 'message', role: 'user', text: 'three' }]);
+    r.read(long);
+    expect(r.read(short)).toEqual(profile.parsePrompt(short));
+  });
+
+  it('reads a Uint32Array as it reads an array', () => {
+    const prompt = profile.render({ instructions: 'be brief', tools: [] }, [{ kind: 'message', role: 'user', text: 'hi' }]);
+    expect(reader().read(Uint32Array.from(prompt))).toEqual(profile.parsePrompt(prompt));
+  });
+});
