@@ -3,7 +3,7 @@ import type { ServerWritableStream } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { inferenceV1 } from '@fastloop/proto';
 import { DomainError, toGrpcError } from '@fastloop/service-kit';
-import { extendBlockHashes } from './block-hash';
+import { extendBlockHashes, saltSeed } from './block-hash';
 import { effectiveMaxOutputTokens, limitChunk } from './completion-limits';
 import type { Engine } from './engine';
 import { engineError, workerOverloaded } from './inference-errors';
@@ -42,6 +42,8 @@ interface PreparedPrompt extends AssembledPrompt {
   sessionCachedTokens: number;
   /** Chained hashes of the prompt's full blocks; absent without a session key (nothing kept). */
   blockHashes?: Float64Array;
+  /** The request's cache salt as the first block's hash seed. */
+  seed: number;
 }
 
 /** How one stream ended, for the session, the Done message and the metrics. */
@@ -70,7 +72,16 @@ export class GenerateService {
 
   /** The grpc-js implementation to register. */
   implementation(): inferenceV1.InferenceServiceServer {
-    return { generate: (call: GenerateCall) => void this.handle(call) };
+    return {
+      generate: (call: GenerateCall) => void this.handle(call),
+      forgetSession: (call, callback) => callback(null, { forgotten: this.forget(call.request) }),
+    };
+  }
+
+  /** ForgetSession: drops the session (and its index entries) within the request's salt. */
+  forget(request: inferenceV1.ForgetSessionRequest): boolean {
+    if (request.sessionKey === '') return false;
+    return this.options.sessions.delete(scopedKey(request.cacheSalt, request.sessionKey));
   }
 
   /** Calls in progress. */
@@ -122,9 +133,13 @@ export class GenerateService {
     const request = call.request;
     const assembled = this.assemble(request);
     const result = await this.stream(call, request, assembled, arrivedAt, signal);
-    if (request.sessionKey !== '') this.keep(request, assembled, result.completion);
+    const cancelled = result.finish === FinishReason.FINISH_REASON_CANCELLED;
+    // A cancelled call keeps nothing: the caller may have cancelled because safety blocked the
+    // prompt (EDGE_SAFETY_OVERLAP), and a blocked prompt must not stay reusable. A client that
+    // went away loses only this call's reuse; its conversation cannot continue from it anyway.
+    if (request.sessionKey !== '' && !cancelled) this.keep(request, assembled, result.completion);
     this.record(assembled, result);
-    if (result.finish === FinishReason.FINISH_REASON_CANCELLED) return;
+    if (cancelled) return;
     const done: inferenceV1.GenerateDone = {
       finishReason: result.finish,
       promptTokens: assembled.prompt.length,
@@ -146,17 +161,18 @@ export class GenerateService {
       // An empty key disables prefix reuse (inference.proto): nothing is looked up or kept.
       const assembled = assemblePrompt(undefined, request.prefixLen, request.tokens);
       validatePromptTokens(request.tokens, assembled.prompt.length, vocabSize);
-      return { ...assembled, sessionCachedTokens: 0 };
+      return { ...assembled, sessionCachedTokens: 0, seed: 0 };
     }
-    const held = sessions.lookup(request.parentSessionKey !== '' ? request.parentSessionKey : request.sessionKey);
+    const seed = saltSeed(request.cacheSalt);
+    const held = sessions.lookup(scopedKey(request.cacheSalt, request.parentSessionKey !== '' ? request.parentSessionKey : request.sessionKey));
     const hit = held !== undefined && held.tokens.length >= request.prefixLen;
     (hit ? metrics.sessionCacheHits : metrics.sessionCacheMisses).inc(this.engineLabel);
     const assembled = assemblePrompt(held?.tokens, request.prefixLen, request.tokens);
     validatePromptTokens(request.tokens, assembled.prompt.length, vocabSize);
     // prefix_len / prefix_miss concern what the caller may omit; content matching only raises
     // cached_tokens (what the engine need not prefill), as vLLM's and SGLang's prefix caches do.
-    const match = matchPrefix(sessions, assembled.prompt, held, assembled.cachedTokens, this.options.prefixCaching ?? true);
-    return { prompt: assembled.prompt, cachedTokens: match.cachedTokens, sessionCachedTokens: assembled.cachedTokens, blockHashes: match.blockHashes };
+    const match = matchPrefix(sessions, assembled.prompt, held, assembled.cachedTokens, this.options.prefixCaching ?? true, seed);
+    return { prompt: assembled.prompt, cachedTokens: match.cachedTokens, sessionCachedTokens: assembled.cachedTokens, blockHashes: match.blockHashes, seed };
   }
 
   /**
@@ -167,18 +183,18 @@ export class GenerateService {
   private keep(request: inferenceV1.GenerateRequest, prepared: PreparedPrompt, completion: readonly number[]): void {
     const { sessions } = this.options;
     const sequence = sessionSequence(prepared.prompt, completion);
-    const blockHashes = extendBlockHashes(sequence, prepared.blockHashes, undefined, sessions.hasher);
+    const blockHashes = extendBlockHashes(sequence, prepared.blockHashes, undefined, sessions.hasher, prepared.seed);
     // The parent's tokens now live under the new key (a move): a key always names one immutable
     // sequence, so a branch from the parent gets prefix_miss and resends instead of reusing
     // tokens another branch appended (content matching still reuses them as cached_tokens).
-    const moveFrom = request.parentSessionKey !== '' ? request.parentSessionKey : undefined;
-    sessions.set(request.sessionKey, sequence, { blockHashes, moveFrom });
+    const moveFrom = request.parentSessionKey !== '' ? scopedKey(request.cacheSalt, request.parentSessionKey) : undefined;
+    sessions.set(scopedKey(request.cacheSalt, request.sessionKey), sequence, { blockHashes, moveFrom });
   }
 
   private async stream(
     call: GenerateCall,
     request: inferenceV1.GenerateRequest,
-    assembled: AssembledPrompt,
+    assembled: PreparedPrompt,
     arrivedAt: number,
     signal: AbortSignal,
   ): Promise<StreamResult> {
@@ -203,9 +219,17 @@ export class GenerateService {
       const limited = limitChunk(chunk, completion.length, maxOutputTokens, stopTokens);
       if (limited.tokens.length > 0) {
         const elapsedMs = this.now() - arrivedAt;
+        const first = ttftMs === undefined;
         ttftMs ??= elapsedMs;
         for (const t of limited.tokens) completion.push(t);
-        const flowing = call.write({ event: { $case: 'chunk', value: { tokens: [...limited.tokens], engineElapsedMs: elapsedMs } } });
+        // The first chunk says what was prefilled, so a caller cut off before Done can bill it.
+        const value: inferenceV1.TokenChunk = {
+          tokens: [...limited.tokens],
+          engineElapsedMs: elapsedMs,
+          promptTokens: first ? assembled.prompt.length : 0,
+          cachedTokens: first ? assembled.cachedTokens : 0,
+        };
+        const flowing = call.write({ event: { $case: 'chunk', value } });
         if (!flowing) await waitForDrain(call, signal);
       }
       finish = limited.finish;
@@ -274,6 +298,14 @@ function finishOutcome(finish: inferenceV1.FinishReason): GenerateOutcome {
   if (finish === FinishReason.FINISH_REASON_LENGTH) return 'length';
   if (finish === FinishReason.FINISH_REASON_CANCELLED) return 'cancelled';
   return 'stop';
+}
+
+/**
+ * The session cache key of `key` under a cache salt: a session key names a sequence only within
+ * its salt (tenant), so one tenant's key can never read or move another tenant's session.
+ */
+export function scopedKey(salt: string, key: string): string {
+  return salt === '' ? key : `${salt}\u0000${key}`;
 }
 
 /** Waits until the call's buffer drains, or the call is cancelled. */

@@ -44,6 +44,7 @@ export interface PrefixMatch {
  * @param sessionCached the common prefix of `prompt` and `session.tokens`
  * @param byContent false: stop after step 1 (the hashes are still needed to index what this call
  *   leaves); only the session's prefix counts (INFERENCE_PREFIX_CACHING=false)
+ * @param seed the cache salt's seed ({@link saltSeed}): only sequences kept under the same salt match
  */
 export function matchPrefix(
   source: PrefixSource,
@@ -51,9 +52,10 @@ export function matchPrefix(
   session: HeldSequence | undefined,
   sessionCached: number,
   byContent = true,
+  seed = 0,
 ): PrefixMatch {
   const known = session === undefined ? 0 : fullBlocks(sessionCached);
-  const blockHashes = extendBlockHashes(prompt, session?.blockHashes, known, source.hasher);
+  const blockHashes = extendBlockHashes(prompt, session?.blockHashes, known, source.hasher, seed);
   if (!byContent) return { cachedTokens: sessionCached, blockHashes };
   let deepest = known;
   while (deepest < blockHashes.length && source.index.has(blockHashes[deepest])) deepest++;

@@ -74,6 +74,12 @@ export class BackendClients {
     }
   }
 
+  /** Asks a worker to drop a session and what its call left in the prefix cache (best effort). */
+  forgetSession(address: string, request: inferenceV1.ForgetSessionRequest): Promise<inferenceV1.ForgetSessionResponse> {
+    const client = this.worker(address);
+    return callUnary(client.forgetSession, client, request, { deadlineMs: this.options.routerTimeoutMs });
+  }
+
   private worker(address: string): inferenceV1.InferenceServiceClient {
     if (this.closed) throw new DomainError('closed', 'backend clients are closed', GrpcStatus.UNAVAILABLE);
     let client = this.workers.get(address);
