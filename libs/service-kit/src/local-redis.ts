@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { getFreePort } from './ports';
 import { isRedisReachable } from './redis';
 
+const CLUSTER_ARGS = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf'];
+
 export class RedisNotInstalledError extends Error {
   readonly code = 'redis_not_installed';
   constructor() {
@@ -24,13 +26,13 @@ export interface LocalRedis {
  * Starts a throw-away `redis-server` on a free loopback port (no persistence, own temp dir) for
  * the local launcher and for tests, so no run shares state with another.
  */
-export async function startLocalRedis(options: { timeoutMs?: number } = {}): Promise<LocalRedis> {
+export async function startLocalRedis(options: { timeoutMs?: number; cluster?: boolean } = {}): Promise<LocalRedis> {
   if (spawnSync('redis-server', ['--version']).error) throw new RedisNotInstalledError();
   const port = await getFreePort();
   const dir = mkdtempSync(join(tmpdir(), 'fastloop-redis-'));
   const child: ChildProcess = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--loglevel', 'warning'],
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--loglevel', 'warning', ...(options.cluster ? CLUSTER_ARGS : [])],
     { stdio: 'ignore' },
   );
   const url = `redis://127.0.0.1:${port}`;
@@ -42,6 +44,14 @@ export async function startLocalRedis(options: { timeoutMs?: number } = {}): Pro
       throw new Error(`redis-server did not start on port ${port}`);
     }
     await new Promise((r) => setTimeout(r, 50));
+  }
+  // A one-node cluster owning every slot: it enforces Cluster's rules (CROSSSLOT) for tests.
+  if (options.cluster) {
+    spawnSync('redis-cli', ['-p', String(port), 'CLUSTER', 'ADDSLOTSRANGE', '0', '16383']);
+    while (!String(spawnSync('redis-cli', ['-p', String(port), 'CLUSTER', 'INFO']).stdout).includes('cluster_state:ok')) {
+      if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not form a cluster`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
   }
   let stopped: Promise<void> | undefined;
   return {
