@@ -21,6 +21,13 @@ export const edgeConfigSchema = z.object({
   FASTLOOP_API_KEYS: z
     .string({ error: 'FASTLOOP_API_KEYS is required (comma-separated API keys; the launcher uses sk-fastloop-dev)' })
     .min(1, 'FASTLOOP_API_KEYS must name at least one key'),
+  /**
+   * Admin API keys, same syntax: they also may read any tenant's usage (`GET /v1/usage?tenant=`).
+   * Default none.
+   */
+  FASTLOOP_ADMIN_API_KEYS: z.string().default(''),
+  /** Billing's internal usage report server, which `GET /v1/usage` reads (never exposed itself). */
+  BILLING_URL: z.string().url().default('http://127.0.0.1:9095'),
   SAFETY_ADDRESS: z.string().default('127.0.0.1:50051'),
   ROUTER_ADDRESS: z.string().default('127.0.0.1:50052'),
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),

@@ -24,7 +24,7 @@ import { StoreWriter } from './store/store-writer';
 import { EntryRenderCache } from './turn/entry-render-cache';
 import { RouteCache } from './turn/route-cache';
 import type { TurnDeps } from './turn/turn-deps';
-import { UsageOutbox, usageOutboxOptionsFromConfig } from './usage';
+import { UsageOutbox, usageOutboxOptionsFromConfig, UsageReporter } from './usage';
 import { WsGateway } from './ws/ws-gateway';
 
 async function main(): Promise<void> {
@@ -34,7 +34,7 @@ async function main(): Promise<void> {
   // The router may name any profile; build their tokenizer tables before taking traffic.
   for (const id of listProfileIds()) getProfile(id).warmUp();
   const metrics = new EdgeMetrics(registry);
-  const auth = new ApiKeyAuth(config.FASTLOOP_API_KEYS);
+  const auth = new ApiKeyAuth(config.FASTLOOP_API_KEYS, config.FASTLOOP_ADMIN_API_KEYS);
   const backends = new BackendClients({
     safetyAddress: config.SAFETY_ADDRESS,
     routerAddress: config.ROUTER_ADDRESS,
@@ -57,7 +57,16 @@ async function main(): Promise<void> {
   const budget = new StateCacheBudget(config.EDGE_CACHE_TOTAL_BYTES, metrics);
   const sessionLimits = { connectionCacheBytes: config.EDGE_CONN_CACHE_BYTES, maxQueued: config.EDGE_WS_MAX_QUEUED, maxBufferedBytes: config.EDGE_MAX_BUFFERED_BYTES };
 
-  const http = new HttpApi({ deps, auth, maxBodyBytes: config.EDGE_MAX_BODY_BYTES, maxBufferedBytes: config.EDGE_MAX_BUFFERED_BYTES, loader, store: { store, writer: storeWriter } });
+  const usageReports = new UsageReporter({ billingUrl: config.BILLING_URL, listModels: () => backends.listModels() });
+  const http = new HttpApi({
+    deps,
+    auth,
+    maxBodyBytes: config.EDGE_MAX_BODY_BYTES,
+    maxBufferedBytes: config.EDGE_MAX_BUFFERED_BYTES,
+    loader,
+    store: { store, writer: storeWriter },
+    usage: usageReports,
+  });
   const ws = new WsGateway({ deps, auth, budget, loader, maxPayloadBytes: config.EDGE_MAX_BODY_BYTES, maxConnectionMs: config.EDGE_WS_MAX_CONNECTION_MS, ...sessionLimits });
   const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => http.handle(req, res));
   server.on('upgrade', (req, socket, head) => ws.handleUpgrade(req, socket, head));
