@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { env, loadConfig } from '@fastloop/service-kit';
+import { env, internalTokenSchema, loadConfig } from '@fastloop/service-kit';
 import { usageOutboxConfigShape } from './usage';
 
 /**
@@ -28,6 +28,8 @@ export const edgeConfigSchema = z.object({
   FASTLOOP_ADMIN_API_KEYS: z.string().default(''),
   /** Billing's internal usage report server, which `GET /v1/usage` reads (never exposed itself). */
   BILLING_URL: z.string().url().default('http://127.0.0.1:9095'),
+  /** Shared service-to-service token (x-fastloop-internal-token); sent on every call to safety, router and inference. */
+  FASTLOOP_INTERNAL_TOKEN: internalTokenSchema,
   SAFETY_ADDRESS: z.string().default('127.0.0.1:50051'),
   ROUTER_ADDRESS: z.string().default('127.0.0.1:50052'),
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),

@@ -42,6 +42,7 @@ async function main(): Promise<void> {
     routerTimeoutMs: config.ROUTER_TIMEOUT_MS,
     inferenceTimeoutMs: config.INFERENCE_TIMEOUT_MS,
     inferenceIdleTimeoutMs: config.INFERENCE_IDLE_TIMEOUT_MS,
+    internalToken: config.FASTLOOP_INTERNAL_TOKEN,
   });
   // The store's commands fail after a bounded wait instead of queueing forever (BullMQ-style
   // `maxRetriesPerRequest: null`): a client asking for a stored response gets a 503, not a hang.

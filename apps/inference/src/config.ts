@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { env, loadConfig, type LoadConfigOptions } from '@fastloop/service-kit';
+import { env, internalTokenSchema, loadConfig, type LoadConfigOptions } from '@fastloop/service-kit';
 
 /** Engines this worker can run. Only the simulated accelerator exists so far. */
 export const ENGINE_NAMES = ['sim'] as const;
@@ -16,6 +16,8 @@ export const inferenceConfigSchema = z.object({
   ADMIN_PORT: env.port(9093),
   BIND_HOST: z.string().min(1).default('127.0.0.1'),
   LOG_LEVEL: env.logLevel(),
+  /** Shared service-to-service token (x-fastloop-internal-token); unset = any caller (warned). */
+  FASTLOOP_INTERNAL_TOKEN: internalTokenSchema,
   /** Name of this worker in logs and metrics. */
   WORKER_ID: z.string().min(1).default('sim-0'),
   /** Engine behind the worker; `sim` is a simulated accelerator. */

@@ -69,6 +69,7 @@ export async function startInferenceWorker(options: InferenceWorkerOptions): Pro
     port: config.GRPC_PORT,
     host: config.BIND_HOST,
     logger,
+    internalToken: config.FASTLOOP_INTERNAL_TOKEN,
     services: [
       {
         name: INFERENCE_SERVICE_NAME,

@@ -9,6 +9,8 @@ export interface BackendClientOptions {
   routerTimeoutMs: number;
   inferenceTimeoutMs: number;
   inferenceIdleTimeoutMs: number;
+  /** FASTLOOP_INTERNAL_TOKEN, sent on every call (safety, router and inference require it). */
+  internalToken?: string;
 }
 
 /**
@@ -22,8 +24,8 @@ export class BackendClients {
   private closed = false;
 
   constructor(private readonly options: BackendClientOptions) {
-    this.safety = createGrpcClient(safetyV1.SafetyServiceClient, options.safetyAddress);
-    this.router = createGrpcClient(routerV1.RouterServiceClient, options.routerAddress);
+    this.safety = createGrpcClient(safetyV1.SafetyServiceClient, options.safetyAddress, {}, options.internalToken);
+    this.router = createGrpcClient(routerV1.RouterServiceClient, options.routerAddress, {}, options.internalToken);
   }
 
   classify(request: safetyV1.ClassifyRequest, signal?: AbortSignal): Promise<safetyV1.ClassifyResponse> {
@@ -84,7 +86,7 @@ export class BackendClients {
     if (this.closed) throw new DomainError('closed', 'backend clients are closed', GrpcStatus.UNAVAILABLE);
     let client = this.workers.get(address);
     if (!client) {
-      client = createGrpcClient(inferenceV1.InferenceServiceClient, address);
+      client = createGrpcClient(inferenceV1.InferenceServiceClient, address, {}, this.options.internalToken);
       this.workers.set(address, client);
     }
     return client;
