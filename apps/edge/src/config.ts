@@ -65,6 +65,11 @@ export const edgeConfigSchema = z.object({
   /** Seconds a stored response (store: true) is kept in Redis. */
   EDGE_STORE_TTL_SECONDS: env.int(30 * 24 * 3600, 1),
   /**
+   * How long a stored-response write that failed (Redis away) is retried before it is given up;
+   * while Redis is known to be down, new responses answer `store: false` instead.
+   */
+  EDGE_STORE_RETRY_MS: env.int(600_000, 0),
+  /**
    * How long a routing decision is reused by turns without cached state (0 = ask every time). A
    * decision whose worker fails is dropped at once, so this only bounds how long a new, better
    * worker goes unnoticed.

@@ -49,7 +49,10 @@ async function main(): Promise<void> {
   const redis = createRedis(config.REDIS_URL, { maxRetriesPerRequest: 2, commandTimeout: 5_000 });
   redis.on('error', (err) => logger.warn({ err }, 'redis connection error'));
   const store = new ResponseStore(redis, config.EDGE_STORE_TTL_SECONDS);
-  const storeWriter = new StoreWriter(store, logger.child({ component: 'store' }));
+  const storeWriter = new StoreWriter(store, logger.child({ component: 'store' }), {
+    retryForMs: config.EDGE_STORE_RETRY_MS,
+    isAvailable: () => redis.status === 'ready',
+  });
   const renderCache = new EntryRenderCache(config.EDGE_RENDER_CACHE_ENTRIES);
   const loader = new StoredStateLoader(store, storeWriter, renderCache);
   const usage = new UsageOutbox(usageOutboxOptionsFromConfig(config, { redisUrl: config.REDIS_URL, registry, logger: logger.child({ component: 'usage' }) }));

@@ -22,7 +22,7 @@ export class StoredStateLoader implements StateLoader {
   ) {}
 
   async load(id: string, tenant: string): Promise<ConversationState | undefined> {
-    await this.writer.inFlight(id);
+    await this.writer.settled(id);
     const record = await this.store.get(id, tenant);
     if (!record) return undefined;
     const items = await this.store.items(record, 0, record.itemsLength);

@@ -30,7 +30,10 @@ export interface TurnOutcome {
 export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: (event: ResponseStreamEvent) => void): Promise<TurnOutcome> {
   const timer = new StageTimer(deps.metrics, req.transport, req.previous !== undefined);
   const prepared = await prepareTurn(deps, req, timer);
-  const writer = new TurnWriter(req.body, { id: newId('resp'), model: prepared.route.model, previousResponseId: req.previous?.response.id }, emit);
+  // Decided before response.created, so every event and the final object say whether it is stored.
+  const storing = req.body.store !== false && deps.store !== undefined && deps.store.accepting?.() !== false;
+  const body = storing || req.body.store === false ? req.body : { ...req.body, store: false };
+  const writer = new TurnWriter(body, { id: newId('resp'), model: prepared.route.model, previousResponseId: req.previous?.response.id }, emit);
   let verdict: SafetyResult | undefined;
   // Nothing reaches the client before the safety verdict: a blocked prompt is an error, not a response.
   const open = async (): Promise<SafetyResult> => {
@@ -62,7 +65,7 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: (event: Re
     // just before the end pays for the tokens it cost).
     writer.failed(apiErr);
     deps.metrics.turns.inc({ transport: req.transport, cached: String(!!req.previous), status: 'failed' });
-    afterTerminal(deps, req, writer, undefined, meterUsage(meter), timer);
+    afterTerminal(deps, req, writer, undefined, meterUsage(meter), timer, false);
     return { response: writer.response };
   }
   timer.mark('stream');
@@ -78,7 +81,7 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: (event: Re
     req.logger.error({ err }, 'building the continuation state failed; the response is stored without it');
     stored = storeOnlyState(req, prepared, verdict!, writer, route);
   }
-  afterTerminal(deps, req, writer, stored, usage, timer);
+  afterTerminal(deps, req, writer, stored, usage, timer, storing);
   return { response: writer.response, state };
 }
 
@@ -278,7 +281,15 @@ function buildState(req: TurnRequest, prepared: PreparedTurn, safety: SafetyResu
  * Usage enqueue and store write: after the terminal event went out, never on the turn's path.
  * Each step is guarded on its own, so a failure in one never skips the other.
  */
-function afterTerminal(deps: TurnDeps, req: TurnRequest, writer: TurnWriter, state: ConversationState | undefined, usage: Usage, timer: StageTimer): void {
+function afterTerminal(
+  deps: TurnDeps,
+  req: TurnRequest,
+  writer: TurnWriter,
+  state: ConversationState | undefined,
+  usage: Usage,
+  timer: StageTimer,
+  storing: boolean,
+): void {
   setImmediate(() => {
     const start = performance.now();
     const r = writer.response;
@@ -296,7 +307,7 @@ function afterTerminal(deps: TurnDeps, req: TurnRequest, writer: TurnWriter, sta
         status: r.status ?? 'completed',
       }),
     );
-    if (state && req.body.store !== false && deps.store) guarded(req, 'store write', () => deps.store!.save(state, req.previous ? req.previous.items.length : 0));
+    if (state && storing) guarded(req, 'store write', () => deps.store!.save(state, req.previous ? req.previous.items.length : 0));
     timer.record('post', performance.now() - start);
   });
 }

@@ -8,34 +8,7 @@ import { Queue } from 'bullmq';
 import { Registry } from 'prom-client';
 import { USAGE_JOB_NAME, USAGE_QUEUE_NAME } from './usage-job';
 import { UsageOutbox, type UsageOutboxOptions } from './usage-outbox';
-
-/** A redis-server on a fixed port that can be stopped and started again, like a restarting Redis. */
-class RestartableRedis {
-  private child?: ChildProcess;
-  private readonly dir = mkdtempSync(join(tmpdir(), 'fastloop-redis-'));
-  constructor(readonly port: number) {}
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-  async start(): Promise<void> {
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir];
-    this.child = spawn('redis-server', args, { stdio: 'ignore' });
-    await waitFor(() => isRedisReachable(this.url, 200), 'redis-server to start');
-  }
-  async stop(): Promise<void> {
-    const child = this.child;
-    this.child = undefined;
-    if (!child || child.exitCode !== null) return;
-    await new Promise((resolve) => {
-      child.once('exit', resolve);
-      child.kill('SIGKILL');
-    });
-  }
-  async dispose(): Promise<void> {
-    await this.stop();
-    rmSync(this.dir, { recursive: true, force: true });
-  }
-}
+import { RestartableRedis } from '../testing/restartable-redis';
 
 async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
