@@ -56,6 +56,10 @@ export const edgeConfigSchema = z.object({
   EDGE_MAX_BUFFERED_BYTES: env.int(16 * 1024 * 1024, 1024),
   /** A WebSocket connection's lifetime; then `websocket_connection_limit_reached` (PROTOCOL.md). */
   EDGE_WS_MAX_CONNECTION_MS: env.int(60 * 60 * 1000, 1),
+  /** Persistent connections (WebSocket + gRPC streams) of the process; more get 429 `too_many_connections`. */
+  EDGE_MAX_CONNECTIONS: env.int(10_000, 1),
+  /** Persistent connections one tenant may hold on the process; more get 429 `too_many_connections`. */
+  EDGE_MAX_CONNECTIONS_PER_TENANT: env.int(1_000, 1),
   /** `response.create` events queued behind the one in flight on a connection; more are rejected. */
   EDGE_WS_MAX_QUEUED: env.int(16, 0),
   /** Byte budget of one connection's cache of previous responses (LRU within the connection). */

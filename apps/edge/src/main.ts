@@ -17,6 +17,7 @@ import { loadEdgeConfig } from './config';
 import { EdgeMetrics } from './edge-metrics';
 import { responsesGrpcService } from './grpc/responses-grpc';
 import { HttpApi } from './http/http-api';
+import { ConnectionLimits } from './session/connection-limits';
 import { StateCacheBudget } from './session/state-cache';
 import { ResponseStore } from './store/response-store';
 import { StoredStateLoader } from './store/stored-state-loader';
@@ -59,7 +60,13 @@ async function main(): Promise<void> {
   const routeCache = new RouteCache(config.EDGE_ROUTE_CACHE_TTL_MS);
   const deps: TurnDeps = { backends, metrics, logger, renderCache, routeCache, usage, store: storeWriter, safetyOverlap: config.EDGE_SAFETY_OVERLAP };
   const budget = new StateCacheBudget(config.EDGE_CACHE_TOTAL_BYTES, metrics);
-  const sessionLimits = { connectionCacheBytes: config.EDGE_CONN_CACHE_BYTES, maxQueued: config.EDGE_WS_MAX_QUEUED, maxBufferedBytes: config.EDGE_MAX_BUFFERED_BYTES };
+  const limits = new ConnectionLimits({ maxConnections: config.EDGE_MAX_CONNECTIONS, maxPerTenant: config.EDGE_MAX_CONNECTIONS_PER_TENANT });
+  const sessionLimits = {
+    connectionCacheBytes: config.EDGE_CONN_CACHE_BYTES,
+    maxQueued: config.EDGE_WS_MAX_QUEUED,
+    maxBufferedBytes: config.EDGE_MAX_BUFFERED_BYTES,
+    limits,
+  };
 
   const usageReports = new UsageReporter({ billingUrl: config.BILLING_URL, listModels: () => backends.listModels() });
   const http = new HttpApi({
