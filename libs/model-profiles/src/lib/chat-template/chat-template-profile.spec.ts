@@ -53,6 +53,8 @@ describeModel('chat-template profile on stories260K (tokenizer from the GGUF voc
     fc.assert(
       fc.property(assistantEntry(), fc.array(fc.integer({ min: 1, max: 7 }), { maxLength: 40 }), (entry, sizes) => {
         fc.pre(entry.kind !== 'reasoning' && !(entry.kind === 'message' && entry.text.trim() !== entry.text));
+        // stories260K's 512-token vocabulary has no byte fallback for control characters.
+        fc.pre(!(entry.kind === 'message' && /[\u0000-\u001f\u007f]/.test(entry.text)));
         const parser = profile.createOutputParser();
         const events: ParseEvent[] = [];
         for (const part of chunk(profile.renderCompletion(entry), sizes)) events.push(...parser.push(part));
@@ -61,7 +63,7 @@ describeModel('chat-template profile on stories260K (tokenizer from the GGUF voc
         const start = events.find((e) => e.type === 'item_start');
         if (entry.kind === 'function_call') {
           expect(start).toEqual({ type: 'item_start', item: { kind: 'function_call', name: entry.name, ...(entry.namespace ? { namespace: entry.namespace } : {}) } });
-          expect(JSON.parse(text)).toEqual(entry.arguments === '' ? {} : JSON.parse(entry.arguments));
+          expect(JSON.parse(text)).toEqual(entry.arguments.trim() === '' ? {} : JSON.parse(entry.arguments));
         } else if (entry.kind === 'message' && entry.text !== '') {
           expect(text).toBe(entry.text);
         }

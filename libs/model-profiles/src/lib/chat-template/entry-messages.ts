@@ -40,7 +40,7 @@ export function entryMessage(e: ConversationEntry): TemplateMessage | undefined 
       return {
         role: 'assistant',
         content: '',
-        tool_calls: [{ id: e.callId, type: 'function', function: { name: qualifiedName(e.name, e.namespace), arguments: e.arguments === '' ? '{}' : e.arguments } }],
+        tool_calls: [{ id: e.callId, type: 'function', function: { name: qualifiedName(e.name, e.namespace), arguments: e.arguments.trim() === '' ? '{}' : e.arguments } }],
       };
     case 'function_call_output':
       return { role: 'tool', content: e.output, tool_call_id: e.callId, name: qualifiedName(e.name, e.namespace) };

@@ -1,6 +1,5 @@
 // @huggingface/jinja ships a CommonJS build, but its types are declared for ESM only.
 type Jinja = typeof import('@huggingface/jinja', { with: { 'resolution-mode': 'import' } });
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { Template } = require('@huggingface/jinja') as Jinja;
 import type { TextTokenizer } from './text-tokenizer';
 
