@@ -53,8 +53,8 @@ describeModel('chat-template profile on stories260K (tokenizer from the GGUF voc
     fc.assert(
       fc.property(assistantEntry(), fc.array(fc.integer({ min: 1, max: 7 }), { maxLength: 40 }), (entry, sizes) => {
         fc.pre(entry.kind !== 'reasoning' && !(entry.kind === 'message' && entry.text.trim() !== entry.text));
-        // stories260K's 512-token vocabulary has no byte fallback for control characters.
-        fc.pre(!(entry.kind === 'message' && /[\u0000-\u001f\u007f]/.test(entry.text)));
+        // stories260K's detokenizer does not give back control and non-ASCII characters exactly.
+        fc.pre(!(entry.kind === 'message' && !/^[\x20-\x7e]*$/.test(entry.text)));
         const parser = profile.createOutputParser();
         const events: ParseEvent[] = [];
         for (const part of chunk(profile.renderCompletion(entry), sizes)) events.push(...parser.push(part));
