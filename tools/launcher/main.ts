@@ -6,6 +6,7 @@ import { join, relative } from 'node:path';
 import { RedisNotInstalledError } from '@fastloop/service-kit';
 import { renderBanner } from './banner';
 import { formatLogLine } from './log-format';
+import { modelStack, type ModelStack } from './model-option';
 import { startStack, StackStartError, type Stack } from './stack';
 
 const REPO_ROOT = join(__dirname, '..', '..');
@@ -20,6 +21,7 @@ Options:
   --port <n>         public HTTP/WebSocket port (default: $PORT or 8080; 0 picks a free one)
   --log-level <lvl>  LOG_LEVEL for every service (default: $LOG_LEVEL or info)
   --quiet            write service logs only to .fastloop/logs/<service>.log, not to the terminal
+  --model <file>     serve a GGUF model with llama.cpp instead of the simulator (or $FASTLOOP_MODEL)
   -h, --help         show this help
 
 Environment: REDIS_URL, FASTLOOP_API_KEYS, SIM_TOKENS_PER_SECOND, SIM_TTFT_MS, SIM_TOOL_CALLS,
@@ -28,6 +30,7 @@ SIM_PREFILL_TOKENS_PER_SECOND and BIND_HOST are passed on to the services.
 
 interface CliArgs {
   port?: number;
+  model?: string;
   logLevel?: string;
   quiet: boolean;
   help: boolean;
@@ -45,6 +48,7 @@ function parseArgs(argv: readonly string[]): CliArgs {
     if (arg === '--port') args.port = Number(value());
     else if (arg === '--log-level') args.logLevel = value();
     else if (arg === '--quiet') args.quiet = true;
+    else if (arg === '--model') args.model = value();
     else if (arg === '-h' || arg === '--help') args.help = true;
     else throw new Error(`unknown option ${arg} (see --help)`);
   }
@@ -96,6 +100,14 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   const colour = process.stdout.isTTY === true && !process.env.NO_COLOR;
+  const modelPath = args.model ?? (process.env.FASTLOOP_MODEL?.trim() || undefined);
+  let model: ModelStack | undefined;
+  try {
+    model = modelPath ? await modelStack(modelPath, join(REPO_ROOT, '.fastloop')) : undefined;
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    return 2;
+  }
   let stack: Stack | undefined;
   const signals = installSignals(() => stack);
   process.stdout.write('Starting fastloop: safety, inference, billing → router → edge …\n');
@@ -104,6 +116,7 @@ async function main(argv: readonly string[]): Promise<number> {
       port: args.port,
       logLevel: args.logLevel,
       logDir: join(REPO_ROOT, '.fastloop', 'logs'),
+      env: model?.env,
       signal: signals.signal,
       onLogLine: args.quiet ? undefined : (service, line) => process.stdout.write(formatLogLine(service, line, { colour }) + '\n'),
     });
@@ -111,7 +124,7 @@ async function main(argv: readonly string[]): Promise<number> {
     return reportStartFailure(err, colour);
   }
   if (!signals.stopping()) {
-    process.stdout.write(renderBanner({ ...stack, redisSource: REDIS_SOURCES[stack.redisSource] ?? stack.redisSource, cwd: REPO_ROOT }));
+    process.stdout.write(renderBanner({ ...stack, redisSource: REDIS_SOURCES[stack.redisSource] ?? stack.redisSource, cwd: REPO_ROOT, model: model?.modelId }));
   }
   const outcome = await Promise.race([stack.crashed, signals.stopRequested]);
   if (outcome !== 'stop') {

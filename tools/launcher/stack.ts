@@ -12,6 +12,7 @@ import { StackSupervisor, type ServiceCrash } from './stack-supervisor';
 
 export { StackStartError, type StackStartErrorCode } from './stack-errors';
 export type { StackOptions } from './stack-options';
+export { modelStack, ModelOptionError, type ModelStack } from './model-option';
 export type { ServiceExit } from './service-process';
 export type { ServiceCrash } from './stack-supervisor';
 export { SERVICE_NAMES, START_PHASES, STOP_ORDER, DEV_API_KEY, type ServiceName, type ServicePorts } from './service-specs';

@@ -17,10 +17,30 @@ export interface EngineRequest {
   arrivedAt: number;
   /** Aborted when the caller cancels or its deadline passes: stop at once, free resources. */
   signal: AbortSignal;
+  /** The session this prompt continues (its own key, or the parent's); engines keep KV state by it. */
+  sessionKey?: string;
+  /**
+   * The request's cache salt (tenant scope): engines that reuse KV state by content must do so only
+   * between calls with the same salt. '' = unsalted.
+   */
+  cacheSalt?: string;
+  /**
+   * Engines with their own KV state call this once, before the first token, with what they really
+   * skip and evaluate: the worker then reports the engine's skip as `cached_tokens`.
+   */
+  onPrefill?(prefill: EnginePrefill): void;
+}
+
+/** How an engine prefilled one prompt. */
+export interface EnginePrefill {
+  /** Leading prompt tokens taken from the engine's KV state, not evaluated. */
+  cachedTokens: number;
+  /** Prompt tokens the engine evaluated. */
+  evaluatedTokens: number;
 }
 
 /**
- * What every engine implements (`sim` now; `openai-compatible` and `llamacpp` later). An engine
+ * What every engine implements (`sim`, `llamacpp`; `openai-compatible` later). An engine
  * yields sampled tokens in chunks as they become available; the caller writes each chunk before
  * pulling the next, which is how back-pressure reaches the engine.
  */

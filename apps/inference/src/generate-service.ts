@@ -5,7 +5,7 @@ import { inferenceV1 } from '@fastloop/proto';
 import { DomainError, toGrpcError } from '@fastloop/service-kit';
 import { extendBlockHashes, saltSeed } from './block-hash';
 import { effectiveMaxOutputTokens, limitChunk } from './completion-limits';
-import type { Engine } from './engine';
+import type { Engine, EnginePrefill } from './engine';
 import { engineError, workerOverloaded } from './inference-errors';
 import type { GenerateOutcome, InferenceMetrics } from './inference-metrics';
 import { matchPrefix } from './prefix-match';
@@ -51,6 +51,8 @@ interface StreamResult {
   completion: number[];
   finish: inferenceV1.FinishReason;
   ttftMs: number | undefined;
+  /** What the engine reported it really skipped and evaluated, when it keeps its own KV state. */
+  prefill?: EnginePrefill;
 }
 
 /**
@@ -138,12 +140,13 @@ export class GenerateService {
     // prompt (EDGE_SAFETY_OVERLAP), and a blocked prompt must not stay reusable. A client that
     // went away loses only this call's reuse; its conversation cannot continue from it anyway.
     if (request.sessionKey !== '' && !cancelled) this.keep(request, assembled, result.completion);
-    this.record(assembled, result);
+    const cachedTokens = result.prefill?.cachedTokens ?? assembled.cachedTokens;
+    this.record(result.prefill ? engineCached(assembled, cachedTokens) : assembled, result);
     if (cancelled) return;
     const done: inferenceV1.GenerateDone = {
       finishReason: result.finish,
       promptTokens: assembled.prompt.length,
-      cachedTokens: assembled.cachedTokens,
+      cachedTokens,
       completionTokens: result.completion.length,
       engineTtftMs: result.ttftMs ?? this.now() - arrivedAt,
     };
@@ -203,6 +206,7 @@ export class GenerateService {
     const completion: number[] = [];
     let ttftMs: number | undefined;
     let finish: inferenceV1.FinishReason | undefined;
+    let prefill: EnginePrefill | undefined;
     const chunks = this.options.engine.generate({
       prompt: assembled.prompt,
       cachedTokens: assembled.cachedTokens,
@@ -213,6 +217,9 @@ export class GenerateService {
       seed: request.sampling?.seed,
       arrivedAt,
       signal,
+      sessionKey: request.parentSessionKey || request.sessionKey ? scopedKey(request.cacheSalt, request.parentSessionKey || request.sessionKey) : undefined,
+      cacheSalt: request.cacheSalt,
+      onPrefill: (p) => (prefill = p),
     });
     for await (const chunk of chunks) {
       if (signal.aborted) break;
@@ -227,7 +234,8 @@ export class GenerateService {
           tokens: [...limited.tokens],
           engineElapsedMs: elapsedMs,
           promptTokens: first ? assembled.prompt.length : 0,
-          cachedTokens: first ? assembled.cachedTokens : 0,
+          // An engine with its own KV state reported its real skip before the first token.
+          cachedTokens: first ? (prefill?.cachedTokens ?? assembled.cachedTokens) : 0,
         };
         const flowing = call.write({ event: { $case: 'chunk', value } });
         if (!flowing) await waitForDrain(call, signal);
@@ -238,7 +246,7 @@ export class GenerateService {
     }
     if (signal.aborted) finish = FinishReason.FINISH_REASON_CANCELLED;
     // An engine that ends without a stop token has hit its end of sequence: STOP.
-    return { completion, finish: finish ?? FinishReason.FINISH_REASON_STOP, ttftMs };
+    return { completion, finish: finish ?? FinishReason.FINISH_REASON_STOP, ttftMs, prefill };
   }
 
   private record(assembled: PreparedPrompt, result: StreamResult): void {
@@ -248,6 +256,7 @@ export class GenerateService {
     metrics.cachedTokensBySource.inc({ ...this.engineLabel, source: 'session' }, assembled.sessionCachedTokens);
     metrics.cachedTokensBySource.inc({ ...this.engineLabel, source: 'content' }, assembled.cachedTokens - assembled.sessionCachedTokens);
     metrics.completionTokens.inc(this.engineLabel, result.completion.length);
+    if (result.prefill) metrics.engineEvaluatedTokens.inc(this.engineLabel, result.prefill.evaluatedTokens);
     if (result.ttftMs !== undefined) metrics.ttft.observe(this.engineLabel, result.ttftMs / 1000);
     metrics.sessionCacheTokens.set(this.engineLabel, sessions.totalTokens);
     metrics.sessionCacheSessions.set(this.engineLabel, sessions.size);
@@ -287,6 +296,14 @@ export class GenerateService {
     this.idleWaiters = [];
     for (const wake of waiters) wake();
   }
+}
+
+/**
+ * The prompt as an engine with its own KV state prefilled it: its skip is the cached count (it may
+ * hold less than the session cache after evicting a sequence, or more by content).
+ */
+function engineCached(prepared: PreparedPrompt, cachedTokens: number): PreparedPrompt {
+  return { ...prepared, cachedTokens, sessionCachedTokens: Math.min(prepared.sessionCachedTokens, cachedTokens) };
 }
 
 function outcomeOf(err: DomainError): GenerateOutcome {

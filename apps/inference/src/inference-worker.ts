@@ -40,9 +40,9 @@ export interface InferenceWorker {
 /** Builds the engine, the session cache and InferenceService, and serves them on GRPC_PORT. */
 export async function startInferenceWorker(options: InferenceWorkerOptions): Promise<InferenceWorker> {
   const { config, logger } = options;
-  const profile = options.profile ?? loadProfile(config);
+  const profile = options.profile ?? (await loadProfile(config));
   profile.warmUp();
-  const engine = options.engine ?? createEngine(config, profile, logger);
+  const engine = options.engine ?? (await createEngine(config, profile, logger));
   const metrics = createInferenceMetrics(options.registry, {
     engine: engine.name,
     simulated: engine.simulated,

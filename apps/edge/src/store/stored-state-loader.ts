@@ -1,4 +1,4 @@
-import { getProfile } from '@fastloop/model-profiles';
+import { resolveProfile } from '@fastloop/model-profiles';
 import { toHeader } from '../turn/prepare-turn';
 import { AppendLog } from '../turn/append-log';
 import type { CallTarget, ConversationState } from '../turn/conversation-state';
@@ -28,7 +28,7 @@ export class StoredStateLoader implements StateLoader {
     const items = await this.store.items(record, 0, record.itemsLength);
     const calls = new Map<string, CallTarget>();
     const entries = itemsToEntries(items, calls);
-    const profile = getProfile(record.route.profile);
+    const profile = await resolveProfile(record.route.profile);
     const header = toHeader(record.response as unknown as Parameters<typeof toHeader>[0]);
     return {
       response: record.response,

@@ -1,5 +1,5 @@
 import type { ConversationEntry, ParsedPrompt, ParsedPromptMessage, ParsedTool } from '@fastloop/model-profiles';
-import { argumentsForSchema } from './schema-arguments';
+import { argumentsForSchema } from '../../schema-arguments';
 import { createRandom, hashString, pickIndex } from '@fastloop/service-kit';
 
 /**

@@ -1,8 +1,8 @@
 import { getProfile, type ConversationEntry, type RenderHeader, type ToolSpec } from '@fastloop/model-profiles';
 import { simulateCompletion } from './sim-engine';
 import { answerText, scriptCompletion } from './sim-script';
-import { checkSchema } from './testing/check-schema';
-import { completionToEntry, toolOutputFor } from './testing/completion-entry';
+import { checkSchema } from '../../testing/check-schema';
+import { completionToEntry, toolOutputFor } from '../../testing/completion-entry';
 
 const profile = getProfile('harmony-o200k');
 const tools: ToolSpec[] = [

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { ModelProfile, ParsedPrompt } from '@fastloop/model-profiles';
-import type { Engine, EngineRequest } from './engine';
+import type { Engine, EngineRequest } from '../../engine';
 import { createRandom, hashNumbers } from '@fastloop/service-kit';
 import { dueCount, nextWakeDelay, scheduleTokens, timeToFirstTokenMs, type SimPace } from './sim-pacing';
 import { scriptCompletion, type SimScriptOptions } from './sim-script';
