@@ -50,6 +50,11 @@ export interface Engine {
   readonly simulated: boolean;
   /** Streams sampled token chunks. Ends when done or when `signal` aborts (without throwing). */
   generate(request: EngineRequest): AsyncIterable<readonly number[]>;
+  /**
+   * Drops the KV state an engine keeps for a (salted) session key, if any: ForgetSession, for a
+   * prompt safety blocked after its call finished. Engines without their own KV state omit it.
+   */
+  forget?(sessionKey: string): void;
   /** Releases the engine's resources. Idempotent. */
   close(): Promise<void>;
 }

@@ -83,7 +83,9 @@ export class GenerateService {
   /** ForgetSession: drops the session (and its index entries) within the request's salt. */
   forget(request: inferenceV1.ForgetSessionRequest): boolean {
     if (request.sessionKey === '') return false;
-    return this.options.sessions.delete(scopedKey(request.cacheSalt, request.sessionKey));
+    const key = scopedKey(request.cacheSalt, request.sessionKey);
+    this.options.engine.forget?.(key);
+    return this.options.sessions.delete(key);
   }
 
   /** Calls in progress. */

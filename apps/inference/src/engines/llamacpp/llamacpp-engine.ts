@@ -133,6 +133,10 @@ export class LlamaCppEngine implements Engine {
     }
   }
 
+  forget(sessionKey: string): void {
+    this.pool.discardSession(sessionKey);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

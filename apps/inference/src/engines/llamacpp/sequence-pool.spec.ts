@@ -20,7 +20,13 @@ describe('SequencePool', () => {
     const again = pool.tryAcquire([1, 2, 3, 4, 5], 'a2', 'tenant-a')!;
     expect(again.commonPrefix).toBe(4);
     pool.release(again.slot, true); // cancelled: maybe a blocked prompt
-    expect(pool.tryAcquire([1, 2, 3, 4, 5], 'a3', 'tenant-a')!.commonPrefix).toBe(0);
+    const third = pool.tryAcquire([1, 2, 3, 4, 5], 'a3', 'tenant-a')!;
+    expect(third.commonPrefix).toBe(0);
+    // A finished call's sequence is dropped by ForgetSession.
+    (third.slot.sequence as { contextTokens: number[] }).contextTokens = [1, 2, 3, 4, 5];
+    pool.release(third.slot);
+    expect(pool.discardSession('a3')).toBe(true);
+    expect(pool.tryAcquire([1, 2, 3, 4, 5], 'a4', 'tenant-a')!.commonPrefix).toBe(0);
   });
 
   it('reuses the least recently used sequence when no idle one shares a prefix', () => {

@@ -105,6 +105,15 @@ export class SequencePool<S extends HeldSequence> {
     this.waiters.shift()?.();
   }
 
+  /** Makes the idle sequence a session last used unreusable (ForgetSession). Returns whether one was. */
+  discardSession(sessionKey: string): boolean {
+    const slot = this.slots.find((s) => s.sessionKey === sessionKey && !s.busy);
+    if (!slot) return false;
+    slot.salt = undefined;
+    slot.sessionKey = undefined;
+    return true;
+  }
+
   /** Every sequence, for closing. */
   all(): readonly S[] {
     return this.slots.map((s) => s.sequence);
