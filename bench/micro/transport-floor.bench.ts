@@ -51,7 +51,7 @@ async function serve(): Promise<void> {
       const arrived = now();
       setTimeout(() => {
         const written = now();
-        call.write({ event: { $case: 'chunk', value: { tokens: [1], engineElapsedMs: written - arrived } } });
+        call.write({ event: { $case: 'chunk', value: { tokens: [1], engineElapsedMs: written - arrived, promptTokens: 0, cachedTokens: 0 } } });
         const done: inferenceV1.GenerateDone = { finishReason: inferenceV1.FinishReason.FINISH_REASON_STOP, promptTokens: 0, cachedTokens: 0, completionTokens: 1, engineTtftMs: 0 };
         call.write({ event: { $case: 'done', value: done } });
         call.end();
@@ -141,6 +141,7 @@ async function measure(iterations: number, out: string): Promise<void> {
     const request: inferenceV1.GenerateRequest = {
       sessionKey: 's',
       parentSessionKey: '',
+      cacheSalt: '',
       prefixLen: 0,
       tokens: Array.from({ length: 1500 }, (_, i) => (i * 7919) % 200_000),
       model: 'm',

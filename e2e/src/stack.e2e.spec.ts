@@ -4,6 +4,7 @@ import { badInputSuite } from './errors.suite';
 import { grpcAndBillingSuite } from './grpc-and-billing.suite';
 import { httpLoopSuite } from './http-loop.suite';
 import { startTestStack } from './stack-fixture';
+import { tenancySuite } from './tenancy.suite';
 import { wsLoopSuite } from './ws-loop.suite';
 
 // One real stack (five processes + a private redis-server) for every suite: starting it is the
@@ -25,3 +26,4 @@ httpLoopSuite();
 wsLoopSuite();
 badInputSuite();
 grpcAndBillingSuite();
+tenancySuite();

@@ -6,6 +6,7 @@ import { join, relative, resolve } from 'node:path';
 import { RedisNotInstalledError } from '@fastloop/service-kit';
 import { renderBanner } from './banner';
 import { formatLogLine } from './log-format';
+import { modelStack, type ModelStack } from './model-option';
 import { startStack, StackStartError, type Stack } from './stack';
 
 const REPO_ROOT = join(__dirname, '..', '..');
@@ -22,6 +23,8 @@ Options:
   --quiet            write service logs only to the log folder, not to the terminal
   --log-dir <path>   folder for <service>.log files (default: .fastloop/logs)
   --private-redis    start a private redis-server even if one answers on 127.0.0.1:6379
+  --quiet            write service logs only to .fastloop/logs/<service>.log, not to the terminal
+  --model <file>     serve a GGUF model with llama.cpp instead of the simulator (or $FASTLOOP_MODEL)
   -h, --help         show this help
 
 Environment: REDIS_URL, FASTLOOP_API_KEYS, SIM_TOKENS_PER_SECOND, SIM_TTFT_MS, SIM_TOOL_CALLS,
@@ -32,6 +35,7 @@ interface CliArgs {
   port?: number;
   logDir?: string;
   privateRedis: boolean;
+  model?: string;
   logLevel?: string;
   quiet: boolean;
   help: boolean;
@@ -51,6 +55,7 @@ function parseArgs(argv: readonly string[]): CliArgs {
     else if (arg === '--log-dir') args.logDir = value();
     else if (arg === '--quiet') args.quiet = true;
     else if (arg === '--private-redis') args.privateRedis = true;
+    else if (arg === '--model') args.model = value();
     else if (arg === '-h' || arg === '--help') args.help = true;
     else throw new Error(`unknown option ${arg} (see --help)`);
   }
@@ -111,6 +116,14 @@ async function main(argv: readonly string[]): Promise<number> {
   // A closed terminal turns every later write into EIO/EPIPE; stopping the stack matters more than telling it.
   process.stdout.on('error', () => undefined);
   process.stderr.on('error', () => undefined);
+  const modelPath = args.model ?? (process.env.FASTLOOP_MODEL?.trim() || undefined);
+  let model: ModelStack | undefined;
+  try {
+    model = modelPath ? await modelStack(modelPath, join(REPO_ROOT, '.fastloop')) : undefined;
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    return 2;
+  }
   let stack: Stack | undefined;
   const signals = installSignals(() => stack);
   process.stdout.write('Starting fastloop: safety, inference, billing → router → edge …\n');
@@ -126,6 +139,7 @@ async function main(argv: readonly string[]): Promise<number> {
         process.stderr.write(`\n${r.service} ${how}; restarting it in ${r.delayMs} ms (restart ${r.attempt} within a minute)\n${r.logTail}\n`);
       },
       logDir: args.logDir ? resolve(args.logDir) : join(REPO_ROOT, '.fastloop', 'logs'),
+      env: model?.env,
       signal: signals.signal,
       onLogLine: args.quiet ? undefined : (service, line) => process.stdout.write(formatLogLine(service, line, { colour }) + '\n'),
     });
@@ -133,7 +147,7 @@ async function main(argv: readonly string[]): Promise<number> {
     return reportStartFailure(err, colour);
   }
   if (!signals.stopping()) {
-    process.stdout.write(renderBanner({ ...stack, redisSource: REDIS_SOURCES[stack.redisSource] ?? stack.redisSource, cwd: REPO_ROOT }));
+    process.stdout.write(renderBanner({ ...stack, redisSource: REDIS_SOURCES[stack.redisSource] ?? stack.redisSource, cwd: REPO_ROOT, model: model?.modelId }));
   }
   const outcome = await Promise.race([stack.crashed, signals.stopRequested]);
   if (outcome !== 'stop') {

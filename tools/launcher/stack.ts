@@ -14,6 +14,7 @@ export type { StackOptions } from './stack-options';
 export type { ServiceExit } from '@fastloop/service-kit';
 export type { ServiceCrash, ServiceRestart } from './stack-supervisor';
 export type { RestartPolicyOptions } from './restart-policy';
+export { modelStack, ModelOptionError, type ModelStack } from './model-option';
 export { SERVICE_NAMES, START_PHASES, STOP_ORDER, DEV_API_KEY, type ServiceName, type ServicePorts } from './service-specs';
 
 /** One running service of a {@link Stack}. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { env, loadConfig } from '@fastloop/service-kit';
+import { env, internalTokenSchema, loadConfig } from '@fastloop/service-kit';
 import { usageOutboxConfigShape } from './usage';
 
 /**
@@ -21,6 +21,15 @@ export const edgeConfigSchema = z.object({
   FASTLOOP_API_KEYS: z
     .string({ error: 'FASTLOOP_API_KEYS is required (comma-separated API keys; the launcher uses sk-fastloop-dev)' })
     .min(1, 'FASTLOOP_API_KEYS must name at least one key'),
+  /**
+   * Admin API keys, same syntax: they also may read any tenant's usage (`GET /v1/usage?tenant=`).
+   * Default none.
+   */
+  FASTLOOP_ADMIN_API_KEYS: z.string().default(''),
+  /** Billing's internal usage report server, which `GET /v1/usage` reads (never exposed itself). */
+  BILLING_URL: z.string().url().default('http://127.0.0.1:9095'),
+  /** Shared service-to-service token (x-fastloop-internal-token); sent on every call to safety, router and inference. */
+  FASTLOOP_INTERNAL_TOKEN: internalTokenSchema,
   SAFETY_ADDRESS: z.string().default('127.0.0.1:50051'),
   ROUTER_ADDRESS: z.string().default('127.0.0.1:50052'),
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
@@ -47,6 +56,10 @@ export const edgeConfigSchema = z.object({
   EDGE_MAX_BUFFERED_BYTES: env.int(16 * 1024 * 1024, 1024),
   /** A WebSocket connection's lifetime; then `websocket_connection_limit_reached` (PROTOCOL.md). */
   EDGE_WS_MAX_CONNECTION_MS: env.int(60 * 60 * 1000, 1),
+  /** Persistent connections (WebSocket + gRPC streams) of the process; more get 429 `too_many_connections`. */
+  EDGE_MAX_CONNECTIONS: env.int(10_000, 1),
+  /** Persistent connections one tenant may hold on the process; more get 429 `too_many_connections`. */
+  EDGE_MAX_CONNECTIONS_PER_TENANT: env.int(1_000, 1),
   /** `response.create` events queued behind the one in flight on a connection; more are rejected. */
   EDGE_WS_MAX_QUEUED: env.int(16, 0),
   /** Byte budget of one connection's cache of previous responses (LRU within the connection). */
@@ -55,6 +68,11 @@ export const edgeConfigSchema = z.object({
   EDGE_CACHE_TOTAL_BYTES: env.int(2 * 1024 * 1024 * 1024, 0),
   /** Seconds a stored response (store: true) is kept in Redis. */
   EDGE_STORE_TTL_SECONDS: env.int(30 * 24 * 3600, 1),
+  /**
+   * How long a stored-response write that failed (Redis away) is retried before it is given up;
+   * while Redis is known to be down, new responses answer `store: false` instead.
+   */
+  EDGE_STORE_RETRY_MS: env.int(600_000, 0),
   /**
    * How long a routing decision is reused by turns without cached state (0 = ask every time). A
    * decision whose worker fails is dropped at once, so this only bounds how long a new, better

@@ -32,10 +32,30 @@ export interface EngineRequest {
    * they could start; the worker records it as `inference_worker_seconds{part="engine_read"}`.
    */
   onPromptRead?: (ms: number) => void;
+  /** The session this prompt continues (its own key, or the parent's); engines keep KV state by it. */
+  sessionKey?: string;
+  /**
+   * The request's cache salt (tenant scope): engines that reuse KV state by content must do so only
+   * between calls with the same salt. '' = unsalted.
+   */
+  cacheSalt?: string;
+  /**
+   * Engines with their own KV state call this once, before the first token, with what they really
+   * skip and evaluate: the worker then reports the engine's skip as `cached_tokens`.
+   */
+  onPrefill?(prefill: EnginePrefill): void;
+}
+
+/** How an engine prefilled one prompt. */
+export interface EnginePrefill {
+  /** Leading prompt tokens taken from the engine's KV state, not evaluated. */
+  cachedTokens: number;
+  /** Prompt tokens the engine evaluated. */
+  evaluatedTokens: number;
 }
 
 /**
- * What every engine implements (`sim` now; `openai-compatible` and `llamacpp` later). An engine
+ * What every engine implements (`sim`, `llamacpp`; `openai-compatible` later). An engine
  * yields sampled tokens in chunks as they become available; the caller writes each chunk before
  * pulling the next, which is how back-pressure reaches the engine.
  */
@@ -45,6 +65,11 @@ export interface Engine {
   readonly simulated: boolean;
   /** Streams sampled token chunks. Ends when done or when `signal` aborts (without throwing). */
   generate(request: EngineRequest): AsyncIterable<readonly number[]>;
+  /**
+   * Drops the KV state an engine keeps for a (salted) session key, if any: ForgetSession, for a
+   * prompt safety blocked after its call finished. Engines without their own KV state omit it.
+   */
+  forget?(sessionKey: string): void;
   /** Releases the engine's resources. Idempotent. */
   close(): Promise<void>;
 }

@@ -12,6 +12,8 @@ export interface InferenceMetrics {
   /** `cachedTokens` split by who found them; the two sources sum to it. */
   cachedTokensBySource: Counter<'engine' | 'source'>;
   completionTokens: Counter<'engine'>;
+  /** Prompt tokens the engine evaluated (engines with their own KV state report it; the rest were cached). */
+  engineEvaluatedTokens: Counter<'engine'>;
   ttft: Histogram<'engine'>;
   inFlight: Gauge<'engine'>;
   sessionCacheTokens: Gauge<'engine'>;
@@ -70,6 +72,12 @@ export function createInferenceMetrics(registry: Registry, info: EngineInfo): In
       registers,
     }),
     completionTokens: new Counter({ name: 'inference_completion_tokens_total', help: 'Tokens sampled and sent', labelNames: engine, registers }),
+    engineEvaluatedTokens: new Counter({
+      name: 'inference_engine_evaluated_tokens_total',
+      help: 'Prompt tokens the engine really evaluated (reported by engines that keep KV state, e.g. llamacpp)',
+      labelNames: engine,
+      registers,
+    }),
     ttft: new Histogram({
       name: 'inference_ttft_seconds',
       help: 'Engine time from request arrival to the first chunk written',
@@ -112,7 +120,7 @@ export function createInferenceMetrics(registry: Registry, info: EngineInfo): In
   const label = { engine: info.engine };
   for (const outcome of GENERATE_OUTCOMES) metrics.requests.inc({ ...label, outcome }, 0);
   for (const source of CACHED_TOKEN_SOURCES) metrics.cachedTokensBySource.inc({ ...label, source }, 0);
-  for (const c of [metrics.promptTokens, metrics.cachedTokens, metrics.completionTokens, metrics.sessionCacheHits, metrics.sessionCacheMisses, metrics.sessionCacheEvictions, metrics.sequenceCopies]) {
+  for (const c of [metrics.promptTokens, metrics.cachedTokens, metrics.completionTokens, metrics.engineEvaluatedTokens, metrics.sessionCacheHits, metrics.sessionCacheMisses, metrics.sessionCacheEvictions, metrics.sequenceCopies]) {
     c.inc(label, 0);
   }
   for (const g of [metrics.inFlight, metrics.sessionCacheTokens, metrics.sessionCacheSessions, metrics.prefixIndexBlocks]) g.set(label, 0);

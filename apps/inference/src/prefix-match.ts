@@ -50,6 +50,7 @@ export function matchPrefix(
   session: HeldSequence | undefined,
   sessionCached: number,
   byContent = true,
+  seed = 0,
 ): PrefixMatch {
   const known = session === undefined ? 0 : fullBlocks(sessionCached);
   const blockHashes = promptHashes;

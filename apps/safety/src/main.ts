@@ -18,6 +18,7 @@ async function main(): Promise<void> {
     port: config.GRPC_PORT,
     host: config.BIND_HOST,
     logger,
+    internalToken: config.FASTLOOP_INTERNAL_TOKEN,
     services: [createSafetyService({ classifier, metrics: createSafetyMetrics(registry), logger })],
   });
   const admin = await startAdminServer({

@@ -6,6 +6,8 @@ import { getFreePort } from './ports';
 import { spawnOwned } from './process/owned-process';
 import { isRedisReachable } from './redis';
 
+const CLUSTER_ARGS = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf'];
+
 export class RedisNotInstalledError extends Error {
   readonly code = 'redis_not_installed';
   constructor() {
@@ -27,11 +29,11 @@ export interface LocalRedis {
  * Starts a throw-away `redis-server` on a free loopback port (no persistence, own temp dir) for
  * the local launcher and for tests, so no run shares state with another.
  */
-export async function startLocalRedis(options: { timeoutMs?: number } = {}): Promise<LocalRedis> {
+export async function startLocalRedis(options: { timeoutMs?: number; cluster?: boolean } = {}): Promise<LocalRedis> {
   if (spawnSync('redis-server', ['--version']).error) throw new RedisNotInstalledError();
   const port = await getFreePort();
   const dir = mkdtempSync(join(tmpdir(), 'fastloop-redis-'));
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--loglevel', 'warning'];
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--loglevel', 'warning', ...(options.cluster ? CLUSTER_ARGS : [])];
   // redis-server cannot watch its parent the way our services do, so where util-linux's setpriv is
   // there (Linux) the kernel sends it SIGTERM when we die, even by SIGKILL.
   const child = HAS_SETPRIV
@@ -46,6 +48,14 @@ export async function startLocalRedis(options: { timeoutMs?: number } = {}): Pro
       throw new Error(`redis-server did not start on port ${port}${child.tail(10).map((l) => `\n  ${l}`).join('')}`);
     }
     await new Promise((r) => setTimeout(r, 50));
+  }
+  // A one-node cluster owning every slot: it enforces Cluster's rules (CROSSSLOT) for tests.
+  if (options.cluster) {
+    spawnSync('redis-cli', ['-p', String(port), 'CLUSTER', 'ADDSLOTSRANGE', '0', '16383']);
+    while (!String(spawnSync('redis-cli', ['-p', String(port), 'CLUSTER', 'INFO']).stdout).includes('cluster_state:ok')) {
+      if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not form a cluster`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
   }
   let stopped: Promise<void> | undefined;
   return {

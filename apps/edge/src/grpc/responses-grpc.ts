@@ -6,6 +6,7 @@ import type { ApiKeyAuth } from '../auth';
 import type { TurnDeps } from '../turn/turn-deps';
 import { ConnectionStateCache, type StateCacheBudget } from '../session/state-cache';
 import { ResponsesSession, type StateLoader } from '../session/responses-session';
+import type { ConnectionLimits } from '../session/connection-limits';
 
 export interface ResponsesGrpcOptions {
   deps: TurnDeps;
@@ -16,6 +17,8 @@ export interface ResponsesGrpcOptions {
   maxQueued: number;
   /** Bytes queued towards a slow caller before the stream is ended. */
   maxBufferedBytes: number;
+  /** Per-process and per-tenant connection caps (shared with WebSocket mode); absent = unlimited. */
+  limits?: ConnectionLimits;
 }
 
 /**
@@ -32,6 +35,11 @@ export function responsesGrpcService(options: ResponsesGrpcOptions): GrpcService
         call.emit('error', { code: GrpcStatus.UNAUTHENTICATED, details: 'Incorrect API key provided.' });
         return;
       }
+      const slot = options.limits?.acquire(principal.tenant) ?? (() => undefined);
+      if (typeof slot !== 'function') {
+        call.emit('error', { code: GrpcStatus.RESOURCE_EXHAUSTED, details: slot.message });
+        return;
+      }
       const { deps } = options;
       const logger = deps.logger.child({ connectionId: randomUUID(), tenant: principal.tenant, transport: 'grpc' });
       const session = new ResponsesSession({
@@ -44,7 +52,8 @@ export function responsesGrpcService(options: ResponsesGrpcOptions): GrpcService
           if (call.writableEnded || call.destroyed) return;
           if (call.writableLength > options.maxBufferedBytes) {
             logger.warn({ buffered: call.writableLength }, 'client reads too slowly; ending the stream');
-            session.close();
+            // Queued turns are cancelled and the slot freed at once.
+            release();
             call.destroy(new Error('client too slow'));
             return;
           }
@@ -56,21 +65,27 @@ export function responsesGrpcService(options: ResponsesGrpcOptions): GrpcService
       sessions.add(session);
       deps.metrics.connections.inc({ transport: 'grpc' });
       call.on('data', (msg: responsesV1.SessionRequest) => session.receive(msg.eventJson));
+      let released = false;
+      const release = () => {
+        session.close();
+        if (released) return;
+        released = true;
+        sessions.delete(session);
+        slot();
+        deps.metrics.connections.dec({ transport: 'grpc' });
+      };
       const end = () => {
         if (!sessions.delete(session)) return;
-        deps.metrics.connections.dec({ transport: 'grpc' });
         void session.whenIdle().then(() => {
-          session.close();
+          release();
           if (!call.writableEnded) call.end();
         });
       };
       // The client half-closing means "no more requests": finish what is queued, then end.
       call.on('end', end);
-      call.on('cancelled', () => {
-        session.close();
-        end();
-      });
-      call.on('error', () => session.close());
+      call.on('cancelled', release);
+      call.on('error', release);
+      call.on('close', release);
     },
   };
   return {

@@ -8,6 +8,7 @@ import type { StateLoader } from '../session/responses-session';
 import { parseJson, readBody } from './read-body';
 import type { ResponseStoreReader } from './store-routes';
 import { handleStoreRoute } from './store-routes';
+import { usageRoute, type UsageSource } from './usage-route';
 
 export interface HttpApiOptions {
   deps: TurnDeps;
@@ -18,6 +19,8 @@ export interface HttpApiOptions {
   /** Resolves `previous_response_id` from the response store. */
   loader?: StateLoader;
   store?: ResponseStoreReader;
+  /** `GET /v1/usage`; absent: 404. */
+  usage?: UsageSource;
 }
 
 /**
@@ -46,6 +49,9 @@ export class HttpApi {
     if (!principal) return sendError(res, ApiErrors.unauthorized());
     if (path === '/v1/responses' && req.method === 'POST') return this.createResponse(req, res, principal);
     if (path === '/v1/models' && req.method === 'GET') return this.listModels(res);
+    if (path === '/v1/usage' && req.method === 'GET' && this.options.usage) {
+      return sendJson(res, 200, await usageRoute(this.options.usage, new URL(req.url ?? '/', 'http://edge').searchParams, principal));
+    }
     if (path === '/v1/responses' && req.method === 'GET') {
       return sendError(res, ApiErrors.invalidRequest('GET /v1/responses is the WebSocket mode endpoint: send a WebSocket upgrade.', null, 'upgrade_required'), 426);
     }

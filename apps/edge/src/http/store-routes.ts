@@ -25,7 +25,7 @@ export async function handleStoreRoute(
   if (!match) return false;
   const [, id, inputItems] = match;
   if (!reader) throw ApiErrors.notFound('Response', id);
-  await reader.writer.inFlight(id);
+  await reader.writer.settled(id);
   if (req.method === 'GET' && !inputItems) {
     const record = await reader.store.get(id, principal.tenant);
     if (!record) throw ApiErrors.notFound('Response', id);

@@ -24,6 +24,8 @@ const RESPONSE_PREFIX = 'fastloop:resp:';
 const ITEMS_PREFIX = 'fastloop:items:';
 /** Per (tenant, item id): where the item lives (`itemsKey`, index), for `item_reference`. */
 const ITEM_REF_PREFIX = 'fastloop:itemref:';
+/** Per item list: the stored responses that use it, scored by how many of its items they cover. */
+const REFS_PREFIX = 'fastloop:items-refs:';
 
 /**
  * Appends new items to the chain's list only if it still ends where the parent's conversation
@@ -38,6 +40,22 @@ redis.call('EXPIRE', KEYS[1], ARGV[2])
 return len + #ARGV - 2`;
 
 /**
+ * Deletes a response and the content only it holds: its record, and the tail of its item list no
+ * remaining response covers (the whole list, and its reference set, when none remains).
+ * KEYS[1] response, KEYS[2] item list, KEYS[3] the list's references; ARGV[1] response id.
+ */
+const DELETE_RESPONSE = `
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
+local top = redis.call('ZREVRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+if #top == 0 then
+  redis.call('DEL', KEYS[2], KEYS[3])
+else
+  redis.call('LTRIM', KEYS[2], 0, tonumber(top[2]) - 1)
+end
+return 1`;
+
+/**
  * Stored responses (`store: true`) in Redis with a TTL: one hash per response and one append-only
  * item list per conversation chain. Writes happen after the terminal event and never fail a turn:
  * errors are logged and counted.
@@ -48,6 +66,7 @@ export class ResponseStore {
     private readonly ttlSeconds: number,
   ) {
     redis.defineCommand('fastloopAppendIfTip', { numberOfKeys: 1, lua: APPEND_IF_TIP });
+    redis.defineCommand('fastloopDeleteResponse', { numberOfKeys: 3, lua: DELETE_RESPONSE });
   }
 
   /** Saves a finished response; items from `newItemsFrom` on are new since its parent. */
@@ -80,7 +99,12 @@ export class ResponseStore {
       workerPrefixLength: state.workerPrefixLength,
       sampled: [...state.sampled],
     };
-    const write = this.redis.multi().set(RESPONSE_PREFIX + state.response.id, JSON.stringify(record), 'EX', this.ttlSeconds);
+    const refs = REFS_PREFIX + itemsKey;
+    const write = this.redis
+      .multi()
+      .zadd(refs, record.itemsLength, state.response.id)
+      .expire(refs, this.ttlSeconds)
+      .set(RESPONSE_PREFIX + state.response.id, JSON.stringify(record), 'EX', this.ttlSeconds);
     // Only this turn's items get (or move) a pointer: O(new items) per save. A branch's copy of
     // older items keeps the pointers to the parent's list, which holds the same items.
     const firstNew = items.length - withIds.length;
@@ -120,7 +144,8 @@ export class ResponseStore {
   async delete(id: string, tenant: string): Promise<boolean> {
     const record = await this.get(id, tenant);
     if (!record) return false;
-    await this.redis.del(RESPONSE_PREFIX + id).catch(unavailable);
+    const del = (this.redis as unknown as { fastloopDeleteResponse(...a: string[]): Promise<number> }).fastloopDeleteResponse.bind(this.redis);
+    await del(RESPONSE_PREFIX + id, record.itemsKey, REFS_PREFIX + record.itemsKey, id).catch(unavailable);
     return true;
   }
 }

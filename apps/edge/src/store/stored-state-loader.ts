@@ -1,4 +1,4 @@
-import { getProfile } from '@fastloop/model-profiles';
+import { resolveProfile } from '@fastloop/model-profiles';
 import { toHeader } from '../turn/prepare-turn';
 import { AppendLog } from '../turn/append-log';
 import type { CallTarget, ConversationState } from '../turn/conversation-state';
@@ -22,13 +22,13 @@ export class StoredStateLoader implements StateLoader {
   ) {}
 
   async load(id: string, tenant: string): Promise<ConversationState | undefined> {
-    await this.writer.inFlight(id);
+    await this.writer.settled(id);
     const record = await this.store.get(id, tenant);
     if (!record) return undefined;
     const items = await this.store.items(record, 0, record.itemsLength);
     const calls = new Map<string, CallTarget>();
     const entries = itemsToEntries(items, calls);
-    const profile = getProfile(record.route.profile);
+    const profile = await resolveProfile(record.route.profile);
     const header = toHeader(record.response);
     return {
       response: record.response,

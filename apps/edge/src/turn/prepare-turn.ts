@@ -1,4 +1,4 @@
-import { getProfile, type ConversationEntry, type FreeformFormat, type ModelProfile, type RenderHeader, type ToolSpec } from '@fastloop/model-profiles';
+import { resolveProfile, type ConversationEntry, type FreeformFormat, type JsonSchema, type ModelProfile, type RenderHeader, type ToolSpec } from '@fastloop/model-profiles';
 import { safetyV1 } from '@fastloop/proto';
 import { ApiErrors, isKnownTool, type CustomTool, type InputItem, type NamespaceMember, type ResponseCreateRequest, type Tool } from '@fastloop/protocol';
 import { DomainError } from '@fastloop/service-kit';
@@ -61,7 +61,7 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
   const route = await routeTurn(deps, req);
   timer.mark('route');
 
-  const profile = getProfile(route.profile);
+  const profile = await resolveProfile(route.profile);
   const entries = previous ? previous.entries.append(newEntries) : AppendLog.from(newEntries);
   // Another model's profile (tokenizer, chat format) shares nothing: render the whole conversation.
   const rendered = previous && previous.route.profile === route.profile
@@ -209,6 +209,7 @@ export interface HeaderSource {
   tool_choice?: ResponseCreateRequest['tool_choice'];
   instructions?: string | null;
   reasoning?: { effort?: string | null } | null;
+  text?: { format?: { type?: string; name?: string; schema?: unknown } } | null;
 }
 
 /**
@@ -220,11 +221,24 @@ export function toHeader(body: HeaderSource): RenderHeader {
   const offered = body.tool_choice === 'none' ? [] : (body.tools ?? []);
   const tools = offered.flatMap(toolSpecs);
   const effort = body.reasoning?.effort;
-  return {
+  const header: RenderHeader = {
     instructions: body.instructions ?? undefined,
     tools,
     reasoningEffort: effort === 'low' || effort === 'medium' || effort === 'high' ? effort : undefined,
   };
+  // Formats that carry them (chat-template profiles) let the engine enforce these with a grammar.
+  const choice = body.tool_choice as unknown;
+  if (tools.length > 0 && choice === 'required') header.toolChoice = 'required';
+  else if (tools.length > 0 && isNamedFunction(choice)) header.toolChoice = { name: choice.name };
+  const format = body.text?.format;
+  if (format?.type === 'json_schema' && typeof format.name === 'string' && typeof format.schema === 'object' && format.schema !== null) {
+    header.responseFormat = { name: format.name, schema: format.schema as JsonSchema };
+  }
+  return header;
+}
+
+function isNamedFunction(choice: unknown): choice is { type: 'function'; name: string } {
+  return typeof choice === 'object' && choice !== null && (choice as { type?: unknown }).type === 'function' && typeof (choice as { name?: unknown }).name === 'string';
 }
 
 /** The tool specs of one wire tool: none for hosted tools the model cannot call. */

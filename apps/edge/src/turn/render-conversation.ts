@@ -20,7 +20,7 @@ export interface RenderedConversation {
 /** A stable key of everything the header renders from. */
 export function headerKeyOf(header: RenderHeader): string {
   return createHash('sha1')
-    .update(JSON.stringify([header.instructions ?? null, header.reasoningEffort ?? null, header.tools]))
+    .update(JSON.stringify([header.instructions ?? null, header.reasoningEffort ?? null, header.tools, header.toolChoice ?? null, header.responseFormat ?? null]))
     .digest('base64url');
 }
 
@@ -30,7 +30,14 @@ export function headerKeyOf(header: RenderHeader): string {
  * times cheaper than serializing and hashing them again.
  */
 export function sameHeader(a: RenderHeader, b: RenderHeader): boolean {
-  return a === b || (a.instructions === b.instructions && a.reasoningEffort === b.reasoningEffort && jsonEqual(a.tools, b.tools));
+  return (
+    a === b ||
+    (a.instructions === b.instructions &&
+      a.reasoningEffort === b.reasoningEffort &&
+      jsonEqual(a.tools, b.tools) &&
+      jsonEqual(a.toolChoice, b.toolChoice) &&
+      jsonEqual(a.responseFormat, b.responseFormat))
+  );
 }
 
 /**

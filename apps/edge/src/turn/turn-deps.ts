@@ -12,6 +12,11 @@ import type { InputItem, ResponseCreateRequest } from '@fastloop/protocol';
 export interface ResponseSink {
   /** Persists a `store: true` response and its items (fire and forget; must not throw). */
   save(state: ConversationState, newItemsFrom: number): void;
+  /**
+   * Whether a response finishing now can be stored; false (Redis away, backlog full) makes the turn
+   * answer `store: false` rather than return an id that would never be readable. Default true.
+   */
+  accepting?(): boolean;
 }
 
 /** What a turn needs from the process; built once in main.ts. */

@@ -35,6 +35,13 @@ export interface RenderHeader {
   tools: readonly ToolSpec[];
   /** Defaults to `medium`. */
   reasoningEffort?: 'low' | 'medium' | 'high';
+  /**
+   * `required` or one named function: formats that carry it (chat-template profiles) let the engine
+   * force a tool call with a grammar. Harmony ignores it.
+   */
+  toolChoice?: 'required' | { name: string };
+  /** `text.format` json_schema: the engine samples the answer under this schema's grammar. */
+  responseFormat?: { name: string; schema: JsonSchema };
 }
 
 /** One event of an {@link OutputParser}; every `item_start` is followed by exactly one `item_end`. */
@@ -87,6 +94,10 @@ export interface ParsedPrompt {
   tools: ParsedTool[];
   /** True when the prompt ends with the generation prompt (`<|start|>assistant`). */
   endsWithGenerationPrompt: boolean;
+  /** The header's tool choice, where the format carries it. */
+  toolChoice?: 'required' | { name: string };
+  /** The header's response format, where the format carries it. */
+  responseFormat?: { name: string; schema: JsonSchema };
 }
 
 /**
@@ -119,6 +130,11 @@ export interface ModelProfile {
   renderEntry(e: ConversationEntry): number[];
   /** What ends a prompt so that the model answers. */
   renderGenerationPrompt(): number[];
+  /**
+   * False when the format's template is not append-stable (rendering a longer conversation changes
+   * earlier tokens): callers then render the whole conversation instead of appending entries.
+   */
+  readonly appendStable?: boolean;
   /** Header, entries and generation prompt; equal to the concatenation of the parts (append-stable). */
   render(h: RenderHeader, entries: readonly ConversationEntry[]): number[];
   /** The tokens a model samples after the generation prompt to produce this assistant-side entry. */
