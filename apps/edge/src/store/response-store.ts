@@ -48,10 +48,22 @@ const DELETE_RESPONSE = `
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[3], ARGV[1])
 local top = redis.call('ZREVRANGE', KEYS[3], 0, 0, 'WITHSCORES')
-if #top == 0 then
+local keep = 0
+if #top > 0 then keep = tonumber(top[2]) end
+-- The item_reference pointers of the items that go, if they still point into this list.
+local into = '["' .. KEYS[2] .. '",'
+for _, raw in ipairs(redis.call('LRANGE', KEYS[2], keep, -1)) do
+  local ok, item = pcall(cjson.decode, raw)
+  if ok and type(item) == 'table' and type(item.id) == 'string' then
+    local ref = ARGV[2] .. item.id
+    local at = redis.call('GET', ref)
+    if at and string.sub(at, 1, #into) == into then redis.call('DEL', ref) end
+  end
+end
+if keep == 0 then
   redis.call('DEL', KEYS[2], KEYS[3])
 else
-  redis.call('LTRIM', KEYS[2], 0, tonumber(top[2]) - 1)
+  redis.call('LTRIM', KEYS[2], 0, keep - 1)
 end
 return 1`;
 
@@ -145,7 +157,7 @@ export class ResponseStore {
     const record = await this.get(id, tenant);
     if (!record) return false;
     const del = (this.redis as unknown as { fastloopDeleteResponse(...a: string[]): Promise<number> }).fastloopDeleteResponse.bind(this.redis);
-    await del(RESPONSE_PREFIX + id, record.itemsKey, REFS_PREFIX + record.itemsKey, id).catch(unavailable);
+    await del(RESPONSE_PREFIX + id, record.itemsKey, REFS_PREFIX + record.itemsKey, id, itemRefPrefix(tenant)).catch(unavailable);
     return true;
   }
 }
@@ -162,6 +174,11 @@ function withId(item: InputItem): InputItem {
   return { ...item, id: newId(prefix) };
 }
 
+/** The tenant's part of an item pointer's key; the raw id follows (the delete script builds keys the same way). */
+function itemRefPrefix(tenant: string): string {
+  return `${ITEM_REF_PREFIX}${Buffer.byteLength(tenant)}:${tenant}:`;
+}
+
 function itemRefKey(tenant: string, id: string): string {
-  return ITEM_REF_PREFIX + JSON.stringify([tenant, id]);
+  return itemRefPrefix(tenant) + id;
 }

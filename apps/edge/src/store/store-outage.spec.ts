@@ -84,7 +84,8 @@ describe('stored means stored', () => {
     await afterTerminal();
     await writer.settled(second.response.id);
     const keysBefore = await redis.keys('fastloop:*');
-    expect(keysBefore.length).toBe(4); // two responses, one item list, its references
+    // two responses, one item list, its references, and an item_reference pointer per item
+    expect(keysBefore.length).toBe(4 + second.state!.items.length);
     const list = (await store.get(first.response.id, 't1'))!.itemsKey;
     const firstLength = first.state!.items.length;
     expect(await redis.llen(list)).toBe(second.state!.items.length);
