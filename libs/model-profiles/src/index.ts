@@ -12,6 +12,7 @@ export type {
   ParsedPromptMessage,
   ParsedTool,
   RenderHeader,
+  RenderLimits,
   ToolSpec,
 } from './lib/model-profile';
 export {
@@ -20,6 +21,9 @@ export {
   type ModelProfileErrorCode,
   ProfileNotFoundError,
   PromptParseError,
+  RenderLimitError,
+  type RenderLimitName,
+  TokenBudgetExceededError,
   UnsupportedEntryError,
 } from './lib/profile-errors';
 export { DEFAULT_PROFILE_ID, getProfile, listProfileIds } from './lib/profile-registry';

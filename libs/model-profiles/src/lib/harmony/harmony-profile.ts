@@ -29,8 +29,8 @@ export function createHarmonyProfile(options: HarmonyProfileOptions): ModelProfi
     stopTokens: Object.freeze([HarmonyToken.return, HarmonyToken.call, HarmonyToken.endOfText]),
     encodeText,
     decode: (tokens) => decodeTokens(table, tokens),
-    renderHeader: (h) => renderer.header(h),
-    renderEntry: (e) => renderer.entry(e),
+    renderHeader: (h, limits) => renderer.header(h, [], limits),
+    renderEntry: (e, limits) => renderer.entry(e, [], limits),
     renderGenerationPrompt: () => renderer.generationPrompt(),
     render: (h, entries) => {
       const out = renderer.header(h);
