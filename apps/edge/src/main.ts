@@ -24,6 +24,7 @@ import { StoreWriter } from './store/store-writer';
 import { EntryRenderCache } from './turn/entry-render-cache';
 import { RouteCache } from './turn/route-cache';
 import type { TurnDeps } from './turn/turn-deps';
+import { edgeLimitsFromConfig } from './turn/edge-limits';
 import { UsageOutbox, usageOutboxOptionsFromConfig } from './usage';
 import { WsGateway } from './ws/ws-gateway';
 
@@ -53,7 +54,8 @@ async function main(): Promise<void> {
   const loader = new StoredStateLoader(store, storeWriter, renderCache);
   const usage = new UsageOutbox(usageOutboxOptionsFromConfig(config, { redisUrl: config.REDIS_URL, registry, logger: logger.child({ component: 'usage' }) }));
   const routeCache = new RouteCache(config.EDGE_ROUTE_CACHE_TTL_MS);
-  const deps: TurnDeps = { backends, metrics, logger, renderCache, routeCache, usage, store: storeWriter, safetyOverlap: config.EDGE_SAFETY_OVERLAP };
+  const limits = edgeLimitsFromConfig(config);
+  const deps: TurnDeps = { backends, metrics, logger, renderCache, routeCache, usage, store: storeWriter, safetyOverlap: config.EDGE_SAFETY_OVERLAP, limits };
   const budget = new StateCacheBudget(config.EDGE_CACHE_TOTAL_BYTES, metrics);
   const sessionLimits = { connectionCacheBytes: config.EDGE_CONN_CACHE_BYTES, maxQueued: config.EDGE_WS_MAX_QUEUED, maxBufferedBytes: config.EDGE_MAX_BUFFERED_BYTES };
 
@@ -64,8 +66,16 @@ async function main(): Promise<void> {
   await listen(server, config.PORT, config.BIND_HOST);
   const port = (server.address() as AddressInfo).port;
 
-  const grpcBinding = responsesGrpcService({ deps, auth, budget, loader, ...sessionLimits });
-  const grpc = await startGrpcServer({ port: config.EDGE_GRPC_PORT, host: config.BIND_HOST, services: [grpcBinding], logger });
+  const grpcBinding = responsesGrpcService({ deps, auth, budget, loader, maxPayloadBytes: config.EDGE_MAX_BODY_BYTES, ...sessionLimits });
+  // As the WebSocket layer does: messages up to twice the limit get a polite error, larger ones
+  // are refused by grpc-js (RESOURCE_EXHAUSTED) before they are buffered whole.
+  const grpc = await startGrpcServer({
+    port: config.EDGE_GRPC_PORT,
+    host: config.BIND_HOST,
+    services: [grpcBinding],
+    logger,
+    maxReceiveMessageLength: config.EDGE_MAX_BODY_BYTES * 2 + 1024,
+  });
   let ready = true;
   const admin = await startAdminServer({ port: config.ADMIN_PORT, host: config.BIND_HOST, registry, isReady: () => ready, logger });
   grpc.health.set(true);

@@ -1,6 +1,7 @@
 import { getProfile, type ConversationEntry, type ModelProfile, type RenderHeader, type ToolSpec } from '@fastloop/model-profiles';
+import { renderWithinLimits } from './render-within-limits';
 import { safetyV1 } from '@fastloop/proto';
-import { ApiErrors, type InputItem, type ResponseCreateRequest } from '@fastloop/protocol';
+import { ApiError, ApiErrors, describeId, type InputItem, type ResponseCreateRequest } from '@fastloop/protocol';
 import { DomainError } from '@fastloop/service-kit';
 import { AppendLog, type LogView } from './append-log';
 import type { CallTarget, ConversationState, RouteDecision } from './conversation-state';
@@ -62,15 +63,8 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
   const header = toHeader(body);
   const entries = previous ? previous.entries.append(newEntries) : AppendLog.from(newEntries);
   // Another model's profile (tokenizer, chat format) shares nothing: render the whole conversation.
-  const rendered = previous && previous.route.profile === route.profile
-    ? extendConversation(profile, previous.rendered, header, newEntries)
-    : renderConversation(profile, header, entries, deps.renderCache);
-  const promptLength = rendered.tokens.length + profile.renderGenerationPrompt().length;
-  if (promptLength >= route.contextWindow) {
-    throw ApiErrors.contextLengthExceeded(
-      `Your input exceeds the context window of this model (${promptLength} tokens, limit ${route.contextWindow}). Please adjust your input and try again.`,
-    );
-  }
+  const extend = previous && previous.route.profile === route.profile ? previous.rendered : undefined;
+  const rendered = renderWithinLimits(deps, { profile, header, body, entries, newEntries, extend, contextWindow: route.contextWindow });
   timer.mark('render');
 
   return { items, inputStart, entries, calls, rendered, profile, route, safety };
@@ -90,7 +84,7 @@ function resolveReferences(items: InputItem[], previous: ConversationState | und
     const ref = item as { type?: string; id?: string };
     if (ref.type !== 'item_reference') return item;
     const found = previous && [...previous.items].find((i) => (i as { id?: string }).id === ref.id);
-    if (!found) throw ApiErrors.invalidRequest(`Item with id '${ref.id}' not found.`, `input[${index}].id`);
+    if (!found) throw ApiErrors.invalidRequest(`Item with ${describeId(String(ref.id))} not found.`, `input[${index}].id`);
     return found;
   });
 }
@@ -210,10 +204,15 @@ function functionSpec(tool: Record<string, unknown>): ToolSpec {
   return spec;
 }
 
-/** A backend failure as the client sees it: 503 when retryable, else 500. */
-export function backendError(service: string, err: unknown) {
-  if (err instanceof Error && err.name === 'ApiError') return err;
+/**
+ * A backend failure as the client sees it: a 503 whose code names the dependency
+ * (`safety_unavailable`, `router_unavailable`, `inference_unavailable`) when retrying may help,
+ * else a plain 500. Never the peer's message: it carries addresses and transport errors
+ * (`connect ECONNREFUSED 10.0.3.7:50051`). The original error stays as `cause`, for the logs.
+ */
+export function backendError(service: 'safety' | 'router' | 'inference', err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
   const e = err instanceof DomainError ? err : undefined;
-  const message = `The ${service} service failed: ${e?.message ?? String(err)}`;
-  return e?.retryable ? ApiErrors.unavailable(message) : ApiErrors.server(message);
+  const apiErr = e?.retryable ? ApiErrors.dependencyUnavailable(service) : ApiErrors.server();
+  return new ApiError({ status: apiErr.status, type: apiErr.type, code: apiErr.code, message: apiErr.message, cause: err });
 }

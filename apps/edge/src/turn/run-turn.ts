@@ -19,6 +19,8 @@ export interface TurnOutcome {
   response: TurnWriter['response'];
   /** State a continuation can chain from; absent when the turn failed. */
   state?: ConversationState;
+  /** Why the turn failed after `response.created` (the response's status is then `failed`). */
+  error?: ApiError;
 }
 
 /**
@@ -60,7 +62,7 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: (event: Re
     writer.failed(apiErr);
     deps.metrics.turns.inc({ transport: req.transport, cached: String(!!req.previous), status: 'failed' });
     afterTerminal(deps, req, writer, undefined, usage, timer);
-    return { response: writer.response };
+    return { response: writer.response, error: apiErr };
   }
   timer.mark('stream');
   const state = buildState(req, prepared, verdict!, writer, route, plan, sampled);

@@ -4,6 +4,7 @@ import type { BackendClients } from '../clients/backend-clients';
 import type { EdgeMetrics, Transport } from '../edge-metrics';
 import type { Principal } from '../auth';
 import type { EntryRenderCache } from './entry-render-cache';
+import type { EdgeLimits } from './edge-limits';
 import type { RouteCache } from './route-cache';
 import type { ConversationState } from './conversation-state';
 import type { ResponseCreateRequest } from '@fastloop/protocol';
@@ -30,6 +31,8 @@ export interface TurnDeps {
    */
   safetyOverlap?: boolean;
   store?: ResponseSink;
+  /** Bounds on one request's shape and rendering; DEFAULT_EDGE_LIMITS when absent. */
+  limits?: EdgeLimits;
 }
 
 /** One turn as a transport hands it to the session core. */

@@ -98,6 +98,12 @@ export interface ModelProfile {
   readonly maxOutputTokens: number;
   /** Number of token ids (valid ids are `0 .. vocabSize - 1`, special ids included). */
   readonly vocabSize: number;
+  /**
+   * The most UTF-16 code units one token can stand for (its vocabulary's longest entry, in bytes,
+   * bounds it): `text.length / maxTokenChars` tokens at least, which lets a caller refuse a text
+   * that cannot fit a context window without tokenizing it. Absent: unknown.
+   */
+  readonly maxTokenChars?: number;
   /** Token ids at which sampling must stop. */
   readonly stopTokens: readonly number[];
   /** Encodes untrusted text: special-token text becomes ordinary tokens, never a special id. */

@@ -137,16 +137,17 @@ export const ApiErrors = {
   },
 
   /**
-   * 503: an internal dependency (`safety`, `router`, `inference`) cannot be reached or timed out.
+   * 503: an internal dependency (`safety`, `router`, `inference`, the response `store`) cannot be
+   * reached or timed out.
    * The code names it (`safety_unavailable`, …) so operators and clients can tell them apart; the
    * message never carries the peer's address or the transport's error.
    */
-  dependencyUnavailable(dependency: 'safety' | 'router' | 'inference'): ApiError {
+  dependencyUnavailable(dependency: 'safety' | 'router' | 'inference' | 'store'): ApiError {
     return new ApiError({
       status: 503,
       type: 'service_unavailable_error',
       code: `${dependency}_unavailable`,
-      message: `The ${dependency} service is unavailable. Please try again later.`,
+      message: `The ${dependency === 'store' ? 'response store' : `${dependency} service`} is unavailable. Please try again later.`,
     });
   },
 

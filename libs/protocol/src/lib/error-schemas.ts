@@ -62,6 +62,7 @@ export const ApiErrorCodeSchema = z.enum([
   'safety_unavailable',
   'router_unavailable',
   'inference_unavailable',
+  'store_unavailable',
 ]);
 /** One of the registered error codes. */
 export type ApiErrorCode = z.infer<typeof ApiErrorCodeSchema>;
