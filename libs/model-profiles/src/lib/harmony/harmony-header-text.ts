@@ -101,8 +101,11 @@ function toolText(tool: ToolSpec, limits: RenderLimits): string {
     const signature = tool.parameters ? `(_: ${schemaToTypeScript(tool.parameters, schemaLimits)})` : '()';
     lines.push(`type ${tool.name} = ${signature} => any;\n`);
   } catch (err) {
-    if (err instanceof RenderLimitError) err.tool = tool.namespace === undefined ? { name: tool.name } : { name: tool.name, namespace: tool.namespace };
-    throw err;
+    if (!(err instanceof RenderLimitError)) throw err;
+    // The schema was given what the comment and name left of the tool's limit: report the tool's.
+    const named = err.limit === 'tool_rendered_chars' ? new RenderLimitError(err.limit, maxChars, `The rendered tool exceeds ${maxChars} characters.`) : err;
+    named.tool = tool.namespace === undefined ? { name: tool.name } : { name: tool.name, namespace: tool.namespace };
+    throw named;
   }
   return lines.join('\n');
 }
