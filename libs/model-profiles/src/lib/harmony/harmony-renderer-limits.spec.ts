@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import type { JsonSchema } from '../json-schema';
 import type { RenderHeader } from '../model-profile';
 import { RenderLimitError, TokenBudgetExceededError } from '../profile-errors';
 import { getProfile } from '../profile-registry';
@@ -26,7 +27,7 @@ describe('HarmonyRenderer limits', () => {
   });
 
   it('names the tool whose rendering crosses maxToolChars, and the header crossing maxHeaderChars', () => {
-    const wide = { type: 'object', properties: Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`p${i}`, { type: 'string' }])) };
+    const wide: JsonSchema = { type: 'object', properties: Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`p${i}`, { type: 'string' as const }])) };
     const header: RenderHeader = { tools: [{ name: 'small' }, { name: 'big', namespace: 'ns', parameters: wide }] };
     let caught: unknown;
     try {
