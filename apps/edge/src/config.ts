@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_REQUEST_LIMITS } from '@fastloop/protocol';
 import { env, internalTokenSchema, loadConfig } from '@fastloop/service-kit';
 import { usageOutboxConfigShape } from './usage';
 
@@ -81,6 +82,24 @@ export const edgeConfigSchema = z.object({
   EDGE_ROUTE_CACHE_TTL_MS: env.int(30_000, 0),
   /** Entries in the process-wide cache of rendered item tokens used by the HTTP path. */
   EDGE_RENDER_CACHE_ENTRIES: env.int(50_000, 0),
+  // Bounds on one request (see turn/edge-limits.ts and README "Limits"); each refusal is a 400
+  // whose message names the limit.
+  /** Items in `input`. */
+  EDGE_MAX_INPUT_ITEMS: env.int(DEFAULT_REQUEST_LIMITS.maxInputItems, 1),
+  /** Tools in `tools`, namespace members included. */
+  EDGE_MAX_TOOLS: env.int(DEFAULT_REQUEST_LIMITS.maxTools, 0),
+  /** JSON nesting depth of a tool's `parameters` / `text.format.schema` (a property is two levels). */
+  EDGE_MAX_SCHEMA_DEPTH: env.int(DEFAULT_REQUEST_LIMITS.maxSchemaDepth, 2),
+  /** JSON values in one such schema. */
+  EDGE_MAX_SCHEMA_NODES: env.int(DEFAULT_REQUEST_LIMITS.maxSchemaNodes, 1),
+  /** Length of any one string in a request, in characters. */
+  EDGE_MAX_STRING_CHARS: env.int(DEFAULT_REQUEST_LIMITS.maxStringChars, 1),
+  /** JSON nesting depth of a whole request. */
+  EDGE_MAX_JSON_DEPTH: env.int(DEFAULT_REQUEST_LIMITS.maxJsonDepth, 8),
+  /** Rendered text of one tool (description + signature), in characters. */
+  EDGE_MAX_TOOL_RENDERED_CHARS: env.int(256 * 1024, 64),
+  /** Rendered text of the header (instructions + all tools), in characters. */
+  EDGE_MAX_HEADER_RENDERED_CHARS: env.int(4 * 1024 * 1024, 1024),
 });
 
 export type EdgeConfig = z.infer<typeof edgeConfigSchema>;

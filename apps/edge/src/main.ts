@@ -26,6 +26,7 @@ import { StoreWriter } from './store/store-writer';
 import { EntryRenderCache } from './turn/entry-render-cache';
 import { RouteCache } from './turn/route-cache';
 import type { TurnDeps } from './turn/turn-deps';
+import { edgeLimitsFromConfig } from './turn/edge-limits';
 import { UsageOutbox, usageOutboxOptionsFromConfig, UsageReporter } from './usage';
 import { WsGateway } from './ws/ws-gateway';
 
@@ -60,7 +61,18 @@ async function main(): Promise<void> {
   const usage = new UsageOutbox(usageOutboxOptionsFromConfig(config, { redisUrl: config.REDIS_URL, registry, logger: logger.child({ component: 'usage' }) }));
   const routeCache = new RouteCache(config.EDGE_ROUTE_CACHE_TTL_MS);
   const items = new StoredItemLookup(store, storeWriter);
-  const deps: TurnDeps = { backends, metrics, logger, renderCache, routeCache, usage, store: storeWriter, items, safetyOverlap: config.EDGE_SAFETY_OVERLAP };
+  const deps: TurnDeps = {
+    backends,
+    metrics,
+    logger,
+    renderCache,
+    routeCache,
+    usage,
+    store: storeWriter,
+    items,
+    safetyOverlap: config.EDGE_SAFETY_OVERLAP,
+    limits: edgeLimitsFromConfig(config),
+  };
   const budget = new StateCacheBudget(config.EDGE_CACHE_TOTAL_BYTES, metrics);
   const limits = new ConnectionLimits({ maxConnections: config.EDGE_MAX_CONNECTIONS, maxPerTenant: config.EDGE_MAX_CONNECTIONS_PER_TENANT });
   const sessionLimits = {
@@ -86,8 +98,16 @@ async function main(): Promise<void> {
   await listen(server, config.PORT, config.BIND_HOST);
   const port = (server.address() as AddressInfo).port;
 
-  const grpcBinding = responsesGrpcService({ deps, auth, budget, loader, ...sessionLimits });
-  const grpc = await startGrpcServer({ port: config.EDGE_GRPC_PORT, host: config.BIND_HOST, services: [grpcBinding], logger });
+  const grpcBinding = responsesGrpcService({ deps, auth, budget, loader, maxPayloadBytes: config.EDGE_MAX_BODY_BYTES, ...sessionLimits });
+  // As the WebSocket layer does: messages up to twice the limit get a polite error, larger ones
+  // are refused by grpc-js (RESOURCE_EXHAUSTED) before they are buffered whole.
+  const grpc = await startGrpcServer({
+    port: config.EDGE_GRPC_PORT,
+    host: config.BIND_HOST,
+    services: [grpcBinding],
+    logger,
+    maxReceiveMessageLength: config.EDGE_MAX_BODY_BYTES * 2 + 1024,
+  });
   let ready = true;
   const admin = await startAdminServer({ port: config.ADMIN_PORT, host: config.BIND_HOST, registry, isReady: () => ready, logger });
   grpc.health.set(true);

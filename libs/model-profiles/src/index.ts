@@ -14,6 +14,7 @@ export type {
   PromptReader,
   ParsedTool,
   RenderHeader,
+  RenderLimits,
   ToolSpec,
 } from './lib/model-profile';
 export {
@@ -22,6 +23,9 @@ export {
   type ModelProfileErrorCode,
   ProfileNotFoundError,
   PromptParseError,
+  RenderLimitError,
+  type RenderLimitName,
+  TokenBudgetExceededError,
   UnsupportedEntryError,
 } from './lib/profile-errors';
 export { DEFAULT_PROFILE_ID, GGUF_PROFILE_PREFIX, getProfile, ggufProfileId, listProfileIds, resolveProfile } from './lib/profile-registry';

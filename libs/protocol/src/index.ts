@@ -8,7 +8,7 @@
 export { newId, type IdPrefix } from './lib/new-id';
 
 // Errors.
-export { ApiError, ApiErrors, asApiError, toHttpErrorBody, toResponseError, toWsErrorEvent, type ApiErrorInit } from './lib/api-error';
+export { ApiError, ApiErrors, asApiError, describeId, toHttpErrorBody, toResponseError, toWsErrorEvent, type ApiErrorInit } from './lib/api-error';
 export {
   ApiErrorCodeSchema,
   ApiErrorTypeSchema,
@@ -97,6 +97,7 @@ export {
 } from './lib/response-create-request-schema';
 export { parseClientEvent, parseClientFrame, validateItems, validateRequest } from './lib/validate-request';
 export { formatParam, issueToApiError } from './lib/issue-to-api-error';
+export { checkRequestLimits, DEFAULT_REQUEST_LIMITS, type RequestLimits } from './lib/request-limits';
 
 // Outbound: the Response object and its items.
 export {

@@ -22,7 +22,7 @@ describe('ResponsesService/Session connection caps', () => {
 
   beforeAll(async () => {
     const { deps } = fakeDeps();
-    const binding = responsesGrpcService({ deps, auth: new ApiKeyAuth('sk-a:t1,sk-b:t2'), budget: new StateCacheBudget(1 << 30), connectionCacheBytes: 1 << 26, maxQueued: 4, maxBufferedBytes: 1 << 24, limits });
+    const binding = responsesGrpcService({ deps, auth: new ApiKeyAuth('sk-a:t1,sk-b:t2'), budget: new StateCacheBudget(1 << 30), connectionCacheBytes: 1 << 26, maxQueued: 4, maxBufferedBytes: 1 << 24, limits, maxPayloadBytes: 1 << 20 });
     server = await startGrpcServer({ port: 0, services: [binding], logger: deps.logger });
     client = createGrpcClient(responsesV1.ResponsesServiceClient, `127.0.0.1:${server.port}`);
   });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { status as GrpcStatus, type ServerDuplexStream, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { responsesV1 } from '@fastloop/proto';
+import { ApiErrors } from '@fastloop/protocol';
 import type { GrpcServiceBinding } from '@fastloop/service-kit';
 import type { ApiKeyAuth } from '../auth';
 import type { TurnDeps } from '../turn/turn-deps';
@@ -19,6 +20,11 @@ export interface ResponsesGrpcOptions {
   maxBufferedBytes: number;
   /** Per-process and per-tenant connection caps (shared with WebSocket mode); absent = unlimited. */
   limits?: ConnectionLimits;
+  /**
+   * Largest `event_json` accepted, in bytes: the HTTP body and WebSocket frame limit. Larger
+   * events get a `payload_too_large` error event and the stream stays open.
+   */
+  maxPayloadBytes: number;
 }
 
 /**
@@ -64,7 +70,14 @@ export function responsesGrpcService(options: ResponsesGrpcOptions): GrpcService
       });
       sessions.add(session);
       deps.metrics.connections.inc({ transport: 'grpc' });
-      call.on('data', (msg: responsesV1.SessionRequest) => session.receive(msg.eventJson));
+      call.on('data', (msg: responsesV1.SessionRequest) => {
+        // Characters first: no UTF-8 text is shorter in bytes, so only a borderline event is measured.
+        const text = msg.eventJson;
+        if (text.length > options.maxPayloadBytes || (text.length * 3 > options.maxPayloadBytes && Buffer.byteLength(text) > options.maxPayloadBytes)) {
+          return session.sendError(ApiErrors.payloadTooLarge(options.maxPayloadBytes));
+        }
+        session.receive(text);
+      });
       let released = false;
       const release = () => {
         session.close();

@@ -164,7 +164,8 @@ export class ResponseStore {
 
 /** Reads that fail because Redis is away are a 503 for the client, never a hang or a 500. */
 function unavailable(err: unknown): never {
-  throw ApiErrors.unavailable(`The response store is unavailable: ${err instanceof Error ? err.message : String(err)}`);
+  // Never the Redis error's text: it names the server's address (`connect ECONNREFUSED 10.0.0.5:6379`).
+  throw Object.assign(ApiErrors.dependencyUnavailable('store'), { cause: err });
 }
 
 /** input_items lists every item with an id; items the client sent without one get one. */

@@ -1,6 +1,7 @@
 import { resolveProfile, type ConversationEntry, type FreeformFormat, type JsonSchema, type ModelProfile, type RenderHeader, type ToolSpec } from '@fastloop/model-profiles';
 import { safetyV1 } from '@fastloop/proto';
-import { ApiErrors, isKnownTool, type CustomTool, type InputItem, type NamespaceMember, type ResponseCreateRequest, type Tool } from '@fastloop/protocol';
+import { ApiError, ApiErrors, describeId, isKnownTool, type CustomTool, type InputItem, type NamespaceMember, type ResponseCreateRequest, type Tool } from '@fastloop/protocol';
+import { renderWithinLimits } from './render-within-limits';
 import { DomainError } from '@fastloop/service-kit';
 import { AppendLog, type LogView } from './append-log';
 import type { CallTarget, ConversationState, RouteDecision } from './conversation-state';
@@ -64,15 +65,8 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
   const profile = await resolveProfile(route.profile);
   const entries = previous ? previous.entries.append(newEntries) : AppendLog.from(newEntries);
   // Another model's profile (tokenizer, chat format) shares nothing: render the whole conversation.
-  const rendered = previous && previous.route.profile === route.profile
-    ? extendConversation(profile, previous.rendered, header, newEntries)
-    : renderConversation(profile, header, entries, deps.renderCache);
-  const promptLength = rendered.tokens.length + profile.renderGenerationPrompt().length;
-  if (promptLength >= route.contextWindow) {
-    throw ApiErrors.contextLengthExceeded(
-      `Your input exceeds the context window of this model (${promptLength} tokens, limit ${route.contextWindow}). Please adjust your input and try again.`,
-    );
-  }
+  const extend = previous && previous.route.profile === route.profile ? previous.rendered : undefined;
+  const rendered = renderWithinLimits(deps, { profile, header, body, entries, newEntries, extend, contextWindow: route.contextWindow });
   timer.mark('render');
 
   return { items, inputStart, entries, calls, rendered, profile, route, safety };
@@ -99,7 +93,7 @@ async function resolveReferences(deps: TurnDeps, req: TurnRequest, items: InputI
       continue;
     }
     const found = local.get(item.id) ?? (await deps.items?.find(item.id, req.principal.tenant));
-    if (!found) throw ApiErrors.invalidRequest(`Item with id '${item.id}' not found.`, `input[${index}].id`);
+    if (!found) throw ApiErrors.invalidRequest(`Item with ${describeId(item.id)} not found.`, `input[${index}].id`);
     resolved.push(found);
   }
   return resolved;
@@ -290,10 +284,15 @@ function withoutUndefined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
-/** A backend failure as the client sees it: 503 when retryable, else 500. */
-export function backendError(service: string, err: unknown) {
-  if (err instanceof Error && err.name === 'ApiError') return err;
+/**
+ * A backend failure as the client sees it: a 503 whose code names the dependency
+ * (`safety_unavailable`, `router_unavailable`, `inference_unavailable`) when retrying may help,
+ * else a plain 500. Never the peer's message: it carries addresses and transport errors
+ * (`connect ECONNREFUSED 10.0.3.7:50051`). The original error stays as `cause`, for the logs.
+ */
+export function backendError(service: 'safety' | 'router' | 'inference', err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
   const e = err instanceof DomainError ? err : undefined;
-  const message = `The ${service} service failed: ${e?.message ?? String(err)}`;
-  return e?.retryable ? ApiErrors.unavailable(message) : ApiErrors.server(message);
+  const apiErr = e?.retryable ? ApiErrors.dependencyUnavailable(service) : ApiErrors.server();
+  return new ApiError({ status: apiErr.status, type: apiErr.type, code: apiErr.code, message: apiErr.message, cause: err });
 }

@@ -20,6 +20,8 @@ export interface TurnOutcome {
   response: TurnWriter['response'];
   /** State a continuation can chain from; absent when the turn failed. */
   state?: ConversationState;
+  /** Why the turn failed after `response.created` (the response's status is then `failed`). */
+  error?: ApiError;
 }
 
 /**
@@ -66,7 +68,7 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: (event: Re
     writer.failed(apiErr);
     deps.metrics.turns.inc({ transport: req.transport, cached: String(!!req.previous), status: 'failed' });
     afterTerminal(deps, req, writer, undefined, meterUsage(meter), timer, false);
-    return { response: writer.response };
+    return { response: writer.response, error: apiErr };
   }
   timer.mark('stream');
   deps.metrics.turns.inc({ transport: req.transport, cached: String(!!req.previous), status: writer.response.status });

@@ -4,6 +4,7 @@ import type { BackendClients } from '../clients/backend-clients';
 import type { EdgeMetrics, Transport } from '../edge-metrics';
 import type { Principal } from '../auth';
 import type { EntryRenderCache } from './entry-render-cache';
+import type { EdgeLimits } from './edge-limits';
 import type { RouteCache } from './route-cache';
 import type { ConversationState } from './conversation-state';
 import type { InputItem, ResponseCreateRequest } from '@fastloop/protocol';
@@ -37,6 +38,8 @@ export interface TurnDeps {
   store?: ResponseSink;
   /** Stored items by id, for `item_reference` to items outside the connection's conversation. */
   items?: ItemLookup;
+  /** Bounds on one request's shape and rendering; DEFAULT_EDGE_LIMITS when absent. */
+  limits?: EdgeLimits;
 }
 
 /** Finds a stored item by id within one tenant. */

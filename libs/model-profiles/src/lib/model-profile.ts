@@ -44,6 +44,22 @@ export interface RenderHeader {
   responseFormat?: { name: string; schema: JsonSchema };
 }
 
+/**
+ * Bounds of one rendering of untrusted input. A rendering that would cross one stops early with a
+ * `RenderLimitError` (schema depth, rendered characters) or a `TokenBudgetExceededError` (tokens),
+ * so its cost is bounded by the limits, not by the input. Every field is optional: no bound.
+ */
+export interface RenderLimits {
+  /** Most tokens the call may return (the room left in the context window). */
+  maxTokens?: number;
+  /** Longest rendered text of one tool (description and signature), in UTF-16 code units. */
+  maxToolChars?: number;
+  /** Longest rendered text of the header's messages, in UTF-16 code units. */
+  maxHeaderChars?: number;
+  /** Deepest nesting of a tool's parameter schema. */
+  maxSchemaDepth?: number;
+}
+
 /** One event of an {@link OutputParser}; every `item_start` is followed by exactly one `item_end`. */
 export type ParseEvent =
   | {
@@ -118,16 +134,22 @@ export interface ModelProfile {
   readonly maxOutputTokens: number;
   /** Number of token ids (valid ids are `0 .. vocabSize - 1`, special ids included). */
   readonly vocabSize: number;
+  /**
+   * The most UTF-16 code units one token can stand for (its vocabulary's longest entry, in bytes,
+   * bounds it): `text.length / maxTokenChars` tokens at least, which lets a caller refuse a text
+   * that cannot fit a context window without tokenizing it. Absent: unknown.
+   */
+  readonly maxTokenChars?: number;
   /** Token ids at which sampling must stop. */
   readonly stopTokens: readonly number[];
   /** Encodes untrusted text: special-token text becomes ordinary tokens, never a special id. */
-  encodeText(text: string): number[];
+  encodeText(text: string, maxTokens?: number): number[];
   /** Decodes tokens, special ids included (as their `<|...|>` strings). */
   decode(tokens: readonly number[]): string;
   /** The system message and, when there are instructions or tools, the developer message. */
-  renderHeader(h: RenderHeader): number[];
+  renderHeader(h: RenderHeader, limits?: RenderLimits): number[];
   /** One entry as it appears in history. */
-  renderEntry(e: ConversationEntry): number[];
+  renderEntry(e: ConversationEntry, limits?: RenderLimits): number[];
   /** What ends a prompt so that the model answers. */
   renderGenerationPrompt(): number[];
   /**

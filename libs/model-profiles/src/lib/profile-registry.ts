@@ -26,6 +26,7 @@ const factories: Readonly<Record<string, () => ModelProfile>> = {
       vocabSize: O200K_HARMONY_VOCAB_SIZE,
       contextWindow: 131_072, // gpt-oss-20b / -120b
       maxOutputTokens: 32_768,
+      maxTokenChars: 128, // o200k's longest entry is 128 bytes, and a code unit is at least one byte
     }),
 };
 

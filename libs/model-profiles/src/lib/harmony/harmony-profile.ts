@@ -14,6 +14,8 @@ export interface HarmonyProfileOptions {
   vocabSize: number;
   contextWindow: number;
   maxOutputTokens: number;
+  /** See {@link ModelProfile.maxTokenChars}. */
+  maxTokenChars?: number;
 }
 
 /** Builds a {@link ModelProfile} that speaks the harmony chat format. */
@@ -25,12 +27,13 @@ export function createHarmonyProfile(options: HarmonyProfileOptions): ModelProfi
     contextWindow: options.contextWindow,
     maxOutputTokens: options.maxOutputTokens,
     vocabSize: options.vocabSize,
+    maxTokenChars: options.maxTokenChars,
     // <|return|> ends a final answer, <|call|> a tool call; <|endoftext|> in case a model emits it.
     stopTokens: Object.freeze([HarmonyToken.return, HarmonyToken.call, HarmonyToken.endOfText]),
     encodeText,
     decode: (tokens) => decodeTokens(table, tokens),
-    renderHeader: (h) => renderer.header(h),
-    renderEntry: (e) => renderer.entry(e),
+    renderHeader: (h, limits) => renderer.header(h, [], limits),
+    renderEntry: (e, limits) => renderer.entry(e, [], limits),
     renderGenerationPrompt: () => renderer.generationPrompt(),
     render: (h, entries) => {
       const out = renderer.header(h);
