@@ -13,4 +13,6 @@ module.exports = {
   moduleNameMapper: pathsToModuleNameMapper(compilerOptions.paths, { prefix: __dirname + '/' }),
   testMatch: ['**/?(*.)spec.ts'],
   testPathIgnorePatterns: ['/node_modules/', '\\.e2e\\.spec\\.ts$'],
+  setupFilesAfterEnv: [path.join(__dirname, 'tools/jest/stop-owned-processes.ts')],
+  reporters: ['default', path.join(__dirname, 'tools/jest/running-tests-reporter.js')],
 };

@@ -168,3 +168,28 @@ describe('deploy/grafana dashboard', () => {
     expect(unknown).toEqual([]);
   });
 });
+
+describe('deploy/k8s NetworkPolicies', () => {
+  type Peer = { podSelector?: { matchLabels?: Record<string, string> } };
+  type Rule = { from?: Peer[]; to?: Peer[] };
+  type Policy = { podSelector?: { matchLabels?: Record<string, string> }; ingress?: Rule[]; egress?: Rule[]; policyTypes?: string[] };
+  const policies = (parsed.get(join(k8sDir, 'base', 'network-policies.yaml')) ?? []).filter((o) => o.kind === 'NetworkPolicy');
+  const name = (peer: Peer | undefined) => peer?.podSelector?.matchLabels?.['app.kubernetes.io/name'];
+
+  it('denies everything by default and allows only the intended paths between services', () => {
+    const deny = policies.find((p) => p.metadata?.name === 'default-deny')!.spec as Policy;
+    expect(deny.podSelector).toEqual({});
+    expect(deny.policyTypes).toEqual(['Ingress', 'Egress']);
+    const ingress = new Set<string>();
+    const egress = new Set<string>();
+    for (const p of policies) {
+      const spec = p.spec as Policy;
+      const self = name(spec);
+      if (!self) continue;
+      for (const rule of spec.ingress ?? []) for (const peer of rule.from ?? [{}]) ingress.add(`${name(peer) ?? 'anyone'} → ${self}`);
+      for (const rule of spec.egress ?? []) for (const peer of rule.to ?? []) egress.add(`${self} → ${name(peer)}`);
+    }
+    expect([...ingress].sort()).toEqual(['anyone → edge', 'billing → redis', 'edge → billing', 'edge → inference', 'edge → redis', 'edge → router', 'edge → safety', 'router → inference'].sort());
+    expect([...egress].sort()).toEqual(['billing → redis', 'edge → billing', 'edge → inference', 'edge → redis', 'edge → router', 'edge → safety', 'router → inference'].sort());
+  });
+});

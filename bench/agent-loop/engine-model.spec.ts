@@ -1,5 +1,5 @@
 import { DEFAULT_PROFILE_ID, getProfile } from '@fastloop/model-profiles';
-// These values replay apps/inference/src/sim-pacing.ts (first token alone at the TTFT, then what is
+// These values replay apps/inference/src/engines/sim/sim-pacing.ts (first token alone at the TTFT, then what is
 // due on each 5 ms tick); bench may not import an app, so a change there must be mirrored here.
 import { emissionTimeMs, engineTiming, engineTtftMs, firstEventTokenIndex, SIM_TICK_MS } from './engine-model';
 

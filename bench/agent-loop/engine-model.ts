@@ -2,7 +2,7 @@ import { DEFAULT_PROFILE_ID, getProfile, type ConversationEntry, type ModelProfi
 
 /**
  * What the simulated engine itself spends before the client's first output event, computed from
- * the sim's timing model (apps/inference/src/sim-pacing.ts and sim-engine.ts) and the response's
+ * the sim's timing model (apps/inference/src/engines/sim/sim-pacing.ts and sim-engine.ts) and the response's
  * usage. Subtracting it from the client-observed time leaves the overhead around the engine.
  *
  *   engine TTFT   = SIM_TTFT_MS + (input_tokens − cached_tokens) × 1000 / SIM_PREFILL_TOKENS_PER_SECOND

@@ -35,7 +35,8 @@ async function main(): Promise<void> {
     records.push(...(await runTps(options, tps, corpus, progress)));
     progress(`[tps=${tps}] done in ${fmt((performance.now() - t0) / 1000)} s`);
   }
-  const summaries = options.tps.flatMap((tps) => options.modes.map((mode) => summarizeMode(mode, tps, records)));
+  const phases = options.soloReps > 0 ? (['interleaved', 'solo'] as const) : (['interleaved'] as const);
+  const summaries = phases.flatMap((phase) => options.tps.flatMap((tps) => options.modes.map((mode) => summarizeMode(mode, tps, records, phase))));
   const notes = [...consistencyNotes(records, options), ...growthNotes(summaries)];
   const report = buildReport(options, { summaries, ratios: ratios(summaries), targets: checkTargets(summaries, options), notes, records });
   mkdirSync(options.outDir, { recursive: true });
@@ -48,7 +49,7 @@ async function main(): Promise<void> {
   process.stdout.write(`${renderMarkdown(report)}\n`);
   process.stdout.write('Side by side (same run):\n');
   for (const r of report.ratios.filter((x) => x.label.endsWith('rollout time'))) {
-    process.stdout.write(`  [tps=${r.tps}] ${r.label}: ${fmt(r.value)} (${fmt((1 - r.value) * 100)}% faster)\n`);
+    process.stdout.write(`  [tps=${r.tps}, ${r.phase}] ${r.label}: ${fmt(r.value)} (${fmt((1 - r.value) * 100)}% faster)\n`);
   }
   for (const t of report.targets) process.stdout.write(`  ${t.met ? 'MET ' : 'MISS'} ${t.target}: ${t.measured}\n`);
   process.stdout.write(`\nwrote ${files.json}, ${files.md}, ${files.svg} in ${fmt((performance.now() - started) / 1000)} s\n`);

@@ -13,6 +13,8 @@ fastloop_edge_engine_first_item_seconds_sum{service="edge",transport="websocket"
 fastloop_edge_engine_first_item_seconds_count{service="edge",transport="websocket",cached="true"} ${count}
 fastloop_edge_first_item_overhead_seconds_sum{service="edge",transport="websocket",cached="true"} ${count * 0.002}
 fastloop_edge_first_item_overhead_seconds_count{service="edge",transport="websocket",cached="true"} ${count}
+inference_worker_seconds_sum{service="inference",engine="sim",part="prepare"} ${count * 0.0003}
+inference_worker_seconds_count{service="inference",engine="sim",part="prepare"} ${count}
 `;
 
 describe('parseHistogram', () => {
@@ -41,6 +43,7 @@ describe('diffHistograms', () => {
       engineTtft: parseHistogram(page(v, n), 'inference_ttft_seconds', ['engine']),
       engineFirstItem: parseHistogram(page(v, n), 'fastloop_edge_engine_first_item_seconds', ['transport', 'cached']),
       edgeOverhead: parseHistogram(page(v, n), 'fastloop_edge_first_item_overhead_seconds', ['transport', 'cached']),
+      workerTime: parseHistogram(page(v, n), 'inference_worker_seconds', ['part']),
     });
     const t = turnDelta(snap(4, 0.002), snap(5, 0.003));
     expect(t.generateCalls).toBe(1);
@@ -49,5 +52,6 @@ describe('diffHistograms', () => {
     expect(t.edgeOverheadMs).toBeCloseTo(2);
     expect(turnDelta(snap(4, 0.002), snap(6, 0.003)).engineFirstItemMs).toBeNaN();
     expect(t.stagesMs.validate).toBeCloseTo(1);
+    expect(t.workerMs.prepare).toBeCloseTo(0.3);
   });
 });

@@ -9,6 +9,11 @@ export const ENGINE_FIRST_ITEM_METRIC = 'fastloop_edge_engine_first_item_seconds
 /** What the edge itself saw added before the first output item (request in → item out, minus the engine). */
 export const EDGE_OVERHEAD_METRIC = 'fastloop_edge_first_item_overhead_seconds';
 
+/** The inference worker's own time per call by part (apps/inference/src/inference-metrics.ts). */
+export const WORKER_TIME_METRIC = 'inference_worker_seconds';
+/** Its parts: before the engine, the engine reading the prompt, after the stream. */
+export const WORKER_PARTS = ['prepare', 'engine_read', 'keep'] as const;
+
 /** Stages in the order a turn passes them. */
 export const STAGES = ['validate', 'load', 'route', 'render', 'safety', 'queue', 'ttft', 'stream', 'post'] as const;
 /** The stages before the edge calls Generate: the edge's own pre-inference work. */
@@ -82,13 +87,15 @@ export interface TurnMetrics {
   engineFirstItem: HistogramSnapshot;
   /** The edge-observed overhead before the first output item, by `transport`. */
   edgeOverhead: HistogramSnapshot;
+  /** The worker's own time by `part`. */
+  workerTime: HistogramSnapshot;
 }
 
 /** What one turn added, from the snapshots before and after it. */
 export function turnDelta(
   before: TurnMetrics,
   after: TurnMetrics,
-): { stagesMs: Record<string, number>; engineTtftMs: number; generateCalls: number; engineFirstItemMs: number; edgeOverheadMs: number } {
+): { stagesMs: Record<string, number>; engineTtftMs: number; generateCalls: number; engineFirstItemMs: number; edgeOverheadMs: number; workerMs: Record<string, number> } {
   const engine = diffHistograms(before.engineTtft, after.engineTtft);
   const firstItem = diffHistograms(before.engineFirstItem, after.engineFirstItem);
   const firstItemCount = firstItem.reduce((s, d) => s + d.count, 0);
@@ -101,6 +108,7 @@ export function turnDelta(
     // NaN unless exactly one response opened an item during the turn.
     engineFirstItemMs: firstItemCount === 1 ? firstItem[0].sumMs : NaN,
     edgeOverheadMs: edgeCount === 1 ? edge[0].sumMs : NaN,
+    workerMs: msByFirstLabel(diffHistograms(before.workerTime, after.workerTime)),
   };
 }
 
@@ -112,6 +120,7 @@ export async function scrapeTurnMetrics(edgeAdminPort: number, inferenceAdminPor
     engineTtft: parseHistogram(inference, ENGINE_TTFT_METRIC, ['engine']),
     engineFirstItem: parseHistogram(edge, ENGINE_FIRST_ITEM_METRIC, ['transport', 'cached']),
     edgeOverhead: parseHistogram(edge, EDGE_OVERHEAD_METRIC, ['transport', 'cached']),
+    workerTime: parseHistogram(inference, WORKER_TIME_METRIC, ['part']),
   };
 }
 

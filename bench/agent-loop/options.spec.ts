@@ -3,8 +3,9 @@ import { OptionsError, parseOptions } from './options';
 describe('parseOptions', () => {
   it('defaults to the full run: 50 turns, three TPS settings, every mode', () => {
     const o = parseOptions([], '/repo');
-    expect(o).toMatchObject({ turns: 50, tps: [65, 1000, 4000], modes: ['http-stateless', 'http-previous', 'ws', 'grpc'], reps: 1, ttftMs: 50, prefixCaching: true, quick: false });
+    expect(o).toMatchObject({ turns: 50, tps: [65, 1000, 4000], modes: ['http-stateless', 'http-previous', 'ws', 'grpc'], reps: 2, soloReps: 1, ttftMs: 50, prefixCaching: true, quick: false });
     expect(parseOptions(['--prefix-caching', 'off'], '/r').prefixCaching).toBe(false);
+    expect(parseOptions(['--solo', '0'], '/r').soloReps).toBe(0);
     expect(o.outDir).toBe('/repo/bench/results');
   });
 

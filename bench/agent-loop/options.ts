@@ -1,4 +1,5 @@
 import { isAbsolute, join, resolve } from 'node:path';
+import { LINK_PRESET_NAMES, type LinkPresetName } from '../link/link-emulator';
 
 /** The transports a rollout can use, in report order. */
 export const MODES = ['http-stateless', 'http-previous', 'ws', 'grpc'] as const;
@@ -12,8 +13,10 @@ export interface BenchOptions {
   readonly tps: readonly number[];
   /** Transports to compare (`--modes ws,http-stateless`). Default all four. */
   readonly modes: readonly Mode[];
-  /** Rollouts per mode and TPS; per-turn numbers are the p50 over them (`--reps`). Default 1; `--quick` 2 (short rollouts are noisy). */
+  /** Interleaved rounds per TPS, each on a fresh stack (`--reps`). Default 2 (with 4 modes and 50 turns the turn order is then exactly balanced); `--quick` 2. */
   readonly reps: number;
+  /** Rounds per TPS in which each mode runs alone on a fresh stack (`--solo`); 0 skips them. Default 1. */
+  readonly soloReps: number;
   /** Unrecorded turns per mode before measuring, to warm the JIT and connections (`--warmup`). Default 3. */
   readonly warmupTurns: number;
   /** SIM_TTFT_MS of the simulated engine (`--ttft-ms`). Default 50, the inference service's default. */
@@ -26,6 +29,11 @@ export interface BenchOptions {
   readonly outputBytes: readonly [number, number];
   /** Seeds the workload (`--seed`). Default 1. */
   readonly seed: number;
+  /**
+   * The client's link to the edge (`--link`): `none` (default) connects directly over loopback;
+   * a preset of bench/link (`same-host`, `cloud`, `home`) puts the link emulator in between.
+   */
+  readonly link: 'none' | LinkPresetName;
   /** Where the reports go (`--out`). Default bench/results. */
   readonly outDir: string;
   /** `--quick`: the defaults above for a run of well under a minute. */
@@ -38,8 +46,9 @@ export class OptionsError extends Error {
 }
 
 export const USAGE = `usage: npm run bench:agent-loop -- [--quick] [--turns N] [--tps 65,1000,4000]
-       [--modes ${MODES.join(',')}] [--reps N] [--warmup N] [--ttft-ms MS]
-       [--prefill-tps N] [--prefix-caching on|off] [--output-bytes MIN-MAX] [--seed N] [--out DIR]`;
+       [--modes ${MODES.join(',')}] [--reps N] [--solo N] [--warmup N] [--ttft-ms MS]
+       [--prefill-tps N] [--prefix-caching on|off] [--output-bytes MIN-MAX] [--seed N]
+       [--link none|${LINK_PRESET_NAMES.join('|')}] [--out DIR]`;
 
 /**
  * Parses the command line (without `node` and the script). Every option has a default; `--quick`
@@ -62,7 +71,7 @@ export function parseOptions(argv: readonly string[], repoRoot: string): BenchOp
     if (value === undefined) throw new OptionsError(`--${name} needs a value\n${USAGE}`);
     raw.set(name, value);
   }
-  const known = new Set(['turns', 'tps', 'modes', 'reps', 'warmup', 'ttft-ms', 'prefill-tps', 'prefix-caching', 'output-bytes', 'seed', 'out']);
+  const known = new Set(['turns', 'tps', 'modes', 'reps', 'solo', 'warmup', 'ttft-ms', 'prefill-tps', 'prefix-caching', 'output-bytes', 'seed', 'link', 'out']);
   for (const name of raw.keys()) if (!known.has(name)) throw new OptionsError(`unknown option --${name}\n${USAGE}`);
 
   const out = raw.get('out') ?? join('bench', 'results');
@@ -70,13 +79,15 @@ export function parseOptions(argv: readonly string[], repoRoot: string): BenchOp
     turns: int(raw, 'turns', quick ? 12 : 50, 2, 1000),
     tps: list(raw, 'tps', quick ? [1000] : [65, 1000, 4000]).map((v) => positive('tps', v)),
     modes: modes(raw.get('modes')),
-    reps: int(raw, 'reps', quick ? 2 : 1, 1, 100),
+    reps: int(raw, 'reps', 2, 1, 100),
+    soloReps: int(raw, 'solo', 1, 0, 100),
     warmupTurns: int(raw, 'warmup', 3, 0, 100),
     ttftMs: nonNegative('ttft-ms', Number(raw.get('ttft-ms') ?? 50)),
     prefillTps: positive('prefill-tps', Number(raw.get('prefill-tps') ?? 20_000)),
     prefixCaching: onOff('prefix-caching', raw.get('prefix-caching') ?? 'on'),
     outputBytes: range(raw.get('output-bytes'), [2800, 8192]),
     seed: int(raw, 'seed', 1, 0, 2 ** 31),
+    link: linkName(raw.get('link') ?? 'none'),
     outDir: isAbsolute(out) ? out : resolve(repoRoot, out),
     quick,
   };
@@ -123,6 +134,11 @@ function range(text: string | undefined, fallback: [number, number]): [number, n
   const [min, max] = m ? [Number(m[1]), Number(m[2])] : [NaN, NaN];
   if (!m || min < 1 || max < min) throw new OptionsError(`--output-bytes must be MIN-MAX bytes with 1 <= MIN <= MAX, got '${text}'`);
   return [min, max];
+}
+
+function linkName(value: string): 'none' | LinkPresetName {
+  if (value === 'none' || (LINK_PRESET_NAMES as readonly string[]).includes(value)) return value as 'none' | LinkPresetName;
+  throw new OptionsError(`--link must be none or one of ${LINK_PRESET_NAMES.join(', ')}, got '${value}'`);
 }
 
 function onOff(name: string, value: string): boolean {

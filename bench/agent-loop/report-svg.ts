@@ -19,13 +19,14 @@ const FLOOR_MS = 0.05;
  * A hand-written SVG line chart: per-turn overhead (ms, log scale) against turn index, one panel
  * per TPS setting, one line per mode, with axis labels and a legend.
  */
-export function renderSvg(summaries: readonly ModeSummary[]): string {
+export function renderSvg(all: readonly ModeSummary[]): string {
+  const summaries = all.filter((s) => s.phase === 'interleaved');
   const tpsList = [...new Set(summaries.map((s) => s.tps))];
   const height = Math.max(1, tpsList.length) * PANEL_HEIGHT + 30;
   const parts: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="sans-serif" font-size="12">`,
     `<rect width="100%" height="100%" fill="#ffffff"/>`,
-    `<text x="${WIDTH / 2}" y="20" text-anchor="middle" font-size="14" font-weight="bold">Per-turn overhead around the engine (client TTFT − engine TTFT), simulated engine</text>`,
+    `<text x="${WIDTH / 2}" y="20" text-anchor="middle" font-size="14" font-weight="bold">Per-turn overhead around the engine (client TTFT − engine time), median over repetitions, simulated engine</text>`,
   ];
   tpsList.forEach((tps, i) => parts.push(panel(summaries.filter((s) => s.tps === tps), tps, 30 + i * PANEL_HEIGHT)));
   parts.push('</svg>');

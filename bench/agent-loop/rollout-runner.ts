@@ -3,13 +3,23 @@ import { Conversation } from './conversation';
 import { engineTiming, type SimPaceSettings } from './engine-model';
 import { scrapeTurnMetrics, turnDelta, type TurnMetrics } from './metrics-scrape';
 import type { Mode } from './options';
+import { turnOrder } from './turn-order';
 import type { Workload } from './workload';
+
+/**
+ * How a rollout ran: `interleaved` with the other modes' rollouts turn by turn on one stack (the
+ * side-by-side comparison), or `solo`, alone on a fresh stack (what one agent alone would see).
+ */
+export type Phase = 'interleaved' | 'solo';
 
 /** Everything measured about one turn of one mode. Times in ms. */
 export interface TurnRecord {
   mode: Mode;
   tps: number;
+  phase: Phase;
   rep: number;
+  /** 0-based position of this mode in its turn's order (0 = went first). */
+  position: number;
   /** 1-based. */
   turn: number;
   outputType: string;
@@ -46,15 +56,21 @@ export interface TurnRecord {
   modelOverheadMs: number;
   /** The edge's own stage timings for this turn (from /metrics), stage → ms. */
   stagesMs: Record<string, number>;
+  /** The inference worker's own time for this turn (`inference_worker_seconds`), part → ms: prepare, engine_read, keep. */
+  workerMs?: Record<string, number>;
 }
 
 /** Options of {@link runRound}. */
 export interface RoundOptions {
   modes: readonly Mode[];
-  workload: Workload;
+  /** Each mode's own workload (its own nonce, so no cache serves one mode with another's work). */
+  workloads: ReadonlyMap<Mode, Workload>;
+  phase: Phase;
   /** Turn budget per rollout; a rollout still calling tools at the last turn is cut there. */
   turns: number;
+  /** Where the stack listens; `apiKey` is replaced per mode by `apiKeys` (one tenant per mode). */
   endpoints: Endpoints;
+  apiKeys: Readonly<Record<Mode, string>>;
   /** Admin ports (/metrics) of the edge and the inference worker. */
   adminPorts: { edge: number; inference: number };
   pace: SimPaceSettings;
@@ -64,23 +80,25 @@ export interface RoundOptions {
 }
 
 /**
- * Runs one rollout per mode, interleaved round-robin by turn (turn t of every mode, then turn t+1),
- * one request at a time, so machine noise and warm-up hit every mode alike. The mode that goes
- * first rotates each turn. /metrics is scraped between requests (never during one), so each turn's
- * stage timings are exactly that turn's.
+ * Runs one rollout per mode, interleaved by turn (turn t of every mode, then turn t+1), one
+ * request at a time, so machine noise and warm-up hit every mode alike. The order within a turn
+ * follows a Williams design over the whole run (turn-order.ts): every mode goes first, and follows
+ * every other mode, equally often. /metrics is scraped between requests (never during one), so
+ * each turn's stage timings are exactly that turn's.
  */
 export async function runRound(options: RoundOptions): Promise<TurnRecord[]> {
-  const { modes, workload, turns, endpoints, pace } = options;
+  const { modes, turns, endpoints, pace } = options;
   const clients = new Map<Mode, TurnClient>();
   const records: TurnRecord[] = [];
   try {
-    for (const mode of modes) clients.set(mode, await openClient(mode, endpoints));
-    const conversations = new Map(modes.map((m) => [m, new Conversation(m, workload)] as const));
+    for (const mode of modes) clients.set(mode, await openClient(mode, { ...endpoints, apiKey: options.apiKeys[mode] }));
+    const conversations = new Map(modes.map((m) => [m, new Conversation(m, options.workloads.get(m)!)] as const));
     const scrape = () => scrapeTurnMetrics(options.adminPorts.edge, options.adminPorts.inference);
     let snapshot: TurnMetrics = await scrape();
     for (let turn = 1; turn <= turns; turn++) {
-      for (let i = 0; i < modes.length; i++) {
-        const mode = modes[(i + turn - 1) % modes.length];
+      const order = turnOrder(modes, options.rep, turn, turns);
+      for (let position = 0; position < order.length; position++) {
+        const mode = order[position];
         const conv = conversations.get(mode)!;
         if (conv.done) continue;
         options.onTurn?.(mode, turn);
@@ -105,7 +123,9 @@ export async function runRound(options: RoundOptions): Promise<TurnRecord[]> {
         records.push({
           mode,
           tps: pace.tokensPerSecond,
+          phase: options.phase,
           rep: options.rep,
+          position,
           turn,
           outputType: String(result.response.output[0]?.type ?? 'none'),
           requestBytes: result.requestBytes,
@@ -124,6 +144,7 @@ export async function runRound(options: RoundOptions): Promise<TurnRecord[]> {
           overheadMs: result.firstOutputMs - engineFirstOutputMs,
           modelOverheadMs: result.firstOutputMs - engine.firstEventMs,
           stagesMs: delta.stagesMs,
+          workerMs: delta.workerMs,
         });
       }
     }

@@ -5,7 +5,7 @@ import { DEFAULT_PROFILE_ID, getProfile } from '@fastloop/model-profiles';
 import { AGENT_TOOLS } from './agent-tools';
 import { buildInstructions } from './instructions';
 import { loadCorpus, type CorpusFile } from './source-corpus';
-import { createWorkload, toolOutput } from './workload';
+import { createWorkload, rolloutNonce, toolOutput } from './workload';
 
 const line = (i: number) => `export const value${i} = compute(${i}, 'some text to make the line realistic');`;
 const corpus: CorpusFile[] = ['a.ts', 'b.ts', 'c.ts'].map((path, f) => ({
@@ -35,6 +35,33 @@ describe('createWorkload', () => {
       'read_file', 'write_file', 'list_dir', 'grep', 'run_shell', 'apply_patch', 'search_web', 'git_diff', 'run_tests', 'open_url',
     ]);
     for (const t of AGENT_TOOLS) expect(t.parameters).toMatchObject({ type: 'object', additionalProperties: false });
+  });
+});
+
+describe('rollout nonces', () => {
+  it('make every prompt its own while keeping its size in tokens', () => {
+    const profile = getProfile(DEFAULT_PROFILE_ID);
+    const plain = createWorkload({ seed: 3, outputBytes: [2048, 4096], corpus });
+    const nonces = ['ws|1|1000', 'http-stateless|1|1000', 'grpc|2|65', 'http-previous|7|4000'].map((k) => rolloutNonce(3, k));
+    expect(new Set(nonces).size).toBe(nonces.length);
+    const sized = nonces.map((nonce) => createWorkload({ seed: 3, outputBytes: [2048, 4096], corpus, nonce }));
+    for (const w of sized) expect(w.instructions.endsWith(plain.instructions)).toBe(true);
+    expect(new Set(sized.map((w) => w.instructions)).size).toBe(sized.length);
+    expect(new Set(sized.map((w) => profile.encodeText(w.instructions).length)).size).toBe(1);
+    for (let turn = 1; turn <= 8; turn++) {
+      const outputs = sized.map((w) => w.toolOutput(turn, 'grep'));
+      expect(new Set(outputs).size).toBe(outputs.length);
+      expect(new Set(outputs.map((o) => profile.encodeText(o).length)).size).toBe(1);
+    }
+  });
+
+  it('are nine-digit numbers, deterministic in seed and key', () => {
+    for (let i = 0; i < 200; i++) {
+      const n = rolloutNonce(i, `ws|${i}`);
+      expect(String(n)).toMatch(/^[1-9]\d{8}$/);
+      expect(rolloutNonce(i, `ws|${i}`)).toBe(n);
+    }
+    expect(() => createWorkload({ seed: 1, outputBytes: [10, 20], corpus, nonce: 12 })).toThrow(/9 digits/);
   });
 });
 

@@ -14,6 +14,13 @@ export interface WorkloadOptions {
   outputBytes: readonly [number, number];
   /** Source files the tool outputs are cut from (see loadCorpus). */
   corpus: readonly CorpusFile[];
+  /**
+   * Makes this rollout's prompt its own (default: none): a 9-digit number written at the start of
+   * the instructions and of every tool output, so no cache (the worker's content prefix cache, the
+   * edge's rendered-entry cache) can serve one mode or repetition with another's work. Nine digits
+   * are always three o200k tokens, so every nonce gives the same prompt sizes (workload.spec.ts).
+   */
+  nonce?: number;
 }
 
 /** Everything a rollout sends, deterministic in its options. */
@@ -39,13 +46,28 @@ export function createWorkload(options: WorkloadOptions): Workload {
   const { seed, corpus, outputBytes } = options;
   if (corpus.length === 0) throw new Error('createWorkload: the corpus is empty');
   const userPrompt = TASKS[seed % TASKS.length];
+  const nonce = options.nonce === undefined ? undefined : checkNonce(options.nonce);
+  const instructions = buildInstructions(seed);
   return {
     model: SIM_MODEL,
-    instructions: buildInstructions(seed),
+    instructions: nonce === undefined ? instructions : `Workspace session ${nonce}.\n\n${instructions}`,
     tools: AGENT_TOOLS,
     userPrompt,
-    toolOutput: (turn, toolName) => toolOutput(corpus, hashString(`turn-${turn}`, seed >>> 0), outputBytes, toolName),
+    toolOutput: (turn, toolName) => {
+      const out = toolOutput(corpus, hashString(`turn-${turn}`, seed >>> 0), outputBytes, toolName);
+      return nonce === undefined ? out : `[session ${nonce}]\n${out}`;
+    },
   };
+}
+
+/** A nonce for `key` (e.g. mode, repetition and TPS) under `seed`: deterministic, 9 digits. */
+export function rolloutNonce(seed: number, key: string): number {
+  return 100_000_000 + (hashString(key, seed >>> 0) % 900_000_000);
+}
+
+function checkNonce(nonce: number): number {
+  if (!Number.isInteger(nonce) || nonce < 100_000_000 || nonce > 999_999_999) throw new RangeError(`nonce must have exactly 9 digits, got ${nonce}`);
+  return nonce;
 }
 
 type LineFormat = (path: string, lineNo: number, line: string) => string;

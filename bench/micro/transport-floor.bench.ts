@@ -3,7 +3,7 @@
 // the edge uses, request → handler and chunk write → client) and a `ws` text frame. The agent-loop
 // benchmark's per-turn overhead cannot go below the sum of the hops a turn takes, whatever the edge
 // does; this puts numbers on that sum.
-// Run: npx tsx bench/micro/transport-floor.bench.ts [--iterations N]   (writes bench/results/transport-floor.{json,md})
+// Run: npx tsx bench/micro/transport-floor.bench.ts [--iterations N] [--out DIR]   (writes DIR/transport-floor.{json,md}; default bench/results)
 import { fork } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { connect as h2connect, createServer as h2server } from 'node:http2';
@@ -51,7 +51,7 @@ async function serve(): Promise<void> {
       const arrived = now();
       setTimeout(() => {
         const written = now();
-        call.write({ event: { $case: 'chunk', value: { tokens: [1], engineElapsedMs: written - arrived } } });
+        call.write({ event: { $case: 'chunk', value: { tokens: [1], engineElapsedMs: written - arrived, promptTokens: 0, cachedTokens: 0 } } });
         const done: inferenceV1.GenerateDone = { finishReason: inferenceV1.FinishReason.FINISH_REASON_STOP, promptTokens: 0, cachedTokens: 0, completionTokens: 1, engineTtftMs: 0 };
         call.write({ event: { $case: 'done', value: done } });
         call.end();
@@ -78,7 +78,7 @@ function stats(values: number[], warm: number): { p50: number; p90: number } {
 
 const pause = () => new Promise((ok) => setTimeout(ok, 2));
 
-async function measure(iterations: number): Promise<void> {
+async function measure(iterations: number, out: string): Promise<void> {
   const child = fork(__filename, ['--serve'], { execArgv: ['--import', 'tsx'] });
   const messages: unknown[] = [];
   const next = () => new Promise<unknown>((ok) => (messages.length ? ok(messages.shift()) : child.once('message', ok)));
@@ -141,6 +141,7 @@ async function measure(iterations: number): Promise<void> {
     const request: inferenceV1.GenerateRequest = {
       sessionKey: 's',
       parentSessionKey: '',
+      cacheSalt: '',
       prefixLen: 0,
       tokens: Array.from({ length: 1500 }, (_, i) => (i * 7919) % 200_000),
       model: 'm',
@@ -205,15 +206,15 @@ async function measure(iterations: number): Promise<void> {
       `Raw HTTP/2 carries the same request and answer in ${h2Sum.toFixed(2)} ms, so ${(grpcSum - h2Sum).toFixed(2)} ms of it is grpc-js's own per-call work.`,
     '',
   ];
-  const out = resolve(__dirname, '..', 'results');
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, 'transport-floor.md'), lines.join('\n'));
   writeFileSync(join(out, 'transport-floor.json'), `${JSON.stringify({ generatedAt: new Date().toISOString(), iterations, rows, wsSum, grpcSum, h2Sum }, null, 2)}\n`);
-  process.stdout.write(`${lines.join('\n')}\nwrote bench/results/transport-floor.{md,json}\n`);
+  process.stdout.write(`${lines.join('\n')}\nwrote ${join(out, 'transport-floor')}.{md,json}\n`);
 }
 
 if (process.argv.includes('--serve')) void serve();
 else {
   const at = process.argv.indexOf('--iterations');
-  void measure(at > 0 ? Number(process.argv[at + 1]) : 400);
+  const outAt = process.argv.indexOf('--out');
+  void measure(at > 0 ? Number(process.argv[at + 1]) : 400, outAt > 0 ? resolve(process.argv[outAt + 1]) : resolve(__dirname, '..', 'results'));
 }

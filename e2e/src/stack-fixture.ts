@@ -20,8 +20,9 @@ function startOnce(env: Record<string, string>): Promise<Stack> {
     port: 0,
     privateRedis: !process.env.REDIS_URL,
     logLevel: 'warn',
-    readyTimeoutMs: 90_000,
-    env: { SIM_TTFT_MS: '5', SIM_TOKENS_PER_SECOND: '20000', SIM_TOOL_CALLS: '2', FASTLOOP_API_KEYS: 'sk-e2e-test:e2e-tenant', ...env },
+    env: { SIM_TTFT_MS: '5', SIM_TOKENS_PER_SECOND: '20000', SIM_TOOL_CALLS: '2', FASTLOOP_API_KEYS: 'sk-e2e-test:e2e-tenant,sk-e2e-other:e2e-other',
+      FASTLOOP_ADMIN_API_KEYS: 'sk-e2e-admin:e2e-ops',
+      ...env },
   });
 }
 

@@ -5,6 +5,7 @@ import { grpcAndBillingSuite } from './grpc-and-billing.suite';
 import { httpLoopSuite } from './http-loop.suite';
 import { safetySuite } from './safety.suite';
 import { startTestStack } from './stack-fixture';
+import { tenancySuite } from './tenancy.suite';
 import { wsLoopSuite } from './ws-loop.suite';
 
 // One real stack (five processes + a private redis-server) for every suite: starting it is the
@@ -14,7 +15,7 @@ let stack: Stack | undefined;
 beforeAll(async () => {
   stack = await startTestStack();
   useStack(stack);
-}, 120_000);
+}, 300_000); // two starts (one retry) of up to the readiness budget each
 
 afterAll(async () => {
   // The edge log is the first place to look when a suite fails.
@@ -27,3 +28,4 @@ wsLoopSuite();
 badInputSuite();
 grpcAndBillingSuite();
 safetySuite();
+tenancySuite();

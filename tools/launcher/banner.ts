@@ -35,7 +35,7 @@ export function renderBanner(b: BannerInputs): string {
     `if(["response.completed","response.failed","response.incomplete","error"].includes(e.type)){console.log("\\n"+e.type);s.close()}})'`;
   return [
     '',
-    `fastloop is running (model "${model}" is served by a simulated accelerator)`,
+    `fastloop is running (model "${model}" is served by ${b.model ? 'llama.cpp' : 'a simulated accelerator'})`,
     '',
     `  HTTP        ${b.url}/v1`,
     `  WebSocket   ${b.wsUrl}`,

@@ -2,10 +2,11 @@
  * `npm start`: runs the whole fastloop stack locally and prints how to talk to it. This is the one
  * CLI in the repository, so it writes to the console; the services themselves log JSON with pino.
  */
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { RedisNotInstalledError } from '@fastloop/service-kit';
 import { renderBanner } from './banner';
 import { formatLogLine } from './log-format';
+import { modelStack, type ModelStack } from './model-option';
 import { startStack, StackStartError, type Stack } from './stack';
 
 const REPO_ROOT = join(__dirname, '..', '..');
@@ -19,7 +20,11 @@ Starts safety, router, inference (simulated accelerator), billing and edge on th
 Options:
   --port <n>         public HTTP/WebSocket port (default: $PORT or 8080; 0 picks a free one)
   --log-level <lvl>  LOG_LEVEL for every service (default: $LOG_LEVEL or info)
+  --quiet            write service logs only to the log folder, not to the terminal
+  --log-dir <path>   folder for <service>.log files (default: .fastloop/logs)
+  --private-redis    start a private redis-server even if one answers on 127.0.0.1:6379
   --quiet            write service logs only to .fastloop/logs/<service>.log, not to the terminal
+  --model <file>     serve a GGUF model with llama.cpp instead of the simulator (or $FASTLOOP_MODEL)
   -h, --help         show this help
 
 Environment: REDIS_URL, FASTLOOP_API_KEYS, SIM_TOKENS_PER_SECOND, SIM_TTFT_MS, SIM_TOOL_CALLS,
@@ -28,13 +33,16 @@ SIM_PREFILL_TOKENS_PER_SECOND and BIND_HOST are passed on to the services.
 
 interface CliArgs {
   port?: number;
+  logDir?: string;
+  privateRedis: boolean;
+  model?: string;
   logLevel?: string;
   quiet: boolean;
   help: boolean;
 }
 
 function parseArgs(argv: readonly string[]): CliArgs {
-  const args: CliArgs = { quiet: false, help: false };
+  const args: CliArgs = { quiet: false, help: false, privateRedis: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const value = () => {
@@ -44,7 +52,10 @@ function parseArgs(argv: readonly string[]): CliArgs {
     };
     if (arg === '--port') args.port = Number(value());
     else if (arg === '--log-level') args.logLevel = value();
+    else if (arg === '--log-dir') args.logDir = value();
     else if (arg === '--quiet') args.quiet = true;
+    else if (arg === '--private-redis') args.privateRedis = true;
+    else if (arg === '--model') args.model = value();
     else if (arg === '-h' || arg === '--help') args.help = true;
     else throw new Error(`unknown option ${arg} (see --help)`);
   }
@@ -58,7 +69,12 @@ const REDIS_SOURCES: Readonly<Record<string, string>> = {
   local: 'private, stopped with the stack',
 };
 
-/** Ctrl-C / SIGTERM handling: the first stops cleanly, a later one (not a forwarded echo) forces. */
+/**
+ * Ctrl-C / SIGTERM / SIGHUP (the terminal closed) handling: the first stops cleanly, a later one (not
+ * a forwarded echo) forces. If the launcher is killed outright, each service notices its parent is
+ * gone and drains by itself (service-kit parent-watch), and the private Redis gets the kernel's
+ * parent-death signal.
+ */
 function installSignals(getStack: () => Stack | undefined) {
   const aborter = new AbortController();
   let firstAt = 0;
@@ -80,6 +96,7 @@ function installSignals(getStack: () => Stack | undefined) {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  process.on('SIGHUP', onSignal);
   return { signal: aborter.signal, stopRequested, stopping: () => firstAt !== 0 };
 }
 
@@ -96,6 +113,17 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   const colour = process.stdout.isTTY === true && !process.env.NO_COLOR;
+  // A closed terminal turns every later write into EIO/EPIPE; stopping the stack matters more than telling it.
+  process.stdout.on('error', () => undefined);
+  process.stderr.on('error', () => undefined);
+  const modelPath = args.model ?? (process.env.FASTLOOP_MODEL?.trim() || undefined);
+  let model: ModelStack | undefined;
+  try {
+    model = modelPath ? await modelStack(modelPath, join(REPO_ROOT, '.fastloop')) : undefined;
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    return 2;
+  }
   let stack: Stack | undefined;
   const signals = installSignals(() => stack);
   process.stdout.write('Starting fastloop: safety, inference, billing → router → edge …\n');
@@ -103,7 +131,15 @@ async function main(argv: readonly string[]): Promise<number> {
     stack = await startStack({
       port: args.port,
       logLevel: args.logLevel,
-      logDir: join(REPO_ROOT, '.fastloop', 'logs'),
+      privateRedis: args.privateRedis,
+      // A service that crashes now and then comes back; one that crash-loops ends the stack.
+      restart: {},
+      onRestart: (r) => {
+        const how = r.exit.signal ? `was killed by ${r.exit.signal}` : `exited with code ${r.exit.code}`;
+        process.stderr.write(`\n${r.service} ${how}; restarting it in ${r.delayMs} ms (restart ${r.attempt} within a minute)\n${r.logTail}\n`);
+      },
+      logDir: args.logDir ? resolve(args.logDir) : join(REPO_ROOT, '.fastloop', 'logs'),
+      env: model?.env,
       signal: signals.signal,
       onLogLine: args.quiet ? undefined : (service, line) => process.stdout.write(formatLogLine(service, line, { colour }) + '\n'),
     });
@@ -111,12 +147,13 @@ async function main(argv: readonly string[]): Promise<number> {
     return reportStartFailure(err, colour);
   }
   if (!signals.stopping()) {
-    process.stdout.write(renderBanner({ ...stack, redisSource: REDIS_SOURCES[stack.redisSource] ?? stack.redisSource, cwd: REPO_ROOT }));
+    process.stdout.write(renderBanner({ ...stack, redisSource: REDIS_SOURCES[stack.redisSource] ?? stack.redisSource, cwd: REPO_ROOT, model: model?.modelId }));
   }
   const outcome = await Promise.race([stack.crashed, signals.stopRequested]);
   if (outcome !== 'stop') {
     const how = outcome.exit.signal ? `was killed by ${outcome.exit.signal}` : `exited with code ${outcome.exit.code}`;
-    process.stderr.write(`\n${outcome.service} ${how}; stopping the rest.\n${showLog(outcome.service, outcome.logLines, outcome.logFile, colour)}`);
+    const loop = outcome.crashes > 1 ? ` (${outcome.crashes} crashes within a minute)` : '';
+    process.stderr.write(`\n${outcome.service} ${how}${loop}; stopping the rest.\n${showLog(outcome.service, outcome.logLines, outcome.logFile, colour)}`);
   }
   const exits = await stack.stop();
   for (const [name, exit] of Object.entries(exits)) {

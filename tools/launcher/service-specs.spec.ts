@@ -74,7 +74,15 @@ describe('buildServiceEnv', () => {
       ROUTER_ADDRESS: '127.0.0.1:5002',
       REDIS_URL: 'redis://127.0.0.1:7000',
       FASTLOOP_API_KEYS: 'k1,k2',
+      BILLING_URL: 'http://127.0.0.1:5004',
     });
+  });
+
+  it('gives every service the same generated internal gRPC token, or the one the caller set', () => {
+    const tokens = new Set(SERVICE_NAMES.map((name) => buildServiceEnv(name, inputs()).FASTLOOP_INTERNAL_TOKEN));
+    expect(tokens.size).toBe(1);
+    expect([...tokens][0].length).toBeGreaterThanOrEqual(16);
+    expect(buildServiceEnv('safety', inputs({ FASTLOOP_INTERNAL_TOKEN: 'set-by-the-operator-123' })).FASTLOOP_INTERNAL_TOKEN).toBe('set-by-the-operator-123');
   });
 
   it('gives billing Redis and its HTTP port but no gRPC port', () => {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { getFreePort } from '@fastloop/service-kit';
 
 /** The five services, in no particular order. */
@@ -77,7 +78,14 @@ export const LAUNCHER_OWNED_ENV = [
   'WORKER_ID',
   'SAFETY_ADDRESS',
   'ROUTER_ADDRESS',
+  'BILLING_URL',
 ] as const;
+
+/**
+ * The internal gRPC token of this launcher run, generated once, unless the caller set
+ * FASTLOOP_INTERNAL_TOKEN (then that one, inherited like any variable).
+ */
+const RUN_INTERNAL_TOKEN = randomBytes(24).toString('base64url');
 
 /** What every service's environment is assembled from. */
 export interface EnvInputs {
@@ -102,6 +110,7 @@ export function buildServiceEnv(name: ServiceName, inputs: EnvInputs): Record<st
   const { ports } = inputs;
   const own = ports[name];
   Object.assign(env, { ADMIN_PORT: String(own.admin), BIND_HOST: inputs.bindHost, LOG_LEVEL: inputs.logLevel });
+  env.FASTLOOP_INTERNAL_TOKEN ||= RUN_INTERNAL_TOKEN;
   const local = (port: number | undefined) => `127.0.0.1:${port}`;
   switch (name) {
     case 'safety':
@@ -121,6 +130,7 @@ export function buildServiceEnv(name: ServiceName, inputs: EnvInputs): Record<st
         ROUTER_ADDRESS: local(ports.router.grpc),
         REDIS_URL: inputs.redisUrl,
         FASTLOOP_API_KEYS: inputs.apiKeys,
+        BILLING_URL: `http://${local(ports.billing.http)}`,
       };
   }
 }

@@ -1,4 +1,4 @@
-import { formatTail } from './log-lines';
+import { formatTail } from '@fastloop/service-kit';
 import type { ServiceName } from './service-specs';
 
 /** Stable codes of {@link StackStartError}. */

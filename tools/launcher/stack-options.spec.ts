@@ -4,7 +4,7 @@ import { resolveStackOptions } from './stack-options';
 describe('resolveStackOptions', () => {
   it('defaults to port 8080, info logs, loopback, 60 s to get ready and the real entry files', () => {
     const opts = resolveStackOptions({}, {});
-    expect(opts).toMatchObject({ port: 8080, logLevel: 'info', bindHost: '127.0.0.1', readyTimeoutMs: 60_000, stopTimeoutMs: 30_000 });
+    expect(opts).toMatchObject({ port: 8080, logLevel: 'info', bindHost: '127.0.0.1', readyTimeoutMs: 120_000, stopTimeoutMs: 30_000 });
     expect(opts.rootDir).toBe(join(__dirname, '..', '..'));
     expect(opts.entries.edge).toBe(join(opts.rootDir, 'apps/edge/src/main.ts'));
   });

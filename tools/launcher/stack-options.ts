@@ -1,4 +1,7 @@
 import { isAbsolute, join, resolve } from 'node:path';
+import { defaultReadyTimeoutMs } from '@fastloop/service-kit';
+import type { RestartPolicyOptions } from './restart-policy';
+import type { ServiceRestart } from './stack-supervisor';
 import { SERVICE_ENTRIES, SERVICE_NAMES, type ServiceName } from './service-specs';
 
 /** Options of startStack. Every field is optional; the defaults give a working local stack. */
@@ -29,10 +32,18 @@ export interface StackOptions {
   logDir?: string;
   /** Called with every line a service writes, e.g. to echo it to a terminal. Default: none (files only). */
   onLogLine?: (service: ServiceName, line: string) => void;
-  /** The whole stack must be ready within this many ms. Default 60 000. */
+  /** The whole stack must be ready within this many ms. Default: service-kit's defaultReadyTimeoutMs (120 s, or FASTLOOP_READY_TIMEOUT_MS). */
   readyTimeoutMs?: number;
   /** In stop(), how long each service may drain after SIGTERM before SIGKILL. Default 30 000 (services drain within 25 s). */
   stopTimeoutMs?: number;
+  /**
+   * Restart a service that crashes while the stack is up, with backoff, until it crashes more than
+   * `maxRestarts` times within `windowMs`; then `crashed` resolves. Default: no restarts (tests want
+   * a crash to fail loudly); `npm start` restarts.
+   */
+  restart?: RestartPolicyOptions;
+  /** Called before each restart, e.g. to say so in the terminal. */
+  onRestart?: (restart: ServiceRestart) => void;
   /** Aborts a start in progress: what was started is stopped and startStack rejects with code `aborted`. */
   signal?: AbortSignal;
   /** Repository root: the services' cwd, where tsx finds tsconfig.json. Default: two folders above this file. */
@@ -67,7 +78,7 @@ export function resolveStackOptions(options: StackOptions, processEnv: NodeJS.Pr
   if (!Number.isInteger(port) || port < 0 || port > 65_535) {
     throw new RangeError(`startStack: options.port must be an integer from 0 to 65535, got ${String(port)}`);
   }
-  const readyTimeoutMs = positive('readyTimeoutMs', options.readyTimeoutMs, 60_000);
+  const readyTimeoutMs = positive('readyTimeoutMs', options.readyTimeoutMs, defaultReadyTimeoutMs(base));
   const stopTimeoutMs = positive('stopTimeoutMs', options.stopTimeoutMs, 30_000);
   const rootDir = resolve(options.rootDir ?? join(__dirname, '..', '..'));
   const entries = {} as Record<ServiceName, string>;

@@ -1,8 +1,7 @@
 import { join } from 'node:path';
-import { formatTail } from './log-lines';
-import { waitForReady, type NotReadyReason } from './readiness';
+import { formatTail, spawnNodeService, waitForReady, type NotReadyReason, type OwnedProcess, type ServiceExit } from '@fastloop/service-kit';
 import type { ResolvedRedis } from './redis-setup';
-import { spawnService, type ServiceExit, type ServiceProcess } from './service-process';
+import { RestartPolicy, type RestartPolicyOptions } from './restart-policy';
 import { buildServiceEnv, SERVICE_NAMES, STOP_ORDER, type ServiceName, type StackPorts } from './service-specs';
 import { StackStartError } from './stack-errors';
 import type { ResolvedStackOptions } from './stack-options';
@@ -16,6 +15,19 @@ export interface ServiceCrash {
   /** The same lines as written (pino JSON), oldest first. */
   readonly logLines: readonly string[];
   readonly logFile: string;
+  /** How often it crashed within the restart window (1 when restarts are off). */
+  readonly crashes: number;
+}
+
+/** A crashed service the supervisor is about to start again. */
+export interface ServiceRestart {
+  readonly service: ServiceName;
+  readonly exit: ServiceExit;
+  /** Its last log lines, formatted. */
+  readonly logTail: string;
+  readonly delayMs: number;
+  /** 1 for the first restart within the window. */
+  readonly attempt: number;
 }
 
 /** What a {@link StackSupervisor} runs. */
@@ -28,23 +40,30 @@ export interface SupervisorInputs {
   readonly host: string;
   readonly logDir: string;
   readonly onLogLine?: (service: ServiceName, line: string) => void;
+  /** Restart a service that crashes while the stack is up; default: never (the crash ends the stack). */
+  readonly restart?: RestartPolicyOptions;
+  /** Told about each restart before it happens (the launcher logs it). */
+  readonly onRestart?: (restart: ServiceRestart) => void;
 }
 
 /**
  * Owns the service processes of one stack through `starting → up → stopping`. An exit while
- * starting fails the start; an exit while up is reported on `crashed`; exits while stopping are
+ * starting fails the start; an exit while up restarts the service with backoff (when a restart
+ * policy is given) until it crash-loops, which is reported on `crashed`; exits while stopping are
  * expected. A process `exit` hook SIGKILLs whatever is left if the host process ends first.
  */
 export class StackSupervisor {
   /** Resolves on the first unexpected exit after start; never rejects. */
   readonly crashed: Promise<ServiceCrash>;
-  readonly procs = new Map<ServiceName, ServiceProcess>();
+  readonly procs = new Map<ServiceName, OwnedProcess>();
   private state: 'starting' | 'up' | 'stopping' = 'starting';
-  private diedWhileStarting: ServiceProcess | undefined;
+  private diedWhileStarting: OwnedProcess | undefined;
   private readonly startAbort = new AbortController();
   private reportCrash: (crash: ServiceCrash) => void = () => undefined;
   private stopping: Promise<Readonly<Record<ServiceName, ServiceExit>>> | undefined;
   private readonly onProcessExit = () => this.kill();
+  private readonly restarts = new Map<ServiceName, RestartPolicy>();
+  private readonly restartTimers = new Set<NodeJS.Timeout>();
 
   constructor(private readonly inputs: SupervisorInputs) {
     this.crashed = new Promise<ServiceCrash>((resolve) => (this.reportCrash = resolve));
@@ -83,6 +102,7 @@ export class StackSupervisor {
   /** SIGTERM one by one in STOP_ORDER, SIGKILL after `timeoutMs` each, then the private Redis. Idempotent. */
   stop(timeoutMs: number): Promise<Readonly<Record<ServiceName, ServiceExit>>> {
     this.state = 'stopping';
+    this.clearRestartTimers();
     this.stopping ??= (async () => {
       const exits = {} as Record<ServiceName, ServiceExit>;
       for (const name of STOP_ORDER) {
@@ -99,6 +119,7 @@ export class StackSupervisor {
   /** SIGKILL every service and SIGTERM the private Redis, synchronously. */
   kill(): void {
     this.state = 'stopping';
+    this.clearRestartTimers();
     this.procs.forEach((p) => p.killNow());
     void this.inputs.redis.local?.stop(); // its SIGTERM is sent synchronously inside stop()
   }
@@ -108,19 +129,25 @@ export class StackSupervisor {
     const names = service ? [service] : SERVICE_NAMES.filter((n) => this.procs.has(n));
     return names
       .map((name) => this.procs.get(name))
-      .filter((p): p is ServiceProcess => p !== undefined)
+      .filter((p): p is OwnedProcess => p !== undefined)
       .map((p) => formatTail(p.name, p.tail(lines), p.logFile))
       .join('\n');
   }
 
+  /** Where a service's stdout+stderr go. */
+  logFile(name: ServiceName): string {
+    return join(this.inputs.logDir, `${name}.log`);
+  }
+
   private spawn(name: ServiceName): void {
-    const { opts, ports, redis, apiKeys, logDir, onLogLine } = this.inputs;
-    const proc = spawnService({
+    const { opts, ports, redis, apiKeys, onLogLine } = this.inputs;
+    const logFile = this.logFile(name);
+    const proc = spawnNodeService({
       name,
       entry: opts.entries[name],
       cwd: opts.rootDir,
       env: buildServiceEnv(name, { base: opts.base, ports, redisUrl: redis.url, logLevel: opts.logLevel, bindHost: opts.bindHost, apiKeys }),
-      logFile: join(logDir, `${name}.log`),
+      logFile,
       onLine: onLogLine && ((line) => onLogLine(name, line)),
     });
     this.procs.set(name, proc);
@@ -129,10 +156,33 @@ export class StackSupervisor {
         this.diedWhileStarting ??= proc;
         this.startAbort.abort();
       } else if (this.state === 'up') {
-        const logLines = proc.tail();
-        this.reportCrash({ service: name, exit, logTail: formatTail(name, logLines, proc.logFile), logLines, logFile: proc.logFile });
+        this.onCrash(name, proc, exit, logFile);
       }
     });
+  }
+
+  /** Restarts the service after its backoff, or ends the stack once it crash-loops. */
+  private onCrash(name: ServiceName, proc: OwnedProcess, exit: ServiceExit, logFile: string): void {
+    const logLines = proc.tail();
+    const logTail = formatTail(name, logLines, logFile);
+    let policy = this.restarts.get(name);
+    if (!policy) this.restarts.set(name, (policy = new RestartPolicy(this.inputs.restart ?? { maxRestarts: 0 })));
+    const decision = policy.onCrash(Date.now());
+    if (!decision.restart) {
+      this.reportCrash({ service: name, exit, logTail, logLines, logFile, crashes: decision.crashes });
+      return;
+    }
+    this.inputs.onRestart?.({ service: name, exit, logTail, delayMs: decision.delayMs, attempt: decision.attempt });
+    const timer = setTimeout(() => {
+      this.restartTimers.delete(timer);
+      if (this.state === 'up') this.spawn(name);
+    }, decision.delayMs);
+    this.restartTimers.add(timer);
+  }
+
+  private clearRestartTimers(): void {
+    this.restartTimers.forEach((t) => clearTimeout(t));
+    this.restartTimers.clear();
   }
 
   /** The error for a phase that did not become ready, naming the service and quoting its log. */

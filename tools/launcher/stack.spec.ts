@@ -42,6 +42,10 @@ function httpGet(url: string): Promise<void> {
   return new Promise((resolve) => get(url, { agent: false }, (res) => res.resume().on('end', resolve)).on('error', () => resolve()));
 }
 
+function httpStatus(url: string): Promise<boolean> {
+  return new Promise((resolve) => get(url, { agent: false }, (res) => res.resume().on('end', () => resolve(res.statusCode === 200))).on('error', () => resolve(false)));
+}
+
 async function startFailure(options: StackOptions): Promise<StackStartError> {
   const err: unknown = await startStack(options).then(
     (stack) => stack.stop().then(() => new Error('expected startStack to fail')),
@@ -122,6 +126,30 @@ describe('startStack', () => {
     const crash = await stack.crashed;
     expect(crash).toMatchObject({ service: 'billing', exit: { code: 4 } });
     expect(crash.logTail).toContain('late boom in billing');
+  });
+
+  it('restarts a crashed service with backoff, and ends the stack when it crash-loops', async () => {
+    const { options, events } = fakeOptions();
+    const restarts: string[] = [];
+    stack = await startStack({
+      ...options,
+      restart: { maxRestarts: 1, windowMs: 60_000, initialBackoffMs: 50 },
+      onRestart: (r) => restarts.push(`${r.service} ${r.exit.code} ${r.attempt} ${r.delayMs}`),
+    });
+    const admin = `http://127.0.0.1:${stack.services.billing.ports.admin}`;
+    await httpGet(`${admin}/crash`);
+    // The restarted fake logs `start billing` again and serves the same admin port.
+    for (const deadline = Date.now() + 20_000; events().filter((e) => e === 'start billing').length < 2; await new Promise((r) => setTimeout(r, 50))) {
+      if (Date.now() > deadline) throw new Error('billing was not restarted');
+    }
+    expect(restarts).toEqual(['billing 4 1 50']);
+    for (const deadline = Date.now() + 20_000; !(await httpStatus(`${admin}/readyz`)); await new Promise((r) => setTimeout(r, 50))) {
+      if (Date.now() > deadline) throw new Error('the restarted billing never became ready');
+    }
+    await httpGet(`${admin}/crash`);
+    const crash = await stack.crashed;
+    expect(crash).toMatchObject({ service: 'billing', exit: { code: 4 }, crashes: 2 });
+    expect(restarts).toHaveLength(1);
   });
 
   it('kills a service that ignores SIGTERM once stopTimeoutMs has passed', async () => {

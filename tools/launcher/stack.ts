@@ -2,9 +2,8 @@ import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { getFreePort } from '@fastloop/service-kit';
 import { resolveRedis, type ResolvedRedis } from './redis-setup';
-import type { ServiceExit } from './service-process';
+import { getFreePort, type ServiceExit } from '@fastloop/service-kit';
 import { allocatePorts, probeHost, resolveApiKeys, SERVICE_NAMES, START_PHASES, type ServiceName, type ServicePorts } from './service-specs';
 import { StackStartError } from './stack-errors';
 import { resolveStackOptions, type StackOptions } from './stack-options';
@@ -12,8 +11,10 @@ import { StackSupervisor, type ServiceCrash } from './stack-supervisor';
 
 export { StackStartError, type StackStartErrorCode } from './stack-errors';
 export type { StackOptions } from './stack-options';
-export type { ServiceExit } from './service-process';
-export type { ServiceCrash } from './stack-supervisor';
+export type { ServiceExit } from '@fastloop/service-kit';
+export type { ServiceCrash, ServiceRestart } from './stack-supervisor';
+export type { RestartPolicyOptions } from './restart-policy';
+export { modelStack, ModelOptionError, type ModelStack } from './model-option';
 export { SERVICE_NAMES, START_PHASES, STOP_ORDER, DEV_API_KEY, type ServiceName, type ServicePorts } from './service-specs';
 
 /** One running service of a {@link Stack}. */
@@ -43,7 +44,10 @@ export interface Stack {
   /** Where `<service>.log` files are. */
   readonly logDir: string;
   readonly services: Readonly<Record<ServiceName, ServiceInfo>>;
-  /** Resolves if a service exits on its own while the stack is up; never rejects. */
+  /**
+   * Resolves if a service exits on its own while the stack is up and is not restarted (restarts off,
+   * or it crash-looped); never rejects. A restarted service gets a new pid; `services` keeps the first.
+   */
   readonly crashed: Promise<ServiceCrash>;
   /** The last `lines` (default 40) log lines of one service, or of all, formatted for a failure message. */
   tail(service?: ServiceName, lines?: number): string;
@@ -79,11 +83,21 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     mkdirSync(logDir, { recursive: true });
     const apiKeys = resolveApiKeys(opts.base);
     const host = probeHost(opts.bindHost);
-    supervisor = new StackSupervisor({ opts, ports, redis, apiKeys: apiKeys.keys, host, logDir, onLogLine: options.onLogLine });
+    supervisor = new StackSupervisor({
+      opts,
+      ports,
+      redis,
+      apiKeys: apiKeys.keys,
+      host,
+      logDir,
+      onLogLine: options.onLogLine,
+      restart: options.restart,
+      onRestart: options.onRestart,
+    });
     await supervisor.start(START_PHASES, options.signal);
     const sup = supervisor;
     const services = {} as Record<ServiceName, ServiceInfo>;
-    for (const [name, proc] of sup.procs) services[name] = { pid: proc.pid, ports: ports[name], logFile: proc.logFile };
+    for (const [name, proc] of sup.procs) services[name] = { pid: proc.pid, ports: ports[name], logFile: sup.logFile(name) };
     return {
       url: `http://${host}:${port}`,
       wsUrl: `ws://${host}:${port}/v1/responses`,

@@ -53,8 +53,8 @@ describe('LedgerStore', () => {
   it('adds a record to the all-time and daily buckets and indexes its tenant and model', async () => {
     await expect(ledger.apply(usage())).resolves.toBe('applied');
     const expected = { requests: '1', input_tokens: '100', cached_tokens: '80', output_tokens: '20', reasoning_tokens: '5' };
-    expect(await redis.hgetall('fastloop:ledger:acme:gpt-oss-20b')).toEqual(expected);
-    expect(await redis.hgetall(`fastloop:ledger:acme:gpt-oss-20b:2025-06-01`)).toEqual(expected);
+    expect(await redis.hgetall('fastloop:ledger:{acme}:gpt-oss-20b')).toEqual(expected);
+    expect(await redis.hgetall(`fastloop:ledger:{acme}:gpt-oss-20b:2025-06-01`)).toEqual(expected);
     expect(await redis.smembers(ledgerKeys.tenants)).toEqual(['acme']);
     expect(await redis.smembers(ledgerKeys.models('acme'))).toEqual(['gpt-oss-20b']);
   });
@@ -69,7 +69,7 @@ describe('LedgerStore', () => {
 
   it('remembers an applied response for the dedupe TTL', async () => {
     await ledger.apply(usage());
-    const ttl = await redis.ttl(ledgerKeys.applied('resp_1'));
+    const ttl = await redis.ttl(ledgerKeys.applied('acme', 'resp_1'));
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(60);
   });
@@ -87,7 +87,7 @@ describe('LedgerStore', () => {
   it('writes nothing, not even the marker, when a ledger key has the wrong type', async () => {
     await redis.set(ledgerKeys.daily('acme', 'gpt-oss-20b', utcDay(T0)), 'not a hash');
     await expect(ledger.apply(usage())).rejects.toThrow(/WRONGTYPE/);
-    expect(await redis.exists(ledgerKeys.applied('resp_1'), ledgerKeys.total('acme', 'gpt-oss-20b'), ledgerKeys.tenants)).toBe(0);
+    expect(await redis.exists(ledgerKeys.applied('acme', 'resp_1'), ledgerKeys.total('acme', 'gpt-oss-20b'), ledgerKeys.models('acme'))).toBe(0);
     await redis.del(ledgerKeys.daily('acme', 'gpt-oss-20b', utcDay(T0)));
     await expect(ledger.apply(usage())).resolves.toBe('applied');
   });
@@ -141,10 +141,50 @@ describe('LedgerStore', () => {
     expect((await ledger.report({ tenant: 'nobody' })).rows).toEqual([]);
   });
 
+  it('reports one row per day with usage between start and end', async () => {
+    await ledger.apply(usage({ responseId: 'r1', model: 'm1' }));
+    await ledger.apply(usage({ responseId: 'r2', model: 'm1', completedAtMs: T0 + 2 * DAY_MS }));
+    await ledger.apply(usage({ responseId: 'r3', model: 'm2', completedAtMs: T0 + 5 * DAY_MS }));
+    const { rows } = await ledger.report({ tenant: 'acme', start: '2025-06-01', end: '2025-06-03' });
+    expect(rows.map((r) => [r.model, r.day, r.requests])).toEqual([
+      ['m1', '2025-06-01', 1],
+      ['m1', '2025-06-03', 1],
+    ]);
+    await expect(ledger.report({ start: '2025-06-03', end: '2025-06-01' })).rejects.toThrow(RangeError);
+    await expect(ledger.report({ start: '2020-01-01', end: '2025-06-01' })).rejects.toThrow(/at most 366 days/);
+  });
+
   it('caps a report at maxRows and says it was truncated', async () => {
     for (let i = 0; i < 5; i++) await ledger.apply(usage({ responseId: `r${i}`, tenant: `t${i}` }));
     expect(await ledger.report({ maxRows: 3 })).toMatchObject({ truncated: true, rows: [{ tenant: 't0' }, { tenant: 't1' }, { tenant: 't2' }] });
     expect((await ledger.report({ maxRows: 5 })).truncated).toBe(false);
+  });
+});
+
+describe('LedgerStore on Redis Cluster', () => {
+  let server: LocalRedis;
+  let redis: Redis;
+
+  beforeAll(async () => {
+    server = await startLocalRedis({ cluster: true });
+    redis = new Redis(server.url);
+  });
+  afterAll(async () => {
+    await redis.quit();
+    await server.stop();
+  });
+
+  it('applies and reports with every key of a script in one hash slot (no CROSSSLOT)', async () => {
+    const ledger = new LedgerStore(redis, { dedupeTtlSeconds: 60 });
+    await expect(ledger.apply(usage({ tenant: 'a{b}c', model: 'm:1' }))).resolves.toBe('applied');
+    await expect(ledger.apply(usage({ tenant: 'a{b}c', model: 'm:1' }))).resolves.toBe('duplicate');
+    await ledger.apply(usage({ responseId: 'r2', tenant: 'globex' }));
+    const { rows } = await ledger.report();
+    expect(rows.map((r) => [r.tenant, r.model, r.requests])).toEqual([
+      ['a{b}c', 'm:1', 1],
+      ['globex', 'gpt-oss-20b', 1],
+    ]);
+    expect((await ledger.report({ start: '2025-05-31', end: '2025-06-02' })).rows).toHaveLength(2);
   });
 });
 

@@ -17,33 +17,45 @@ export const DEFAULT_DEDUPE_TTL_SECONDS = 7 * 24 * 3600;
  * `gpt-oss:20b` exist) can never share a key.
  */
 function keyPart(id: string): string {
-  return id.replace(/%/g, '%25').replace(/:/g, '%3A');
+  return id.replace(/%/g, '%25').replace(/:/g, '%3A').replace(/\{/g, '%7B').replace(/\}/g, '%7D');
+}
+
+/**
+ * The Redis Cluster hash tag of a tenant: every key one apply script touches carries it, so they
+ * all live in one hash slot and the script runs on Cluster (which refuses scripts spanning slots).
+ * `{` and `}` are escaped in the id, so the tag is exactly the tenant.
+ */
+function tenantTag(tenant: string): string {
+  return `{${keyPart(tenant)}}`;
 }
 
 /** Every Redis key the ledger owns. */
 export const ledgerKeys = {
-  /** Marker that one response was applied; expires after the dedupe TTL. */
-  applied: (responseId: string) => `fastloop:billing:applied:${responseId}`,
+  /** Marker that one response was applied; expires after the dedupe TTL. In the tenant's slot. */
+  applied: (tenant: string, responseId: string) => `fastloop:billing:applied:${tenantTag(tenant)}:${responseId}`,
   /** All-time totals of one tenant's use of one model. */
-  total: (tenant: string, model: string) => `fastloop:ledger:${keyPart(tenant)}:${keyPart(model)}`,
+  total: (tenant: string, model: string) => `fastloop:ledger:${tenantTag(tenant)}:${keyPart(model)}`,
   /** Totals of one UTC day (`YYYY-MM-DD`). */
   daily: (tenant: string, model: string, day: string) => `${ledgerKeys.total(tenant, model)}:${day}`,
-  /** Set of tenant ids with any usage. Lives outside `fastloop:ledger:` so no tenant id can collide. */
+  /**
+   * Set of tenant ids with any usage. Lives outside `fastloop:ledger:` so no tenant id can collide,
+   * and outside the apply script (its own slot): SADD is idempotent, so it runs before the script.
+   */
   tenants: 'fastloop:ledger-index:tenants',
   /** Set of model ids one tenant used. */
-  models: (tenant: string) => `fastloop:ledger-index:models:${keyPart(tenant)}`,
+  models: (tenant: string) => `fastloop:ledger-index:models:${tenantTag(tenant)}`,
 };
 
 // One atomic step per record. Reads come first: Redis does not roll back a script's earlier writes
 // when a later command errors, so a key of the wrong type must stop the script before it writes
 // anything — otherwise a retry would count part of the record twice. The marker is written last
 // for the same reason.
-// KEYS: 1 marker, 2 total hash, 3 daily hash, 4 tenants set, 5 models set
-// ARGV: 1 marker TTL s, 2 input, 3 cached, 4 output, 5 reasoning, 6 tenant, 7 model
+// KEYS (one hash slot: the tenant's tag): 1 marker, 2 total hash, 3 daily hash, 4 models set
+// ARGV: 1 marker TTL s, 2 input, 3 cached, 4 output, 5 reasoning, 6 model
 const APPLY_USAGE_LUA = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-local expected = { 'hash', 'hash', 'set', 'set' }
-for i = 2, 5 do
+local expected = { 'hash', 'hash', 'set' }
+for i = 2, 4 do
   local t = redis.call('TYPE', KEYS[i])['ok']
   if t ~= 'none' and t ~= expected[i - 1] then
     return redis.error_reply('WRONGTYPE ledger key ' .. KEYS[i] .. ' holds a ' .. t)
@@ -57,7 +69,6 @@ for i = 2, 3 do
   redis.call('HINCRBY', KEYS[i], 'reasoning_tokens', ARGV[5])
 end
 redis.call('SADD', KEYS[4], ARGV[6])
-redis.call('SADD', KEYS[5], ARGV[7])
 redis.call('SET', KEYS[1], '1', 'EX', ARGV[1])
 return 1
 `;
@@ -80,6 +91,12 @@ export interface UsageQuery {
   model?: string;
   /** A UTC day `YYYY-MM-DD`: report that day's bucket instead of all-time totals. */
   day?: string;
+  /**
+   * UTC days `YYYY-MM-DD`, both included: one row per day with usage instead of all-time totals
+   * (both or neither; at most {@link MAX_REPORT_DAYS} days).
+   */
+  start?: string;
+  end?: string;
   /** Most rows returned; default 1000. */
   maxRows?: number;
 }
@@ -109,59 +126,74 @@ export class LedgerStore {
     this.ttl = options.dedupeTtlSeconds ?? DEFAULT_DEDUPE_TTL_SECONDS;
     if (!Number.isInteger(this.ttl) || this.ttl < 1) throw new RangeError('dedupeTtlSeconds must be a positive integer');
     // defineCommand sends EVALSHA and falls back to EVAL after a restart flushed the script cache.
-    if (!(COMMAND in redis)) redis.defineCommand(COMMAND, { numberOfKeys: 5, lua: APPLY_USAGE_LUA });
+    if (!(COMMAND in redis)) redis.defineCommand(COMMAND, { numberOfKeys: 4, lua: APPLY_USAGE_LUA });
     this.redis = redis as unknown as LedgerRedis;
   }
 
   /** Adds one record to its all-time and daily buckets unless its response id was applied already. */
   async apply(record: billingV1.UsageRecord): Promise<ApplyOutcome> {
     const { tenant, model } = record;
+    // Indexing the tenant first is harmless if the script then fails: the report skips empty pairs.
+    await this.redis.sadd(ledgerKeys.tenants, tenant);
     const applied = await this.redis[COMMAND](
-      ledgerKeys.applied(record.responseId),
+      ledgerKeys.applied(tenant, record.responseId),
       ledgerKeys.total(tenant, model),
       ledgerKeys.daily(tenant, model, utcDay(record.completedAtMs)),
-      ledgerKeys.tenants,
       ledgerKeys.models(tenant),
       this.ttl,
       record.inputTokens,
       record.cachedTokens,
       record.outputTokens,
       record.reasoningTokens,
-      tenant,
       model,
     );
     return applied === 1 ? 'applied' : 'duplicate';
   }
 
-  /** Reads the totals matching a query, sorted by tenant then model; pairs without usage are left out. */
+  /**
+   * Reads the totals matching a query, sorted by tenant, model, then day; pairs and days without
+   * usage are left out. Reads are pipelined per tenant (one hash slot each, so Cluster-safe).
+   */
   async report(query: UsageQuery = {}): Promise<UsageReport> {
     const maxRows = query.maxRows ?? 1000;
+    const days = reportDays(query);
     const tenants = query.tenant !== undefined ? [query.tenant] : (await this.redis.smembers(ledgerKeys.tenants)).sort();
-    const pairs: [string, string][] = [];
-    let truncated = false;
+    const rows: UsageRow[] = [];
     for (const tenant of tenants) {
       const models = query.model !== undefined ? [query.model] : (await this.redis.smembers(ledgerKeys.models(tenant))).sort();
-      for (const model of models) pairs.push([tenant, model]);
-      if (pairs.length > maxRows) {
-        truncated = true;
-        pairs.length = maxRows;
-        break;
+      const buckets: [string, string | null][] = models.flatMap((m) => days.map((d): [string, string | null] => [m, d]));
+      if (buckets.length === 0) continue;
+      const pipeline = this.redis.pipeline();
+      for (const [m, d] of buckets) pipeline.hgetall(d === null ? ledgerKeys.total(tenant, m) : ledgerKeys.daily(tenant, m, d));
+      const replies = (await pipeline.exec()) ?? [];
+      for (let i = 0; i < replies.length; i++) {
+        const [err, hash] = replies[i];
+        if (err) throw err;
+        const fields = hash as Record<string, string>;
+        if (Object.keys(fields).length === 0) continue;
+        if (rows.length === maxRows) return { rows, truncated: true };
+        rows.push({ tenant, model: buckets[i][0], day: buckets[i][1], ...toTotals(fields) });
       }
     }
-    const day = query.day ?? null;
-    const pipeline = this.redis.pipeline();
-    for (const [t, m] of pairs) pipeline.hgetall(day === null ? ledgerKeys.total(t, m) : ledgerKeys.daily(t, m, day));
-    const replies = (await pipeline.exec()) ?? [];
-    const rows: UsageRow[] = [];
-    replies.forEach(([err, hash], i) => {
-      if (err) throw err;
-      const fields = hash as Record<string, string>;
-      if (Object.keys(fields).length === 0) return;
-      const [tenant, model] = pairs[i];
-      rows.push({ tenant, model, day, ...toTotals(fields) });
-    });
-    return { rows, truncated };
+    return { rows, truncated: false };
   }
+}
+
+/** Longest `start`..`end` range one report covers. */
+export const MAX_REPORT_DAYS = 366;
+const DAY_MS = 24 * 3600 * 1000;
+
+/** The buckets a query reads: null = all-time totals, else each UTC day of the range. */
+function reportDays(query: UsageQuery): (string | null)[] {
+  if (query.start === undefined && query.end === undefined) return [query.day ?? null];
+  if (query.start === undefined || query.end === undefined) throw new RangeError('start and end go together');
+  const from = Date.parse(`${query.start}T00:00:00Z`);
+  const to = Date.parse(`${query.end}T00:00:00Z`);
+  if (!(to >= from)) throw new RangeError('end is before start');
+  if ((to - from) / DAY_MS + 1 > MAX_REPORT_DAYS) throw new RangeError(`a report covers at most ${MAX_REPORT_DAYS} days`);
+  const days: string[] = [];
+  for (let t = from; t <= to; t += DAY_MS) days.push(utcDay(t));
+  return days;
 }
 
 function toTotals(hash: Record<string, string>): LedgerTotals {

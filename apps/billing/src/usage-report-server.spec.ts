@@ -53,6 +53,14 @@ describe('usage report server', () => {
     expect((await json(await fetch(`${base}/v1/usage?day=2025-03-04`))).data).toEqual([]);
   });
 
+  it('reports one row per day between start and end, and rejects a half or reversed range', async () => {
+    const body = await json(await fetch(`${base}/v1/usage?tenant=acme&start=2025-03-01&end=2025-03-05`));
+    expect(body).toMatchObject({ start: '2025-03-01', end: '2025-03-05', data: [{ model: 'm1', day: '2025-03-03' }, { model: 'm2', day: '2025-03-03' }] });
+    for (const q of ['start=2025-03-01', 'start=2025-03-05&end=2025-03-01', 'start=2020-01-01&end=2025-01-01', 'day=2025-03-03&start=2025-03-01&end=2025-03-02']) {
+      expect((await fetch(`${base}/v1/usage?${q}`)).status).toBe(400);
+    }
+  });
+
   it.each(['2025-3-3', '2025-02-30', 'yesterday'])('rejects day=%s with 400 invalid_request', async (day) => {
     const res = await fetch(`${base}/v1/usage?day=${day}`);
     expect(res.status).toBe(400);

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { closeServer, listen } from '@fastloop/service-kit';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import type { LedgerStore } from './ledger-store';
+import { MAX_REPORT_DAYS, type LedgerStore } from './ledger-store';
 
 export interface UsageReportServerOptions {
   /** Port for `GET /v1/usage`; 0 picks a free one. */
@@ -28,21 +28,31 @@ export interface UsageReportServer {
 }
 
 const idParam = z.string().min(1).max(512).optional();
-const querySchema = z.object({
-  tenant: idParam,
-  model: idParam,
-  day: z
-    .string()
-    .regex(/^\d{4}-\d{2}-\d{2}$/, 'day must be YYYY-MM-DD')
-    .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), 'day is not a calendar date')
-    .optional(),
-});
+const dayParam = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be YYYY-MM-DD')
+  .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), 'is not a calendar date')
+  .optional();
+const querySchema = z
+  .object({ tenant: idParam, model: idParam, day: dayParam, start: dayParam, end: dayParam })
+  .refine((q) => (q.start === undefined) === (q.end === undefined), { message: 'start and end go together', path: ['start'] })
+  .refine((q) => q.day === undefined || q.start === undefined, { message: 'day and start/end exclude each other', path: ['day'] })
+  .refine((q) => q.start === undefined || q.end === undefined || q.end >= q.start, { message: 'end is before start', path: ['end'] })
+  .refine((q) => q.start === undefined || q.end === undefined || daysBetween(q.start, q.end) <= MAX_REPORT_DAYS, {
+    message: `a report covers at most ${MAX_REPORT_DAYS} days`,
+    path: ['end'],
+  });
+
+function daysBetween(start: string, end: string): number {
+  return (Date.parse(`${end}T00:00:00Z`) - Date.parse(`${start}T00:00:00Z`)) / 86_400_000 + 1;
+}
 
 /**
- * Serves the usage report: `GET /v1/usage?tenant=&model=&day=` answers
- * `{object:'usage.report', tenant, model, day, truncated, data:[{tenant, model, day, requests,
- * input_tokens, cached_tokens, output_tokens, reasoning_tokens}]}`. Omitted filters mean all;
- * `day` (UTC) selects that day's bucket instead of all-time totals.
+ * Serves the usage report: `GET /v1/usage?tenant=&model=&day=|start=&end=` answers
+ * `{object:'usage.report', tenant, model, day, start, end, truncated, data:[{tenant, model, day,
+ * requests, input_tokens, cached_tokens, output_tokens, reasoning_tokens}]}`. Omitted filters mean
+ * all; `day` (UTC) selects that day's bucket, `start`..`end` one row per day with usage, instead of
+ * all-time totals. Internal only (no auth): clients reach it through the edge's `GET /v1/usage`.
  */
 export async function startUsageReportServer(options: UsageReportServerOptions): Promise<UsageReportServer> {
   const server = createServer((req, res) => {
@@ -67,7 +77,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: UsageR
   const parsed = querySchema.safeParse(Object.fromEntries(url.searchParams));
   if (!parsed.success) {
     const message = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    return sendJson(res, 400, errorBody('invalid_request', message));
+    return sendJson(res, 400, errorBody('invalid_request', message.replace(/^(day|start|end): (must|is)/, '$1 $2')));
   }
   const q = parsed.data;
   const report = await withDeadline(options.ledger.report({ ...q, maxRows: options.maxRows }), options.timeoutMs ?? 5000);
@@ -76,6 +86,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: UsageR
     tenant: q.tenant ?? null,
     model: q.model ?? null,
     day: q.day ?? null,
+    start: q.start ?? null,
+    end: q.end ?? null,
     truncated: report.truncated,
     data: report.rows,
   });

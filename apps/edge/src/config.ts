@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { env, loadConfig } from '@fastloop/service-kit';
+import { DEFAULT_REQUEST_LIMITS } from '@fastloop/protocol';
+import { env, internalTokenSchema, loadConfig } from '@fastloop/service-kit';
 import { usageOutboxConfigShape } from './usage';
 
 /**
@@ -21,6 +22,15 @@ export const edgeConfigSchema = z.object({
   FASTLOOP_API_KEYS: z
     .string({ error: 'FASTLOOP_API_KEYS is required (comma-separated API keys; the launcher uses sk-fastloop-dev)' })
     .min(1, 'FASTLOOP_API_KEYS must name at least one key'),
+  /**
+   * Admin API keys, same syntax: they also may read any tenant's usage (`GET /v1/usage?tenant=`).
+   * Default none.
+   */
+  FASTLOOP_ADMIN_API_KEYS: z.string().default(''),
+  /** Billing's internal usage report server, which `GET /v1/usage` reads (never exposed itself). */
+  BILLING_URL: z.string().url().default('http://127.0.0.1:9095'),
+  /** Shared service-to-service token (x-fastloop-internal-token); sent on every call to safety, router and inference. */
+  FASTLOOP_INTERNAL_TOKEN: internalTokenSchema,
   SAFETY_ADDRESS: z.string().default('127.0.0.1:50051'),
   ROUTER_ADDRESS: z.string().default('127.0.0.1:50052'),
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
@@ -56,6 +66,10 @@ export const edgeConfigSchema = z.object({
   EDGE_MAX_BUFFERED_BYTES: env.int(16 * 1024 * 1024, 1024),
   /** A WebSocket connection's lifetime; then `websocket_connection_limit_reached` (PROTOCOL.md). */
   EDGE_WS_MAX_CONNECTION_MS: env.int(60 * 60 * 1000, 1),
+  /** Persistent connections (WebSocket + gRPC streams) of the process; more get 429 `too_many_connections`. */
+  EDGE_MAX_CONNECTIONS: env.int(10_000, 1),
+  /** Persistent connections one tenant may hold on the process; more get 429 `too_many_connections`. */
+  EDGE_MAX_CONNECTIONS_PER_TENANT: env.int(1_000, 1),
   /** `response.create` events queued behind the one in flight on a connection; more are rejected. */
   EDGE_WS_MAX_QUEUED: env.int(16, 0),
   /** Byte budget of one connection's cache of previous responses (LRU within the connection). */
@@ -65,6 +79,11 @@ export const edgeConfigSchema = z.object({
   /** Seconds a stored response (store: true) is kept in Redis. */
   EDGE_STORE_TTL_SECONDS: env.int(30 * 24 * 3600, 1),
   /**
+   * How long a stored-response write that failed (Redis away) is retried before it is given up;
+   * while Redis is known to be down, new responses answer `store: false` instead.
+   */
+  EDGE_STORE_RETRY_MS: env.int(600_000, 0),
+  /**
    * How long a routing decision is reused by turns without cached state (0 = ask every time). A
    * decision whose worker fails is dropped at once, so this only bounds how long a new, better
    * worker goes unnoticed.
@@ -72,6 +91,24 @@ export const edgeConfigSchema = z.object({
   EDGE_ROUTE_CACHE_TTL_MS: env.int(30_000, 0),
   /** Entries in the process-wide cache of rendered item tokens used by the HTTP path. */
   EDGE_RENDER_CACHE_ENTRIES: env.int(50_000, 0),
+  // Bounds on one request (see turn/edge-limits.ts and README "Limits"); each refusal is a 400
+  // whose message names the limit.
+  /** Items in `input`. */
+  EDGE_MAX_INPUT_ITEMS: env.int(DEFAULT_REQUEST_LIMITS.maxInputItems, 1),
+  /** Tools in `tools`, namespace members included. */
+  EDGE_MAX_TOOLS: env.int(DEFAULT_REQUEST_LIMITS.maxTools, 0),
+  /** JSON nesting depth of a tool's `parameters` / `text.format.schema` (a property is two levels). */
+  EDGE_MAX_SCHEMA_DEPTH: env.int(DEFAULT_REQUEST_LIMITS.maxSchemaDepth, 2),
+  /** JSON values in one such schema. */
+  EDGE_MAX_SCHEMA_NODES: env.int(DEFAULT_REQUEST_LIMITS.maxSchemaNodes, 1),
+  /** Length of any one string in a request, in characters. */
+  EDGE_MAX_STRING_CHARS: env.int(DEFAULT_REQUEST_LIMITS.maxStringChars, 1),
+  /** JSON nesting depth of a whole request. */
+  EDGE_MAX_JSON_DEPTH: env.int(DEFAULT_REQUEST_LIMITS.maxJsonDepth, 8),
+  /** Rendered text of one tool (description + signature), in characters. */
+  EDGE_MAX_TOOL_RENDERED_CHARS: env.int(256 * 1024, 64),
+  /** Rendered text of the header (instructions + all tools), in characters. */
+  EDGE_MAX_HEADER_RENDERED_CHARS: env.int(4 * 1024 * 1024, 1024),
 });
 
 export type EdgeConfig = z.infer<typeof edgeConfigSchema>;

@@ -17,15 +17,18 @@ import { loadEdgeConfig } from './config';
 import { EdgeMetrics } from './edge-metrics';
 import { responsesGrpcService } from './grpc/responses-grpc';
 import { HttpApi } from './http/http-api';
+import { ConnectionLimits } from './session/connection-limits';
 import { StateCacheBudget } from './session/state-cache';
 import { ResponseStore } from './store/response-store';
+import { StoredItemLookup } from './store/stored-item-lookup';
 import { StoredStateLoader } from './store/stored-state-loader';
 import { StoreWriter } from './store/store-writer';
 import { EntryRenderCache } from './turn/entry-render-cache';
 import { HeaderVerdicts } from './safety/header-verdicts';
 import { RouteCache } from './turn/route-cache';
 import type { TurnDeps } from './turn/turn-deps';
-import { UsageOutbox, usageOutboxOptionsFromConfig } from './usage';
+import { edgeLimitsFromConfig } from './turn/edge-limits';
+import { UsageOutbox, usageOutboxOptionsFromConfig, UsageReporter } from './usage';
 import { WsGateway } from './ws/ws-gateway';
 
 async function main(): Promise<void> {
@@ -35,7 +38,7 @@ async function main(): Promise<void> {
   // The router may name any profile; build their tokenizer tables before taking traffic.
   for (const id of listProfileIds()) getProfile(id).warmUp();
   const metrics = new EdgeMetrics(registry);
-  const auth = new ApiKeyAuth(config.FASTLOOP_API_KEYS);
+  const auth = new ApiKeyAuth(config.FASTLOOP_API_KEYS, config.FASTLOOP_ADMIN_API_KEYS);
   const backends = new BackendClients({
     safetyAddress: config.SAFETY_ADDRESS,
     routerAddress: config.ROUTER_ADDRESS,
@@ -43,34 +46,71 @@ async function main(): Promise<void> {
     routerTimeoutMs: config.ROUTER_TIMEOUT_MS,
     inferenceTimeoutMs: config.INFERENCE_TIMEOUT_MS,
     inferenceIdleTimeoutMs: config.INFERENCE_IDLE_TIMEOUT_MS,
+    internalToken: config.FASTLOOP_INTERNAL_TOKEN,
   });
   // The store's commands fail after a bounded wait instead of queueing forever (BullMQ-style
   // `maxRetriesPerRequest: null`): a client asking for a stored response gets a 503, not a hang.
   const redis = createRedis(config.REDIS_URL, { maxRetriesPerRequest: 2, commandTimeout: 5_000 });
   redis.on('error', (err) => logger.warn({ err }, 'redis connection error'));
   const store = new ResponseStore(redis, config.EDGE_STORE_TTL_SECONDS);
-  const storeWriter = new StoreWriter(store, logger.child({ component: 'store' }));
+  const storeWriter = new StoreWriter(store, logger.child({ component: 'store' }), {
+    retryForMs: config.EDGE_STORE_RETRY_MS,
+    isAvailable: () => redis.status === 'ready',
+  });
   const renderCache = new EntryRenderCache(config.EDGE_RENDER_CACHE_ENTRIES);
   const loader = new StoredStateLoader(store, storeWriter, renderCache);
   const usage = new UsageOutbox(usageOutboxOptionsFromConfig(config, { redisUrl: config.REDIS_URL, registry, logger: logger.child({ component: 'usage' }) }));
   const routeCache = new RouteCache(config.EDGE_ROUTE_CACHE_TTL_MS);
-  const deps: TurnDeps = { backends, metrics, logger, renderCache, routeCache, usage, store: storeWriter,
+  const items = new StoredItemLookup(store, storeWriter);
+  const deps: TurnDeps = {
+    backends,
+    metrics,
+    logger,
+    renderCache,
+    routeCache,
+    usage,
+    store: storeWriter,
+    items,
     safetyOverlap: config.EDGE_SAFETY_OVERLAP,
+    limits: edgeLimitsFromConfig(config),
     headerVerdicts: new HeaderVerdicts(config.EDGE_SAFETY_HEADER_CACHE_ENTRIES),
     outputModeration: config.EDGE_OUTPUT_MODERATION ? { chunkChars: config.EDGE_OUTPUT_MODERATION_CHUNK_CHARS } : undefined,
   };
   const budget = new StateCacheBudget(config.EDGE_CACHE_TOTAL_BYTES, metrics);
-  const sessionLimits = { connectionCacheBytes: config.EDGE_CONN_CACHE_BYTES, maxQueued: config.EDGE_WS_MAX_QUEUED, maxBufferedBytes: config.EDGE_MAX_BUFFERED_BYTES };
+  const limits = new ConnectionLimits({ maxConnections: config.EDGE_MAX_CONNECTIONS, maxPerTenant: config.EDGE_MAX_CONNECTIONS_PER_TENANT });
+  const sessionLimits = {
+    connectionCacheBytes: config.EDGE_CONN_CACHE_BYTES,
+    maxQueued: config.EDGE_WS_MAX_QUEUED,
+    maxBufferedBytes: config.EDGE_MAX_BUFFERED_BYTES,
+    limits,
+  };
 
-  const http = new HttpApi({ deps, auth, maxBodyBytes: config.EDGE_MAX_BODY_BYTES, maxBufferedBytes: config.EDGE_MAX_BUFFERED_BYTES, loader, store: { store, writer: storeWriter } });
+  const usageReports = new UsageReporter({ billingUrl: config.BILLING_URL, listModels: () => backends.listModels() });
+  const http = new HttpApi({
+    deps,
+    auth,
+    maxBodyBytes: config.EDGE_MAX_BODY_BYTES,
+    maxBufferedBytes: config.EDGE_MAX_BUFFERED_BYTES,
+    loader,
+    store: { store, writer: storeWriter },
+    usage: usageReports,
+  });
   const ws = new WsGateway({ deps, auth, budget, loader, maxPayloadBytes: config.EDGE_MAX_BODY_BYTES, maxConnectionMs: config.EDGE_WS_MAX_CONNECTION_MS, ...sessionLimits });
   const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => http.handle(req, res));
   server.on('upgrade', (req, socket, head) => ws.handleUpgrade(req, socket, head));
   await listen(server, config.PORT, config.BIND_HOST);
   const port = (server.address() as AddressInfo).port;
 
-  const grpcBinding = responsesGrpcService({ deps, auth, budget, loader, ...sessionLimits });
-  const grpc = await startGrpcServer({ port: config.EDGE_GRPC_PORT, host: config.BIND_HOST, services: [grpcBinding], logger });
+  const grpcBinding = responsesGrpcService({ deps, auth, budget, loader, maxPayloadBytes: config.EDGE_MAX_BODY_BYTES, ...sessionLimits });
+  // As the WebSocket layer does: messages up to twice the limit get a polite error, larger ones
+  // are refused by grpc-js (RESOURCE_EXHAUSTED) before they are buffered whole.
+  const grpc = await startGrpcServer({
+    port: config.EDGE_GRPC_PORT,
+    host: config.BIND_HOST,
+    services: [grpcBinding],
+    logger,
+    maxReceiveMessageLength: config.EDGE_MAX_BODY_BYTES * 2 + 1024,
+  });
   let ready = true;
   const admin = await startAdminServer({ port: config.ADMIN_PORT, host: config.BIND_HOST, registry, isReady: () => ready, logger });
   grpc.health.set(true);

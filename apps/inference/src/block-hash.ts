@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * Chained block hashes of token sequences, the keys of content-addressed prefix reuse (what vLLM's
  * automatic prefix caching does): the hash of block i covers block i's tokens *and* the hash of
@@ -68,18 +70,21 @@ export function fullBlocks(length: number): number {
  * @param known hashes of a sequence that agrees with `tokens` on its first `reuse` blocks (the
  *   caller guarantees that; a session's own earlier hashes, or the prompt's for prompt ++ completion)
  * @param reuse blocks of `known` to copy; clamped to what both have
+ * @param seed the "previous hash" of the first block: a cache salt's {@link saltSeed}, so equal
+ *   tokens under different salts never share a block hash (0 = unsalted)
  */
 export function extendBlockHashes(
   tokens: ArrayLike<number>,
   known: Float64Array = EMPTY,
   reuse = known.length,
   hasher: BlockHasher = chainBlockHash,
+  seed = 0,
 ): Float64Array {
   const blocks = fullBlocks(tokens.length);
   const kept = Math.max(0, Math.min(reuse, known.length, blocks));
   const out = new Float64Array(blocks);
   out.set(known.subarray(0, kept), 0);
-  let previous = kept === 0 ? 0 : out[kept - 1];
+  let previous = kept === 0 ? seed : out[kept - 1];
   for (let i = kept; i < blocks; i++) {
     previous = hasher(previous, tokens, i * PREFIX_BLOCK_TOKENS);
     out[i] = previous;
@@ -88,3 +93,14 @@ export function extendBlockHashes(
 }
 
 const EMPTY = new Float64Array(0);
+
+/**
+ * The first block's chain seed for a cache salt (vLLM's `cache_salt` does the same to its first
+ * block hash): 53 bits of the salt's SHA-256, 0 for the empty salt. Prefix reuse by content then
+ * stays inside one salt, i.e. one tenant.
+ */
+export function saltSeed(salt: string): number {
+  if (salt === '') return 0;
+  const digest = createHash('sha256').update(salt).digest();
+  return (digest.readUInt32BE(0) & 0x1fffff) * TWO_POW_32 + digest.readUInt32BE(4);
+}

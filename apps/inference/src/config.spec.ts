@@ -1,5 +1,5 @@
 import { ConfigError } from '@fastloop/service-kit';
-import { loadInferenceConfig } from './config';
+import { loadInferenceConfig, profileIdOf } from './config';
 
 describe('loadInferenceConfig', () => {
   it('has defaults that work locally', () => {
@@ -9,7 +9,6 @@ describe('loadInferenceConfig', () => {
       BIND_HOST: '127.0.0.1',
       WORKER_ID: 'sim-0',
       INFERENCE_ENGINE: 'sim',
-      INFERENCE_PROFILE: 'harmony-o200k',
       INFERENCE_MAX_CONCURRENCY: 64,
       INFERENCE_SESSION_CACHE_TOKENS: 4_000_000,
       INFERENCE_PREFIX_CACHING: true,
@@ -20,6 +19,15 @@ describe('loadInferenceConfig', () => {
       SIM_TOOL_CALLS: 2,
       SIM_ANSWER_WORDS: 40,
     });
+  });
+
+  it('speaks harmony with the sim and the model file\'s own profile with llamacpp', () => {
+    expect(profileIdOf(loadInferenceConfig({ env: {} }))).toBe('harmony-o200k');
+    expect(profileIdOf(loadInferenceConfig({ env: { INFERENCE_ENGINE: 'llamacpp', LLAMACPP_MODEL_PATH: '/m/x.gguf' } }))).toBe('gguf:/m/x.gguf');
+  });
+
+  it('requires LLAMACPP_MODEL_PATH with the llamacpp engine', () => {
+    expect(() => loadInferenceConfig({ env: { INFERENCE_ENGINE: 'llamacpp' } })).toThrow(/LLAMACPP_MODEL_PATH/);
   });
 
   it('rejects an unknown engine with an error naming INFERENCE_ENGINE', () => {

@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { env, loadConfig, type LoadConfigOptions } from '@fastloop/service-kit';
+import { DEFAULT_PROFILE_ID, ggufProfileId } from '@fastloop/model-profiles';
+import { ConfigError, env, internalTokenSchema, loadConfig, type LoadConfigOptions } from '@fastloop/service-kit';
 
-/** Engines this worker can run. Only the simulated accelerator exists so far. */
-export const ENGINE_NAMES = ['sim'] as const;
+/** Engines this worker can run: the simulated accelerator, or llama.cpp in-process. */
+export const ENGINE_NAMES = ['sim', 'llamacpp'] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
 
 /**
@@ -16,12 +17,27 @@ export const inferenceConfigSchema = z.object({
   ADMIN_PORT: env.port(9093),
   BIND_HOST: z.string().min(1).default('127.0.0.1'),
   LOG_LEVEL: env.logLevel(),
+  /** Shared service-to-service token (x-fastloop-internal-token); unset = any caller (warned). */
+  FASTLOOP_INTERNAL_TOKEN: internalTokenSchema,
   /** Name of this worker in logs and metrics. */
   WORKER_ID: z.string().min(1).default('sim-0'),
-  /** Engine behind the worker; `sim` is a simulated accelerator. */
+  /** Engine behind the worker; `sim` is a simulated accelerator, `llamacpp` runs LLAMACPP_MODEL_PATH. */
   INFERENCE_ENGINE: z.enum(ENGINE_NAMES).default('sim'),
-  /** Model profile (tokenizer + chat format) the engine speaks. */
-  INFERENCE_PROFILE: z.string().min(1).default('harmony-o200k'),
+  /**
+   * Model profile (tokenizer + chat format) the engine speaks. Default: `harmony-o200k` for sim,
+   * `gguf:<LLAMACPP_MODEL_PATH>` (the model file's own tokenizer and template) for llamacpp.
+   */
+  INFERENCE_PROFILE: z.string().min(1).optional(),
+  /** llamacpp: the GGUF model file. Required with INFERENCE_ENGINE=llamacpp. */
+  LLAMACPP_MODEL_PATH: z.string().min(1).optional(),
+  /** llamacpp: KV sequences kept (sessions whose state is reused); the least recently used is reused beyond. */
+  LLAMACPP_SEQUENCES: env.int(4, 1),
+  /** llamacpp: context size per sequence; 0 = what the model was trained with. */
+  LLAMACPP_CONTEXT_SIZE: env.int(0, 0),
+  /** llamacpp: CPU threads (1 on small shared machines: more threads slow llama.cpp down there). */
+  LLAMACPP_THREADS: env.int(1, 1),
+  /** llamacpp: layers offloaded to a GPU node-llama-cpp finds (CUDA/Vulkan/Metal); 0 = CPU only. */
+  LLAMACPP_GPU_LAYERS: env.int(0, 0),
   /** Calls generating at once; more fail fast with `worker_overloaded` so the edge can go elsewhere. */
   INFERENCE_MAX_CONCURRENCY: env.int(64, 1),
   /** Upper bound on sampled tokens per call, applied when a request asks for 0 (unset) or more. */
@@ -52,7 +68,17 @@ export const inferenceConfigSchema = z.object({
 
 export type InferenceConfig = Readonly<z.infer<typeof inferenceConfigSchema>>;
 
+/** The profile id the worker speaks (INFERENCE_PROFILE, else the engine's default). */
+export function profileIdOf(config: Pick<InferenceConfig, 'INFERENCE_ENGINE' | 'INFERENCE_PROFILE' | 'LLAMACPP_MODEL_PATH'>): string {
+  if (config.INFERENCE_PROFILE) return config.INFERENCE_PROFILE;
+  return config.INFERENCE_ENGINE === 'llamacpp' && config.LLAMACPP_MODEL_PATH ? ggufProfileId(config.LLAMACPP_MODEL_PATH) : DEFAULT_PROFILE_ID;
+}
+
 /** Loads and validates the worker's configuration; a bad value throws ConfigError naming the field. */
 export function loadInferenceConfig(options: LoadConfigOptions = {}): InferenceConfig {
-  return loadConfig(inferenceConfigSchema, options);
+  const config = loadConfig(inferenceConfigSchema, options);
+  if (config.INFERENCE_ENGINE === 'llamacpp' && !config.LLAMACPP_MODEL_PATH) {
+    throw new ConfigError('invalid configuration: LLAMACPP_MODEL_PATH: required with INFERENCE_ENGINE=llamacpp (a GGUF model file)');
+  }
+  return config;
 }

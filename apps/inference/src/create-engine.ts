@@ -1,21 +1,28 @@
 import type { Logger } from 'pino';
-import { getProfile, type ModelProfile } from '@fastloop/model-profiles';
+import { resolveProfile, type ModelProfile } from '@fastloop/model-profiles';
 import { ConfigError } from '@fastloop/service-kit';
-import type { InferenceConfig } from './config';
+import { profileIdOf, type InferenceConfig } from './config';
 import type { Engine } from './engine';
-import { SimEngine } from './sim-engine';
+import { LlamaCppEngine } from './engines/llamacpp/llamacpp-engine';
+import { SimEngine } from './engines/sim/sim-engine';
 
-/** Resolves INFERENCE_PROFILE; an unknown id is a configuration error naming the field. */
-export function loadProfile(config: Pick<InferenceConfig, 'INFERENCE_PROFILE'>): ModelProfile {
+/**
+ * Resolves the worker's profile (INFERENCE_PROFILE or the engine's default); an unknown id, or a
+ * model file that cannot be read, is a configuration error naming the field.
+ */
+export async function loadProfile(config: Pick<InferenceConfig, 'INFERENCE_ENGINE' | 'INFERENCE_PROFILE' | 'LLAMACPP_MODEL_PATH'>): Promise<ModelProfile> {
+  const id = profileIdOf(config);
   try {
-    return getProfile(config.INFERENCE_PROFILE);
+    return await resolveProfile(id);
   } catch (cause) {
-    throw new ConfigError(`invalid configuration: INFERENCE_PROFILE: unknown model profile '${config.INFERENCE_PROFILE}'`, { cause });
+    const field = config.INFERENCE_PROFILE ? 'INFERENCE_PROFILE' : 'LLAMACPP_MODEL_PATH';
+    const reason = (cause as { code?: string }).code === 'profile_not_found' ? `unknown model profile '${id}'` : (cause as Error).message;
+    throw new ConfigError(`invalid configuration: ${field}: ${reason}`, { cause });
   }
 }
 
-/** Builds the engine INFERENCE_ENGINE names. Engines added later (openai-compatible, llamacpp) go here. */
-export function createEngine(config: InferenceConfig, profile: ModelProfile, logger: Logger): Engine {
+/** Builds the engine INFERENCE_ENGINE names (openai-compatible goes here next). */
+export async function createEngine(config: InferenceConfig, profile: ModelProfile, logger: Logger): Promise<Engine> {
   switch (config.INFERENCE_ENGINE) {
     case 'sim':
       return new SimEngine({
@@ -28,6 +35,16 @@ export function createEngine(config: InferenceConfig, profile: ModelProfile, log
         },
         script: { toolCalls: config.SIM_TOOL_CALLS, answerWords: config.SIM_ANSWER_WORDS },
         logger: logger.child({ engine: 'sim', simulated: true }),
+      });
+    case 'llamacpp':
+      return LlamaCppEngine.create({
+        modelPath: config.LLAMACPP_MODEL_PATH ?? '',
+        profile,
+        sequences: config.LLAMACPP_SEQUENCES,
+        contextSize: config.LLAMACPP_CONTEXT_SIZE,
+        threads: config.LLAMACPP_THREADS,
+        gpuLayers: config.LLAMACPP_GPU_LAYERS,
+        logger: logger.child({ engine: 'llamacpp' }),
       });
   }
 }

@@ -1,9 +1,19 @@
 import type { EngineName } from './config';
+import type { SequenceLog } from './sequence-log';
 
 /** One generation as an engine sees it: a full token prompt, never items, tenants or billing. */
 export interface EngineRequest {
-  /** The whole prompt (session prefix ++ new tokens), validated against the vocabulary. */
-  prompt: readonly number[];
+  /**
+   * The whole prompt (session prefix ++ new tokens), validated against the vocabulary: a view of
+   * `promptLog`'s first tokens, never copied per call (use `Array.from` where a number[] is needed).
+   */
+  prompt: Uint32Array;
+  /**
+   * The append-only log the prompt is a view of. A session's calls share one log, and its written
+   * tokens never change, so an engine may key per-conversation state on it (what it already read
+   * of the prompt) and read only the new tokens. Absent for prompts built outside the worker.
+   */
+  promptLog?: SequenceLog;
   /** Leading prompt tokens the session cache holds: the engine need not prefill them. */
   cachedTokens: number;
   /** The engine may stop after this many tokens; the caller cuts there anyway. */
@@ -17,10 +27,35 @@ export interface EngineRequest {
   arrivedAt: number;
   /** Aborted when the caller cancels or its deadline passes: stop at once, free resources. */
   signal: AbortSignal;
+  /**
+   * Engines call this once with the ms they spent reading the prompt (parsing, tokenizing) before
+   * they could start; the worker records it as `inference_worker_seconds{part="engine_read"}`.
+   */
+  onPromptRead?: (ms: number) => void;
+  /** The session this prompt continues (its own key, or the parent's); engines keep KV state by it. */
+  sessionKey?: string;
+  /**
+   * The request's cache salt (tenant scope): engines that reuse KV state by content must do so only
+   * between calls with the same salt. '' = unsalted.
+   */
+  cacheSalt?: string;
+  /**
+   * Engines with their own KV state call this once, before the first token, with what they really
+   * skip and evaluate: the worker then reports the engine's skip as `cached_tokens`.
+   */
+  onPrefill?(prefill: EnginePrefill): void;
+}
+
+/** How an engine prefilled one prompt. */
+export interface EnginePrefill {
+  /** Leading prompt tokens taken from the engine's KV state, not evaluated. */
+  cachedTokens: number;
+  /** Prompt tokens the engine evaluated. */
+  evaluatedTokens: number;
 }
 
 /**
- * What every engine implements (`sim` now; `openai-compatible` and `llamacpp` later). An engine
+ * What every engine implements (`sim`, `llamacpp`; `openai-compatible` later). An engine
  * yields sampled tokens in chunks as they become available; the caller writes each chunk before
  * pulling the next, which is how back-pressure reaches the engine.
  */
@@ -30,6 +65,11 @@ export interface Engine {
   readonly simulated: boolean;
   /** Streams sampled token chunks. Ends when done or when `signal` aborts (without throwing). */
   generate(request: EngineRequest): AsyncIterable<readonly number[]>;
+  /**
+   * Drops the KV state an engine keeps for a (salted) session key, if any: ForgetSession, for a
+   * prompt safety blocked after its call finished. Engines without their own KV state omit it.
+   */
+  forget?(sessionKey: string): void;
   /** Releases the engine's resources. Idempotent. */
   close(): Promise<void>;
 }

@@ -3,9 +3,9 @@ import type { ServerWritableStream } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { inferenceV1 } from '@fastloop/proto';
 import { DomainError, toGrpcError } from '@fastloop/service-kit';
-import { extendBlockHashes } from './block-hash';
+import { saltSeed } from './block-hash';
 import { effectiveMaxOutputTokens, limitChunk } from './completion-limits';
-import type { Engine } from './engine';
+import type { Engine, EnginePrefill } from './engine';
 import { engineError, workerOverloaded } from './inference-errors';
 import type { GenerateOutcome, InferenceMetrics } from './inference-metrics';
 import { matchPrefix } from './prefix-match';
@@ -40,8 +40,6 @@ export interface GenerateServiceOptions {
 interface PreparedPrompt extends AssembledPrompt {
   /** The part of `cachedTokens` the session (or parent) lookup alone found. */
   sessionCachedTokens: number;
-  /** Chained hashes of the prompt's full blocks; absent without a session key (nothing kept). */
-  blockHashes?: Float64Array;
 }
 
 /** How one stream ended, for the session, the Done message and the metrics. */
@@ -49,6 +47,8 @@ interface StreamResult {
   completion: number[];
   finish: inferenceV1.FinishReason;
   ttftMs: number | undefined;
+  /** What the engine reported it really skipped and evaluated, when it keeps its own KV state. */
+  prefill?: EnginePrefill;
 }
 
 /**
@@ -70,7 +70,18 @@ export class GenerateService {
 
   /** The grpc-js implementation to register. */
   implementation(): inferenceV1.InferenceServiceServer {
-    return { generate: (call: GenerateCall) => void this.handle(call) };
+    return {
+      generate: (call: GenerateCall) => void this.handle(call),
+      forgetSession: (call, callback) => callback(null, { forgotten: this.forget(call.request) }),
+    };
+  }
+
+  /** ForgetSession: drops the session (and its index entries) within the request's salt. */
+  forget(request: inferenceV1.ForgetSessionRequest): boolean {
+    if (request.sessionKey === '') return false;
+    const key = scopedKey(request.cacheSalt, request.sessionKey);
+    this.options.engine.forget?.(key);
+    return this.options.sessions.delete(key);
   }
 
   /** Calls in progress. */
@@ -120,15 +131,24 @@ export class GenerateService {
 
   private async run(call: GenerateCall, arrivedAt: number, signal: AbortSignal): Promise<void> {
     const request = call.request;
+    const { metrics } = this.options;
     const assembled = this.assemble(request);
+    metrics.workerSeconds.observe({ ...this.engineLabel, part: 'prepare' }, (this.now() - arrivedAt) / 1000);
     const result = await this.stream(call, request, assembled, arrivedAt, signal);
-    if (request.sessionKey !== '') this.keep(request, assembled, result.completion);
-    this.record(assembled, result);
-    if (result.finish === FinishReason.FINISH_REASON_CANCELLED) return;
+    const cancelled = result.finish === FinishReason.FINISH_REASON_CANCELLED;
+    const keepStart = this.now();
+    // A cancelled call keeps nothing: the caller may have cancelled because safety blocked the
+    // prompt (EDGE_SAFETY_OVERLAP), and a blocked prompt must not stay reusable. A client that
+    // went away loses only this call's reuse; its conversation cannot continue from it anyway.
+    if (request.sessionKey !== '' && !cancelled) this.keep(request, assembled, result.completion);
+    const cachedTokens = result.prefill?.cachedTokens ?? assembled.cachedTokens;
+    this.record(result.prefill ? engineCached(assembled, cachedTokens) : assembled, result);
+    metrics.workerSeconds.observe({ ...this.engineLabel, part: 'keep' }, (this.now() - keepStart) / 1000);
+    if (cancelled) return;
     const done: inferenceV1.GenerateDone = {
       finishReason: result.finish,
       promptTokens: assembled.prompt.length,
-      cachedTokens: assembled.cachedTokens,
+      cachedTokens,
       completionTokens: result.completion.length,
       engineTtftMs: result.ttftMs ?? this.now() - arrivedAt,
     };
@@ -144,41 +164,46 @@ export class GenerateService {
     const { sessions, metrics, vocabSize } = this.options;
     if (request.sessionKey === '') {
       // An empty key disables prefix reuse (inference.proto): nothing is looked up or kept.
-      const assembled = assemblePrompt(undefined, request.prefixLen, request.tokens);
-      validatePromptTokens(request.tokens, assembled.prompt.length, vocabSize);
+      validatePromptTokens(request.tokens, request.prefixLen + request.tokens.length, vocabSize);
+      const assembled = assemblePrompt(undefined, request.prefixLen, request.tokens, sessions.hasher);
       return { ...assembled, sessionCachedTokens: 0 };
     }
-    const held = sessions.lookup(request.parentSessionKey !== '' ? request.parentSessionKey : request.sessionKey);
+    const seed = saltSeed(request.cacheSalt);
+    const held = sessions.lookup(scopedKey(request.cacheSalt, request.parentSessionKey !== '' ? request.parentSessionKey : request.sessionKey));
     const hit = held !== undefined && held.tokens.length >= request.prefixLen;
     (hit ? metrics.sessionCacheHits : metrics.sessionCacheMisses).inc(this.engineLabel);
-    const assembled = assemblePrompt(held?.tokens, request.prefixLen, request.tokens);
-    validatePromptTokens(request.tokens, assembled.prompt.length, vocabSize);
+    // Checked before anything is appended to the session's log (only the new tokens: O(new)).
+    if (hit) validatePromptTokens(request.tokens, request.prefixLen + request.tokens.length, vocabSize);
+    const assembled = assemblePrompt(held, request.prefixLen, request.tokens, sessions.hasher, seed);
+    if (!hit) validatePromptTokens(request.tokens, assembled.prompt.length, vocabSize);
+    if (assembled.copied) metrics.sequenceCopies.inc(this.engineLabel);
     // prefix_len / prefix_miss concern what the caller may omit; content matching only raises
     // cached_tokens (what the engine need not prefill), as vLLM's and SGLang's prefix caches do.
-    const match = matchPrefix(sessions, assembled.prompt, held, assembled.cachedTokens, this.options.prefixCaching ?? true);
-    return { prompt: assembled.prompt, cachedTokens: match.cachedTokens, sessionCachedTokens: assembled.cachedTokens, blockHashes: match.blockHashes };
+    const promptHashes = assembled.log.hashes(assembled.prompt.length);
+    const match = matchPrefix(sessions, assembled.prompt, promptHashes, held, assembled.cachedTokens, this.options.prefixCaching ?? true);
+    return { ...assembled, cachedTokens: match.cachedTokens, sessionCachedTokens: assembled.cachedTokens };
   }
 
   /**
    * Keeps prompt ++ sent tokens for the session. What was actually sent: whatever the caller
    * received is a prefix of it, so any prefix_len it sends next is served correctly, even after a
-   * cancel. Only the blocks past the prompt's full blocks are hashed here.
+   * cancel. The completion is appended to the prompt's log in place: O(completion), and only the
+   * blocks it completes are hashed.
    */
   private keep(request: inferenceV1.GenerateRequest, prepared: PreparedPrompt, completion: readonly number[]): void {
     const { sessions } = this.options;
-    const sequence = sessionSequence(prepared.prompt, completion);
-    const blockHashes = extendBlockHashes(sequence, prepared.blockHashes, undefined, sessions.hasher);
+    const { tokens, blockHashes, log } = sessionSequence(prepared, completion);
     // The parent's tokens now live under the new key (a move): a key always names one immutable
     // sequence, so a branch from the parent gets prefix_miss and resends instead of reusing
     // tokens another branch appended (content matching still reuses them as cached_tokens).
-    const moveFrom = request.parentSessionKey !== '' ? request.parentSessionKey : undefined;
-    sessions.set(request.sessionKey, sequence, { blockHashes, moveFrom });
+    const moveFrom = request.parentSessionKey !== '' ? scopedKey(request.cacheSalt, request.parentSessionKey) : undefined;
+    sessions.set(scopedKey(request.cacheSalt, request.sessionKey), tokens, { blockHashes, moveFrom, log });
   }
 
   private async stream(
     call: GenerateCall,
     request: inferenceV1.GenerateRequest,
-    assembled: AssembledPrompt,
+    assembled: PreparedPrompt,
     arrivedAt: number,
     signal: AbortSignal,
   ): Promise<StreamResult> {
@@ -187,8 +212,10 @@ export class GenerateService {
     const completion: number[] = [];
     let ttftMs: number | undefined;
     let finish: inferenceV1.FinishReason | undefined;
+    let prefill: EnginePrefill | undefined;
     const chunks = this.options.engine.generate({
       prompt: assembled.prompt,
+      promptLog: assembled.log,
       cachedTokens: assembled.cachedTokens,
       maxOutputTokens,
       stopTokens,
@@ -197,15 +224,28 @@ export class GenerateService {
       seed: request.sampling?.seed,
       arrivedAt,
       signal,
+      onPromptRead: (ms) => this.options.metrics.workerSeconds.observe({ ...this.engineLabel, part: 'engine_read' }, ms / 1000),
+      sessionKey: request.parentSessionKey || request.sessionKey ? scopedKey(request.cacheSalt, request.parentSessionKey || request.sessionKey) : undefined,
+      cacheSalt: request.cacheSalt,
+      onPrefill: (p) => (prefill = p),
     });
     for await (const chunk of chunks) {
       if (signal.aborted) break;
       const limited = limitChunk(chunk, completion.length, maxOutputTokens, stopTokens);
       if (limited.tokens.length > 0) {
         const elapsedMs = this.now() - arrivedAt;
+        const first = ttftMs === undefined;
         ttftMs ??= elapsedMs;
         for (const t of limited.tokens) completion.push(t);
-        const flowing = call.write({ event: { $case: 'chunk', value: { tokens: [...limited.tokens], engineElapsedMs: elapsedMs } } });
+        // The first chunk says what was prefilled, so a caller cut off before Done can bill it.
+        const value: inferenceV1.TokenChunk = {
+          tokens: [...limited.tokens],
+          engineElapsedMs: elapsedMs,
+          promptTokens: first ? assembled.prompt.length : 0,
+          // An engine with its own KV state reported its real skip before the first token.
+          cachedTokens: first ? (prefill?.cachedTokens ?? assembled.cachedTokens) : 0,
+        };
+        const flowing = call.write({ event: { $case: 'chunk', value } });
         if (!flowing) await waitForDrain(call, signal);
       }
       finish = limited.finish;
@@ -214,7 +254,7 @@ export class GenerateService {
     }
     if (signal.aborted) finish = FinishReason.FINISH_REASON_CANCELLED;
     // An engine that ends without a stop token has hit its end of sequence: STOP.
-    return { completion, finish: finish ?? FinishReason.FINISH_REASON_STOP, ttftMs };
+    return { completion, finish: finish ?? FinishReason.FINISH_REASON_STOP, ttftMs, prefill };
   }
 
   private record(assembled: PreparedPrompt, result: StreamResult): void {
@@ -224,6 +264,7 @@ export class GenerateService {
     metrics.cachedTokensBySource.inc({ ...this.engineLabel, source: 'session' }, assembled.sessionCachedTokens);
     metrics.cachedTokensBySource.inc({ ...this.engineLabel, source: 'content' }, assembled.cachedTokens - assembled.sessionCachedTokens);
     metrics.completionTokens.inc(this.engineLabel, result.completion.length);
+    if (result.prefill) metrics.engineEvaluatedTokens.inc(this.engineLabel, result.prefill.evaluatedTokens);
     if (result.ttftMs !== undefined) metrics.ttft.observe(this.engineLabel, result.ttftMs / 1000);
     metrics.sessionCacheTokens.set(this.engineLabel, sessions.totalTokens);
     metrics.sessionCacheSessions.set(this.engineLabel, sessions.size);
@@ -265,6 +306,14 @@ export class GenerateService {
   }
 }
 
+/**
+ * The prompt as an engine with its own KV state prefilled it: its skip is the cached count (it may
+ * hold less than the session cache after evicting a sequence, or more by content).
+ */
+function engineCached(prepared: PreparedPrompt, cachedTokens: number): PreparedPrompt {
+  return { ...prepared, cachedTokens, sessionCachedTokens: Math.min(prepared.sessionCachedTokens, cachedTokens) };
+}
+
 function outcomeOf(err: DomainError): GenerateOutcome {
   if (err.code === 'prefix_miss' || err.code === 'invalid_prompt' || err.code === 'worker_overloaded') return err.code;
   return 'error';
@@ -274,6 +323,14 @@ function finishOutcome(finish: inferenceV1.FinishReason): GenerateOutcome {
   if (finish === FinishReason.FINISH_REASON_LENGTH) return 'length';
   if (finish === FinishReason.FINISH_REASON_CANCELLED) return 'cancelled';
   return 'stop';
+}
+
+/**
+ * The session cache key of `key` under a cache salt: a session key names a sequence only within
+ * its salt (tenant), so one tenant's key can never read or move another tenant's session.
+ */
+export function scopedKey(salt: string, key: string): string {
+  return salt === '' ? key : `${salt}\u0000${key}`;
 }
 
 /** Waits until the call's buffer drains, or the call is cancelled. */

@@ -7,9 +7,10 @@ import { DomainError } from '@fastloop/service-kit';
  *   of the session; resend the full sequence once with `prefix_len` 0.
  * - `invalid_prompt` (INVALID_ARGUMENT): empty prompt or a token id outside the vocabulary.
  * - `worker_overloaded` (RESOURCE_EXHAUSTED, retryable): `INFERENCE_MAX_CONCURRENCY` calls in flight.
+ * - `context_length_exceeded` (INVALID_ARGUMENT): the prompt does not fit the model's context.
  * - `engine_error` (INTERNAL): the engine failed while generating.
  */
-export type InferenceErrorCode = 'prefix_miss' | 'invalid_prompt' | 'worker_overloaded' | 'engine_error';
+export type InferenceErrorCode = 'prefix_miss' | 'invalid_prompt' | 'worker_overloaded' | 'context_length_exceeded' | 'engine_error';
 
 /** The worker lacks the session prefix the caller assumed. */
 export function prefixMiss(sessionKeyHeld: number, prefixLen: number): DomainError {
@@ -35,4 +36,14 @@ export function workerOverloaded(limit: number): DomainError {
 export function engineError(cause: unknown): DomainError {
   const message = cause instanceof Error ? cause.message : String(cause);
   return new DomainError('engine_error', `engine failed: ${message}`, GrpcStatus.INTERNAL, false, { cause });
+}
+
+/** The prompt leaves no room to sample in the engine's context window. */
+export function contextLengthExceeded(promptTokens: number, contextSize: number): DomainError {
+  return new DomainError(
+    'context_length_exceeded',
+    `prompt of ${promptTokens} tokens does not fit the model's context window of ${contextSize} tokens`,
+    GrpcStatus.INVALID_ARGUMENT,
+    false,
+  );
 }

@@ -12,6 +12,8 @@ export interface InferenceMetrics {
   /** `cachedTokens` split by who found them; the two sources sum to it. */
   cachedTokensBySource: Counter<'engine' | 'source'>;
   completionTokens: Counter<'engine'>;
+  /** Prompt tokens the engine evaluated (engines with their own KV state report it; the rest were cached). */
+  engineEvaluatedTokens: Counter<'engine'>;
   ttft: Histogram<'engine'>;
   inFlight: Gauge<'engine'>;
   sessionCacheTokens: Gauge<'engine'>;
@@ -20,7 +22,19 @@ export interface InferenceMetrics {
   sessionCacheMisses: Counter<'engine'>;
   sessionCacheEvictions: Counter<'engine'>;
   prefixIndexBlocks: Gauge<'engine'>;
+  /** The worker's own time per call, by part (see WORKER_TIME_PARTS). */
+  workerSeconds: Histogram<'engine' | 'part'>;
+  /** Calls whose prompt could not extend the session's log in place (a divergence or a branch: O(history) copy). */
+  sequenceCopies: Counter<'engine'>;
 }
+
+/**
+ * The worker's own work around the engine, per call: `prepare` = arrival → the engine is called
+ * (session lookup, prompt assembly, validation, prefix matching); `engine_read` = what the engine
+ * reports it spent reading the prompt before it could start (the simulator parses it);
+ * `keep` = after the stream (holding prompt ++ completion for the session, metrics).
+ */
+export const WORKER_TIME_PARTS = ['prepare', 'engine_read', 'keep'] as const;
 
 /**
  * Who found a call's cached tokens: `session` = the session/parent lookup (its common prefix),
@@ -58,6 +72,12 @@ export function createInferenceMetrics(registry: Registry, info: EngineInfo): In
       registers,
     }),
     completionTokens: new Counter({ name: 'inference_completion_tokens_total', help: 'Tokens sampled and sent', labelNames: engine, registers }),
+    engineEvaluatedTokens: new Counter({
+      name: 'inference_engine_evaluated_tokens_total',
+      help: 'Prompt tokens the engine really evaluated (reported by engines that keep KV state, e.g. llamacpp)',
+      labelNames: engine,
+      registers,
+    }),
     ttft: new Histogram({
       name: 'inference_ttft_seconds',
       help: 'Engine time from request arrival to the first chunk written',
@@ -82,12 +102,25 @@ export function createInferenceMetrics(registry: Registry, info: EngineInfo): In
       labelNames: engine,
       registers,
     }),
+    workerSeconds: new Histogram({
+      name: 'inference_worker_seconds',
+      help: "The worker's own time per Generate call by part: prepare (lookup, assembly, prefix match), engine_read (the engine reading the prompt), keep (after the stream)",
+      labelNames: ['engine', 'part'] as const,
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1],
+      registers,
+    }),
+    sequenceCopies: new Counter({
+      name: 'inference_sequence_copies_total',
+      help: "Calls that copied a held prefix into a new log (the prompt diverged from the session, or branched from it) instead of appending in place",
+      labelNames: engine,
+      registers,
+    }),
   };
   // Series exist from the start (at 0), so rates and dashboards work before the first call.
   const label = { engine: info.engine };
   for (const outcome of GENERATE_OUTCOMES) metrics.requests.inc({ ...label, outcome }, 0);
   for (const source of CACHED_TOKEN_SOURCES) metrics.cachedTokensBySource.inc({ ...label, source }, 0);
-  for (const c of [metrics.promptTokens, metrics.cachedTokens, metrics.completionTokens, metrics.sessionCacheHits, metrics.sessionCacheMisses, metrics.sessionCacheEvictions]) {
+  for (const c of [metrics.promptTokens, metrics.cachedTokens, metrics.completionTokens, metrics.engineEvaluatedTokens, metrics.sessionCacheHits, metrics.sessionCacheMisses, metrics.sessionCacheEvictions, metrics.sequenceCopies]) {
     c.inc(label, 0);
   }
   for (const g of [metrics.inFlight, metrics.sessionCacheTokens, metrics.sessionCacheSessions, metrics.prefixIndexBlocks]) g.set(label, 0);

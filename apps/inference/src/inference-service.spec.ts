@@ -208,10 +208,9 @@ describe('InferenceService/Generate lifecycle', () => {
       expect(await settled).toMatchObject({ code: 'cancelled' });
       await eventually(() => t.worker.service.inFlightCount === 0);
       expect(await metricValue(t.registry, 'inference_requests_total', { outcome: 'cancelled' })).toBe(1);
-      // The session holds the prompt and what was sent before the cancel, not the whole answer.
-      const held = t.worker.sessions.get('s')!;
-      expect(held.length).toBeGreaterThan(prompt.length);
-      expect(held.length).toBeLessThan(prompt.length + 300);
+      // A cancelled call keeps nothing (the caller may have cancelled a prompt safety blocked).
+      expect(t.worker.sessions.get('s')).toBeUndefined();
+      expect(t.worker.sessions.index.size).toBe(0);
     } finally {
       await t.close();
     }

@@ -40,9 +40,9 @@ export interface InferenceWorker {
 /** Builds the engine, the session cache and InferenceService, and serves them on GRPC_PORT. */
 export async function startInferenceWorker(options: InferenceWorkerOptions): Promise<InferenceWorker> {
   const { config, logger } = options;
-  const profile = options.profile ?? loadProfile(config);
+  const profile = options.profile ?? (await loadProfile(config));
   profile.warmUp();
-  const engine = options.engine ?? createEngine(config, profile, logger);
+  const engine = options.engine ?? (await createEngine(config, profile, logger));
   const metrics = createInferenceMetrics(options.registry, {
     engine: engine.name,
     simulated: engine.simulated,
@@ -69,6 +69,7 @@ export async function startInferenceWorker(options: InferenceWorkerOptions): Pro
     port: config.GRPC_PORT,
     host: config.BIND_HOST,
     logger,
+    internalToken: config.FASTLOOP_INTERNAL_TOKEN,
     services: [
       {
         name: INFERENCE_SERVICE_NAME,

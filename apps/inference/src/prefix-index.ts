@@ -1,3 +1,5 @@
+import type { SequenceLog } from './sequence-log';
+
 /**
  * A sequence the worker holds, as the prefix index sees it. `blockHashes[i]` is the chained hash
  * of block i of `tokens` (block-hash.ts), one per full block.
@@ -8,6 +10,8 @@
 export interface PrefixHolder {
   tokens: Uint32Array;
   blockHashes: Float64Array;
+  /** The append-only log both arrays are views of, if any (see sequence-log.ts). */
+  log?: SequenceLog;
 }
 
 /**

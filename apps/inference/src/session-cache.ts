@@ -1,5 +1,6 @@
 import { chainBlockHash, extendBlockHashes, fullBlocks, type BlockHasher } from './block-hash';
 import { PrefixIndex, type PrefixHolder } from './prefix-index';
+import type { SequenceLog } from './sequence-log';
 
 /** Options of {@link SessionCache}. */
 export interface SessionCacheOptions {
@@ -17,6 +18,8 @@ export interface SessionCacheOptions {
 export interface HeldSequence {
   readonly tokens: Uint32Array;
   readonly blockHashes: Float64Array;
+  /** The append-only log both arrays are views of, when they are (the worker's sequences always are). */
+  readonly log?: SequenceLog;
 }
 
 /** Options of {@link SessionCache.set}. */
@@ -31,6 +34,12 @@ export interface SessionSetOptions {
    * index entries carry over to the new key, so only blocks that changed are re-indexed.
    */
   moveFrom?: string;
+  /**
+   * The append-only log `sequence` and `blockHashes` are views of. When the session (or the one it
+   * moves from) held a shorter view of the same log, the new sequence extends it, so re-indexing
+   * skips comparing the shared blocks: O(new blocks).
+   */
+  log?: SequenceLog;
 }
 
 /**
@@ -40,11 +49,11 @@ export interface SessionSetOptions {
  * reuse a prefix that any session holds (content-addressed, like vLLM's automatic prefix caching);
  * evicting or replacing a session removes its index entries.
  *
- * Sequences are stored as Uint32Array: half the memory of a number[] of the same tokens, and
- * arrays are immutable (replaced whole), so a reader never sees a concurrent writer's change.
- * Memory: 4 bytes per held token, plus 8 bytes per 64 tokens for block hashes, plus the index
- * (PrefixIndex: about 42 bytes per 64 held tokens): under 5 bytes per held token, about 20 MB at
- * the default 4M tokens.
+ * Sequences are stored as Uint32Array views of append-only logs (sequence-log.ts): half the
+ * memory of a number[] of the same tokens, and a view never changes, so a reader never sees a
+ * concurrent writer's change. Memory: 4 bytes per held token, plus 8 bytes per 64 tokens for
+ * block hashes, plus the index (PrefixIndex: about 42 bytes per 64 held tokens), times up to 2 for
+ * the logs' spare capacity: under 10 bytes per held token, about 40 MB at the default 4M tokens.
  */
 export class SessionCache {
   /** Which held sequences have which block hash. Read it; only the cache writes it. */
@@ -82,7 +91,7 @@ export class SessionCache {
     this.entries.delete(key);
     this.entries.set(key, held);
     // A snapshot: the holder object itself changes arrays when its session moves on.
-    return { tokens: held.tokens, blockHashes: held.blockHashes };
+    return { tokens: held.tokens, blockHashes: held.blockHashes, log: held.log };
   }
 
   /** Whether `key` is held, without touching its recency. */
@@ -107,7 +116,7 @@ export class SessionCache {
       if (holder !== undefined) this.index.remove(holder, holder.blockHashes);
       return;
     }
-    this.entries.set(key, this.reindex(holder, sequence, blockHashes));
+    this.entries.set(key, this.reindex(holder, sequence, blockHashes, options.log));
     this.tokens += sequence.length;
     this.evictOverBudget();
   }
@@ -141,15 +150,16 @@ export class SessionCache {
    * index entries: when a session extends what it held, only its new blocks are indexed, so a turn
    * costs index work for its new tokens only (the hash compare is a tight loop over 1/64 of them).
    */
-  private reindex(holder: PrefixHolder | undefined, tokens: Uint32Array, blockHashes: Float64Array): PrefixHolder {
+  private reindex(holder: PrefixHolder | undefined, tokens: Uint32Array, blockHashes: Float64Array, log: SequenceLog | undefined): PrefixHolder {
     if (holder === undefined) {
-      const created: PrefixHolder = { tokens, blockHashes };
+      const created: PrefixHolder = { tokens, blockHashes, log };
       this.index.add(created, blockHashes);
       return created;
     }
     const old = holder.blockHashes;
     const common = Math.min(old.length, blockHashes.length);
-    let shared = 0;
+    // Two views of one append-only log agree on everything the shorter one has.
+    let shared = log !== undefined && holder.log === log && tokens.length >= holder.tokens.length ? common : 0;
     while (shared < common && old[shared] === blockHashes[shared]) shared++;
     this.index.remove(holder, old, shared);
     this.index.add(holder, blockHashes, shared);
@@ -159,6 +169,7 @@ export class SessionCache {
     if (shared < old.length) this.index.add(holder, blockHashes.subarray(0, shared));
     holder.tokens = tokens;
     holder.blockHashes = blockHashes;
+    holder.log = log;
     return holder;
   }
 

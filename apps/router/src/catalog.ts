@@ -30,6 +30,14 @@ const modelSchema = z
     engine_model: z.string().min(1).optional(),
     /** Other names clients may use; each resolves to `id`. */
     aliases: z.array(modelName).default([]),
+    /** US dollars per million tokens, for usage reports (`GET /v1/usage` cost_usd); default all 0. */
+    pricing: z
+      .strictObject({
+        input_usd_per_million: z.number().min(0),
+        cached_input_usd_per_million: z.number().min(0),
+        output_usd_per_million: z.number().min(0),
+      })
+      .default({ input_usd_per_million: 0, cached_input_usd_per_million: 0, output_usd_per_million: 0 }),
   })
   .refine((m) => m.max_output_tokens <= m.context_window, {
     path: ['max_output_tokens'],

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { env, loadConfig, type LoadConfigOptions } from '@fastloop/service-kit';
+import { env, internalTokenSchema, loadConfig, type LoadConfigOptions } from '@fastloop/service-kit';
 import { parseWorkers, type WorkerSpec } from './workers';
 
 /** The router's settings; keys are the env var names. */
@@ -10,6 +10,8 @@ export const routerConfigSchema = z.object({
   ADMIN_PORT: env.port(9092),
   BIND_HOST: z.string().min(1).default('127.0.0.1'),
   LOG_LEVEL: env.logLevel(),
+  /** Shared service-to-service token (x-fastloop-internal-token); unset = any caller (warned). */
+  FASTLOOP_INTERNAL_TOKEN: internalTokenSchema,
   /** JSON model catalog; unset → the embedded apps/router/catalog.default.json. */
   ROUTER_CATALOG_FILE: z.string().min(1).optional(),
   /** Comma-separated `id=host:port` or `host:port` (id = address). */

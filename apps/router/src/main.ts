@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   });
   monitor.start();
   const router = new Router(catalog, monitor);
-  const grpc = await startGrpcServer({ port: config.GRPC_PORT, host: config.BIND_HOST, logger, services: [createRouterService({ router, metrics, logger })] });
+  const grpc = await startGrpcServer({ port: config.GRPC_PORT, host: config.BIND_HOST, logger, internalToken: config.FASTLOOP_INTERNAL_TOKEN, services: [createRouterService({ router, metrics, logger })] });
   const admin = await startAdminServer({ port: config.ADMIN_PORT, host: config.BIND_HOST, registry, logger, isReady: () => grpc.health.isServing() });
   // Ready once the catalog is loaded: workers may come later (Route answers no_worker_available
   // meanwhile), so the router never waits on, or restarts with, the inference fleet.

@@ -97,7 +97,7 @@ describe('RouterService over gRPC', () => {
 
   it('lists the catalog with its fixed created time', async () => {
     const res = await callUnary(client.listModels, client, {}, { deadlineMs: 5_000 });
-    expect(res.models).toEqual([{ id: 'fastloop-sim', ownedBy: 'fastloop', created: 1735689600, aliases: ['gpt-oss-sim', 'default'], contextWindow: 131072 }]);
+    expect(res.models).toEqual([{ id: 'fastloop-sim', ownedBy: 'fastloop', created: 1735689600, aliases: ['gpt-oss-sim', 'default'], contextWindow: 131072, pricing: { inputUsdPerMillion: 0.1, cachedInputUsdPerMillion: 0.01, outputUsdPerMillion: 0.5 } }]);
   });
 
   it('round-robins requests without an affinity key over the healthy workers', async () => {

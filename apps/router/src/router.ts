@@ -64,6 +64,11 @@ export class Router {
         created: m.created,
         aliases: [...m.aliases],
         contextWindow: m.context_window,
+        pricing: {
+          inputUsdPerMillion: m.pricing.input_usd_per_million,
+          cachedInputUsdPerMillion: m.pricing.cached_input_usd_per_million,
+          outputUsdPerMillion: m.pricing.output_usd_per_million,
+        },
       })),
     };
   }

@@ -62,7 +62,7 @@ export class Classifier {
     const guard = this.options.guard;
     const blockedByRules = e.previous.block !== null || e.hits.some((h) => e.policy.actions[h.rule.category] === 'block');
     if (!guard || !e.policy.guard || blockedByRules || request.items.length === 0) return this.rulesOnly(e);
-    const judged = await guard.judge.judge(request.items, e.previous.guard ?? null);
+    const judged = await guard.judge.judge(request.items, e.previous.guard ?? null, request.tenant ?? '');
     const hit = guardHit(judged.verdict, guard.failOpen, e.previous.itemsSeen, request.items);
     const hits = hit ? [...e.hits, hit] : e.hits;
     return this.respond(e.policy, e.codec, e.previous.block, hits, { ...e.next, ...(judged.session ? { guard: judged.session } : {}) });

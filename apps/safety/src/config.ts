@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { env, loadConfig, type LoadConfigOptions } from '@fastloop/service-kit';
+import { env, internalTokenSchema, loadConfig, type LoadConfigOptions } from '@fastloop/service-kit';
 import { ACTIONS, CATEGORIES, DEFAULT_ACTIONS, policiesSchema, type Actions } from './policy';
 
 /** `secret=block,injection=flag` (env) or an object (config file) → actions per category. */
@@ -44,6 +44,8 @@ export const safetyConfigSchema = z.object({
   ADMIN_PORT: env.port(9091),
   BIND_HOST: z.string().min(1).default('127.0.0.1'),
   LOG_LEVEL: env.logLevel(),
+  /** Shared service-to-service token (x-fastloop-internal-token); unset = any caller (warned). */
+  FASTLOOP_INTERNAL_TOKEN: internalTokenSchema,
   /** HMAC-SHA256 key for states; unset → {@link DEV_STATE_SECRET}. Rotating it invalidates carried states. */
   SAFETY_STATE_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Largest item text accepted, in UTF-8 bytes (default 4 MiB); larger items are refused whole. */

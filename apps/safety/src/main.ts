@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   });
   const registry = createMetricsRegistry('safety');
   const metrics = createSafetyMetrics(registry);
-  const guardWorker = config.SAFETY_GUARD_ADDRESS ? new GrpcGuardWorker(config.SAFETY_GUARD_ADDRESS) : undefined;
+  const guardWorker = config.SAFETY_GUARD_ADDRESS ? new GrpcGuardWorker(config.SAFETY_GUARD_ADDRESS, config.FASTLOOP_INTERNAL_TOKEN) : undefined;
   const guard = guardWorker && {
     judge: new GuardJudge({
       worker: guardWorker,
@@ -48,6 +48,7 @@ async function main(): Promise<void> {
     port: config.GRPC_PORT,
     host: config.BIND_HOST,
     logger,
+    internalToken: config.FASTLOOP_INTERNAL_TOKEN,
     services: [createSafetyService({ classifier, metrics, logger })],
   });
   const admin = await startAdminServer({

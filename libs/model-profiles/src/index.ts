@@ -5,13 +5,16 @@
 export type { JsonLiteral, JsonSchema, JsonSchemaTypeName } from './lib/json-schema';
 export type {
   ConversationEntry,
+  FreeformFormat,
   ModelProfile,
   OutputParser,
   ParseEvent,
   ParsedPrompt,
   ParsedPromptMessage,
+  PromptReader,
   ParsedTool,
   RenderHeader,
+  RenderLimits,
   ToolSpec,
 } from './lib/model-profile';
 export {
@@ -20,7 +23,16 @@ export {
   type ModelProfileErrorCode,
   ProfileNotFoundError,
   PromptParseError,
+  RenderLimitError,
+  type RenderLimitName,
+  TokenBudgetExceededError,
   UnsupportedEntryError,
 } from './lib/profile-errors';
-export { DEFAULT_PROFILE_ID, getProfile, listProfileIds } from './lib/profile-registry';
+export { DEFAULT_PROFILE_ID, GGUF_PROFILE_PREFIX, getProfile, ggufProfileId, listProfileIds, resolveProfile } from './lib/profile-registry';
+export { createChatTemplateProfile, type ChatTemplateProfileOptions } from './lib/chat-template/chat-template-profile';
+export { DEFAULT_CHAT_TEMPLATE } from './lib/chat-template/default-chat-template';
+export { loadGgufModelFiles, ModelFileError } from './lib/chat-template/gguf-model-files';
+export { loadNodeLlamaCpp, type NodeLlamaCpp } from './lib/chat-template/node-llama-cpp-module';
+export type { ModelFiles, TextTokenizer } from './lib/chat-template/text-tokenizer';
+export { HERMES_FORMAT, type ToolCallFormat } from './lib/chat-template/tool-call-parser';
 export { HarmonyToken } from './lib/harmony/harmony-tokens';

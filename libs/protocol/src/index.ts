@@ -8,7 +8,7 @@
 export { newId, type IdPrefix } from './lib/new-id';
 
 // Errors.
-export { ApiError, ApiErrors, asApiError, toHttpErrorBody, toResponseError, toWsErrorEvent, type ApiErrorInit } from './lib/api-error';
+export { ApiError, ApiErrors, asApiError, describeId, toHttpErrorBody, toResponseError, toWsErrorEvent, type ApiErrorInit } from './lib/api-error';
 export {
   ApiErrorCodeSchema,
   ApiErrorTypeSchema,
@@ -28,33 +28,50 @@ export {
 // Inbound: request bodies, items, tools.
 export {
   ContentPartSchema,
+  CustomToolCallItemSchema,
+  CustomToolCallOutputItemSchema,
   FunctionCallItemSchema,
   FunctionCallOutputItemSchema,
+  InputFilePartSchema,
   InputImagePartSchema,
   InputItemSchema,
   InputTextPartSchema,
   ItemReferenceSchema,
+  LocalShellCallItemSchema,
+  LocalShellCallOutputItemSchema,
   MessageItemSchema,
   OutputTextPartSchema,
   ReasoningItemSchema,
   RefusalPartSchema,
   isKnownInputItem,
+  type CarriedInputItem,
   type ContentPart,
+  type CustomToolCallItem,
+  type CustomToolCallOutputItem,
   type FunctionCallItem,
   type FunctionCallOutputItem,
   type InputItem,
   type ItemReference,
   type KnownInputItem,
+  type LocalShellCallItem,
+  type LocalShellCallOutputItem,
   type MessageItem,
   type ReasoningItem,
 } from './lib/input-item-schema';
 export {
+  CustomToolFormatSchema,
+  CustomToolSchema,
   FunctionToolChoiceSchema,
   FunctionToolSchema,
   NamespaceToolSchema,
   ToolChoiceSchema,
   ToolSchema,
+  LocalShellToolSchema,
+  isKnownTool,
+  type CustomTool,
   type FunctionTool,
+  type KnownTool,
+  type NamespaceMember,
   type NamespaceTool,
   type Tool,
   type ToolChoice,
@@ -80,10 +97,14 @@ export {
 } from './lib/response-create-request-schema';
 export { parseClientEvent, parseClientFrame, validateItems, validateRequest } from './lib/validate-request';
 export { formatParam, issueToApiError } from './lib/issue-to-api-error';
+export { checkRequestLimits, DEFAULT_REQUEST_LIMITS, type RequestLimits } from './lib/request-limits';
 
 // Outbound: the Response object and its items.
 export {
+  LocalShellActionSchema,
+  OutputCustomToolCallSchema,
   OutputFunctionCallSchema,
+  OutputLocalShellCallSchema,
   OutputItemSchema,
   OutputItemStatusSchema,
   OutputMessageSchema,
@@ -93,7 +114,10 @@ export {
   ResponseObjectSchema,
   ResponseStatusSchema,
   UsageSchema,
+  type LocalShellAction,
+  type OutputCustomToolCall,
   type OutputFunctionCall,
+  type OutputLocalShellCall,
   type OutputItem,
   type OutputItemStatus,
   type OutputMessage,

@@ -1,5 +1,6 @@
-import { credentials, Metadata, type CallOptions, type Client, type ChannelOptions, type ServiceError } from '@grpc/grpc-js';
+import { credentials, Metadata, type CallOptions, type Client, type ChannelOptions, type ClientOptions, type ServiceError } from '@grpc/grpc-js';
 import { fromGrpcError } from './grpc-errors';
+import { internalAuthClientInterceptor } from './internal-auth';
 
 /**
  * Channel options every internal client uses: keepalive so dead peers are noticed between turns,
@@ -13,11 +14,15 @@ export const DEFAULT_CHANNEL_OPTIONS: ChannelOptions = {
   'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
 };
 
-type ClientCtor<C> = new (address: string, creds: ReturnType<typeof credentials.createInsecure>, options?: ChannelOptions) => C;
+type ClientCtor<C> = new (address: string, creds: ReturnType<typeof credentials.createInsecure>, options?: Partial<ClientOptions>) => C;
 
-/** Creates an insecure (in-cluster) client for a generated ts-proto service. */
-export function createGrpcClient<C extends Client>(ctor: ClientCtor<C>, address: string, options: ChannelOptions = {}): C {
-  return new ctor(address, credentials.createInsecure(), { ...DEFAULT_CHANNEL_OPTIONS, ...options });
+/**
+ * Creates an insecure (in-cluster) client for a generated ts-proto service. With `internalToken`
+ * (FASTLOOP_INTERNAL_TOKEN) every call carries it, as safety, router and inference require.
+ */
+export function createGrpcClient<C extends Client>(ctor: ClientCtor<C>, address: string, options: ChannelOptions = {}, internalToken?: string): C {
+  const interceptors = internalToken ? [internalAuthClientInterceptor(internalToken)] : [];
+  return new ctor(address, credentials.createInsecure(), { ...DEFAULT_CHANNEL_OPTIONS, ...options, interceptors });
 }
 
 export interface CallSettings {

@@ -2,6 +2,7 @@ import { Server, ServerCredentials, type ServiceDefinition, type UntypedServiceI
 import type { Logger } from 'pino';
 import { healthV1 } from '@fastloop/proto';
 import { HealthState } from './health';
+import { internalAuthServerInterceptor } from './internal-auth';
 
 export interface GrpcServiceBinding {
   /** Fully qualified service name, e.g. `fastloop.safety.v1.SafetyService` (used for health). */
@@ -19,6 +20,12 @@ export interface GrpcServerOptions {
   logger: Logger;
   /** Max inbound message size in bytes; default 64 MiB (full prompts of long conversations). */
   maxReceiveMessageLength?: number;
+  /**
+   * Internal services pass FASTLOOP_INTERNAL_TOKEN here: calls without it are refused with
+   * UNAUTHENTICATED (health checks stay open). Passing the key with `undefined` logs a warning that
+   * the service accepts any caller; leaving it out (the edge's public gRPC) checks nothing.
+   */
+  internalToken?: string;
 }
 
 export interface GrpcServer {
@@ -30,9 +37,13 @@ export interface GrpcServer {
 
 /** Starts a gRPC server with the given services plus grpc.health.v1 (NOT_SERVING until set). */
 export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcServer> {
+  if ('internalToken' in options && !options.internalToken) {
+    options.logger.warn('FASTLOOP_INTERNAL_TOKEN is unset: this internal gRPC service accepts any caller');
+  }
   const server = new Server({
     'grpc.max_receive_message_length': options.maxReceiveMessageLength ?? 64 * 1024 * 1024,
     'grpc.keepalive_permit_without_calls': 1,
+    interceptors: options.internalToken ? [internalAuthServerInterceptor(options.internalToken)] : [],
   });
   const health = new HealthState(options.services.map((s) => s.name));
   server.addService(healthV1.HealthService, health.implementation() as unknown as UntypedServiceImplementation);

@@ -1,9 +1,12 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getFreePort } from './ports';
+import { spawnOwned } from './process/owned-process';
 import { isRedisReachable } from './redis';
+
+const CLUSTER_ARGS = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf'];
 
 export class RedisNotInstalledError extends Error {
   readonly code = 'redis_not_installed';
@@ -12,6 +15,8 @@ export class RedisNotInstalledError extends Error {
     this.name = 'RedisNotInstalledError';
   }
 }
+
+const HAS_SETPRIV = process.platform === 'linux' && !spawnSync('setpriv', ['--version']).error;
 
 export interface LocalRedis {
   readonly url: string;
@@ -24,38 +29,39 @@ export interface LocalRedis {
  * Starts a throw-away `redis-server` on a free loopback port (no persistence, own temp dir) for
  * the local launcher and for tests, so no run shares state with another.
  */
-export async function startLocalRedis(options: { timeoutMs?: number } = {}): Promise<LocalRedis> {
+export async function startLocalRedis(options: { timeoutMs?: number; cluster?: boolean } = {}): Promise<LocalRedis> {
   if (spawnSync('redis-server', ['--version']).error) throw new RedisNotInstalledError();
   const port = await getFreePort();
   const dir = mkdtempSync(join(tmpdir(), 'fastloop-redis-'));
-  const child: ChildProcess = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--loglevel', 'warning'],
-    { stdio: 'ignore' },
-  );
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--loglevel', 'warning', ...(options.cluster ? CLUSTER_ARGS : [])];
+  // redis-server cannot watch its parent the way our services do, so where util-linux's setpriv is
+  // there (Linux) the kernel sends it SIGTERM when we die, even by SIGKILL.
+  const child = HAS_SETPRIV
+    ? spawnOwned({ name: 'redis', command: 'setpriv', args: ['--pdeathsig', 'SIGTERM', '--', 'redis-server', ...args] })
+    : spawnOwned({ name: 'redis', command: 'redis-server', args });
   const url = `redis://127.0.0.1:${port}`;
   const deadline = Date.now() + (options.timeoutMs ?? 10_000);
   while (!(await isRedisReachable(url, 200))) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
+    if (child.exitInfo || Date.now() > deadline) {
+      child.killNow();
       rmSync(dir, { recursive: true, force: true });
-      throw new Error(`redis-server did not start on port ${port}`);
+      throw new Error(`redis-server did not start on port ${port}${child.tail(10).map((l) => `\n  ${l}`).join('')}`);
     }
     await new Promise((r) => setTimeout(r, 50));
+  }
+  // A one-node cluster owning every slot: it enforces Cluster's rules (CROSSSLOT) for tests.
+  if (options.cluster) {
+    spawnSync('redis-cli', ['-p', String(port), 'CLUSTER', 'ADDSLOTSRANGE', '0', '16383']);
+    while (!String(spawnSync('redis-cli', ['-p', String(port), 'CLUSTER', 'INFO']).stdout).includes('cluster_state:ok')) {
+      if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not form a cluster`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
   }
   let stopped: Promise<void> | undefined;
   return {
     url,
     port,
-    stop: () =>
-      (stopped ??= new Promise<void>((resolve) => {
-        const done = () => {
-          rmSync(dir, { recursive: true, force: true });
-          resolve();
-        };
-        if (child.exitCode !== null) return done();
-        child.once('exit', done);
-        child.kill('SIGTERM');
-      })),
+    // The SIGTERM goes out synchronously (StackSupervisor.kill relies on that); the folder goes once it exited.
+    stop: () => (stopped ??= child.stop(5_000).then(() => rmSync(dir, { recursive: true, force: true }))),
   };
 }

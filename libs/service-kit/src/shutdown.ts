@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { startProcessWatchdog, type ProcessWatchdog } from './process/parent-watch';
 
 export interface ShutdownStep {
   name: string;
@@ -13,6 +14,12 @@ export interface ShutdownOptions {
   timeoutMs?: number;
   /** Called with the exit code; default process.exit. */
   exit?: (code: number) => void;
+  /**
+   * Start the watchdog thread (parent-watch): drain when the launcher that spawned us is gone, and
+   * SIGKILL this process if a drain outlives `timeoutMs` even while the event loop is blocked.
+   * Default: true unless `exit` is replaced (a test must not have its runner killed).
+   */
+  watchdog?: boolean;
 }
 
 /**
@@ -21,13 +28,17 @@ export interface ShutdownOptions {
  */
 export function installShutdown(options: ShutdownOptions): () => Promise<void> {
   const exit = options.exit ?? ((code: number) => process.exit(code));
+  const timeoutMs = options.timeoutMs ?? 25_000;
   let draining: Promise<void> | undefined;
+  let watchdog: ProcessWatchdog | undefined;
   const drain = () =>
     (draining ??= (async () => {
+      // The timer below needs a free event loop; the watchdog's deadline does not.
+      watchdog?.killAfter(timeoutMs + 2_000);
       const timer = setTimeout(() => {
         options.logger.error('shutdown timed out, exiting');
         exit(1);
-      }, options.timeoutMs ?? 25_000);
+      }, timeoutMs);
       timer.unref();
       let code = 0;
       for (const step of options.steps) {
@@ -54,6 +65,15 @@ export function installShutdown(options: ShutdownOptions): () => Promise<void> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  if (options.watchdog ?? options.exit === undefined) {
+    watchdog = startProcessWatchdog({
+      orphanGraceMs: timeoutMs + 2_000,
+      onOrphaned: () => {
+        options.logger.warn('the process that started this service is gone, draining');
+        void drain();
+      },
+    });
+  }
   return drain;
 }
 

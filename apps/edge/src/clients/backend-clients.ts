@@ -9,6 +9,8 @@ export interface BackendClientOptions {
   routerTimeoutMs: number;
   inferenceTimeoutMs: number;
   inferenceIdleTimeoutMs: number;
+  /** FASTLOOP_INTERNAL_TOKEN, sent on every call (safety, router and inference require it). */
+  internalToken?: string;
 }
 
 /**
@@ -22,8 +24,8 @@ export class BackendClients {
   private closed = false;
 
   constructor(private readonly options: BackendClientOptions) {
-    this.safety = createGrpcClient(safetyV1.SafetyServiceClient, options.safetyAddress);
-    this.router = createGrpcClient(routerV1.RouterServiceClient, options.routerAddress);
+    this.safety = createGrpcClient(safetyV1.SafetyServiceClient, options.safetyAddress, {}, options.internalToken);
+    this.router = createGrpcClient(routerV1.RouterServiceClient, options.routerAddress, {}, options.internalToken);
   }
 
   classify(request: safetyV1.ClassifyRequest, signal?: AbortSignal): Promise<safetyV1.ClassifyResponse> {
@@ -74,11 +76,17 @@ export class BackendClients {
     }
   }
 
+  /** Asks a worker to drop a session and what its call left in the prefix cache (best effort). */
+  forgetSession(address: string, request: inferenceV1.ForgetSessionRequest): Promise<inferenceV1.ForgetSessionResponse> {
+    const client = this.worker(address);
+    return callUnary(client.forgetSession, client, request, { deadlineMs: this.options.routerTimeoutMs });
+  }
+
   private worker(address: string): inferenceV1.InferenceServiceClient {
     if (this.closed) throw new DomainError('closed', 'backend clients are closed', GrpcStatus.UNAVAILABLE);
     let client = this.workers.get(address);
     if (!client) {
-      client = createGrpcClient(inferenceV1.InferenceServiceClient, address);
+      client = createGrpcClient(inferenceV1.InferenceServiceClient, address, {}, this.options.internalToken);
       this.workers.set(address, client);
     }
     return client;

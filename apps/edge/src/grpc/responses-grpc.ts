@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { status as GrpcStatus, type ServerDuplexStream, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { responsesV1 } from '@fastloop/proto';
+import { ApiErrors } from '@fastloop/protocol';
 import type { GrpcServiceBinding } from '@fastloop/service-kit';
 import type { ApiKeyAuth } from '../auth';
 import type { TurnDeps } from '../turn/turn-deps';
 import { ConnectionStateCache, type StateCacheBudget } from '../session/state-cache';
 import { ResponsesSession, type StateLoader } from '../session/responses-session';
+import type { ConnectionLimits } from '../session/connection-limits';
 
 export interface ResponsesGrpcOptions {
   deps: TurnDeps;
@@ -16,6 +18,13 @@ export interface ResponsesGrpcOptions {
   maxQueued: number;
   /** Bytes queued towards a slow caller before the stream is ended. */
   maxBufferedBytes: number;
+  /** Per-process and per-tenant connection caps (shared with WebSocket mode); absent = unlimited. */
+  limits?: ConnectionLimits;
+  /**
+   * Largest `event_json` accepted, in bytes: the HTTP body and WebSocket frame limit. Larger
+   * events get a `payload_too_large` error event and the stream stays open.
+   */
+  maxPayloadBytes: number;
 }
 
 /**
@@ -32,6 +41,11 @@ export function responsesGrpcService(options: ResponsesGrpcOptions): GrpcService
         call.emit('error', { code: GrpcStatus.UNAUTHENTICATED, details: 'Incorrect API key provided.' });
         return;
       }
+      const slot = options.limits?.acquire(principal.tenant) ?? (() => undefined);
+      if (typeof slot !== 'function') {
+        call.emit('error', { code: GrpcStatus.RESOURCE_EXHAUSTED, details: slot.message });
+        return;
+      }
       const { deps } = options;
       const logger = deps.logger.child({ connectionId: randomUUID(), tenant: principal.tenant, transport: 'grpc' });
       const session = new ResponsesSession({
@@ -44,7 +58,8 @@ export function responsesGrpcService(options: ResponsesGrpcOptions): GrpcService
           if (call.writableEnded || call.destroyed) return;
           if (call.writableLength > options.maxBufferedBytes) {
             logger.warn({ buffered: call.writableLength }, 'client reads too slowly; ending the stream');
-            session.close();
+            // Queued turns are cancelled and the slot freed at once.
+            release();
             call.destroy(new Error('client too slow'));
             return;
           }
@@ -55,22 +70,35 @@ export function responsesGrpcService(options: ResponsesGrpcOptions): GrpcService
       });
       sessions.add(session);
       deps.metrics.connections.inc({ transport: 'grpc' });
-      call.on('data', (msg: responsesV1.SessionRequest) => session.receive(msg.eventJson));
+      call.on('data', (msg: responsesV1.SessionRequest) => {
+        // Characters first: no UTF-8 text is shorter in bytes, so only a borderline event is measured.
+        const text = msg.eventJson;
+        if (text.length > options.maxPayloadBytes || (text.length * 3 > options.maxPayloadBytes && Buffer.byteLength(text) > options.maxPayloadBytes)) {
+          return session.sendError(ApiErrors.payloadTooLarge(options.maxPayloadBytes));
+        }
+        session.receive(text);
+      });
+      let released = false;
+      const release = () => {
+        session.close();
+        if (released) return;
+        released = true;
+        sessions.delete(session);
+        slot();
+        deps.metrics.connections.dec({ transport: 'grpc' });
+      };
       const end = () => {
         if (!sessions.delete(session)) return;
-        deps.metrics.connections.dec({ transport: 'grpc' });
         void session.whenIdle().then(() => {
-          session.close();
+          release();
           if (!call.writableEnded) call.end();
         });
       };
       // The client half-closing means "no more requests": finish what is queued, then end.
       call.on('end', end);
-      call.on('cancelled', () => {
-        session.close();
-        end();
-      });
-      call.on('error', () => session.close());
+      call.on('cancelled', release);
+      call.on('error', release);
+      call.on('close', release);
     },
   };
   return {

@@ -3,11 +3,14 @@ import { randomUUID } from 'node:crypto';
 import { ApiError, ApiErrors, formatSse, toHttpErrorBody, validateRequest, type ResponseStreamEvent } from '@fastloop/protocol';
 import type { ApiKeyAuth, Principal } from '../auth';
 import { runTurn, toApiError } from '../turn/run-turn';
+import { backendError } from '../turn/prepare-turn';
+import { DEFAULT_EDGE_LIMITS } from '../turn/edge-limits';
 import type { TurnDeps } from '../turn/turn-deps';
 import type { StateLoader } from '../session/responses-session';
 import { parseJson, readBody } from './read-body';
 import type { ResponseStoreReader } from './store-routes';
 import { handleStoreRoute } from './store-routes';
+import { usageRoute, type UsageSource } from './usage-route';
 
 export interface HttpApiOptions {
   deps: TurnDeps;
@@ -18,6 +21,8 @@ export interface HttpApiOptions {
   /** Resolves `previous_response_id` from the response store. */
   loader?: StateLoader;
   store?: ResponseStoreReader;
+  /** `GET /v1/usage`; absent: 404. */
+  usage?: UsageSource;
 }
 
 /**
@@ -46,6 +51,9 @@ export class HttpApi {
     if (!principal) return sendError(res, ApiErrors.unauthorized());
     if (path === '/v1/responses' && req.method === 'POST') return this.createResponse(req, res, principal);
     if (path === '/v1/models' && req.method === 'GET') return this.listModels(res);
+    if (path === '/v1/usage' && req.method === 'GET' && this.options.usage) {
+      return sendJson(res, 200, await usageRoute(this.options.usage, new URL(req.url ?? '/', 'http://edge').searchParams, principal));
+    }
     if (path === '/v1/responses' && req.method === 'GET') {
       return sendError(res, ApiErrors.invalidRequest('GET /v1/responses is the WebSocket mode endpoint: send a WebSocket upgrade.', null, 'upgrade_required'), 426);
     }
@@ -58,7 +66,7 @@ export class HttpApi {
     const bytes = await readBody(req, this.options.maxBodyBytes);
     // Parsing and validation are timed as the turn's validate stage (the body's arrival is not).
     const start = performance.now();
-    const body = validateRequest(parseJson(bytes));
+    const body = validateRequest(parseJson(bytes), (deps.limits ?? DEFAULT_EDGE_LIMITS).request);
     const validateMs = performance.now() - start;
     if (body.background === true) throw ApiErrors.unsupportedParameter('background', 'background mode is not supported.');
     const abort = new AbortController();
@@ -79,6 +87,9 @@ export class HttpApi {
     const turn = { body, principal, transport: stream ? ('sse' as const) : ('http' as const), previous, generate: true, signal: abort.signal, validateMs, loadMs, logger };
     if (!stream) {
       const outcome = await runTurn(deps, turn, () => undefined);
+      // A JSON client reads the status code, not `status: "failed"` inside a 200: a turn that failed
+      // after it started (its worker died) is the 5xx it would have been had it failed earlier.
+      if (outcome.error) return sendError(res, outcome.error.status >= 500 ? outcome.error : ApiErrors.server());
       return sendJson(res, 200, outcome.response);
     }
     let started = false;
@@ -107,7 +118,7 @@ export class HttpApi {
 
   private async listModels(res: ServerResponse): Promise<void> {
     const { models } = await this.options.deps.backends.listModels().catch((err: unknown) => {
-      throw ApiErrors.unavailable(`The router is unavailable: ${err instanceof Error ? err.message : String(err)}`);
+      throw backendError('router', err);
     });
     sendJson(res, 200, {
       object: 'list',

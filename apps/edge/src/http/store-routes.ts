@@ -25,7 +25,7 @@ export async function handleStoreRoute(
   if (!match) return false;
   const [, id, inputItems] = match;
   if (!reader) throw ApiErrors.notFound('Response', id);
-  await reader.writer.inFlight(id);
+  await reader.writer.settled(id);
   if (req.method === 'GET' && !inputItems) {
     const record = await reader.store.get(id, principal.tenant);
     if (!record) throw ApiErrors.notFound('Response', id);
@@ -39,7 +39,7 @@ export async function handleStoreRoute(
     const record = await reader.store.get(id, principal.tenant);
     if (!record) throw ApiErrors.notFound('Response', id);
     const query = new URL(req.url ?? '/', 'http://x').searchParams;
-    const page = paginate((await reader.store.items(record, 0, record.inputLength)) as { id?: string }[], query);
+    const page = paginate(await reader.store.items(record, 0, record.inputLength), query);
     return json(res, 200, page);
   }
   return false;

@@ -18,6 +18,9 @@ class Recorder implements OutputSink {
   startFunctionCall(name: string) {
     this.ops.push(`call:${name}`);
   }
+  startCustomToolCall(name: string) {
+    this.ops.push(`custom:${name}`);
+  }
   delta(text: string) {
     this.text += text;
     const last = this.ops.at(-1);

@@ -2,10 +2,11 @@ import { safetyV1 } from '@fastloop/proto';
 
 /** What parsed output is written to: the TurnWriter, or an {@link OutputModerator} in front of it. */
 export interface OutputSink {
-  readonly currentKind: 'message' | 'reasoning' | 'function_call' | null;
+  readonly currentKind: 'message' | 'reasoning' | 'function_call' | 'custom_tool_call' | null;
   startMessage(): void;
   startReasoning(): void;
   startFunctionCall(name: string, namespace?: string): void;
+  startCustomToolCall(name: string, namespace?: string): void;
   delta(text: string): void;
   endItem(): void;
 }
@@ -71,6 +72,11 @@ export class OutputModerator implements OutputSink {
   startFunctionCall(name: string, namespace?: string): void {
     this.kind = 'function_call';
     this.push({ pos: this.received.length, run: (s) => s.startFunctionCall(name, namespace) });
+  }
+
+  startCustomToolCall(name: string, namespace?: string): void {
+    this.kind = 'custom_tool_call';
+    this.push({ pos: this.received.length, run: (s) => s.startCustomToolCall(name, namespace) });
   }
 
   delta(text: string): void {

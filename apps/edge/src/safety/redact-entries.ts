@@ -1,8 +1,7 @@
-import type { ConversationEntry } from '@fastloop/model-profiles';
 import { safetyV1 } from '@fastloop/proto';
 
 /** A span to mask in one item's scan text, `[start, end)` in UTF-16 code units. */
-interface Mask {
+export interface Mask {
   start: number;
   end: number;
   ruleId: string;
@@ -30,7 +29,7 @@ export function redactionMasks(findings: readonly safetyV1.Finding[], firstItem:
   return masks;
 }
 
-/** `text` with every masked span replaced by `[redacted <rule>]`. */
+/** `text` with every masked span (clipped to the text) replaced by `[redacted <rule>]`. */
 export function maskText(text: string, masks: readonly Mask[]): string {
   const sorted = [...masks].sort((a, b) => a.start - b.start);
   let out = '';
@@ -43,24 +42,4 @@ export function maskText(text: string, masks: readonly Mask[]): string {
     at = end;
   }
   return out + text.slice(at);
-}
-
-/**
- * The entry with its text masked. Safety's spans index the item's scan text, which is the entry's
- * text for messages, calls and call outputs; a reasoning entry's text is built differently, so it
- * is masked whole rather than at a guessed offset.
- */
-export function maskEntry(entry: ConversationEntry, masks: readonly Mask[]): ConversationEntry {
-  switch (entry.kind) {
-    case 'message':
-      return { ...entry, text: maskText(entry.text, masks) };
-    case 'function_call':
-      return { ...entry, arguments: maskText(entry.arguments, masks) };
-    case 'function_call_output':
-      return { ...entry, output: maskText(entry.output, masks) };
-    case 'reasoning':
-      return { ...entry, text: `[redacted ${masks[0]?.ruleId ?? 'content'}]` };
-    default:
-      return entry;
-  }
 }

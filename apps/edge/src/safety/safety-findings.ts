@@ -32,11 +32,14 @@ export function actionName(f: safetyV1.Finding): string {
   return ACTION_NAME[f.action] ?? 'unknown';
 }
 
-/** The 400 a blocked prompt gets: the first finding names kind and place, never the value. */
+/**
+ * The 400 a blocked prompt gets: the first finding names kind and place, never the value.
+ * `describe` names the place with its verb (`input item 3 was`, `the instructions were`).
+ */
 export function blockedError(res: safetyV1.ClassifyResponse, describe: (itemIndex: number) => string): ApiError {
   const f = res.findings[0];
   if (!f) return ApiErrors.contentBlocked();
-  return ApiErrors.contentBlocked(`Invalid prompt: ${describe(f.itemIndex)} was blocked (${f.ruleId}): ${f.message}`);
+  return ApiErrors.contentBlocked(`Invalid prompt: ${describe(f.itemIndex)} blocked (${f.ruleId}): ${f.message}`);
 }
 
 /** The findings of a verdict that ask to flag or redact. */

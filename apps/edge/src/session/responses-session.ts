@@ -5,6 +5,7 @@ import type { Transport } from '../edge-metrics';
 import type { ConversationState } from '../turn/conversation-state';
 import { runTurn, toApiError } from '../turn/run-turn';
 import type { TurnDeps } from '../turn/turn-deps';
+import { DEFAULT_EDGE_LIMITS } from '../turn/edge-limits';
 import type { ConnectionStateCache } from './state-cache';
 
 /** Loads a stored response's state for a continuation that missed the connection cache. */
@@ -51,7 +52,7 @@ export class ResponsesSession {
     } catch {
       return this.sendError(ApiErrors.invalidJson());
     }
-    const parsed = parseClientEvent(json);
+    const parsed = parseClientEvent(json, (this.options.deps.limits ?? DEFAULT_EDGE_LIMITS).request);
     if (parsed instanceof ApiError) return this.sendError(parsed);
     const { generate, ...body } = parsed as ResponseCreateRequest & { type: string; generate?: boolean };
     if (this.running && this.queue.length >= this.options.maxQueued) {

@@ -24,6 +24,10 @@ export interface StoredResponse {
 
 const RESPONSE_PREFIX = 'fastloop:resp:';
 const ITEMS_PREFIX = 'fastloop:items:';
+/** Per (tenant, item id): where the item lives (`itemsKey`, index), for `item_reference`. */
+const ITEM_REF_PREFIX = 'fastloop:itemref:';
+/** Per item list: the stored responses that use it, scored by how many of its items they cover. */
+const REFS_PREFIX = 'fastloop:items-refs:';
 
 /**
  * Appends new items to the chain's list only if it still ends where the parent's conversation
@@ -38,6 +42,34 @@ redis.call('EXPIRE', KEYS[1], ARGV[2])
 return len + #ARGV - 2`;
 
 /**
+ * Deletes a response and the content only it holds: its record, and the tail of its item list no
+ * remaining response covers (the whole list, and its reference set, when none remains).
+ * KEYS[1] response, KEYS[2] item list, KEYS[3] the list's references; ARGV[1] response id.
+ */
+const DELETE_RESPONSE = `
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
+local top = redis.call('ZREVRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+local keep = 0
+if #top > 0 then keep = tonumber(top[2]) end
+-- The item_reference pointers of the items that go, if they still point into this list.
+local into = '["' .. KEYS[2] .. '",'
+for _, raw in ipairs(redis.call('LRANGE', KEYS[2], keep, -1)) do
+  local ok, item = pcall(cjson.decode, raw)
+  if ok and type(item) == 'table' and type(item.id) == 'string' then
+    local ref = ARGV[2] .. item.id
+    local at = redis.call('GET', ref)
+    if at and string.sub(at, 1, #into) == into then redis.call('DEL', ref) end
+  end
+end
+if keep == 0 then
+  redis.call('DEL', KEYS[2], KEYS[3])
+else
+  redis.call('LTRIM', KEYS[2], 0, keep - 1)
+end
+return 1`;
+
+/**
  * Stored responses (`store: true`) in Redis with a TTL: one hash per response and one append-only
  * item list per conversation chain. Writes happen after the terminal event and never fail a turn:
  * errors are logged and counted.
@@ -48,6 +80,7 @@ export class ResponseStore {
     private readonly ttlSeconds: number,
   ) {
     redis.defineCommand('fastloopAppendIfTip', { numberOfKeys: 1, lua: APPEND_IF_TIP });
+    redis.defineCommand('fastloopDeleteResponse', { numberOfKeys: 3, lua: DELETE_RESPONSE });
   }
 
   /** Saves a finished response; items from `newItemsFrom` on are new since its parent. */
@@ -56,7 +89,9 @@ export class ResponseStore {
     let itemsKey = parent?.itemsKey ?? ITEMS_PREFIX + state.response.id;
     let from = parent ? newItemsFrom : 0;
     let expected = parent ? parent.itemsLength : 0;
-    const encoded = (start: number) => items.slice(start).map((item) => JSON.stringify(withId(item)));
+    const withIds = items.slice(from).map(withId);
+    // The new items' ids are minted once, so a branch's copy and the item pointers agree on them.
+    const encoded = (start: number) => [...items.slice(start, from).map(withId), ...withIds].map((item) => JSON.stringify(item));
     const append = (this.redis as unknown as { fastloopAppendIfTip(k: string, ...a: (string | number)[]): Promise<number> }).fastloopAppendIfTip.bind(this.redis);
     let result = await append(itemsKey, expected, this.ttlSeconds, ...encoded(from));
     if (result === -1) {
@@ -79,8 +114,31 @@ export class ResponseStore {
       workerPrefixLength: state.workerPrefixLength,
       sampled: [...state.sampled],
     };
-    await this.redis.set(RESPONSE_PREFIX + state.response.id, JSON.stringify(record), 'EX', this.ttlSeconds);
+    const refs = REFS_PREFIX + itemsKey;
+    const write = this.redis
+      .multi()
+      .zadd(refs, record.itemsLength, state.response.id)
+      .expire(refs, this.ttlSeconds)
+      .set(RESPONSE_PREFIX + state.response.id, JSON.stringify(record), 'EX', this.ttlSeconds);
+    // Only this turn's items get (or move) a pointer: O(new items) per save. A branch's copy of
+    // older items keeps the pointers to the parent's list, which holds the same items.
+    const firstNew = items.length - withIds.length;
+    withIds.forEach((item, i) => {
+      write.set(itemRefKey(state.tenant, item.id ?? ''), JSON.stringify([itemsKey, firstNew + i]), 'EX', this.ttlSeconds);
+    });
+    await write.exec();
     return record;
+  }
+
+  /** A stored item by id, if the caller's tenant stored it (for `item_reference`). */
+  async findItem(id: string, tenant: string): Promise<InputItem | undefined> {
+    const ref = await this.redis.get(itemRefKey(tenant, id)).catch(unavailable);
+    if (!ref) return undefined;
+    const [itemsKey, index] = JSON.parse(ref) as [string, number];
+    const raw = await this.redis.lindex(itemsKey, index).catch(unavailable);
+    if (!raw) return undefined;
+    const item = JSON.parse(raw) as InputItem;
+    return item.id === id ? item : undefined;
   }
 
   async get(id: string, tenant: string): Promise<StoredResponse | undefined> {
@@ -101,20 +159,30 @@ export class ResponseStore {
   async delete(id: string, tenant: string): Promise<boolean> {
     const record = await this.get(id, tenant);
     if (!record) return false;
-    await this.redis.del(RESPONSE_PREFIX + id).catch(unavailable);
+    const del = (this.redis as unknown as { fastloopDeleteResponse(...a: string[]): Promise<number> }).fastloopDeleteResponse.bind(this.redis);
+    await del(RESPONSE_PREFIX + id, record.itemsKey, REFS_PREFIX + record.itemsKey, id, itemRefPrefix(tenant)).catch(unavailable);
     return true;
   }
 }
 
 /** Reads that fail because Redis is away are a 503 for the client, never a hang or a 500. */
 function unavailable(err: unknown): never {
-  throw ApiErrors.unavailable(`The response store is unavailable: ${err instanceof Error ? err.message : String(err)}`);
+  // Never the Redis error's text: it names the server's address (`connect ECONNREFUSED 10.0.0.5:6379`).
+  throw Object.assign(ApiErrors.dependencyUnavailable('store'), { cause: err });
 }
 
 /** input_items lists every item with an id; items the client sent without one get one. */
 function withId(item: InputItem): InputItem {
-  const it = item as { id?: string; type?: string };
-  if (it.id) return item;
-  const prefix = it.type === 'function_call' ? 'fc' : it.type === 'reasoning' ? 'rs' : 'msg';
-  return { ...item, id: newId(prefix) } as InputItem;
+  if (item.id) return item;
+  const prefix = item.type === 'function_call' ? 'fc' : item.type === 'reasoning' ? 'rs' : item.type === 'custom_tool_call' ? 'ctc' : 'msg';
+  return { ...item, id: newId(prefix) };
+}
+
+/** The tenant's part of an item pointer's key; the raw id follows (the delete script builds keys the same way). */
+function itemRefPrefix(tenant: string): string {
+  return `${ITEM_REF_PREFIX}${Buffer.byteLength(tenant)}:${tenant}:`;
+}
+
+function itemRefKey(tenant: string, id: string): string {
+  return itemRefPrefix(tenant) + id;
 }

@@ -1,8 +1,8 @@
-import { getProfile } from '@fastloop/model-profiles';
+import { resolveProfile } from '@fastloop/model-profiles';
 import { toHeader } from '../turn/prepare-turn';
 import { AppendLog } from '../turn/append-log';
 import type { CallTarget, ConversationState } from '../turn/conversation-state';
-import { itemsToEntries } from '../turn/items-to-entries';
+import { itemsToEntries } from '../turn/item-conversion';
 import { renderConversation } from '../turn/render-conversation';
 import type { EntryRenderCache } from '../turn/entry-render-cache';
 import type { StateLoader } from '../session/responses-session';
@@ -22,14 +22,14 @@ export class StoredStateLoader implements StateLoader {
   ) {}
 
   async load(id: string, tenant: string): Promise<ConversationState | undefined> {
-    await this.writer.inFlight(id);
+    await this.writer.settled(id);
     const record = await this.store.get(id, tenant);
     if (!record) return undefined;
     const items = await this.store.items(record, 0, record.itemsLength);
     const calls = new Map<string, CallTarget>();
     const entries = itemsToEntries(items, calls);
-    const profile = getProfile(record.route.profile);
-    const header = toHeader(record.response as unknown as Parameters<typeof toHeader>[0]);
+    const profile = await resolveProfile(record.route.profile);
+    const header = toHeader(record.response);
     return {
       response: record.response,
       tenant,

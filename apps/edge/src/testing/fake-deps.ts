@@ -78,7 +78,7 @@ export class FakeBackends {
     return { models: [{ id: 'fake-model', ownedBy: 'test', created: 0, aliases: [], contextWindow: 131072 }] };
   }
 
-  async *generate(_address: string, req: inferenceV1.GenerateRequest): AsyncGenerator<inferenceV1.GenerateResponse> {
+  async *generate(_address: string, req: inferenceV1.GenerateRequest, signal?: AbortSignal): AsyncGenerator<inferenceV1.GenerateResponse> {
     this.generateCalls.push(req);
     const failure = this.failNextGenerate;
     this.failNextGenerate = undefined;
@@ -94,13 +94,29 @@ export class FakeBackends {
     if (req.parentSessionKey) this.sessions.delete(req.parentSessionKey);
     // Stream in uneven chunks, as a real worker does.
     // engine_elapsed_ms as a worker reports it: here 10 ms per chunk.
-    for (let i = 0; i < completion.length; i += 3) yield { event: { $case: 'chunk', value: { tokens: completion.slice(i, i + 3), engineElapsedMs: 10 * (i / 3 + 1) } } };
+    // The first chunk says what was prefilled, as a worker does.
+    for (let i = 0; i < completion.length; i += 3) {
+      // A caller that cancels sees a cancelled call, as from grpc-js.
+      await Promise.resolve();
+      if (signal?.aborted) throw new DomainError('cancelled', 'cancelled by the caller', 1);
+      const first = i === 0;
+      const value = { tokens: completion.slice(i, i + 3), engineElapsedMs: 10 * (i / 3 + 1), promptTokens: first ? prompt.length : 0, cachedTokens: first ? cached : 0 };
+      yield { event: { $case: 'chunk', value } };
+    }
     yield {
       event: {
         $case: 'done',
         value: { finishReason: inferenceV1.FinishReason.FINISH_REASON_STOP, promptTokens: prompt.length, cachedTokens: cached, completionTokens: completion.length, engineTtftMs: 0 },
       },
     };
+  }
+
+  /** Sessions the edge asked the worker to forget. */
+  readonly forgotten: inferenceV1.ForgetSessionRequest[] = [];
+
+  async forgetSession(_address: string, req: inferenceV1.ForgetSessionRequest): Promise<inferenceV1.ForgetSessionResponse> {
+    this.forgotten.push(req);
+    return { forgotten: this.sessions.delete(req.sessionKey) };
   }
 
   close(): void {}

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ConversationEntry, ModelProfile } from '@fastloop/model-profiles';
+import type { ConversationEntry, ModelProfile, RenderLimits } from '@fastloop/model-profiles';
 
 /**
  * A bounded, process-wide LRU of rendered entry tokens keyed by profile and entry content hash.
@@ -14,8 +14,9 @@ export class EntryRenderCache {
   /** @param maxEntries bound on cached entries (0 disables the cache). */
   constructor(private readonly maxEntries: number) {}
 
-  render(profile: ModelProfile, entry: ConversationEntry): readonly number[] {
-    if (this.maxEntries === 0) return profile.renderEntry(entry);
+  /** `limits` bound a miss's tokenization; a hit costs nothing and is returned whole (the caller counts it). */
+  render(profile: ModelProfile, entry: ConversationEntry, limits?: RenderLimits): readonly number[] {
+    if (this.maxEntries === 0) return profile.renderEntry(entry, limits);
     const key = profile.id + ':' + createHash('sha1').update(JSON.stringify(entry)).digest('base64url');
     const hit = this.map.get(key);
     if (hit) {
@@ -25,7 +26,7 @@ export class EntryRenderCache {
       return hit;
     }
     this.misses++;
-    const tokens = profile.renderEntry(entry);
+    const tokens = profile.renderEntry(entry, limits);
     this.map.set(key, tokens);
     if (this.map.size > this.maxEntries) this.map.delete(this.map.keys().next().value as string);
     return tokens;

@@ -1,18 +1,19 @@
-import { getProfile, type ConversationEntry, type ModelProfile, type RenderHeader, type ToolSpec } from '@fastloop/model-profiles';
+import { resolveProfile, type ConversationEntry, type FreeformFormat, type JsonSchema, type ModelProfile, type RenderHeader, type ToolSpec } from '@fastloop/model-profiles';
 import { safetyV1 } from '@fastloop/proto';
-import { ApiErrors, type InputItem, type ResponseCreateRequest } from '@fastloop/protocol';
+import { ApiError, ApiErrors, describeId, isKnownTool, type CustomTool, type InputItem, type NamespaceMember, type ResponseCreateRequest, type Tool } from '@fastloop/protocol';
+import { renderWithinLimits } from './render-within-limits';
 import { DomainError } from '@fastloop/service-kit';
 import { AppendLog, type LogView } from './append-log';
 import type { CallTarget, ConversationState, RouteDecision } from './conversation-state';
-import { itemsToEntries, contentText } from './items-to-entries';
-import { extendConversation, renderConversation, type RenderedConversation } from './render-conversation';
+import { itemsToEntries, itemsToScans, LOCAL_SHELL_TOOL } from './item-conversion';
+import type { RenderedConversation } from './render-conversation';
 import type { TurnDeps, TurnRequest } from './turn-deps';
 import { RouteCache } from './route-cache';
 import type { StageTimer } from '../edge-metrics';
 import { headerSafetyItems } from '../safety/header-items';
 import { HeaderVerdicts } from '../safety/header-verdicts';
 import { blockedError, noticed, type NoticedFinding } from '../safety/safety-findings';
-import { maskEntry, redactionMasks } from '../safety/redact-entries';
+import { redactionMasks } from '../safety/redact-entries';
 
 /** A turn with everything done but inference: what the stream step and the cache need. */
 export interface PreparedTurn {
@@ -47,7 +48,9 @@ export interface PreparedTurn {
  */
 export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: StageTimer): Promise<PreparedTurn> {
   const { body, previous } = req;
-  const newItems = resolveReferences(normalizeInput(body.input), previous);
+  const input = normalizeInput(body.input);
+  // Only a turn that has references pays for the (possibly remote) lookup, and its microtask.
+  const newItems = input.some((i) => i.type === 'item_reference') ? await resolveReferences(deps, req, input) : input;
   const items = previous ? previous.items.append(newItems) : AppendLog.from(newItems);
   const inputStart = previous ? previous.items.length : 0;
   const calls = previous ? (previous.calls as Map<string, CallTarget>) : new Map<string, CallTarget>();
@@ -55,6 +58,7 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
   timer.mark('validate', req.validateMs);
   timer.record('load', req.loadMs);
 
+  const header = toHeader(body);
   let verdict: Promise<SafetyResult> | undefined;
   const safety = () => {
     if (!verdict) {
@@ -69,23 +73,13 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
   const route = await routeTurn(deps, req);
   timer.mark('route');
 
-  const profile = getProfile(route.profile);
-  const header = toHeader(body);
-  const render = (added: ConversationEntry[]) => {
-    const all = previous ? previous.entries.append(added) : AppendLog.from(added);
-    // Another model's profile (tokenizer, chat format) shares nothing: render the whole conversation.
-    const tokens = previous && previous.route.profile === route.profile
-      ? extendConversation(profile, previous.rendered, header, added)
-      : renderConversation(profile, header, all, deps.renderCache);
-    return { entries: all, rendered: tokens };
-  };
-  const { entries, rendered } = render(newEntries);
-  const promptLength = rendered.tokens.length + profile.renderGenerationPrompt().length;
-  if (promptLength >= route.contextWindow) {
-    throw ApiErrors.contextLengthExceeded(
-      `Your input exceeds the context window of this model (${promptLength} tokens, limit ${route.contextWindow}). Please adjust your input and try again.`,
-    );
-  }
+  const profile = await resolveProfile(route.profile);
+  // Another model's profile (tokenizer, chat format) shares nothing: render the whole conversation.
+  const extend = previous && previous.route.profile === route.profile ? previous.rendered : undefined;
+  const render = (all: LogView<ConversationEntry>, added: readonly ConversationEntry[], from: RenderedConversation | undefined) =>
+    renderWithinLimits(deps, { profile, header, body, entries: all, newEntries: added, extend: from, contextWindow: route.contextWindow });
+  const entries = previous ? previous.entries.append(newEntries) : AppendLog.from(newEntries);
+  const rendered = render(entries, newEntries, extend);
   timer.mark('render');
 
   const prepared: PreparedTurn = {
@@ -101,13 +95,15 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
     redact: (findings) => {
       if (!previous?.unmasked) {
         const masked = maskedEntries(newItems, calls, inputStart, findings);
-        return masked && { ...prepared, ...render(masked), redacted: true };
+        if (!masked) return undefined;
+        const all = previous ? previous.entries.append(masked) : AppendLog.from(masked);
+        return { ...prepared, entries: all, rendered: render(all, masked, extend), redacted: true };
       }
       // A reloaded redacted conversation: mask every item and render it all again.
       const masked = maskedEntries(items.slice(), new Map(), 0, findings);
       if (!masked) return undefined;
       const all = AppendLog.from(masked);
-      return { ...prepared, entries: all, rendered: renderConversation(profile, header, all, deps.renderCache), redacted: true };
+      return { ...prepared, entries: all, rendered: render(all, masked, undefined), redacted: true };
     },
   };
   return prepared;
@@ -117,30 +113,34 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
 function maskedEntries(newItems: readonly InputItem[], calls: Map<string, CallTarget>, inputStart: number, findings: readonly safetyV1.Finding[]): ConversationEntry[] | undefined {
   const masks = redactionMasks(findings, inputStart, inputStart + newItems.length);
   if (masks.size === 0) return undefined;
-  // Item by item, to know which entry an item became (items the format does not render have none).
-  return newItems.flatMap((item, i) => itemsToEntries([item], calls, inputStart + i).map((e) => {
-    const m = masks.get(inputStart + i);
-    return m ? maskEntry(e, m) : e;
-  }));
+  return itemsToEntries(newItems, calls, inputStart, masks);
 }
 
 /** `input` as items: a string is one user message. */
 function normalizeInput(input: ResponseCreateRequest['input']): InputItem[] {
   if (input === undefined) return [];
-  if (typeof input === 'string') return [{ type: 'message', role: 'user', content: input } as InputItem];
-  return input as InputItem[];
+  if (typeof input === 'string') return [{ type: 'message', role: 'user', content: input }];
+  return input;
 }
 
-/** Replaces `item_reference` items with the referenced item from this conversation. */
-function resolveReferences(items: InputItem[], previous: ConversationState | undefined): InputItem[] {
-  if (!items.some((i) => (i as { type?: string }).type === 'item_reference')) return items;
-  return items.map((item, index) => {
-    const ref = item as { type?: string; id?: string };
-    if (ref.type !== 'item_reference') return item;
-    const found = previous && [...previous.items].find((i) => (i as { id?: string }).id === ref.id);
-    if (!found) throw ApiErrors.invalidRequest(`Item with id '${ref.id}' not found.`, `input[${index}].id`);
-    return found;
-  });
+/**
+ * Replaces `item_reference` items with the items they name: from this connection's conversation
+ * first, then (HTTP, or an id from another chain) from the caller's tenant's stored items.
+ */
+async function resolveReferences(deps: TurnDeps, req: TurnRequest, items: InputItem[]): Promise<InputItem[]> {
+  const local = new Map<string, InputItem>();
+  if (req.previous) for (const item of req.previous.items) if (item.id !== undefined) local.set(item.id, item);
+  const resolved: InputItem[] = [];
+  for (const [index, item] of items.entries()) {
+    if (item.type !== 'item_reference' || item.id === undefined) {
+      resolved.push(item);
+      continue;
+    }
+    const found = local.get(item.id) ?? (await deps.items?.find(item.id, req.principal.tenant));
+    if (!found) throw ApiErrors.invalidRequest(`Item with ${describeId(item.id)} not found.`, `input[${index}].id`);
+    resolved.push(found);
+  }
+  return resolved;
 }
 
 async function routeTurn(deps: TurnDeps, req: TurnRequest): Promise<RouteDecision> {
@@ -191,8 +191,9 @@ export interface SafetyResult {
 }
 
 /**
- * Classifies the items safety has not seen, carrying its state, and the request header (once per
- * distinct header); blocks with an API error.
+ * Classifies the items safety has not seen, carrying its state, and the request header
+ * (instructions and tool definitions, which the model reads too; once per distinct header);
+ * blocks with an API error.
  */
 async function classify(deps: TurnDeps, req: TurnRequest, items: LogView<InputItem>): Promise<SafetyResult> {
   const header = classifyHeader(deps, req);
@@ -200,7 +201,7 @@ async function classify(deps: TurnDeps, req: TurnRequest, items: LogView<InputIt
   const prev = req.previous;
   let from = prev ? prev.safetyItems : 0;
   let state = prev ? prev.safetyState : Buffer.alloc(0);
-  const request = (fromItem: number) => ({ state, items: toSafetyItems(items.slice(fromItem)), tenant: req.principal.tenant, model: req.body.model });
+  const request = (fromItem: number) => ({ state, items: itemsToScans(items.slice(fromItem)), tenant: req.principal.tenant, model: req.body.model });
   let res: safetyV1.ClassifyResponse;
   try {
     res = await deps.backends.classify(request(from), req.signal);
@@ -213,7 +214,7 @@ async function classify(deps: TurnDeps, req: TurnRequest, items: LogView<InputIt
       throw backendError('safety', e);
     });
   }
-  if (res.verdict === safetyV1.Verdict.VERDICT_BLOCK) throw blockedError(res, (i) => `input item ${i}`);
+  if (res.verdict === safetyV1.Verdict.VERDICT_BLOCK) throw blockedError(res, (i) => `input item ${i} was`);
   const headerNoticed = await header;
   return { state: res.state, itemsSeen: res.itemsSeen, noticed: [...headerNoticed, ...noticed(res, 'input')] };
 }
@@ -230,58 +231,107 @@ async function classifyHeader(deps: TurnDeps, req: TurnRequest): Promise<Noticed
       throw backendError('safety', e);
     });
   if (res.verdict === safetyV1.Verdict.VERDICT_BLOCK) {
-    throw blockedError(res, (i) => (items[i]?.itemType === 'instructions' ? 'the instructions' : `tool definition ${i - (items[0].itemType === 'instructions' ? 1 : 0)}`));
+    throw blockedError(res, (i) => (items[i]?.itemType === 'instructions' ? 'the instructions were' : `tool definition ${i - (items[0].itemType === 'instructions' ? 1 : 0)} was`));
   }
   return noticed(res, 'header');
 }
 
-function toSafetyItems(items: readonly InputItem[]): safetyV1.SafetyItem[] {
-  return items.map((item) => {
-    const it = item as Record<string, unknown> & { type?: string };
-    const type = it.type ?? 'message';
-    let text = '';
-    if (type === 'message') text = contentText(it.content);
-    else if (type === 'function_call') text = String(it.arguments ?? '');
-    else if (type === 'function_call_output') text = contentText(it.output);
-    else if (type === 'reasoning') text = contentText(it.summary) + contentText(it.content);
-    return { itemType: type, role: typeof it.role === 'string' ? it.role : '', text };
-  });
+/** What a header renders from: a request body, or the Response object a stored conversation kept. */
+export interface HeaderSource {
+  tools?: readonly Tool[];
+  tool_choice?: ResponseCreateRequest['tool_choice'];
+  instructions?: string | null;
+  reasoning?: { effort?: string | null } | null;
+  text?: { format?: { type?: string; name?: string; schema?: unknown } } | null;
 }
 
-/** The chat-format header of a request: instructions, function tools (incl. namespaces), effort. */
-export function toHeader(body: ResponseCreateRequest): RenderHeader {
-  const tools: ToolSpec[] = [];
+/**
+ * The chat-format header of a request: instructions, the tools the model can call (functions,
+ * namespaces, custom tools, local_shell) and the effort. Hosted tools are carried, not offered.
+ */
+export function toHeader(body: HeaderSource): RenderHeader {
   // tool_choice "none": the model is not shown the tools, so it cannot call them.
-  const offered = body.tool_choice === 'none' ? [] : ((body.tools ?? []) as Record<string, unknown>[]);
-  for (const tool of offered) {
-    if (tool.type === 'function') tools.push(functionSpec(tool));
-    if (tool.type === 'namespace') {
-      for (const inner of (tool.tools ?? []) as Record<string, unknown>[]) {
-        if (inner.type === undefined || inner.type === 'function') {
-          tools.push({ ...functionSpec(inner), namespace: tool.name as string, namespaceDescription: tool.description as string | undefined });
-        }
-      }
-    }
-  }
-  const effort = (body.reasoning as { effort?: string } | undefined)?.effort;
-  return {
+  const offered = body.tool_choice === 'none' ? [] : (body.tools ?? []);
+  const tools = offered.flatMap(toolSpecs);
+  const effort = body.reasoning?.effort;
+  const header: RenderHeader = {
     instructions: body.instructions ?? undefined,
     tools,
     reasoningEffort: effort === 'low' || effort === 'medium' || effort === 'high' ? effort : undefined,
   };
+  // Formats that carry them (chat-template profiles) let the engine enforce these with a grammar.
+  const choice = body.tool_choice as unknown;
+  if (tools.length > 0 && choice === 'required') header.toolChoice = 'required';
+  else if (tools.length > 0 && isNamedFunction(choice)) header.toolChoice = { name: choice.name };
+  const format = body.text?.format;
+  if (format?.type === 'json_schema' && typeof format.name === 'string' && typeof format.schema === 'object' && format.schema !== null) {
+    header.responseFormat = { name: format.name, schema: format.schema as JsonSchema };
+  }
+  return header;
 }
 
-function functionSpec(tool: Record<string, unknown>): ToolSpec {
-  const spec: ToolSpec = { name: tool.name as string };
-  if (typeof tool.description === 'string') spec.description = tool.description;
-  if (tool.parameters && typeof tool.parameters === 'object') spec.parameters = tool.parameters as ToolSpec['parameters'];
-  return spec;
+function isNamedFunction(choice: unknown): choice is { type: 'function'; name: string } {
+  return typeof choice === 'object' && choice !== null && (choice as { type?: unknown }).type === 'function' && typeof (choice as { name?: unknown }).name === 'string';
 }
 
-/** A backend failure as the client sees it: 503 when retryable, else 500. */
-export function backendError(service: string, err: unknown) {
-  if (err instanceof Error && err.name === 'ApiError') return err;
+/** The tool specs of one wire tool: none for hosted tools the model cannot call. */
+function toolSpecs(tool: Tool | NamespaceMember): ToolSpec[] {
+  if (!isKnownTool(tool)) return [];
+  switch (tool.type) {
+    case 'function':
+      return [withoutUndefined({ name: tool.name, description: tool.description, parameters: tool.parameters })];
+    case 'custom':
+      return [withoutUndefined({ name: tool.name, description: tool.description, freeform: freeformOf(tool.format) })];
+    case 'local_shell':
+      return [LOCAL_SHELL_SPEC];
+    case 'namespace':
+      return tool.tools.flatMap(toolSpecs).map((spec) => withoutUndefined({ ...spec, namespace: tool.name, namespaceDescription: tool.description }));
+    default:
+      return unreachableTool(tool);
+  }
+}
+
+function freeformOf(format: CustomTool['format']): FreeformFormat {
+  if (format?.type === 'grammar' && 'definition' in format && typeof format.definition === 'string' && typeof format.syntax === 'string') {
+    return { type: 'grammar', syntax: format.syntax, definition: format.definition };
+  }
+  return { type: 'text' };
+}
+
+function unreachableTool(tool: never): never {
+  throw new Error(`Unhandled tool: ${JSON.stringify(tool)}`);
+}
+
+/** The `local_shell` tool as the model sees it: the fields of a `local_shell_call` action. */
+const LOCAL_SHELL_SPEC: ToolSpec = {
+  name: LOCAL_SHELL_TOOL,
+  description: 'Runs a command on the user\'s machine and returns its output.',
+  parameters: {
+    type: 'object',
+    properties: {
+      command: { type: 'array', items: { type: 'string' }, description: 'The command and its arguments (argv).' },
+      working_directory: { type: 'string' },
+      timeout_ms: { type: 'number' },
+      env: { type: 'object', properties: {} },
+    },
+    required: ['command'],
+  },
+};
+
+/** Drops undefined-valued keys: the header key hashes the specs' JSON, and equal tools must compare equal. */
+function withoutUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
+
+/**
+ * A backend failure as the client sees it: a 503 whose code names the dependency
+ * (`safety_unavailable`, `router_unavailable`, `inference_unavailable`) when retrying may help,
+ * else a plain 500. Never the peer's message: it carries addresses and transport errors
+ * (`connect ECONNREFUSED 10.0.3.7:50051`). The original error stays as `cause`, for the logs.
+ */
+export function backendError(service: 'safety' | 'router' | 'inference', err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
   const e = err instanceof DomainError ? err : undefined;
-  const message = `The ${service} service failed: ${e?.message ?? String(err)}`;
-  return e?.retryable ? ApiErrors.unavailable(message) : ApiErrors.server(message);
+  const apiErr = e?.retryable ? ApiErrors.dependencyUnavailable(service) : ApiErrors.server();
+  return new ApiError({ status: apiErr.status, type: apiErr.type, code: apiErr.code, message: apiErr.message, cause: err });
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { ConversationEntry, ModelProfile, RenderHeader } from '@fastloop/model-profiles';
+import { TokenBudgetExceededError } from '@fastloop/model-profiles';
+import type { ConversationEntry, ModelProfile, RenderHeader, RenderLimits } from '@fastloop/model-profiles';
 import { AppendLog, type LogView } from './append-log';
 import { TokenLog, type TokenView } from './token-log';
 import type { EntryRenderCache } from './entry-render-cache';
@@ -20,7 +21,7 @@ export interface RenderedConversation {
 /** A stable key of everything the header renders from. */
 export function headerKeyOf(header: RenderHeader): string {
   return createHash('sha1')
-    .update(JSON.stringify([header.instructions ?? null, header.reasoningEffort ?? null, header.tools]))
+    .update(JSON.stringify([header.instructions ?? null, header.reasoningEffort ?? null, header.tools, header.toolChoice ?? null, header.responseFormat ?? null]))
     .digest('base64url');
 }
 
@@ -30,7 +31,14 @@ export function headerKeyOf(header: RenderHeader): string {
  * times cheaper than serializing and hashing them again.
  */
 export function sameHeader(a: RenderHeader, b: RenderHeader): boolean {
-  return a === b || (a.instructions === b.instructions && a.reasoningEffort === b.reasoningEffort && jsonEqual(a.tools, b.tools));
+  return (
+    a === b ||
+    (a.instructions === b.instructions &&
+      a.reasoningEffort === b.reasoningEffort &&
+      jsonEqual(a.tools, b.tools) &&
+      jsonEqual(a.toolChoice, b.toolChoice) &&
+      jsonEqual(a.responseFormat, b.responseFormat))
+  );
 }
 
 /**
@@ -61,20 +69,27 @@ function definedKeys(o: Record<string, unknown>): string[] {
   return keys.every((k) => o[k] !== undefined) ? keys : keys.filter((k) => o[k] !== undefined);
 }
 
-/** Renders a whole conversation (the stateless path). Entry tokens come from `cache` when given. */
+/**
+ * Renders a whole conversation (the stateless path). Entry tokens come from `cache` when given.
+ * `limits.maxTokens` bounds the whole rendering: tokenizing stops (`TokenBudgetExceededError`) as
+ * soon as the conversation is known not to fit, so an oversized input costs at most the budget.
+ */
 export function renderConversation(
   profile: ModelProfile,
   header: RenderHeader,
   entries: Iterable<ConversationEntry>,
   cache?: EntryRenderCache,
+  limits: RenderLimits = {},
 ): RenderedConversation {
-  const headerTokens = profile.renderHeader(header);
+  const headerTokens = profile.renderHeader(header, limits);
   const out: number[] = headerTokens.slice();
   const ends: number[] = [];
   for (const entry of entries) {
-    const t = cache ? cache.render(profile, entry) : profile.renderEntry(entry);
+    const entryLimits = remaining(limits, out.length);
+    const t = cache ? cache.render(profile, entry, entryLimits) : profile.renderEntry(entry, entryLimits);
     for (let i = 0; i < t.length; i++) out.push(t[i]);
     ends.push(out.length);
+    if (limits.maxTokens !== undefined && out.length > limits.maxTokens) throw new TokenBudgetExceededError(limits.maxTokens);
   }
   return { header, headerKey: headerKeyOf(header), headerLength: headerTokens.length, tokens: TokenLog.from(out), entryEnds: AppendLog.from(ends) };
 }
@@ -89,32 +104,40 @@ export function extendConversation(
   prev: RenderedConversation,
   header: RenderHeader,
   newEntries: readonly ConversationEntry[],
+  limits: RenderLimits = {},
 ): RenderedConversation {
   let base = prev;
   const headerKey = sameHeader(prev.header, header) ? prev.headerKey : headerKeyOf(header);
   if (headerKey !== prev.headerKey) {
-    const headerTokens = profile.renderHeader(header);
+    const headerTokens = profile.renderHeader(header, remaining(limits, prev.tokens.length - prev.headerLength));
     const entryTokens = prev.tokens.slice(prev.headerLength);
     const tokens = TokenLog.from(concat(headerTokens, entryTokens));
     const shift = headerTokens.length - prev.headerLength;
     base = { header, headerKey, headerLength: headerTokens.length, tokens, entryEnds: AppendLog.from(prev.entryEnds.slice().map((e) => e + shift)) };
   }
-  return appendEntries(profile, base, newEntries);
+  return appendEntries(profile, base, newEntries, limits);
 }
 
 /** Appends entries to a rendering whose header stays as it is: O(new entries). */
-export function appendEntries(profile: ModelProfile, base: RenderedConversation, newEntries: readonly ConversationEntry[]): RenderedConversation {
+export function appendEntries(profile: ModelProfile, base: RenderedConversation, newEntries: readonly ConversationEntry[], limits: RenderLimits = {}): RenderedConversation {
   if (newEntries.length === 0) return base;
   const added: number[] = [];
   const ends: number[] = [];
   let offset = base.tokens.length;
   for (const entry of newEntries) {
-    const t = profile.renderEntry(entry);
+    const t = profile.renderEntry(entry, remaining(limits, offset));
     for (let i = 0; i < t.length; i++) added.push(t[i]);
     offset += t.length;
     ends.push(offset);
   }
   return { header: base.header, headerKey: base.headerKey, headerLength: base.headerLength, tokens: base.tokens.append(added), entryEnds: base.entryEnds.append(ends) };
+}
+
+/** `limits` with the token budget reduced by the `used` tokens before the next rendering. */
+function remaining(limits: RenderLimits, used: number): RenderLimits {
+  if (limits.maxTokens === undefined) return limits;
+  if (used > limits.maxTokens) throw new TokenBudgetExceededError(limits.maxTokens);
+  return { ...limits, maxTokens: limits.maxTokens - used };
 }
 
 function concat(a: readonly number[], b: Uint32Array): Uint32Array {

@@ -9,12 +9,13 @@ import { approxBytes } from './conversation-state';
 import { planGenerate, type GeneratePlan } from './generate-plan';
 import { backendError, prepareTurn, routeFresh, type PreparedTurn, type SafetyResult } from './prepare-turn';
 import { appendEntries } from './render-conversation';
-import { itemsToEntries } from './items-to-entries';
+import { itemsToEntries } from './item-conversion';
 import type { TurnDeps, TurnRequest } from './turn-deps';
 import { TurnWriter } from './turn-writer';
 import { recordNoticed } from '../safety/safety-findings';
 import { finishModeration, moderatorFor } from '../safety/moderate-turn';
 import type { OutputSink } from '../safety/output-moderator';
+import { cacheSaltOf } from './cache-salt';
 
 /** The result of a turn that got as far as `response.created`. */
 export interface TurnOutcome {
@@ -22,6 +23,8 @@ export interface TurnOutcome {
   response: TurnWriter['response'];
   /** State a continuation can chain from; absent when the turn failed. */
   state?: ConversationState;
+  /** Why the turn failed after `response.created` (the response's status is then `failed`). */
+  error?: ApiError;
 }
 
 /**
@@ -32,7 +35,10 @@ export interface TurnOutcome {
 export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: (event: ResponseStreamEvent) => void): Promise<TurnOutcome> {
   const timer = new StageTimer(deps.metrics, req.transport, req.previous !== undefined);
   const prepared = await prepareTurn(deps, req, timer);
-  const writer = new TurnWriter(req.body, { id: newId('resp'), model: prepared.route.model, previousResponseId: req.previous?.response.id }, emit);
+  // Decided before response.created, so every event and the final object say whether it is stored.
+  const storing = req.body.store !== false && deps.store !== undefined && deps.store.accepting?.() !== false;
+  const body = storing || req.body.store === false ? req.body : { ...req.body, store: false };
+  const writer = new TurnWriter(body, { id: newId('resp'), model: prepared.route.model, previousResponseId: req.previous?.response.id }, emit);
   let verdict: SafetyResult | undefined;
   // The turn as the model reads it: `prepared`, or a copy with redacted spans masked.
   let turn = prepared;
@@ -47,13 +53,13 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: (event: Re
     writer.created();
     return turn;
   };
-  let sampled: number[] = [];
-  let usage: Usage = zeroUsage(prepared.rendered.tokens.length + prepared.profile.renderGenerationPrompt().length);
+  const meter = newMeter(prepared.rendered.tokens.length + prepared.profile.renderGenerationPrompt().length);
+  let usage: Usage = meterUsage(meter);
   let plan: GeneratePlan | undefined;
   let route = prepared.route;
   try {
     if (req.generate) {
-      ({ sampled, usage, plan, route } = await streamTokens(deps, req, prepared, writer, timer, open));
+      ({ usage, plan, route } = await streamTokens(deps, req, prepared, writer, timer, open, meter));
     } else {
       // generate: false primes the connection cache only; nothing is sampled or prefilled.
       await open();
@@ -64,20 +70,48 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: (event: Re
     if (!verdict) throw err; // before response.created: the transport answers with an error
     const apiErr = toApiError(err);
     req.logger.warn({ err, code: apiErr.code }, 'turn failed after response.created');
+    // Billed for what was prefilled and generated before the failure (a client that disconnects
+    // just before the end pays for the tokens it cost).
     writer.failed(apiErr);
     deps.metrics.turns.inc({ transport: req.transport, cached: String(!!req.previous), status: 'failed' });
-    afterTerminal(deps, req, writer, undefined, usage, timer);
-    return { response: writer.response };
+    afterTerminal(deps, req, writer, undefined, meterUsage(meter), timer, false);
+    return { response: writer.response, error: apiErr };
   }
   timer.mark('stream');
-  const state = buildState(req, turn, verdict!, writer, route, plan, sampled);
   deps.metrics.turns.inc({ transport: req.transport, cached: String(!!req.previous), status: writer.response.status });
-  afterTerminal(deps, req, writer, state, usage, timer);
+  // Post-terminal work runs whatever one step throws: a state that cannot be built (so cannot be
+  // continued from the connection cache) is still billed and still stored.
+  let state: ConversationState | undefined;
+  let stored: ConversationState | undefined;
+  try {
+    state = buildState(req, turn, verdict!, writer, route, plan, meter.sampled);
+    stored = state;
+  } catch (err) {
+    req.logger.error({ err }, 'building the continuation state failed; the response is stored without it');
+    stored = storeOnlyState(req, turn, verdict!, writer, route);
+  }
+  afterTerminal(deps, req, writer, stored, usage, timer, storing);
   return { response: writer.response, state };
 }
 
-interface StreamResult {
+/** What a turn has cost so far, kept up to date while it streams (billed even if it fails). */
+interface UsageMeter {
   sampled: number[];
+  reasoningTokens: number;
+  /** The prompt's length; the worker's own count once its first chunk says so. */
+  promptTokens: number;
+  cachedTokens: number;
+}
+
+function newMeter(promptTokens: number): UsageMeter {
+  return { sampled: [], reasoningTokens: 0, promptTokens, cachedTokens: 0 };
+}
+
+function meterUsage(m: UsageMeter): Usage {
+  return createUsage({ inputTokens: m.promptTokens, cachedTokens: m.cachedTokens, outputTokens: m.sampled.length, reasoningTokens: m.reasoningTokens });
+}
+
+interface StreamResult {
   usage: Usage;
   plan: GeneratePlan;
   route: RouteDecision;
@@ -96,17 +130,17 @@ async function streamTokens(
   writer: TurnWriter,
   timer: StageTimer,
   open: () => Promise<PreparedTurn>,
+  meter: UsageMeter,
 ): Promise<StreamResult> {
   const gen = prepared.profile.renderGenerationPrompt();
   let route = prepared.route;
   let plan = planGenerate(writer.response.id, prepared.rendered, gen, req.previous, route.workerId);
-  const parser = prepared.profile.createOutputParser();
+  const parser = prepared.profile.createOutputParser(prepared.rendered.header.tools);
   // Output moderation stops generation through this when the output is blocked.
   const stopped = new AbortController();
   const moderator = moderatorFor(deps, req, writer, () => stopped.abort());
   const sink: OutputSink = moderator ?? writer;
-  const sampled: number[] = [];
-  let reasoningTokens = 0;
+  const sampled = meter.sampled;
   let done: inferenceV1.GenerateDone | undefined;
   let opened = false;
   let itemOpened = false;
@@ -130,6 +164,9 @@ async function streamTokens(
       if (!opened) {
         const judged = await open().catch((err: unknown) => {
           call.abort();
+          // The worker may have finished (and kept the prompt) before the verdict: a blocked
+          // prompt must not stay reusable, so it drops what this call left.
+          forgetSession(deps, req, route, plan);
           throw err;
         });
         opened = true;
@@ -148,8 +185,12 @@ async function streamTokens(
         if (event?.$case === 'chunk') {
           if (sampled.length === 0) timer.mark('ttft');
           const tokens = event.value.tokens;
+          if (event.value.promptTokens > 0) {
+            meter.promptTokens = event.value.promptTokens;
+            meter.cachedTokens = event.value.cachedTokens;
+          }
           for (const t of tokens) sampled.push(t);
-          if (sink.currentKind === 'reasoning') reasoningTokens += tokens.length;
+          if (sink.currentKind === 'reasoning') meter.reasoningTokens += tokens.length;
           if (applyParseEvents(sink, parser.push(tokens)) && !itemOpened) {
             itemOpened = true;
             recordFirstItem(deps, req, timer, event.value.engineElapsedMs);
@@ -179,15 +220,22 @@ async function streamTokens(
   }
   if (!stopped.signal.aborted) applyParseEvents(sink, parser.finish());
   if (moderator && !(await finishModeration(deps, req, writer, moderator))) {
-    const usage = createUsage({ inputTokens: plan.promptLength, outputTokens: sampled.length, reasoningTokens });
+    const usage = meterUsage(meter);
     writer.incomplete(usage, 'content_filter');
-    return { sampled, usage, plan, route };
+    return { usage, plan, route };
   }
   if (!done) throw new DomainError('inference_incomplete', 'the inference stream ended without a result', GrpcStatus.UNAVAILABLE, true);
-  const usage = createUsage({ inputTokens: done.promptTokens, cachedTokens: done.cachedTokens, outputTokens: done.completionTokens, reasoningTokens });
+  const usage = createUsage({ inputTokens: done.promptTokens, cachedTokens: done.cachedTokens, outputTokens: done.completionTokens, reasoningTokens: meter.reasoningTokens });
   if (done.finishReason === inferenceV1.FinishReason.FINISH_REASON_LENGTH) writer.incomplete(usage, 'max_output_tokens');
   else writer.completed(usage);
-  return { sampled, usage, plan, route };
+  return { usage, plan, route };
+}
+
+/** ForgetSession for a call whose prompt must not stay on the worker; failures are only logged. */
+function forgetSession(deps: TurnDeps, req: TurnRequest, route: RouteDecision, plan: GeneratePlan): void {
+  deps.backends
+    .forgetSession(route.workerAddress, { sessionKey: plan.sessionKey, cacheSalt: cacheSaltOf(req.principal.tenant) })
+    .catch((err: unknown) => req.logger.warn({ err, workerId: route.workerId }, 'could not make the worker forget a blocked prompt'));
 }
 
 /**
@@ -211,6 +259,7 @@ function toGenerateRequest(req: TurnRequest, route: RouteDecision, plan: Generat
   return {
     sessionKey: plan.sessionKey,
     parentSessionKey: plan.parentSessionKey,
+    cacheSalt: cacheSaltOf(req.principal.tenant),
     prefixLen: plan.prefixLength,
     tokens: Array.from(plan.tokens),
     model: route.engineModel,
@@ -228,9 +277,20 @@ function applyParseEvents(writer: OutputSink, events: readonly ParseEvent[]): bo
     else if (ev.type === 'item_end') writer.endItem();
     else {
       opened = true;
-      if (ev.item.kind === 'function_call') writer.startFunctionCall(ev.item.name, ev.item.namespace);
-      else if (ev.item.kind === 'reasoning') writer.startReasoning();
-      else writer.startMessage();
+      switch (ev.item.kind) {
+        case 'function_call':
+          writer.startFunctionCall(ev.item.name, ev.item.namespace);
+          break;
+        case 'custom_tool_call':
+          writer.startCustomToolCall(ev.item.name, ev.item.namespace);
+          break;
+        case 'reasoning':
+          writer.startReasoning();
+          break;
+        case 'message':
+          writer.startMessage();
+          break;
+      }
     }
   }
   return opened;
@@ -238,11 +298,11 @@ function applyParseEvents(writer: OutputSink, events: readonly ParseEvent[]): bo
 
 /** The state a continuation chains from: this turn's items plus the output, rendered. */
 function buildState(req: TurnRequest, prepared: PreparedTurn, safety: SafetyResult, writer: TurnWriter, route: RouteDecision, plan: GeneratePlan | undefined, sampled: number[]): ConversationState {
-  const output = writer.response.output as OutputItem[];
+  const output: readonly InputItem[] = writer.response.output;
   // The same conversion as for input items: a state rebuilt from the store renders identically.
-  const outputEntries = itemsToEntries(output as unknown as InputItem[], prepared.calls);
+  const outputEntries = itemsToEntries(output, prepared.calls);
   const rendered = appendEntries(prepared.profile, prepared.rendered, outputEntries);
-  const newItems = output as unknown as InputItem[];
+  const newItems = output;
   return {
     response: writer.response,
     tenant: req.principal.tenant,
@@ -261,26 +321,69 @@ function buildState(req: TurnRequest, prepared: PreparedTurn, safety: SafetyResu
   };
 }
 
-/** Usage enqueue and store write: after the terminal event went out, never on the turn's path. */
-function afterTerminal(deps: TurnDeps, req: TurnRequest, writer: TurnWriter, state: ConversationState | undefined, usage: Usage, timer: StageTimer): void {
+/**
+ * Usage enqueue and store write: after the terminal event went out, never on the turn's path.
+ * Each step is guarded on its own, so a failure in one never skips the other.
+ */
+function afterTerminal(
+  deps: TurnDeps,
+  req: TurnRequest,
+  writer: TurnWriter,
+  state: ConversationState | undefined,
+  usage: Usage,
+  timer: StageTimer,
+  storing: boolean,
+): void {
   setImmediate(() => {
     const start = performance.now();
     const r = writer.response;
-    deps.usage.enqueue({
-      responseId: r.id,
-      tenant: req.principal.tenant,
-      model: r.model,
-      inputTokens: usage.input_tokens,
-      cachedTokens: usage.input_tokens_details.cached_tokens,
-      outputTokens: usage.output_tokens,
-      reasoningTokens: usage.output_tokens_details.reasoning_tokens,
-      completedAtMs: Date.now(),
-      transport: req.transport,
-      status: r.status ?? 'completed',
-    });
-    if (state && req.body.store !== false && deps.store) deps.store.save(state, req.previous ? req.previous.items.length : 0);
+    guarded(req, 'usage record', () =>
+      deps.usage.enqueue({
+        responseId: r.id,
+        tenant: req.principal.tenant,
+        model: r.model,
+        inputTokens: usage.input_tokens,
+        cachedTokens: usage.input_tokens_details.cached_tokens,
+        outputTokens: usage.output_tokens,
+        reasoningTokens: usage.output_tokens_details.reasoning_tokens,
+        completedAtMs: Date.now(),
+        transport: req.transport,
+        status: r.status ?? 'completed',
+      }),
+    );
+    if (state && storing) guarded(req, 'store write', () => deps.store!.save(state, req.previous ? req.previous.items.length : 0));
     timer.record('post', performance.now() - start);
   });
+}
+
+function guarded(req: TurnRequest, step: string, fn: () => void): void {
+  try {
+    fn();
+  } catch (err) {
+    req.logger.error({ err, step }, 'post-response step failed');
+  }
+}
+
+/**
+ * The state stored when the full one could not be built: the items and the response (what the
+ * store keeps and a continuation from the store rebuilds from), nothing held on a worker.
+ */
+function storeOnlyState(req: TurnRequest, prepared: PreparedTurn, safety: SafetyResult, writer: TurnWriter, route: RouteDecision): ConversationState {
+  return {
+    response: writer.response,
+    tenant: req.principal.tenant,
+    items: prepared.items.append(writer.response.output as unknown as InputItem[]),
+    entries: prepared.entries,
+    rendered: prepared.rendered,
+    calls: prepared.calls,
+    safetyState: safety.state,
+    safetyItems: safety.itemsSeen,
+    redacted: prepared.redacted || req.previous?.redacted === true,
+    route,
+    workerPrefixLength: 0,
+    sampled: [],
+    bytes: 0,
+  };
 }
 
 function zeroUsage(input: number): Usage {

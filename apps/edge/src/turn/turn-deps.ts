@@ -4,15 +4,21 @@ import type { BackendClients } from '../clients/backend-clients';
 import type { EdgeMetrics, Transport } from '../edge-metrics';
 import type { Principal } from '../auth';
 import type { EntryRenderCache } from './entry-render-cache';
+import type { EdgeLimits } from './edge-limits';
 import type { RouteCache } from './route-cache';
 import type { HeaderVerdicts } from '../safety/header-verdicts';
 import type { ConversationState } from './conversation-state';
-import type { ResponseCreateRequest } from '@fastloop/protocol';
+import type { InputItem, ResponseCreateRequest } from '@fastloop/protocol';
 
 /** Where finished responses go after their terminal event (never awaited by the turn). */
 export interface ResponseSink {
   /** Persists a `store: true` response and its items (fire and forget; must not throw). */
   save(state: ConversationState, newItemsFrom: number): void;
+  /**
+   * Whether a response finishing now can be stored; false (Redis away, backlog full) makes the turn
+   * answer `store: false` rather than return an id that would never be readable. Default true.
+   */
+  accepting?(): boolean;
 }
 
 /** What a turn needs from the process; built once in main.ts. */
@@ -35,6 +41,15 @@ export interface TurnDeps {
   headerVerdicts: HeaderVerdicts;
   /** Classify streamed output incrementally and stop a response whose output is blocked; absent = off. */
   outputModeration?: { chunkChars: number };
+  /** Stored items by id, for `item_reference` to items outside the connection's conversation. */
+  items?: ItemLookup;
+  /** Bounds on one request's shape and rendering; DEFAULT_EDGE_LIMITS when absent. */
+  limits?: EdgeLimits;
+}
+
+/** Finds a stored item by id within one tenant. */
+export interface ItemLookup {
+  find(id: string, tenant: string): Promise<InputItem | undefined>;
 }
 
 /** One turn as a transport hands it to the session core. */

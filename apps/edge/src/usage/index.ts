@@ -2,3 +2,4 @@
 export { UsageOutbox, type UsageOutboxOptions } from './usage-outbox';
 export { usageOutboxConfigShape, usageOutboxOptionsFromConfig } from './usage-outbox-config';
 export { USAGE_JOB_NAME, USAGE_JOB_OPTIONS, USAGE_QUEUE_NAME } from './usage-job';
+export { UsageReporter, costUsd, type UsageList, type UsageRow, type UsageQuery } from './usage-report';

@@ -1,10 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { billingV1 } from '@fastloop/proto';
-import { createLogger, startLocalRedis, type LocalRedis } from '@fastloop/service-kit';
+import { createLogger, getFreePort, startLocalRedis, startNodeService, type LocalRedis, type OwnedProcess } from '@fastloop/service-kit';
 import { Registry } from 'prom-client';
 import { UsageOutbox } from './usage-outbox';
 
@@ -13,29 +11,20 @@ import { UsageOutbox } from './usage-outbox';
 const repoRoot = resolve(__dirname, '../../../..');
 
 interface Billing {
-  child: ChildProcess;
+  proc: OwnedProcess;
   httpPort: number;
-  exited: Promise<number | null>;
 }
 
-function startBilling(redisUrl: string): Promise<Billing> {
-  const child = spawn(join(repoRoot, 'node_modules/.bin/tsx'), ['apps/billing/src/main.ts'], {
+async function startBilling(redisUrl: string): Promise<Billing> {
+  const [adminPort, httpPort] = [await getFreePort(), await getFreePort()];
+  const proc = await startNodeService({
+    name: 'billing',
+    entry: join(repoRoot, 'apps/billing/src/main.ts'),
     cwd: repoRoot,
-    env: { ...process.env, REDIS_URL: redisUrl, ADMIN_PORT: '0', BILLING_HTTP_PORT: '0', LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, REDIS_URL: redisUrl, ADMIN_PORT: String(adminPort), BILLING_HTTP_PORT: String(httpPort), LOG_LEVEL: 'info' },
+    readyUrl: `http://127.0.0.1:${adminPort}/readyz`,
   });
-  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
-  return new Promise((ready, fail) => {
-    const timer = setTimeout(() => fail(new Error('billing did not log ready')), 20_000);
-    exited.then((code) => fail(new Error(`billing exited early with ${code}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const entry = JSON.parse(line) as { msg?: string; httpPort?: number };
-      if (entry.msg === 'ready') {
-        clearTimeout(timer);
-        ready({ child, httpPort: entry.httpPort!, exited });
-      }
-    });
-  });
+  return { proc, httpPort };
 }
 
 const record = (responseId: string, inputTokens: number) =>
@@ -62,8 +51,8 @@ describe('usage outbox → billing service', () => {
     dir = mkdtempSync(join(tmpdir(), 'fastloop-outbox-e2e-'));
   });
   afterAll(async () => {
-    billing?.child.kill('SIGKILL');
-    await redis.stop();
+    await billing?.proc.stop(5_000);
+    await redis?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -91,8 +80,6 @@ describe('usage outbox → billing service', () => {
     const day = (await (await fetch(`${url}&day=2025-05-06`)).json()) as { data: unknown[] };
     expect(day.data).toEqual([{ ...rows[0], day: '2025-05-06' }]);
 
-    billing.child.kill('SIGTERM');
-    await expect(billing.exited).resolves.toBe(0);
-    billing = undefined;
+    await expect(billing.proc.stop(30_000)).resolves.toMatchObject({ code: 0, forced: false });
   });
 });

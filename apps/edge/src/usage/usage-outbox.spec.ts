@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { billingV1 } from '@fastloop/proto';
@@ -8,34 +8,7 @@ import { Queue } from 'bullmq';
 import { Registry } from 'prom-client';
 import { USAGE_JOB_NAME, USAGE_QUEUE_NAME } from './usage-job';
 import { UsageOutbox, type UsageOutboxOptions } from './usage-outbox';
-
-/** A redis-server on a fixed port that can be stopped and started again, like a restarting Redis. */
-class RestartableRedis {
-  private child?: ChildProcess;
-  private readonly dir = mkdtempSync(join(tmpdir(), 'fastloop-redis-'));
-  constructor(readonly port: number) {}
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-  async start(): Promise<void> {
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir];
-    this.child = spawn('redis-server', args, { stdio: 'ignore' });
-    await waitFor(() => isRedisReachable(this.url, 200), 'redis-server to start');
-  }
-  async stop(): Promise<void> {
-    const child = this.child;
-    this.child = undefined;
-    if (!child || child.exitCode !== null) return;
-    await new Promise((resolve) => {
-      child.once('exit', resolve);
-      child.kill('SIGKILL');
-    });
-  }
-  async dispose(): Promise<void> {
-    await this.stop();
-    rmSync(this.dir, { recursive: true, force: true });
-  }
-}
+import { RestartableRedis } from '../testing/restartable-redis';
 
 async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -90,7 +63,9 @@ describe('UsageOutbox', () => {
     return (reader ??= new Queue(USAGE_QUEUE_NAME, { connection: { url: redis.url } }));
   }
   const jobCount = async () => (await queue().getJobCountByTypes('waiting', 'active', 'completed', 'failed', 'delayed'));
-  const spillFiles = () => readdirSync(dir).filter((n) => n.endsWith('.jsonl'));
+  // Record files under the root (each outbox writes its own subfolder); WAL segments apart.
+  const recordFiles = () => (readdirSync(dir, { recursive: true }) as string[]).filter((n) => n.endsWith('.jsonl'));
+  const spillFiles = () => recordFiles().filter((n) => !n.includes('usage-wal-'));
 
   beforeEach(async () => {
     redis = new RestartableRedis(await getFreePort());
@@ -149,7 +124,8 @@ describe('UsageOutbox', () => {
 
     await redis.start(); // same port, empty data set
     await waitFor(async () => (await jobCount()) === 3, 'the buffered jobs');
-    expect(await metric(registry, 'fastloop_usage_outbox_buffered')).toBe(0);
+    // The jobs are visible in Redis a moment before the outbox has counted its adds as done.
+    await waitFor(async () => (await metric(registry, 'fastloop_usage_outbox_buffered')) === 0, 'the buffer to empty');
     expect(await metric(registry, 'fastloop_usage_outbox_spilled_total')).toBe(0);
   });
 
@@ -202,6 +178,36 @@ describe('UsageOutbox', () => {
     await redis.start();
     await waitFor(async () => (await jobCount()) === 5, 'all jobs');
     await waitFor(() => spillFiles().length === 0, 'the spill file to be removed');
+  });
+
+  it('never replays the records of another live outbox sharing the root folder', async () => {
+    const liveRegistry = new Registry();
+    const live = outbox(liveRegistry, { maxRecords: 1 });
+    for (let i = 0; i < 3; i++) live.enqueue(usage(`resp_live_${i}`));
+    await waitFor(async () => (await metric(liveRegistry, 'fastloop_usage_outbox_spilled_total')) === 2, 'the spill');
+    expect(recordFiles().some((n) => n.includes('usage-wal-'))).toBe(true); // the buffered one
+    await redis.start();
+    const other = new Registry();
+    outbox(other);
+    await waitFor(async () => (await jobCount()) === 3, 'the live outbox to deliver its own records');
+    expect(await metric(other, 'fastloop_usage_outbox_replayed_total')).toBe(0);
+    expect(await metric(liveRegistry, 'fastloop_usage_outbox_replayed_total')).toBe(2);
+  });
+
+  it('adopts and replays the WAL of an outbox whose process is gone, once', async () => {
+    // A crashed process: its folder still holds an unsettled WAL segment and a lock naming a dead pid.
+    const deadDir = join(dir, '999999-dead');
+    mkdirSync(deadDir);
+    writeFileSync(join(deadDir, 'owner.lock'), '999999');
+    const lines = ['resp_wal_1', 'resp_wal_2'].map((id) => JSON.stringify(billingV1.UsageRecord.toJSON(usage(id)))).join('\n');
+    writeFileSync(join(deadDir, 'usage-wal-00000000.jsonl'), `${lines}\n{"torn`);
+    await redis.start();
+    const registry = new Registry();
+    outbox(registry);
+    await waitFor(async () => (await jobCount()) === 2, 'the adopted records');
+    await waitFor(() => recordFiles().length === 0, 'the adopted file to be removed');
+    expect(await metric(registry, 'fastloop_usage_outbox_replayed_total')).toBe(2);
+    expect(readdirSync(dir).includes('999999-dead')).toBe(false);
   });
 
   it('drops, without throwing, records whose response id BullMQ cannot use as a job id', async () => {

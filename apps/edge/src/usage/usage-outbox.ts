@@ -6,7 +6,9 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { z } from 'zod';
 import { createOutboxMetrics, type OutboxMetrics } from './outbox-metrics';
+import { acquireOutboxDirectory, type OutboxDirectory } from './outbox-directory';
 import { OutboxSpillFile } from './outbox-spill-file';
+import { OutboxWal } from './outbox-wal';
 import { RecordFifo } from './record-fifo';
 import { USAGE_JOB_NAME, USAGE_JOB_OPTIONS, USAGE_QUEUE_NAME, usageJobData, usageJobIdProblem } from './usage-job';
 import { Wakeup, withTimeout } from './wakeup';
@@ -26,7 +28,10 @@ export interface UsageOutboxOptions {
    * A replay adds one chunk read back from disk (256 KiB of records) on top.
    */
   maxRecords?: number;
-  /** Folder of the spill file, resolved against the cwd; default `.fastloop/outbox`. One per process. */
+  /**
+   * Root folder, resolved against the cwd; default `.fastloop/outbox`. Each process writes its own
+   * locked subfolder (WAL and spill files) and adopts the subfolders of processes that are gone.
+   */
   dir?: string;
   /** How long `close()` keeps delivering before it spills what is left; default 5000 ms. */
   closeTimeoutMs?: number;
@@ -72,6 +77,8 @@ export class UsageOutbox {
   private readonly redis: Redis;
   private readonly queue: Queue;
   private readonly spillFile: OutboxSpillFile;
+  private readonly directory: OutboxDirectory;
+  private readonly wal: OutboxWal;
   private readonly buffer = new RecordFifo<UsageRecord>();
   /** Records taken from `buffer` by the round in progress. */
   private inflight = 0;
@@ -99,7 +106,10 @@ export class UsageOutbox {
     this.opts = parsed.data;
     this.log = options.logger.child({ component: 'usage-outbox' });
     this.metrics = createOutboxMetrics(options.registry);
-    this.spillFile = new OutboxSpillFile(resolve(this.opts.dir));
+    this.directory = acquireOutboxDirectory(resolve(this.opts.dir));
+    if (this.directory.adopted > 0) this.log.info({ files: this.directory.adopted }, 'adopted usage records of an outbox whose process is gone');
+    this.spillFile = new OutboxSpillFile(this.directory.dir);
+    this.wal = new OutboxWal(this.directory.dir);
     this.redis = new Redis(options.redisUrl, {
       maxRetriesPerRequest: 0,
       enableOfflineQueue: false,
@@ -135,12 +145,22 @@ export class UsageOutbox {
       }
       const copy = { ...record }; // the caller may reuse its object
       if (this.state === 'closed') return this.spillAfterClose(copy);
+      this.logAhead(copy);
       if (this.buffer.length + this.inflight >= this.opts.maxRecords) return this.spill([copy]);
       this.buffer.push(copy);
       this.updateGauge();
       this.work.notify();
     } catch (err) {
       this.log.error({ err, responseId: record?.responseId }, 'usage outbox enqueue failed');
+    }
+  }
+
+  /** Writes the record to the WAL before anything else holds it; a failed write is logged, not fatal. */
+  private logAhead(record: UsageRecord): void {
+    try {
+      this.wal.append(record);
+    } catch (err) {
+      this.log.error({ err, responseId: record.responseId }, 'usage WAL write failed; the record is only in memory');
     }
   }
 
@@ -167,6 +187,9 @@ export class UsageOutbox {
     }
     while (this.spillWriter) await this.spillWriter;
     await this.spillFile.settled();
+    // Whatever is not settled now stays in the WAL, and the released folder is adopted next start.
+    this.wal.close();
+    this.directory.release();
     await withTimeout(this.queue.close(), 1000, 'queue close').catch((err: unknown) => this.log.debug({ err }, 'usage queue close failed'));
     if (this.redis.status === 'ready') await withTimeout(this.redis.quit(), 1000, 'redis quit').catch(() => this.redis.disconnect());
     else this.redis.disconnect();
@@ -219,6 +242,7 @@ export class UsageOutbox {
     const results = await Promise.allSettled(batch.map((r) => this.add(r, timeoutMs)));
     const failed = batch.filter((_, i) => results[i].status === 'rejected');
     fifo.putBack(failed);
+    if (!fromSpill) this.wal.settle(batch.filter((_, i) => results[i].status === 'fulfilled'));
     if (!fromSpill) this.inflight = 0;
     this.updateGauge();
     const accepted = batch.length - failed.length;
@@ -296,6 +320,7 @@ export class UsageOutbox {
       try {
         await this.spillFile.append(batch);
         this.metrics.spilled.inc(batch.length);
+        this.wal.settle(batch);
       } catch (err) {
         this.spillFailed(err, batch);
       }

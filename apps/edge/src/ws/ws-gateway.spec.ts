@@ -4,19 +4,21 @@ import WebSocket from 'ws';
 import { ApiKeyAuth } from '../auth';
 import { StateCacheBudget } from '../session/state-cache';
 import { fakeDeps } from '../testing/fake-deps';
+import { ConnectionLimits } from '../session/connection-limits';
 import { WsGateway } from './ws-gateway';
 
-async function start(options: { maxConnectionMs?: number; maxPayloadBytes?: number } = {}) {
-  const { deps } = fakeDeps();
+async function start(options: { maxConnectionMs?: number; maxPayloadBytes?: number; maxBufferedBytes?: number; limits?: ConnectionLimits } = {}) {
+  const { deps, backends, registry } = fakeDeps();
   const gateway = new WsGateway({
     deps,
-    auth: new ApiKeyAuth('sk-test'),
+    auth: new ApiKeyAuth('sk-test,sk-a:t1,sk-b:t2'),
+    limits: options.limits,
     budget: new StateCacheBudget(1 << 30, deps.metrics),
     maxPayloadBytes: options.maxPayloadBytes ?? 1 << 20,
     maxConnectionMs: options.maxConnectionMs ?? 60_000,
     connectionCacheBytes: 1 << 26,
     maxQueued: 4,
-    maxBufferedBytes: 1 << 24,
+    maxBufferedBytes: options.maxBufferedBytes ?? 1 << 24,
   });
   const server: Server = createServer((_req, res) => res.end());
   server.on('upgrade', (req, socket, head) => gateway.handleUpgrade(req, socket, head));
@@ -25,6 +27,8 @@ async function start(options: { maxConnectionMs?: number; maxPayloadBytes?: numb
   return {
     url,
     gateway,
+    backends,
+    registry,
     async close() {
       await gateway.close(100);
       server.closeAllConnections();
@@ -51,6 +55,19 @@ function connect(url: string, key = 'sk-test') {
     throw new Error('frame never came');
   };
   return { ws, frames, closed, opened, waitFor };
+}
+
+async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+async function gauge(registry: import('@fastloop/service-kit').Registry): Promise<number> {
+  const m = registry.getSingleMetric('fastloop_edge_open_connections');
+  return m ? (await m.get()).values.reduce((n, v) => n + v.value, 0) : 0;
 }
 
 describe('WsGateway', () => {
@@ -107,6 +124,49 @@ describe('WsGateway', () => {
       await g.close();
     }
   });
+
+  it('caps connections per tenant and per process with a clear 429, and frees a slot on close', async () => {
+    const limits = new ConnectionLimits({ maxConnections: 3, maxPerTenant: 2 });
+    const g = await start({ limits });
+    const open: ReturnType<typeof connect>[] = [];
+    try {
+      for (const key of ['sk-a', 'sk-a']) open.push(connect(g.url, key));
+      await Promise.all(open.map((c) => c.opened));
+      await expect(connect(g.url, 'sk-a').opened).rejects.toMatchObject({ status: 429 });
+      open.push(connect(g.url, 'sk-b'));
+      await open[2].opened;
+      await expect(connect(g.url, 'sk-b').opened).rejects.toMatchObject({ status: 429 }); // the process is full
+      open[0].ws.close();
+      await open[0].closed;
+      await waitUntil(() => limits.count('t1') === 1);
+      const again = connect(g.url, 'sk-a');
+      open.push(again);
+      await again.opened;
+    } finally {
+      for (const c of open) c.ws.close();
+      await g.close();
+    }
+  });
+
+  it('cuts a client that reads too slowly at once: its queued turns are cancelled and it no longer counts as open', async () => {
+    const limits = new ConnectionLimits({ maxConnections: 10, maxPerTenant: 10 });
+    const g = await start({ maxBufferedBytes: 64 * 1024, limits });
+    g.backends.script = () => ({ kind: 'message', role: 'assistant', text: 'stream '.repeat(200_000) });
+    const c = connect(g.url);
+    try {
+      await c.opened;
+      (c.ws as unknown as { _socket: { pause(): void } })._socket.pause(); // stops reading
+      for (let i = 0; i < 3; i++) c.ws.send(JSON.stringify({ type: 'response.create', model: 'fake-model', input: `turn ${i}`, store: false }));
+      await waitUntil(() => g.backends.generateCalls.length >= 1);
+      // Well before ws's 30 s close-handshake timeout.
+      await waitUntil(async () => limits.count() === 0 && (await gauge(g.registry)) === 0, 10_000);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(g.backends.generateCalls).toHaveLength(1); // the two queued turns never ran
+    } finally {
+      c.ws.terminate();
+      await g.close();
+    }
+  }, 30_000);
 
   it('closes open sockets with 1001 when the server drains', async () => {
     const g = await start();

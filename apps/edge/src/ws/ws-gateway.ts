@@ -2,11 +2,12 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { WebSocketServer, type WebSocket, type RawData } from 'ws';
-import { ApiErrors, toHttpErrorBody, type ApiError } from '@fastloop/protocol';
+import { ApiError, ApiErrors, toHttpErrorBody } from '@fastloop/protocol';
 import type { ApiKeyAuth } from '../auth';
 import type { TurnDeps } from '../turn/turn-deps';
 import { ConnectionStateCache, type StateCacheBudget } from '../session/state-cache';
 import { ResponsesSession, type StateLoader } from '../session/responses-session';
+import type { ConnectionLimits } from '../session/connection-limits';
 
 export interface WsGatewayOptions {
   deps: TurnDeps;
@@ -21,6 +22,10 @@ export interface WsGatewayOptions {
   maxConnectionMs: number;
   connectionCacheBytes: number;
   maxQueued: number;
+  /** Per-process and per-tenant connection caps; absent = unlimited. */
+  limits?: ConnectionLimits;
+  /** How long a socket cut for reading too slowly may take to close before it is destroyed; default 1000 ms. */
+  slowCloseGraceMs?: number;
 }
 
 /**
@@ -48,10 +53,15 @@ export class WsGateway {
     }
     const principal = this.options.auth.authenticate(req.headers.authorization);
     if (!principal) return reject(socket, 401, ApiErrors.unauthorized());
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, principal));
+    const slot = this.options.limits?.acquire(principal.tenant) ?? (() => undefined);
+    if (slot instanceof ApiError) {
+      this.options.deps.metrics.errors.inc({ transport: 'websocket', code: slot.code ?? 'too_many_connections' });
+      return reject(socket, 429, slot);
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, principal, slot));
   }
 
-  private onConnection(ws: WebSocket, principal: NonNullable<ReturnType<ApiKeyAuth['authenticate']>>): void {
+  private onConnection(ws: WebSocket, principal: NonNullable<ReturnType<ApiKeyAuth['authenticate']>>, releaseSlot: () => void): void {
     const { deps } = this.options;
     const connectionId = randomUUID();
     const logger = deps.logger.child({ connectionId, tenant: principal.tenant, transport: 'websocket' });
@@ -66,7 +76,11 @@ export class WsGateway {
         if (ws.readyState !== ws.OPEN) return;
         if (ws.bufferedAmount > this.options.maxBufferedBytes) {
           logger.warn({ bufferedAmount: ws.bufferedAmount }, 'client reads too slowly; closing');
+          // Cut at once: the running and queued turns are cancelled and the slot is free now, not
+          // when the close handshake (which a client that does not read never answers) times out.
+          release();
           ws.close(1008, 'client too slow');
+          setTimeout(() => ws.terminate(), this.options.slowCloseGraceMs ?? 1_000).unref();
           return;
         }
         ws.send(JSON.stringify(event));
@@ -78,6 +92,17 @@ export class WsGateway {
     this.sessions.add(entry);
     deps.metrics.connections.inc({ transport: 'websocket' });
     logger.debug('websocket connected');
+    let released = false;
+    // Once per connection, whichever comes first: the slow-client cut or the socket's close.
+    const release = () => {
+      if (released) return;
+      released = true;
+      clearTimeout(lifetime);
+      session.close();
+      this.sessions.delete(entry);
+      releaseSlot();
+      deps.metrics.connections.dec({ transport: 'websocket' });
+    };
 
     const lifetime = setTimeout(async () => {
       await session.whenIdle();
@@ -97,10 +122,7 @@ export class WsGateway {
       logger.warn({ err }, 'websocket error');
     });
     ws.on('close', () => {
-      clearTimeout(lifetime);
-      session.close();
-      this.sessions.delete(entry);
-      deps.metrics.connections.dec({ transport: 'websocket' });
+      release();
       logger.debug('websocket closed');
     });
   }
@@ -117,7 +139,8 @@ export class WsGateway {
 
 function reject(socket: Duplex, status: number, err: ApiError): void {
   const body = JSON.stringify(toHttpErrorBody(err));
-  const reason = status === 401 ? 'Unauthorized' : status === 404 ? 'Not Found' : 'Service Unavailable';
+  const reasons: Record<number, string> = { 401: 'Unauthorized', 404: 'Not Found', 429: 'Too Many Requests' };
+  const reason = reasons[status] ?? 'Service Unavailable';
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );

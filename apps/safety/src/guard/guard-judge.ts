@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { ConversationEntry, ModelProfile } from '@fastloop/model-profiles';
 import type { safetyV1 } from '@fastloop/proto';
 import { DomainError } from '@fastloop/service-kit';
@@ -63,7 +63,7 @@ export class GuardJudge {
    * @throws DomainError `invalid_safety_state` when the worker lost the session (`prefix_miss`):
    * the caller classifies the whole conversation again with an empty state, which rebuilds it.
    */
-  async judge(items: readonly safetyV1.SafetyItem[], session: GuardSession | null): Promise<GuardVerdict> {
+  async judge(items: readonly safetyV1.SafetyItem[], session: GuardSession | null, tenant = ''): Promise<GuardVerdict> {
     const o = this.options;
     const entries = items.filter((i) => i.text.length > 0).map(toEntry);
     if (entries.length === 0) return { verdict: 'allow', session, sentTokens: 0 };
@@ -81,6 +81,7 @@ export class GuardJudge {
         {
           sessionKey: key,
           parentSessionKey: session?.key ?? '',
+          cacheSalt: guardCacheSalt(tenant),
           prefixLen,
           tokens,
           model: o.model,
@@ -103,6 +104,14 @@ export class GuardJudge {
       return { verdict: 'unavailable', session, sentTokens: tokens.length };
     }
   }
+}
+
+/**
+ * The guard worker's `cache_salt` for a tenant: the guard's prompts carry the tenant's content, so
+ * prefix reuse on its worker is scoped per tenant like the edge's, never shared across tenants.
+ */
+function guardCacheSalt(tenant: string): string {
+  return createHash('sha256').update(`fastloop-guard-salt\u0000${tenant}`).digest('base64url').slice(0, 22);
 }
 
 function toEntry(item: safetyV1.SafetyItem): ConversationEntry {

@@ -19,8 +19,9 @@ export interface GuardWorker {
 export class GrpcGuardWorker implements GuardWorker {
   private readonly client: inferenceV1.InferenceServiceClient;
 
-  constructor(address: string) {
-    this.client = createGrpcClient(inferenceV1.InferenceServiceClient, address);
+  /** `internalToken`: the shared token inference workers require when internal auth is on. */
+  constructor(address: string, internalToken?: string) {
+    this.client = createGrpcClient(inferenceV1.InferenceServiceClient, address, {}, internalToken);
   }
 
   async generate(request: inferenceV1.GenerateRequest, deadlineMs: number): Promise<GuardCompletion> {

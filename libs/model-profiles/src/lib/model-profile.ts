@@ -1,13 +1,21 @@
 import type { JsonSchema } from './json-schema';
 
-/** One item of a conversation, in the shape the renderer needs (not the Responses API wire shape). */
+/**
+ * One item of a conversation, in the shape the renderer needs (not the Responses API wire shape).
+ * `function_call_output` is the output of any tool call (function, custom or shell): the format
+ * renders them alike, as a message from the tool.
+ */
 export type ConversationEntry =
   | { kind: 'message'; role: 'system' | 'developer' | 'user' | 'assistant'; text: string }
   | { kind: 'reasoning'; text: string }
   | { kind: 'function_call'; name: string; namespace?: string; arguments: string; callId: string }
+  | { kind: 'custom_tool_call'; name: string; namespace?: string; input: string; callId: string }
   | { kind: 'function_call_output'; name: string; namespace?: string; output: string; callId: string };
 
-/** A function tool the model may call. */
+/** The input format of a custom (freeform) tool: any text, or text matching a grammar. */
+export type FreeformFormat = { type: 'text' } | { type: 'grammar'; syntax: string; definition: string };
+
+/** A tool the model may call: a function (JSON arguments) or, with `freeform`, a custom tool (plain text). */
 export interface ToolSpec {
   name: string;
   description?: string;
@@ -17,6 +25,8 @@ export interface ToolSpec {
   namespace?: string;
   /** Rendered as a comment above the namespace; the first tool of a namespace that has one wins. */
   namespaceDescription?: string;
+  /** Set for a custom tool: it is called with plain text in this format instead of JSON (`parameters` is ignored). */
+  freeform?: FreeformFormat;
 }
 
 /** What comes before the conversation: instructions, tools and the reasoning effort. */
@@ -25,13 +35,40 @@ export interface RenderHeader {
   tools: readonly ToolSpec[];
   /** Defaults to `medium`. */
   reasoningEffort?: 'low' | 'medium' | 'high';
+  /**
+   * `required` or one named function: formats that carry it (chat-template profiles) let the engine
+   * force a tool call with a grammar. Harmony ignores it.
+   */
+  toolChoice?: 'required' | { name: string };
+  /** `text.format` json_schema: the engine samples the answer under this schema's grammar. */
+  responseFormat?: { name: string; schema: JsonSchema };
+}
+
+/**
+ * Bounds of one rendering of untrusted input. A rendering that would cross one stops early with a
+ * `RenderLimitError` (schema depth, rendered characters) or a `TokenBudgetExceededError` (tokens),
+ * so its cost is bounded by the limits, not by the input. Every field is optional: no bound.
+ */
+export interface RenderLimits {
+  /** Most tokens the call may return (the room left in the context window). */
+  maxTokens?: number;
+  /** Longest rendered text of one tool (description and signature), in UTF-16 code units. */
+  maxToolChars?: number;
+  /** Longest rendered text of the header's messages, in UTF-16 code units. */
+  maxHeaderChars?: number;
+  /** Deepest nesting of a tool's parameter schema. */
+  maxSchemaDepth?: number;
 }
 
 /** One event of an {@link OutputParser}; every `item_start` is followed by exactly one `item_end`. */
 export type ParseEvent =
   | {
       type: 'item_start';
-      item: { kind: 'message' } | { kind: 'reasoning' } | { kind: 'function_call'; name: string; namespace?: string };
+      item:
+        | { kind: 'message' }
+        | { kind: 'reasoning' }
+        | { kind: 'function_call'; name: string; namespace?: string }
+        | { kind: 'custom_tool_call'; name: string; namespace?: string };
     }
   | { type: 'delta'; text: string }
   | { type: 'item_end'; stop: 'end' | 'call' | 'return' | 'eos' };
@@ -63,6 +100,8 @@ export interface ParsedTool {
   description?: string;
   /** Recovered from the TypeScript-like rendering; `{ type: 'object', properties: {} }` when it takes no arguments. */
   parameters: JsonSchema;
+  /** Present for a custom tool, which takes plain text (`parameters` is then `{ type: 'string' }`). */
+  freeform?: FreeformFormat;
 }
 
 /** A rendered prompt taken apart again (used by the simulated engine, which plays the model). */
@@ -71,6 +110,19 @@ export interface ParsedPrompt {
   tools: ParsedTool[];
   /** True when the prompt ends with the generation prompt (`<|start|>assistant`). */
   endsWithGenerationPrompt: boolean;
+  /** The header's tool choice, where the format carries it. */
+  toolChoice?: 'required' | { name: string };
+  /** The header's response format, where the format carries it. */
+  responseFormat?: { name: string; schema: JsonSchema };
+}
+
+/**
+ * An incremental {@link ModelProfile.parsePrompt} for a prompt that only grows (a session's calls).
+ * Each `tokens` passed must extend the ones passed before (a prompt read from an append-only log);
+ * `read` then parses only what is new and returns exactly what `parsePrompt(tokens)` would.
+ */
+export interface PromptReader {
+  read(tokens: ArrayLike<number>): ParsedPrompt;
 }
 
 /** A tokenizer, a chat format and the model limits that go with them. */
@@ -82,25 +134,42 @@ export interface ModelProfile {
   readonly maxOutputTokens: number;
   /** Number of token ids (valid ids are `0 .. vocabSize - 1`, special ids included). */
   readonly vocabSize: number;
+  /**
+   * The most UTF-16 code units one token can stand for (its vocabulary's longest entry, in bytes,
+   * bounds it): `text.length / maxTokenChars` tokens at least, which lets a caller refuse a text
+   * that cannot fit a context window without tokenizing it. Absent: unknown.
+   */
+  readonly maxTokenChars?: number;
   /** Token ids at which sampling must stop. */
   readonly stopTokens: readonly number[];
   /** Encodes untrusted text: special-token text becomes ordinary tokens, never a special id. */
-  encodeText(text: string): number[];
+  encodeText(text: string, maxTokens?: number): number[];
   /** Decodes tokens, special ids included (as their `<|...|>` strings). */
   decode(tokens: readonly number[]): string;
   /** The system message and, when there are instructions or tools, the developer message. */
-  renderHeader(h: RenderHeader): number[];
+  renderHeader(h: RenderHeader, limits?: RenderLimits): number[];
   /** One entry as it appears in history. */
-  renderEntry(e: ConversationEntry): number[];
+  renderEntry(e: ConversationEntry, limits?: RenderLimits): number[];
   /** What ends a prompt so that the model answers. */
   renderGenerationPrompt(): number[];
+  /**
+   * False when the format's template is not append-stable (rendering a longer conversation changes
+   * earlier tokens): callers then render the whole conversation instead of appending entries.
+   */
+  readonly appendStable?: boolean;
   /** Header, entries and generation prompt; equal to the concatenation of the parts (append-stable). */
   render(h: RenderHeader, entries: readonly ConversationEntry[]): number[];
   /** The tokens a model samples after the generation prompt to produce this assistant-side entry. */
   renderCompletion(e: ConversationEntry): number[];
-  createOutputParser(): OutputParser;
+  /**
+   * A parser for one response. A call to one of `tools` that is `freeform` comes out as a
+   * `custom_tool_call`; any other recipient as a `function_call`.
+   */
+  createOutputParser(tools?: readonly ToolSpec[]): OutputParser;
   /** Recovers messages and tools from a rendered prompt. */
   parsePrompt(tokens: readonly number[]): ParsedPrompt;
+  /** A fresh {@link PromptReader}; optional (a profile without one is parsed in full every call). */
+  createPromptReader?(): PromptReader;
   /**
    * Builds what the tokenizer builds lazily (vocabulary tables, tens of ms), so that a service
    * calls it at startup and its first request does not pay for it.

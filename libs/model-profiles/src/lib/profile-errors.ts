@@ -1,5 +1,11 @@
 /** Stable codes of the errors this library throws. */
-export type ModelProfileErrorCode = 'profile_not_found' | 'invalid_token' | 'unsupported_entry' | 'prompt_parse_error';
+export type ModelProfileErrorCode =
+  | 'profile_not_found'
+  | 'invalid_token'
+  | 'unsupported_entry'
+  | 'prompt_parse_error'
+  | 'render_limit_exceeded'
+  | 'token_budget_exceeded';
 
 /**
  * Base class of every error from `@fastloop/model-profiles`. None is retryable: each one means the
@@ -41,4 +47,37 @@ export class UnsupportedEntryError extends ModelProfileError {
 /** `parsePrompt` met tokens that no rendering produces. */
 export class PromptParseError extends ModelProfileError {
   readonly code = 'prompt_parse_error';
+}
+
+/** Which bound of a rendering was crossed (see {@link RenderLimits}). */
+export type RenderLimitName = 'schema_depth' | 'tool_rendered_chars' | 'header_rendered_chars';
+
+/**
+ * Rendering stopped at a bound on untrusted input (a tool schema nested too deep, a tool or header
+ * whose text would be too long): the work done is bounded by the limit, not by the input.
+ */
+export class RenderLimitError extends ModelProfileError {
+  readonly code = 'render_limit_exceeded';
+  /** The tool whose rendering crossed the bound, when it was one tool's. */
+  tool?: { name: string; namespace?: string };
+
+  constructor(
+    readonly limit: RenderLimitName,
+    readonly value: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Encoding stopped once the text had more tokens than the caller's budget (the room left in a
+ * context window): the prompt cannot fit, and tokenizing the rest would only cost time.
+ */
+export class TokenBudgetExceededError extends ModelProfileError {
+  readonly code = 'token_budget_exceeded';
+
+  constructor(readonly budget: number) {
+    super(`The text has more than ${budget} tokens.`);
+  }
 }

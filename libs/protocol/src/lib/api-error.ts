@@ -76,12 +76,12 @@ export const ApiErrors = {
 
   /** 400: `previous_response_id` is neither in the connection cache nor in the store. */
   previousResponseNotFound(id: string): ApiError {
-    return invalid(`Previous response with id '${id}' not found.`, 'previous_response_not_found', 'previous_response_id');
+    return invalid(`Previous response with ${describeId(id)} not found.`, 'previous_response_not_found', 'previous_response_id');
   },
 
   /** 404: e.g. `notFound('Response', 'resp_1')` → "Response with id 'resp_1' not found." */
   notFound(what: string, id?: string): ApiError {
-    const message = id === undefined ? `${what} not found.` : `${what} with id '${id}' not found.`;
+    const message = id === undefined ? `${what} not found.` : `${what} with ${describeId(id)} not found.`;
     return invalid(message, 'not_found', null, 404);
   },
 
@@ -136,11 +136,39 @@ export const ApiErrors = {
     return new ApiError({ status: 500, type: 'server_error', code: 'server_error', message, cause });
   },
 
+  /**
+   * 503: an internal dependency (`safety`, `router`, `inference`, the response `store`) cannot be
+   * reached or timed out.
+   * The code names it (`safety_unavailable`, …) so operators and clients can tell them apart; the
+   * message never carries the peer's address or the transport's error.
+   */
+  dependencyUnavailable(dependency: 'safety' | 'router' | 'inference' | 'store'): ApiError {
+    return new ApiError({
+      status: 503,
+      type: 'service_unavailable_error',
+      code: `${dependency}_unavailable`,
+      message: `The ${dependency === 'store' ? 'response store' : `${dependency} service`} is unavailable. Please try again later.`,
+    });
+  },
+
   /** 503: no capacity right now (OpenAI's `server_is_overloaded`, which clients retry). */
   unavailable(message = 'The server is overloaded or not ready yet. Please try again later.'): ApiError {
     return new ApiError({ status: 503, type: 'service_unavailable_error', code: 'server_is_overloaded', message });
   },
 } as const;
+
+/** Ids longer than this are described, not echoed: an error must not mirror a megabyte back. */
+const MAX_ECHOED_ID_CHARS = 128;
+const PRINTABLE_ID = /^[\x21-\x7e]*$/;
+
+/**
+ * `id 'resp_1'`, or for an id too long or not printable ASCII (it came from the client, and the
+ * message is shown to people and logged): `id of 300000 characters`.
+ */
+export function describeId(id: string): string {
+  if (id.length <= MAX_ECHOED_ID_CHARS && PRINTABLE_ID.test(id)) return `id '${id}'`;
+  return `id of ${id.length} characters`;
+}
 
 /** Returns `err` when it already is an {@link ApiError}, else a 500 that keeps `err` as `cause`. */
 export function asApiError(err: unknown): ApiError {

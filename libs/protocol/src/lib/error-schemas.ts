@@ -38,6 +38,12 @@ export const ApiErrorCodeSchema = z.enum([
   'array_below_min_length',
   'array_above_max_length',
   'object_above_max_properties',
+  // Bounds on a request's shape (request-limits.ts) and on what it renders to.
+  'nesting_too_deep',
+  'schema_too_deep',
+  'schema_too_large',
+  'tool_too_large',
+  'header_too_large',
   // Request semantics.
   'invalid_api_key',
   'model_not_found',
@@ -52,6 +58,11 @@ export const ApiErrorCodeSchema = z.enum([
   'insufficient_quota',
   'server_error',
   'server_is_overloaded',
+  // 503s that name the internal dependency that is unavailable (retryable).
+  'safety_unavailable',
+  'router_unavailable',
+  'inference_unavailable',
+  'store_unavailable',
 ]);
 /** One of the registered error codes. */
 export type ApiErrorCode = z.infer<typeof ApiErrorCodeSchema>;

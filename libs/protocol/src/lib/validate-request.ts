@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { ApiError, ApiErrors } from './api-error';
 import { InputItemSchema, type InputItem } from './input-item-schema';
 import { issueToApiError } from './issue-to-api-error';
+import { checkRequestLimits, DEFAULT_REQUEST_LIMITS, type RequestLimits } from './request-limits';
 import {
   ResponseCreateEventSchema,
   ResponseCreateRequestSchema,
@@ -28,11 +29,14 @@ function firstIssue(error: z.ZodError): z.core.$ZodIssue {
 
 /**
  * Validates a parsed `POST /v1/responses` body. Throws an {@link ApiError} (400) naming the
- * first offending field in OpenAI's param syntax (`input[2].call_id`). Unknown top-level
+ * first offending field in OpenAI's param syntax (`input[2].call_id`); a body beyond `limits`
+ * (see {@link checkRequestLimits}) is refused before zod reads it. Unknown top-level
  * fields are stripped; see {@link ResponseCreateRequestSchema} for the defaults applied.
  */
-export function validateRequest(body: unknown): ResponseCreateRequest {
+export function validateRequest(body: unknown, limits: RequestLimits = DEFAULT_REQUEST_LIMITS): ResponseCreateRequest {
   if (!isObject(body)) throw notAnObject('request body', body);
+  const tooLarge = checkRequestLimits(body, limits);
+  if (tooLarge) throw tooLarge;
   const result = ResponseCreateRequestSchema.safeParse(body, PARSE_OPTIONS);
   if (!result.success) throw issueToApiError(firstIssue(result.error));
   return result.data;
@@ -59,8 +63,10 @@ export function validateItems(items: readonly unknown[], offset = 0): InputItem[
  * connection stays open either way. Rejects unknown event types (`invalid_value` on `type`)
  * and `background: true` (`unsupported_parameter`), which has no meaning on a socket.
  */
-export function parseClientEvent(json: unknown): ResponseCreateEvent | ApiError {
+export function parseClientEvent(json: unknown, limits: RequestLimits = DEFAULT_REQUEST_LIMITS): ResponseCreateEvent | ApiError {
   if (!isObject(json)) return notAnObject('event', json);
+  const tooLarge = checkRequestLimits(json, limits);
+  if (tooLarge) return tooLarge;
   const type = json['type'];
   if (type === undefined || type === null) {
     return ApiErrors.invalidRequest("Missing required parameter: 'type'.", 'type', 'missing_required_parameter');
@@ -75,12 +81,12 @@ export function parseClientEvent(json: unknown): ResponseCreateEvent | ApiError 
 }
 
 /** {@link parseClientEvent} for a raw text frame: malformed JSON yields `invalid_json`. */
-export function parseClientFrame(text: string): ResponseCreateEvent | ApiError {
+export function parseClientFrame(text: string, limits: RequestLimits = DEFAULT_REQUEST_LIMITS): ResponseCreateEvent | ApiError {
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {
     return ApiErrors.invalidJson();
   }
-  return parseClientEvent(json);
+  return parseClientEvent(json, limits);
 }

@@ -4,7 +4,10 @@ import { join, resolve } from 'node:path';
 import { encode } from 'gpt-tokenizer/encoding/o200k_harmony';
 import { trickyText } from '../testing/o200k-text-arbitraries';
 import { anyText } from '../testing/conversation-arbitraries';
-import { fastEncodeO200k } from './fast-o200k-encoder';
+import { TokenBudgetExceededError } from '../profile-errors';
+import { fastEncodeO200k, O200K_ASCII_CHUNK_UNITS, O200K_NON_ASCII_CHUNK_UNITS } from './fast-o200k-encoder';
+import { O200K_HARMONY_TABLE } from './o200k-harmony-tokenizer';
+import { decodeTokens } from '../token-text-decoder';
 
 /** What {@link fastEncodeO200k} must reproduce. */
 const libraryEncode = (text: string): number[] => encode(text, { disallowedSpecial: new Set() });
@@ -87,5 +90,48 @@ describe('fastEncodeO200k', () => {
     const expected = libraryEncode(text);
     expect(fastEncodeO200k(text)).toEqual(expected);
     expect(fastEncodeO200k(text)).toEqual(expected);
+  });
+
+  describe('on pieces longer than a chunk', () => {
+    /** A deterministic run of `length` units drawn from `alphabet`: one regex piece, no single entry. */
+    const run = (length: number, alphabet: string, seed = 7): string => {
+      let x = seed;
+      let text = '';
+      for (let i = 0; i < length; i++) {
+        x = (Math.imul(x, 1103515245) + 12345) & 0x7fffffff;
+        text += alphabet[x % alphabet.length];
+      }
+      return text;
+    };
+    const letters = 'abcdefghijklmnopqrstuvwxyz';
+    const thai = 'กขคงจฉชซฌญฎฏฐฑฒณดตถทธนบปผฝพฟภมยรลวศษสหฬอฮ';
+
+    it('is exact up to the chunk sizes (the merge runs in a heap above 256 units)', () => {
+      const piece = fc.oneof(
+        fc.integer({ min: 257, max: O200K_ASCII_CHUNK_UNITS }).map((n) => run(n, letters, n)),
+        fc.integer({ min: 257, max: O200K_ASCII_CHUNK_UNITS }).map((n) => ` ${' '.repeat(n)}x`),
+        fc.integer({ min: 2, max: O200K_NON_ASCII_CHUNK_UNITS }).map((n) => `x ${run(n, thai, n)} y`),
+      );
+      fc.assert(fc.property(piece, (s) => expect(fastEncodeO200k(s)).toEqual(libraryEncode(s))), { numRuns: 12 });
+    });
+
+    it('encodes longer pieces in chunks that still decode to the text, at a bounded cost', () => {
+      // A 200 KB "word" took minutes in the quadratic merge (40 KB: 2.5 s on an idle machine).
+      for (const text of [run(200_000, letters), ' '.repeat(200_000), run(20_000, thai), `a${'🦀'.repeat(5_000)}`]) {
+        const start = performance.now();
+        const tokens = fastEncodeO200k(text);
+        expect(performance.now() - start).toBeLessThan(5_000);
+        expect(decodeTokens(O200K_HARMONY_TABLE, tokens)).toBe(text);
+      }
+    });
+
+    it('stops at the token budget without encoding the rest', () => {
+      const huge = run(1_000_000, letters).repeat(30); // 30 MB
+      const start = performance.now();
+      expect(() => fastEncodeO200k(huge, 1_000)).toThrow(TokenBudgetExceededError);
+      expect(() => fastEncodeO200k('hello world '.repeat(1_000_000), 1_000)).toThrow(expect.objectContaining({ code: 'token_budget_exceeded', budget: 1_000 }));
+      expect(performance.now() - start).toBeLessThan(2_000);
+      expect(fastEncodeO200k('hello world', 2)).toEqual(libraryEncode('hello world'));
+    });
   });
 });

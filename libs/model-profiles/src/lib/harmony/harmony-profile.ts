@@ -1,7 +1,7 @@
 import type { ModelProfile } from '../model-profile';
 import { decodeTokens, type TokenTable } from '../token-text-decoder';
 import { HarmonyOutputParser } from './harmony-output-parser';
-import { parseHarmonyPrompt } from './harmony-prompt-parser';
+import { HarmonyPromptReader, parseHarmonyPrompt } from './harmony-prompt-parser';
 import { type EncodeText, HarmonyRenderer } from './harmony-renderer';
 import { HarmonyToken } from './harmony-tokens';
 
@@ -14,6 +14,8 @@ export interface HarmonyProfileOptions {
   vocabSize: number;
   contextWindow: number;
   maxOutputTokens: number;
+  /** See {@link ModelProfile.maxTokenChars}. */
+  maxTokenChars?: number;
 }
 
 /** Builds a {@link ModelProfile} that speaks the harmony chat format. */
@@ -25,12 +27,13 @@ export function createHarmonyProfile(options: HarmonyProfileOptions): ModelProfi
     contextWindow: options.contextWindow,
     maxOutputTokens: options.maxOutputTokens,
     vocabSize: options.vocabSize,
+    maxTokenChars: options.maxTokenChars,
     // <|return|> ends a final answer, <|call|> a tool call; <|endoftext|> in case a model emits it.
     stopTokens: Object.freeze([HarmonyToken.return, HarmonyToken.call, HarmonyToken.endOfText]),
     encodeText,
     decode: (tokens) => decodeTokens(table, tokens),
-    renderHeader: (h) => renderer.header(h),
-    renderEntry: (e) => renderer.entry(e),
+    renderHeader: (h, limits) => renderer.header(h, [], limits),
+    renderEntry: (e, limits) => renderer.entry(e, [], limits),
     renderGenerationPrompt: () => renderer.generationPrompt(),
     render: (h, entries) => {
       const out = renderer.header(h);
@@ -38,8 +41,9 @@ export function createHarmonyProfile(options: HarmonyProfileOptions): ModelProfi
       return renderer.generationPrompt(out);
     },
     renderCompletion: (e) => renderer.completion(e),
-    createOutputParser: () => new HarmonyOutputParser(table),
+    createOutputParser: (tools) => new HarmonyOutputParser(table, tools),
     parsePrompt: (tokens) => parseHarmonyPrompt(tokens, table),
+    createPromptReader: () => new HarmonyPromptReader(table),
     // ASCII and non-ASCII text, an unknown word (a merge) and a special token's text: every table.
     warmUp: () => void encodeText('warm-up: zyxwvutsrqp — ünïcödé ✓ <|end|>'),
   } satisfies ModelProfile);

@@ -16,6 +16,8 @@ function expectedMessage(entry: ConversationEntry): ParsedPromptMessage {
       return { author: 'assistant', channel: 'analysis', content: entry.text };
     case 'function_call':
       return { author: 'assistant', channel: 'commentary', recipient: `${entry.namespace ?? 'functions'}.${entry.name}`, contentType: 'json', content: entry.arguments };
+    case 'custom_tool_call':
+      return { author: 'assistant', channel: 'commentary', recipient: `${entry.namespace ?? 'functions'}.${entry.name}`, content: entry.input };
     case 'function_call_output':
       return { author: `${entry.namespace ?? 'functions'}.${entry.name}`, channel: 'commentary', recipient: 'assistant', content: entry.output };
   }
@@ -30,8 +32,9 @@ function expectedTools(tools: readonly ToolSpec[]): ParsedTool[] {
       .map((t) => ({
         namespace: ns,
         name: t.name,
-        parameters: t.parameters ?? { type: 'object', properties: {} },
+        parameters: t.freeform ? { type: 'string' } : (t.parameters ?? { type: 'object', properties: {} }),
         ...(t.description ? { description: t.description } : {}),
+        ...(t.freeform ? { freeform: t.freeform } : {}),
       })),
   );
 }
@@ -98,5 +101,62 @@ describe('parseHarmonyPrompt', () => {
     expect(() => profile.parsePrompt(user.slice(0, -1))).toThrow(PromptParseError);
     expect(() => profile.parsePrompt([T.start, ...profile.encodeText('user'), T.end])).toThrow(PromptParseError);
     expect(() => profile.parsePrompt([T.start, ...profile.encodeText('user')])).toThrow(PromptParseError);
+  });
+});
+
+/** What a parse gives, or the error class it throws. */
+function outcome(parse: () => unknown): unknown {
+  try {
+    return parse();
+  } catch (err) {
+    return err instanceof PromptParseError ? 'PromptParseError' : err;
+  }
+}
+
+describe('HarmonyPromptReader', () => {
+  const reader = () => profile.createPromptReader!();
+
+  it('reads a growing conversation turn by turn exactly as a full parse of each prompt', () => {
+    fc.assert(
+      fc.property(renderHeader(), fc.array(conversationEntry(), { maxLength: 8 }), fc.array(fc.nat(), { maxLength: 8 }), (header, entries, cuts) => {
+        // The prompts of successive turns: entries[0:k] each, ending with the generation prompt,
+        // appended to one log as the worker does (prompt, then the completion that follows it).
+        const r = reader();
+        const ks = [...new Set([0, ...cuts.map((c) => c % (entries.length + 1)), entries.length])].sort((a, b) => a - b);
+        for (const k of ks) {
+          const prompt = profile.render(header, entries.slice(0, k));
+          expect(r.read(prompt)).toEqual(profile.parsePrompt(prompt));
+        }
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('agrees with a full parse on every prefix of a prompt, torn messages and errors included', () => {
+    fc.assert(
+      fc.property(renderHeader(), fc.array(conversationEntry(), { maxLength: 4 }), fc.array(fc.nat(), { minLength: 1, maxLength: 6 }), (header, entries, cuts) => {
+        const full = profile.render(header, entries);
+        const r = reader();
+        for (const cut of [...cuts.map((c) => c % (full.length + 1))].sort((a, b) => a - b)) {
+          const prefix = full.slice(0, cut);
+          expect(outcome(() => r.read(prefix))).toEqual(outcome(() => profile.parsePrompt(prefix)));
+        }
+        expect(r.read(full)).toEqual(profile.parsePrompt(full));
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('starts again when given a prompt shorter than what it read', () => {
+    const r = reader();
+    const long = profile.render({ tools: [] }, [{ kind: 'message', role: 'user', text: 'one' }, { kind: 'message', role: 'user', text: 'two' }]);
+    const short = profile.render({ tools: [] }, [{ kind: 'message', role: 'user', text: 'three' }]);
+    r.read(long);
+    expect(r.read(short)).toEqual(profile.parsePrompt(short));
+  });
+
+  it('reads a Uint32Array as it reads an array', () => {
+    const prompt = profile.render({ instructions: 'be brief', tools: [] }, [{ kind: 'message', role: 'user', text: 'hi' }]);
+    expect(reader().read(Uint32Array.from(prompt))).toEqual(profile.parsePrompt(prompt));
   });
 });

@@ -1,10 +1,13 @@
-import type { ConversationEntry, RenderHeader } from '../model-profile';
+import type { ConversationEntry, RenderHeader, RenderLimits } from '../model-profile';
 import { UnsupportedEntryError } from '../profile-errors';
 import { DEFAULT_TOOL_NAMESPACE, developerMessageText, systemMessageText } from './harmony-header-text';
 import { HarmonyToken as T } from './harmony-tokens';
 
-/** Encodes one text segment; must never produce a special token id. */
-export type EncodeText = (text: string) => number[];
+/**
+ * Encodes one text segment; must never produce a special token id. With `maxTokens`, throws a
+ * `TokenBudgetExceededError` once the segment is known to need more tokens than that.
+ */
+export type EncodeText = (text: string, maxTokens?: number) => number[];
 
 /**
  * Renders conversations in the harmony format. Every text segment is encoded on its own and the
@@ -13,21 +16,43 @@ export type EncodeText = (text: string) => number[];
  */
 export class HarmonyRenderer {
   private readonly assistantPrefix: readonly number[];
+  /**
+   * `out.length` at which the running call's token budget is spent. Set for the duration of one
+   * synchronous `header` or `entry` call (the renderer is shared, but calls never interleave).
+   */
+  private tokenEnd = Number.POSITIVE_INFINITY;
 
   constructor(private readonly encode: EncodeText) {
     this.assistantPrefix = [T.start, ...encode('assistant')];
   }
 
   /** The system message, then the developer message when there are instructions or tools. */
-  header(h: RenderHeader, out: number[] = []): number[] {
-    this.message(out, 'system', systemMessageText(h));
-    const developer = developerMessageText(h);
-    if (developer !== undefined) this.message(out, 'developer', developer);
-    return out;
+  header(h: RenderHeader, out: number[] = [], limits: RenderLimits = {}): number[] {
+    const system = systemMessageText(h);
+    const developer = developerMessageText(h, limits, system.length);
+    return this.bounded(out, limits, () => {
+      this.message(out, 'system', system);
+      if (developer !== undefined) this.message(out, 'developer', developer);
+      return out;
+    });
   }
 
   /** One entry as it appears in history. */
-  entry(e: ConversationEntry, out: number[] = []): number[] {
+  entry(e: ConversationEntry, out: number[] = [], limits: RenderLimits = {}): number[] {
+    return this.bounded(out, limits, () => this.unboundedEntry(e, out));
+  }
+
+  private bounded(out: number[], limits: RenderLimits, render: () => number[]): number[] {
+    if (limits.maxTokens === undefined) return render();
+    this.tokenEnd = out.length + limits.maxTokens;
+    try {
+      return render();
+    } finally {
+      this.tokenEnd = Number.POSITIVE_INFINITY;
+    }
+  }
+
+  private unboundedEntry(e: ConversationEntry, out: number[]): number[] {
     switch (e.kind) {
       case 'message':
         if (e.role === 'assistant') return this.assistant(out, 'final', e.text, T.end);
@@ -37,6 +62,9 @@ export class HarmonyRenderer {
       case 'function_call':
         push(out, this.assistantPrefix);
         return this.functionCallBody(out, e.namespace, e.name, e.arguments);
+      case 'custom_tool_call':
+        push(out, this.assistantPrefix);
+        return this.customCallBody(out, e.namespace, e.name, e.input);
       case 'function_call_output':
         out.push(T.start);
         push(out, this.encode(toolAddress(e.namespace, e.name)));
@@ -61,6 +89,7 @@ export class HarmonyRenderer {
     if (e.kind === 'message' && e.role === 'assistant') return this.channelBody([], 'final', e.text, T.return);
     if (e.kind === 'reasoning') return this.channelBody([], 'analysis', e.text, T.end);
     if (e.kind === 'function_call') return this.functionCallBody([], e.namespace, e.name, e.arguments);
+    if (e.kind === 'custom_tool_call') return this.customCallBody([], e.namespace, e.name, e.input);
     const what = e.kind === 'message' ? `a ${e.role} message` : e.kind;
     throw new UnsupportedEntryError(`The model does not sample ${what}`);
   }
@@ -90,9 +119,17 @@ export class HarmonyRenderer {
     return this.content(out, args, T.call);
   }
 
+  /** A freeform call: no `<|constrain|>json`, the input is plain text. */
+  private customCallBody(out: number[], namespace: string | undefined, name: string, input: string): number[] {
+    out.push(T.channel);
+    push(out, this.encode(`commentary to=${toolAddress(namespace, name)}`));
+    return this.content(out, input, T.call);
+  }
+
   private content(out: number[], text: string, terminator: number): number[] {
     out.push(T.message);
-    push(out, this.encode(text));
+    // The content is where untrusted text is long; the short role and channel texts are not bounded.
+    push(out, this.tokenEnd === Number.POSITIVE_INFINITY ? this.encode(text) : this.encode(text, Math.max(0, this.tokenEnd - out.length)));
     out.push(terminator);
     return out;
   }

@@ -5,10 +5,11 @@ import { fastEncodeO200k } from './fast-o200k-encoder';
 
 /**
  * Encodes text from anyone (users, tools, the model) so that it never yields a special token id:
- * special-token text such as `<|end|>` is encoded as ordinary text.
+ * special-token text such as `<|end|>` is encoded as ordinary text. With `maxTokens`, throws a
+ * `TokenBudgetExceededError` as soon as the text is known to need more.
  */
-export function encodeO200kText(text: string): number[] {
-  return fastEncodeO200k(text);
+export function encodeO200kText(text: string, maxTokens?: number): number[] {
+  return fastEncodeO200k(text, maxTokens);
 }
 
 /**

@@ -12,9 +12,12 @@ import {
   Client,
   type ClientOptions,
   type ClientReadableStream,
+  type ClientUnaryCall,
   type handleServerStreamingCall,
+  type handleUnaryCall,
   makeGenericClientConstructor,
   type Metadata,
+  type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 
@@ -95,6 +98,22 @@ export interface GenerateRequest {
    * prefix that another branch changed). Empty = read and write `session_key`.
    */
   parentSessionKey: string;
+  /**
+   * Scopes prefix reuse (like vLLM's `cache_salt`): it seeds the first block's hash, so content
+   * matching only finds sequences kept with the same salt, and session keys are looked up within
+   * it. The edge sends a value derived from the tenant, so `cached_tokens` never tells one tenant
+   * what another sent. Empty = the shared, unsalted space.
+   */
+  cacheSalt: string;
+}
+
+export interface ForgetSessionRequest {
+  sessionKey: string;
+  cacheSalt: string;
+}
+
+export interface ForgetSessionResponse {
+  forgotten: boolean;
 }
 
 export interface TokenChunk {
@@ -104,6 +123,13 @@ export interface TokenChunk {
    * caller tells the engine's time to any token from what the hops and the caller itself add.
    */
   engineElapsedMs: number;
+  /**
+   * Set on the first chunk only (0 on later ones): the prompt's length and how much of it the
+   * engine found cached, so a caller that stops reading before GenerateDone still knows what was
+   * prefilled (billing a cut-off response).
+   */
+  promptTokens: number;
+  cachedTokens: number;
 }
 
 export interface GenerateDone {
@@ -239,6 +265,7 @@ function createBaseGenerateRequest(): GenerateRequest {
     maxOutputTokens: 0,
     stopTokens: [],
     parentSessionKey: "",
+    cacheSalt: "",
   };
 }
 
@@ -275,6 +302,9 @@ export const GenerateRequest: MessageFns<GenerateRequest> = {
     }
     if (message.parentSessionKey !== "") {
       writer.uint32(66).string(message.parentSessionKey);
+    }
+    if (message.cacheSalt !== "") {
+      writer.uint32(74).string(message.cacheSalt);
     }
     return writer;
   },
@@ -376,6 +406,14 @@ export const GenerateRequest: MessageFns<GenerateRequest> = {
             message.parentSessionKey = reader.string();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.cacheSalt = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -418,6 +456,11 @@ export const GenerateRequest: MessageFns<GenerateRequest> = {
         : isSet(object.parent_session_key)
         ? globalThis.String(object.parent_session_key)
         : "",
+      cacheSalt: isSet(object.cacheSalt)
+        ? globalThis.String(object.cacheSalt)
+        : isSet(object.cache_salt)
+        ? globalThis.String(object.cache_salt)
+        : "",
     };
   },
 
@@ -447,6 +490,9 @@ export const GenerateRequest: MessageFns<GenerateRequest> = {
     if (message.parentSessionKey !== "") {
       obj.parentSessionKey = message.parentSessionKey;
     }
+    if (message.cacheSalt !== "") {
+      obj.cacheSalt = message.cacheSalt;
+    }
     return obj;
   },
 
@@ -465,12 +511,173 @@ export const GenerateRequest: MessageFns<GenerateRequest> = {
     message.maxOutputTokens = object.maxOutputTokens ?? 0;
     message.stopTokens = object.stopTokens?.map((e) => e) || [];
     message.parentSessionKey = object.parentSessionKey ?? "";
+    message.cacheSalt = object.cacheSalt ?? "";
+    return message;
+  },
+};
+
+function createBaseForgetSessionRequest(): ForgetSessionRequest {
+  return { sessionKey: "", cacheSalt: "" };
+}
+
+export const ForgetSessionRequest: MessageFns<ForgetSessionRequest> = {
+  encode(message: ForgetSessionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sessionKey !== "") {
+      writer.uint32(10).string(message.sessionKey);
+    }
+    if (message.cacheSalt !== "") {
+      writer.uint32(18).string(message.cacheSalt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ForgetSessionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseForgetSessionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sessionKey = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.cacheSalt = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ForgetSessionRequest {
+    return {
+      sessionKey: isSet(object.sessionKey)
+        ? globalThis.String(object.sessionKey)
+        : isSet(object.session_key)
+        ? globalThis.String(object.session_key)
+        : "",
+      cacheSalt: isSet(object.cacheSalt)
+        ? globalThis.String(object.cacheSalt)
+        : isSet(object.cache_salt)
+        ? globalThis.String(object.cache_salt)
+        : "",
+    };
+  },
+
+  toJSON(message: ForgetSessionRequest): unknown {
+    const obj: any = {};
+    if (message.sessionKey !== "") {
+      obj.sessionKey = message.sessionKey;
+    }
+    if (message.cacheSalt !== "") {
+      obj.cacheSalt = message.cacheSalt;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ForgetSessionRequest>, I>>(base?: I): ForgetSessionRequest {
+    return ForgetSessionRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ForgetSessionRequest>, I>>(object: I): ForgetSessionRequest {
+    const message = createBaseForgetSessionRequest();
+    message.sessionKey = object.sessionKey ?? "";
+    message.cacheSalt = object.cacheSalt ?? "";
+    return message;
+  },
+};
+
+function createBaseForgetSessionResponse(): ForgetSessionResponse {
+  return { forgotten: false };
+}
+
+export const ForgetSessionResponse: MessageFns<ForgetSessionResponse> = {
+  encode(message: ForgetSessionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.forgotten !== false) {
+      writer.uint32(8).bool(message.forgotten);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ForgetSessionResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseForgetSessionResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.forgotten = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ForgetSessionResponse {
+    return { forgotten: isSet(object.forgotten) ? globalThis.Boolean(object.forgotten) : false };
+  },
+
+  toJSON(message: ForgetSessionResponse): unknown {
+    const obj: any = {};
+    if (message.forgotten !== false) {
+      obj.forgotten = message.forgotten;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ForgetSessionResponse>, I>>(base?: I): ForgetSessionResponse {
+    return ForgetSessionResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ForgetSessionResponse>, I>>(object: I): ForgetSessionResponse {
+    const message = createBaseForgetSessionResponse();
+    message.forgotten = object.forgotten ?? false;
     return message;
   },
 };
 
 function createBaseTokenChunk(): TokenChunk {
-  return { tokens: [], engineElapsedMs: 0 };
+  return { tokens: [], engineElapsedMs: 0, promptTokens: 0, cachedTokens: 0 };
 }
 
 export const TokenChunk: MessageFns<TokenChunk> = {
@@ -484,6 +691,12 @@ export const TokenChunk: MessageFns<TokenChunk> = {
     }
     if (message.engineElapsedMs !== 0) {
       writer.uint32(17).double(message.engineElapsedMs);
+    }
+    if (message.promptTokens !== 0) {
+      writer.uint32(24).uint32(message.promptTokens);
+    }
+    if (message.cachedTokens !== 0) {
+      writer.uint32(32).uint32(message.cachedTokens);
     }
     return writer;
   },
@@ -527,6 +740,22 @@ export const TokenChunk: MessageFns<TokenChunk> = {
             message.engineElapsedMs = reader.double();
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.promptTokens = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.cachedTokens = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -547,6 +776,16 @@ export const TokenChunk: MessageFns<TokenChunk> = {
         : isSet(object.engine_elapsed_ms)
         ? globalThis.Number(object.engine_elapsed_ms)
         : 0,
+      promptTokens: isSet(object.promptTokens)
+        ? globalThis.Number(object.promptTokens)
+        : isSet(object.prompt_tokens)
+        ? globalThis.Number(object.prompt_tokens)
+        : 0,
+      cachedTokens: isSet(object.cachedTokens)
+        ? globalThis.Number(object.cachedTokens)
+        : isSet(object.cached_tokens)
+        ? globalThis.Number(object.cached_tokens)
+        : 0,
     };
   },
 
@@ -558,6 +797,12 @@ export const TokenChunk: MessageFns<TokenChunk> = {
     if (message.engineElapsedMs !== 0) {
       obj.engineElapsedMs = floatToJson(message.engineElapsedMs);
     }
+    if (message.promptTokens !== 0) {
+      obj.promptTokens = Math.round(message.promptTokens);
+    }
+    if (message.cachedTokens !== 0) {
+      obj.cachedTokens = Math.round(message.cachedTokens);
+    }
     return obj;
   },
 
@@ -568,6 +813,8 @@ export const TokenChunk: MessageFns<TokenChunk> = {
     const message = createBaseTokenChunk();
     message.tokens = object.tokens?.map((e) => e) || [];
     message.engineElapsedMs = object.engineElapsedMs ?? 0;
+    message.promptTokens = object.promptTokens ?? 0;
+    message.cachedTokens = object.cachedTokens ?? 0;
     return message;
   },
 };
@@ -842,10 +1089,29 @@ export const InferenceServiceService = {
     responseSerialize: (value: GenerateResponse): Buffer => Buffer.from(GenerateResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GenerateResponse => GenerateResponse.decode(value),
   },
+  /**
+   * Drops a session and whatever its call left in the prefix cache (a prompt safety blocked after
+   * the call started must not stay reusable). Unknown keys are not an error.
+   */
+  forgetSession: {
+    path: "/fastloop.inference.v1.InferenceService/ForgetSession" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ForgetSessionRequest): Buffer => Buffer.from(ForgetSessionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ForgetSessionRequest => ForgetSessionRequest.decode(value),
+    responseSerialize: (value: ForgetSessionResponse): Buffer =>
+      Buffer.from(ForgetSessionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ForgetSessionResponse => ForgetSessionResponse.decode(value),
+  },
 } as const;
 
 export interface InferenceServiceServer extends UntypedServiceImplementation {
   generate: handleServerStreamingCall<GenerateRequest, GenerateResponse>;
+  /**
+   * Drops a session and whatever its call left in the prefix cache (a prompt safety blocked after
+   * the call started must not stay reusable). Unknown keys are not an error.
+   */
+  forgetSession: handleUnaryCall<ForgetSessionRequest, ForgetSessionResponse>;
 }
 
 export interface InferenceServiceClient extends Client {
@@ -855,6 +1121,25 @@ export interface InferenceServiceClient extends Client {
     metadata?: Metadata,
     options?: Partial<CallOptions>,
   ): ClientReadableStream<GenerateResponse>;
+  /**
+   * Drops a session and whatever its call left in the prefix cache (a prompt safety blocked after
+   * the call started must not stay reusable). Unknown keys are not an error.
+   */
+  forgetSession(
+    request: ForgetSessionRequest,
+    callback: (error: ServiceError | null, response: ForgetSessionResponse) => void,
+  ): ClientUnaryCall;
+  forgetSession(
+    request: ForgetSessionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ForgetSessionResponse) => void,
+  ): ClientUnaryCall;
+  forgetSession(
+    request: ForgetSessionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ForgetSessionResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const InferenceServiceClient = makeGenericClientConstructor(

@@ -54,6 +54,18 @@ export interface ModelInfo {
   created: number;
   aliases: string[];
   contextWindow: number;
+  /** Prices for usage reports (the edge's GET /v1/usage); all 0 when the catalog sets none. */
+  pricing?: ModelPricing | undefined;
+}
+
+/**
+ * US dollars per million tokens. Cached input tokens are charged `cached_input` instead of
+ * `input`; reasoning tokens are part of the output tokens.
+ */
+export interface ModelPricing {
+  inputUsdPerMillion: number;
+  cachedInputUsdPerMillion: number;
+  outputUsdPerMillion: number;
 }
 
 export interface ListModelsResponse {
@@ -411,7 +423,7 @@ export const ListModelsRequest: MessageFns<ListModelsRequest> = {
 };
 
 function createBaseModelInfo(): ModelInfo {
-  return { id: "", ownedBy: "", created: 0, aliases: [], contextWindow: 0 };
+  return { id: "", ownedBy: "", created: 0, aliases: [], contextWindow: 0, pricing: undefined };
 }
 
 export const ModelInfo: MessageFns<ModelInfo> = {
@@ -430,6 +442,9 @@ export const ModelInfo: MessageFns<ModelInfo> = {
     }
     if (message.contextWindow !== 0) {
       writer.uint32(40).uint32(message.contextWindow);
+    }
+    if (message.pricing !== undefined) {
+      ModelPricing.encode(message.pricing, writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -487,6 +502,14 @@ export const ModelInfo: MessageFns<ModelInfo> = {
             message.contextWindow = reader.uint32();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.pricing = ModelPricing.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -514,6 +537,7 @@ export const ModelInfo: MessageFns<ModelInfo> = {
         : isSet(object.context_window)
         ? globalThis.Number(object.context_window)
         : 0,
+      pricing: isSet(object.pricing) ? ModelPricing.fromJSON(object.pricing) : undefined,
     };
   },
 
@@ -534,6 +558,9 @@ export const ModelInfo: MessageFns<ModelInfo> = {
     if (message.contextWindow !== 0) {
       obj.contextWindow = Math.round(message.contextWindow);
     }
+    if (message.pricing !== undefined) {
+      obj.pricing = ModelPricing.toJSON(message.pricing);
+    }
     return obj;
   },
 
@@ -547,6 +574,122 @@ export const ModelInfo: MessageFns<ModelInfo> = {
     message.created = object.created ?? 0;
     message.aliases = object.aliases?.map((e) => e) || [];
     message.contextWindow = object.contextWindow ?? 0;
+    message.pricing = (object.pricing !== undefined && object.pricing !== null)
+      ? ModelPricing.fromPartial(object.pricing)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseModelPricing(): ModelPricing {
+  return { inputUsdPerMillion: 0, cachedInputUsdPerMillion: 0, outputUsdPerMillion: 0 };
+}
+
+export const ModelPricing: MessageFns<ModelPricing> = {
+  encode(message: ModelPricing, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.inputUsdPerMillion !== 0) {
+      writer.uint32(9).double(message.inputUsdPerMillion);
+    }
+    if (message.cachedInputUsdPerMillion !== 0) {
+      writer.uint32(17).double(message.cachedInputUsdPerMillion);
+    }
+    if (message.outputUsdPerMillion !== 0) {
+      writer.uint32(25).double(message.outputUsdPerMillion);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ModelPricing {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseModelPricing();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 9) {
+              break;
+            }
+
+            message.inputUsdPerMillion = reader.double();
+            continue;
+          }
+          case 2: {
+            if (tag !== 17) {
+              break;
+            }
+
+            message.cachedInputUsdPerMillion = reader.double();
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.outputUsdPerMillion = reader.double();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ModelPricing {
+    return {
+      inputUsdPerMillion: isSet(object.inputUsdPerMillion)
+        ? globalThis.Number(object.inputUsdPerMillion)
+        : isSet(object.input_usd_per_million)
+        ? globalThis.Number(object.input_usd_per_million)
+        : 0,
+      cachedInputUsdPerMillion: isSet(object.cachedInputUsdPerMillion)
+        ? globalThis.Number(object.cachedInputUsdPerMillion)
+        : isSet(object.cached_input_usd_per_million)
+        ? globalThis.Number(object.cached_input_usd_per_million)
+        : 0,
+      outputUsdPerMillion: isSet(object.outputUsdPerMillion)
+        ? globalThis.Number(object.outputUsdPerMillion)
+        : isSet(object.output_usd_per_million)
+        ? globalThis.Number(object.output_usd_per_million)
+        : 0,
+    };
+  },
+
+  toJSON(message: ModelPricing): unknown {
+    const obj: any = {};
+    if (message.inputUsdPerMillion !== 0) {
+      obj.inputUsdPerMillion = floatToJson(message.inputUsdPerMillion);
+    }
+    if (message.cachedInputUsdPerMillion !== 0) {
+      obj.cachedInputUsdPerMillion = floatToJson(message.cachedInputUsdPerMillion);
+    }
+    if (message.outputUsdPerMillion !== 0) {
+      obj.outputUsdPerMillion = floatToJson(message.outputUsdPerMillion);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ModelPricing>, I>>(base?: I): ModelPricing {
+    return ModelPricing.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ModelPricing>, I>>(object: I): ModelPricing {
+    const message = createBaseModelPricing();
+    message.inputUsdPerMillion = object.inputUsdPerMillion ?? 0;
+    message.cachedInputUsdPerMillion = object.cachedInputUsdPerMillion ?? 0;
+    message.outputUsdPerMillion = object.outputUsdPerMillion ?? 0;
     return message;
   },
 };
@@ -689,6 +832,10 @@ export const RouterServiceClient = makeGenericClientConstructor(
   service: typeof RouterServiceService;
   serviceName: string;
 };
+
+function floatToJson(value: number | null | undefined): number | string | null | undefined {
+  return typeof value === "number" && !globalThis.Number.isFinite(value) ? globalThis.String(value) : value;
+}
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 

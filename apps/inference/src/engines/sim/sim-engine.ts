@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import type { ModelProfile, ParsedPrompt } from '@fastloop/model-profiles';
-import type { Engine, EngineRequest } from './engine';
+import type { ModelProfile, ParsedPrompt, PromptReader } from '@fastloop/model-profiles';
+import type { Engine, EngineRequest } from '../../engine';
 import { createRandom, hashNumbers } from '@fastloop/service-kit';
 import { dueCount, nextWakeDelay, scheduleTokens, timeToFirstTokenMs, type SimPace } from './sim-pacing';
 import { scriptCompletion, type SimScriptOptions } from './sim-script';
@@ -43,7 +43,9 @@ export class SimEngine implements Engine {
 
   async *generate(request: EngineRequest): AsyncGenerator<readonly number[]> {
     if (this.closed) throw new Error('sim engine is closed');
-    const completion = cutCompletion(this.complete(request.prompt), request.maxOutputTokens, request.stopTokens);
+    const readStart = this.now();
+    const completion = cutCompletion(this.complete(request.prompt, request.promptLog), request.maxOutputTokens, request.stopTokens);
+    request.onPromptRead?.(this.now() - readStart);
     const { pace } = this.options;
     const seed = request.seed ?? hashNumbers(request.prompt.slice(-SEED_WINDOW), request.prompt.length);
     const ttftMs = timeToFirstTokenMs(request.prompt.length - request.cachedTokens, pace);
@@ -63,9 +65,25 @@ export class SimEngine implements Engine {
     }
   }
 
-  /** The full completion the simulated model samples for `prompt`. */
-  complete(prompt: readonly number[]): number[] {
-    return simulateCompletion(this.options.profile, prompt, this.options.script, this.options.logger);
+  /**
+   * The full completion the simulated model samples for `prompt`. With the append-only log the
+   * prompt lives in, the sim keeps what it read of that log and reads only the new messages (a
+   * session's turn costs O(new tokens)); without one it parses the whole prompt.
+   */
+  complete(prompt: ArrayLike<number>, log?: object): number[] {
+    return simulateCompletion(this.options.profile, prompt, this.options.script, this.options.logger, log && this.readerFor(log));
+  }
+
+  // Keyed weakly by the log: a reader lives as long as some held sequence still uses its log.
+  private readonly readers = new WeakMap<object, PromptReader>();
+
+  private readerFor(log: object): PromptReader | undefined {
+    let reader = this.readers.get(log);
+    if (reader === undefined) {
+      reader = this.options.profile.createPromptReader?.();
+      if (reader !== undefined) this.readers.set(log, reader);
+    }
+    return reader;
   }
 
   async close(): Promise<void> {
@@ -77,10 +95,10 @@ export class SimEngine implements Engine {
  * Reads `prompt` like the model would and renders what it answers, as tokens. A prompt the profile
  * cannot take apart is read as an empty conversation: a model still answers garbage with something.
  */
-export function simulateCompletion(profile: ModelProfile, prompt: readonly number[], script: SimScriptOptions, logger?: Logger): number[] {
+export function simulateCompletion(profile: ModelProfile, prompt: ArrayLike<number>, script: SimScriptOptions, logger?: Logger, reader?: PromptReader): number[] {
   let parsed: ParsedPrompt;
   try {
-    parsed = profile.parsePrompt(prompt);
+    parsed = reader !== undefined ? reader.read(prompt) : profile.parsePrompt(Array.from(prompt));
   } catch (err) {
     logger?.debug({ err, engine: 'sim' }, 'simulated model could not parse the prompt; answering without context');
     parsed = { messages: [], tools: [], endsWithGenerationPrompt: true };

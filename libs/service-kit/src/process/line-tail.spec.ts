@@ -1,4 +1,4 @@
-import { formatTail, LineTail } from './log-lines';
+import { formatTail, LineTail } from './line-tail';
 
 describe('LineTail', () => {
   it('joins lines split across chunks and reports each once complete', () => {

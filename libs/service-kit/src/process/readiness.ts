@@ -56,3 +56,19 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener('abort', done, { once: true });
   });
 }
+
+/** Overrides {@link defaultReadyTimeoutMs} for every launcher start and test helper. */
+export const READY_TIMEOUT_ENV = 'FASTLOOP_READY_TIMEOUT_MS';
+
+/**
+ * The one readiness budget for every service start (launcher, e2e stacks, process-level specs):
+ * 120 s, since on a loaded 2-core CI machine tsx compiles each service before it can listen, and
+ * several start at once. A start that fails still fails with the service's last log lines.
+ */
+export function defaultReadyTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env[READY_TIMEOUT_ENV];
+  if (raw === undefined || raw.trim() === '') return 120_000;
+  const ms = Number(raw);
+  if (!Number.isFinite(ms) || ms <= 0) throw new RangeError(`${READY_TIMEOUT_ENV} must be a positive number of ms, got '${raw}'`);
+  return ms;
+}

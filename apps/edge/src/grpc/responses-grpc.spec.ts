@@ -1,0 +1,57 @@
+import { Metadata } from '@grpc/grpc-js';
+import { responsesV1 } from '@fastloop/proto';
+import { createGrpcClient, startGrpcServer, type GrpcServer } from '@fastloop/service-kit';
+import { ApiKeyAuth } from '../auth';
+import { ConnectionLimits } from '../session/connection-limits';
+import { StateCacheBudget } from '../session/state-cache';
+import { fakeDeps } from '../testing/fake-deps';
+import { responsesGrpcService } from './responses-grpc';
+
+async function waitUntil(check: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('ResponsesService/Session connection caps', () => {
+  let server: GrpcServer;
+  let client: responsesV1.ResponsesServiceClient;
+  const limits = new ConnectionLimits({ maxConnections: 10, maxPerTenant: 1 });
+
+  beforeAll(async () => {
+    const { deps } = fakeDeps();
+    const binding = responsesGrpcService({ deps, auth: new ApiKeyAuth('sk-a:t1,sk-b:t2'), budget: new StateCacheBudget(1 << 30), connectionCacheBytes: 1 << 26, maxQueued: 4, maxBufferedBytes: 1 << 24, limits, maxPayloadBytes: 1 << 20 });
+    server = await startGrpcServer({ port: 0, services: [binding], logger: deps.logger });
+    client = createGrpcClient(responsesV1.ResponsesServiceClient, `127.0.0.1:${server.port}`);
+  });
+  afterAll(async () => {
+    client.close();
+    await server.close(100);
+  });
+
+  const open = (key: string) => {
+    const md = new Metadata();
+    md.set('authorization', `Bearer ${key}`);
+    const call = client.session(md);
+    const failed = new Promise<{ code: number; details: string }>((resolve) => call.on('error', resolve));
+    return { call, failed };
+  };
+
+  it('refuses a stream beyond the tenant’s cap with RESOURCE_EXHAUSTED, and frees the slot when a stream ends', async () => {
+    const first = open('sk-a');
+    first.call.write({ eventJson: JSON.stringify({ type: 'response.create', model: 'fake-model', input: 'hi', store: false }) });
+    await new Promise((r) => first.call.once('data', r));
+    expect(limits.count('t1')).toBe(1);
+    const second = open('sk-a');
+    expect(await second.failed).toMatchObject({ code: 8, details: expect.stringContaining('EDGE_MAX_CONNECTIONS_PER_TENANT') });
+    const other = open('sk-b'); // another tenant is not affected
+    other.call.write({ eventJson: JSON.stringify({ type: 'response.create', model: 'fake-model', input: 'hi', store: false }) });
+    await new Promise((r) => other.call.once('data', r));
+    first.call.cancel();
+    await waitUntil(() => limits.count('t1') === 0);
+    other.call.cancel();
+    await waitUntil(() => limits.count() === 0);
+  });
+});

@@ -1,0 +1,112 @@
+import {
+  RenderLimitError,
+  TokenBudgetExceededError,
+  type ConversationEntry,
+  type ModelProfile,
+  type RenderHeader,
+  type RenderLimits,
+} from '@fastloop/model-profiles';
+import { ApiError, ApiErrors, type ResponseCreateRequest } from '@fastloop/protocol';
+import type { LogView } from './append-log';
+import { DEFAULT_EDGE_LIMITS } from './edge-limits';
+import { extendConversation, renderConversation, type RenderedConversation } from './render-conversation';
+import type { TurnDeps } from './turn-deps';
+
+/** What one turn renders. */
+export interface RenderJob {
+  profile: ModelProfile;
+  header: RenderHeader;
+  body: ResponseCreateRequest;
+  /** Every entry of the conversation (rendered in full when there is nothing to extend). */
+  entries: LogView<ConversationEntry>;
+  /** This turn's entries. */
+  newEntries: readonly ConversationEntry[];
+  /** The previous turn's rendering, extended by `newEntries` when given. */
+  extend?: RenderedConversation;
+  contextWindow: number;
+}
+
+/**
+ * Renders a turn within the edge's limits and the model's context window, at a cost bounded by
+ * them rather than by the input: a prompt that cannot fit is refused from its size alone when
+ * even one token per `maxTokenChars` characters would overflow, and otherwise tokenizing stops at
+ * the window (a 30 MB input answers `context_length_exceeded` without being tokenized). Rendering
+ * limits (schema depth, a tool's or the header's rendered text) are 400s naming the limit.
+ */
+export function renderWithinLimits(deps: TurnDeps, job: RenderJob): RenderedConversation {
+  const limits = deps.limits ?? DEFAULT_EDGE_LIMITS;
+  const generationPrompt = job.profile.renderGenerationPrompt().length;
+  // The prompt plus the generation prompt must stay below the window (see the check below).
+  const maxTokens = job.contextWindow - generationPrompt - 1;
+  const floor = tokenFloor(job);
+  if (floor > maxTokens) throw contextLengthExceeded(`at least ${floor + generationPrompt}`, job.contextWindow);
+  const renderLimits: RenderLimits = { maxTokens, maxToolChars: limits.maxToolRenderedChars, maxHeaderChars: limits.maxHeaderRenderedChars };
+  let rendered: RenderedConversation;
+  try {
+    rendered = job.extend
+      ? extendConversation(job.profile, job.extend, job.header, job.newEntries, renderLimits)
+      : renderConversation(job.profile, job.header, job.entries, deps.renderCache, renderLimits);
+  } catch (err) {
+    if (err instanceof TokenBudgetExceededError) throw contextLengthExceeded(`more than ${maxTokens + generationPrompt}`, job.contextWindow);
+    if (err instanceof RenderLimitError) throw renderLimitError(err, job.body);
+    throw err;
+  }
+  const promptLength = rendered.tokens.length + generationPrompt;
+  if (promptLength >= job.contextWindow) throw contextLengthExceeded(String(promptLength), job.contextWindow);
+  return rendered;
+}
+
+/** Fewest tokens the rendering can have: the previous rendering plus the new text at its densest. */
+function tokenFloor(job: RenderJob): number {
+  const perToken = job.profile.maxTokenChars;
+  if (perToken === undefined) return 0;
+  let chars = job.header.instructions?.length ?? 0;
+  for (const entry of job.extend ? job.newEntries : job.entries) chars += entryChars(entry);
+  return (job.extend ? job.extend.tokens.length : 0) + Math.ceil(chars / perToken);
+}
+
+function entryChars(entry: ConversationEntry): number {
+  switch (entry.kind) {
+    case 'message':
+    case 'reasoning':
+      return entry.text.length;
+    case 'function_call':
+      return entry.arguments.length;
+    case 'function_call_output':
+      return entry.output.length;
+    default:
+      return 0;
+  }
+}
+
+function contextLengthExceeded(tokens: string, window: number): ApiError {
+  return ApiErrors.contextLengthExceeded(
+    `Your input exceeds the context window of this model (${tokens} tokens, limit ${window}). Please adjust your input and try again.`,
+  );
+}
+
+/** A rendering limit as a 400 naming the limit, with `param` at the tool (or field) that crossed it. */
+function renderLimitError(err: RenderLimitError, body: ResponseCreateRequest): ApiError {
+  const param = err.tool ? toolParam(body, err.tool) : body.instructions && body.instructions.length > err.value ? 'instructions' : 'tools';
+  const [code, what] =
+    err.limit === 'schema_depth'
+      ? ['schema_too_deep', `its parameters schema is nested more than ${err.value} levels deep`]
+      : err.limit === 'tool_rendered_chars'
+        ? ['tool_too_large', `the tool renders to more than ${err.value} characters for the model (max_tool_rendered_chars)`]
+        : ['header_too_large', `instructions and tools render to more than ${err.value} characters for the model (max_header_rendered_chars)`];
+  return new ApiError({ status: 400, type: 'invalid_request_error', code, message: `Invalid '${param}': ${what}.`, param, cause: err });
+}
+
+/** `tools[2]` or `tools[1].tools[0]`: where the tool that crossed a limit sits in the request. */
+function toolParam(body: ResponseCreateRequest, tool: { name: string; namespace?: string }): string {
+  const tools = body.tools as { type?: string; name?: string; tools?: { name?: string }[] }[];
+  for (let i = 0; i < tools.length; i++) {
+    const t = tools[i];
+    if (tool.namespace === undefined && t.type === 'function' && t.name === tool.name) return `tools[${i}]`;
+    if (tool.namespace !== undefined && t.type === 'namespace' && t.name === tool.namespace) {
+      const j = (t.tools ?? []).findIndex((m) => m.name === tool.name);
+      if (j >= 0) return `tools[${i}].tools[${j}]`;
+    }
+  }
+  return 'tools';
+}

@@ -1,0 +1,73 @@
+import fc from 'fast-check';
+import { commonPrefixLength, SequencePool } from './sequence-pool';
+
+const held = (...contextTokens: number[]) => ({ contextTokens });
+
+describe('SequencePool', () => {
+  it('gives a continuation the sequence that already holds its prefix', () => {
+    const pool = new SequencePool([held(1, 2, 3), held(1, 9, 9, 9)]);
+    const lease = pool.tryAcquire([1, 9, 9, 9, 4], 's2');
+    expect(lease?.commonPrefix).toBe(4);
+    expect(lease?.slot.sequence.contextTokens).toEqual([1, 9, 9, 9]);
+  });
+
+  it('matches content only within one cache salt, and never reuses a discarded sequence', () => {
+    const pool = new SequencePool([held(), held()]);
+    const a = pool.tryAcquire([1, 2, 3], 'a', 'tenant-a')!;
+    (a.slot.sequence as { contextTokens: number[] }).contextTokens = [1, 2, 3, 4];
+    pool.release(a.slot);
+    expect(pool.tryAcquire([1, 2, 3, 4, 5], 'b', 'tenant-b')!.commonPrefix).toBe(0);
+    const again = pool.tryAcquire([1, 2, 3, 4, 5], 'a2', 'tenant-a')!;
+    expect(again.commonPrefix).toBe(4);
+    pool.release(again.slot, true); // cancelled: maybe a blocked prompt
+    const third = pool.tryAcquire([1, 2, 3, 4, 5], 'a3', 'tenant-a')!;
+    expect(third.commonPrefix).toBe(0);
+    // A finished call's sequence is dropped by ForgetSession.
+    (third.slot.sequence as { contextTokens: number[] }).contextTokens = [1, 2, 3, 4, 5];
+    pool.release(third.slot);
+    expect(pool.discardSession('a3')).toBe(true);
+    expect(pool.tryAcquire([1, 2, 3, 4, 5], 'a4', 'tenant-a')!.commonPrefix).toBe(0);
+  });
+
+  it('reuses the least recently used sequence when no idle one shares a prefix', () => {
+    const pool = new SequencePool([held(), held(), held()]);
+    const a = pool.tryAcquire([5], 'a')!;
+    const b = pool.tryAcquire([6], 'b')!;
+    pool.release(b.slot);
+    pool.release(a.slot);
+    const c = pool.tryAcquire([7], 'c')!;
+    expect(c.commonPrefix).toBe(0);
+    expect(c.slot).not.toBe(a.slot);
+    expect(c.slot).not.toBe(b.slot); // the never-used third slot is the least recent
+    const d = pool.tryAcquire([8], 'd')!;
+    expect(d.slot).toBe(b.slot); // then b, released before a
+  });
+
+  it('never hands out a busy sequence, and a waiter gets the one released', async () => {
+    const pool = new SequencePool([held()]);
+    const first = pool.tryAcquire([1], 'a')!;
+    expect(pool.tryAcquire([1], 'b')).toBeUndefined();
+    const waiting = pool.acquire([1], 'b', new AbortController().signal);
+    pool.release(first.slot);
+    expect((await waiting)?.slot).toBe(first.slot);
+  });
+
+  it('stops waiting when the caller aborts', async () => {
+    const pool = new SequencePool([held()]);
+    pool.tryAcquire([1], 'a');
+    const controller = new AbortController();
+    const waiting = pool.acquire([1], 'b', controller.signal);
+    controller.abort();
+    await expect(waiting).resolves.toBeUndefined();
+  });
+
+  it('measures the common prefix exactly', () => {
+    fc.assert(
+      fc.property(fc.array(fc.nat(3)), fc.array(fc.nat(3)), (a, b) => {
+        const n = commonPrefixLength(a, b);
+        expect(a.slice(0, n)).toEqual(b.slice(0, n));
+        if (n < Math.min(a.length, b.length)) expect(a[n]).not.toBe(b[n]);
+      }),
+    );
+  });
+});

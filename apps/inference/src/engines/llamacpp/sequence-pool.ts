@@ -1,0 +1,133 @@
+/** What the pool needs of a KV sequence: the tokens its KV state holds. */
+export interface HeldSequence {
+  /** Tokens in the KV state, in order. */
+  readonly contextTokens: readonly number[];
+}
+
+/** One bounded slot: a sequence and who used it last. */
+export interface PoolSlot<S extends HeldSequence> {
+  readonly sequence: S;
+  /** The session whose tokens the sequence holds (the last caller's key), if any. */
+  sessionKey: string | undefined;
+  /**
+   * The cache salt (tenant) whose tokens the KV state holds: only a caller with the same salt may
+   * reuse them ('' = unsalted, as a fresh pool starts). undefined = reusable by nobody (discarded).
+   */
+  salt: string | undefined;
+  lastUsed: number;
+  busy: boolean;
+}
+
+/** A slot handed out for one generation, with how much of the prompt its KV already holds. */
+export interface Lease<S extends HeldSequence> {
+  readonly slot: PoolSlot<S>;
+  /** Leading prompt tokens already in the sequence's KV state (content match). */
+  readonly commonPrefix: number;
+}
+
+/**
+ * A fixed number of KV sequences shared by all sessions. A call gets the idle sequence whose KV
+ * shares the longest prefix with its prompt (its own session's, or any other's after its own was
+ * taken); when none shares anything, the least recently used idle one is reused (LRU eviction).
+ * With every sequence busy, callers wait in arrival order.
+ */
+export class SequencePool<S extends HeldSequence> {
+  private readonly slots: PoolSlot<S>[];
+  private readonly waiters: Array<() => void> = [];
+  private clock = 0;
+
+  constructor(sequences: readonly S[]) {
+    this.slots = sequences.map((sequence) => ({ sequence, sessionKey: undefined, salt: '', lastUsed: 0, busy: false }));
+  }
+
+  get size(): number {
+    return this.slots.length;
+  }
+
+  /** Idle sequences now. */
+  get idle(): number {
+    return this.slots.filter((s) => !s.busy).length;
+  }
+
+  /** Waits for an idle sequence (or `signal`), then leases the best one for `prompt`. */
+  async acquire(prompt: readonly number[], sessionKey: string | undefined, signal: AbortSignal, salt = ''): Promise<Lease<S> | undefined> {
+    while (!signal.aborted) {
+      const lease = this.tryAcquire(prompt, sessionKey, salt);
+      if (lease) return lease;
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          signal.removeEventListener('abort', wake);
+          resolve();
+        };
+        this.waiters.push(wake);
+        signal.addEventListener('abort', wake, { once: true });
+      });
+    }
+    return undefined;
+  }
+
+  /**
+   * Leases the best idle sequence for `prompt` at once, or returns undefined when all are busy.
+   * Content is matched only within `salt` (the tenant's cache salt): another tenant's KV state
+   * counts as sharing nothing, so it is overwritten rather than reused.
+   */
+  tryAcquire(prompt: readonly number[], sessionKey: string | undefined, salt = ''): Lease<S> | undefined {
+    let best: Lease<S> | undefined;
+    for (const slot of this.slots) {
+      if (slot.busy) continue;
+      const commonPrefix = slot.salt === salt ? commonPrefixLength(slot.sequence.contextTokens, prompt) : 0;
+      const better =
+        best === undefined ||
+        commonPrefix > best.commonPrefix ||
+        (commonPrefix === best.commonPrefix && ownedBy(slot, sessionKey) && !ownedBy(best.slot, sessionKey)) ||
+        (commonPrefix === best.commonPrefix && ownedBy(slot, sessionKey) === ownedBy(best.slot, sessionKey) && slot.lastUsed < best.slot.lastUsed);
+      if (better) best = { slot, commonPrefix };
+    }
+    if (!best) return undefined;
+    best.slot.busy = true;
+    best.slot.sessionKey = sessionKey;
+    best.slot.salt = salt;
+    best.slot.lastUsed = ++this.clock;
+    return best;
+  }
+
+  /**
+   * Returns a leased sequence; the next waiter (if any) tries again. `discard`: its KV state must
+   * not be reused (a cancelled call, which may be a prompt safety blocked).
+   */
+  release(slot: PoolSlot<S>, discard = false): void {
+    slot.busy = false;
+    if (discard) {
+      slot.salt = undefined;
+      slot.sessionKey = undefined;
+    }
+    slot.lastUsed = ++this.clock;
+    this.waiters.shift()?.();
+  }
+
+  /** Makes the idle sequence a session last used unreusable (ForgetSession). Returns whether one was. */
+  discardSession(sessionKey: string): boolean {
+    const slot = this.slots.find((s) => s.sessionKey === sessionKey && !s.busy);
+    if (!slot) return false;
+    slot.salt = undefined;
+    slot.sessionKey = undefined;
+    return true;
+  }
+
+  /** Every sequence, for closing. */
+  all(): readonly S[] {
+    return this.slots.map((s) => s.sequence);
+  }
+}
+
+function ownedBy(slot: PoolSlot<HeldSequence>, sessionKey: string | undefined): boolean {
+  return sessionKey !== undefined && slot.sessionKey === sessionKey;
+}
+
+/** Length of the longest common prefix of `a` and `b`. */
+export function commonPrefixLength(a: readonly number[], b: readonly number[]): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
+}

@@ -1,0 +1,88 @@
+import { PRE_INFERENCE_STAGES } from './metrics-scrape';
+import type { BenchReport } from './report-json';
+import type { TurnRecord } from './rollout-runner';
+import { ESTIMATOR, fmt, windowMedian } from './summary';
+
+/** What bench/micro/transport-floor.bench.ts writes (the fields read here). */
+export interface TransportFloor {
+  generatedAt: string;
+  rows: { hop: string; p50: number; p90: number }[];
+  /** The client's WebSocket both ways, p50 ms. */
+  wsSum: number;
+  /** One grpc-js Generate call there and its chunk back, p50 ms. */
+  grpcSum: number;
+}
+
+/** The instant-engine targets: WebSocket time to the first output item. */
+export const INSTANT_TARGET_MS = 5;
+export const INSTANT_MAX_GROWTH = 1.5;
+
+/** One row of the hop-by-hop breakdown: a name and how to read it off a turn. */
+const HOPS: [string, (r: TurnRecord) => number][] = [
+  ['client: send → first output item', (r) => r.firstOutputMs],
+  ["worker: engine's reported time to the chunk that opened it", (r) => r.engineMeasuredFirstOutputMs],
+  ['… of which worker prepare (lookup, assembly, prefix match)', (r) => r.workerMs?.prepare ?? NaN],
+  ['… of which the simulator reading the prompt', (r) => r.workerMs?.engine_read ?? NaN],
+  ['edge: request in → item out, engine excluded', (r) => r.edgeOverheadMs],
+  ['… of which edge stages before Generate (validate, load, route, render, safety, queue)', (r) => PRE_INFERENCE_STAGES.reduce((s, k) => s + (r.stagesMs[k] ?? 0), 0)],
+  ['… of which the Generate hop (edge ttft stage − worker TTFT)', (r) => (r.stagesMs.ttft ?? NaN) - r.engineMeasuredTtftMs],
+  ["client's WebSocket legs and event delivery (client − edge − engine)", (r) => r.firstOutputMs - r.edgeOverheadMs - r.engineMeasuredFirstOutputMs],
+];
+
+/** The Markdown report of the instant-engine test. */
+export function renderInstantMarkdown(report: BenchReport, floor: TransportFloor): string {
+  const { options } = report;
+  const turns = options.turns;
+  const lastFrom = Math.max(1, turns - 4);
+  const floorMs = floor.wsSum + floor.grpcSum;
+  const lines: string[] = [
+    '# Instant-engine test: the API\'s own cost (simulated engine that costs nothing)',
+    '',
+    `Run ${report.generatedAt} on ${report.environment.cpus} × ${report.environment.cpuModel}, Node ${report.environment.node}. ` +
+      `SIM_TTFT_MS=0, SIM_PREFILL_TOKENS_PER_SECOND=${options.prefillTps}, SIM_TOKENS_PER_SECOND=${options.tps[0]}: the engine answers at once, so the client waits only for ` +
+      `the API (edge, internal hops, the worker's bookkeeping, the simulator reading the prompt). ${turns} turns per rollout, tool outputs of ` +
+      `${options.outputBytes[0]}–${options.outputBytes[1]} bytes, ${options.reps} interleaved repetition(s), each on a fresh stack, every rollout with its own nonce and tenant.`,
+    '',
+    `**Estimator**: ${ESTIMATOR}.`,
+    '',
+    '## Time to the first output item (ms)',
+    '',
+    '| mode | turns 1–5 | turns ' + `${lastFrom}–${turns}` + ' | last 5 / first 5 | final prompt (tokens) |',
+    '|---|---:|---:|---:|---:|',
+  ];
+  const byMode = new Map(options.modes.map((m) => [m, report.records.filter((r) => r.mode === m && r.phase === 'interleaved')] as const));
+  for (const [mode, rs] of byMode) {
+    const first = windowMedian(rs, 1, 5, (r) => r.firstOutputMs);
+    const last = windowMedian(rs, lastFrom, turns, (r) => r.firstOutputMs);
+    const finalTokens = Math.max(0, ...rs.filter((r) => r.turn === turns).map((r) => r.inputTokens));
+    lines.push(`| ${mode} | ${fmt(first)} | ${fmt(last)} | ${fmt(last / first)}× | ${finalTokens} |`);
+  }
+  const ws = byMode.get('ws') ?? [];
+  const wsFirst = windowMedian(ws, 1, 5, (r) => r.firstOutputMs);
+  const wsLast = windowMedian(ws, lastFrom, turns, (r) => r.firstOutputMs);
+  lines.push(
+    '',
+    `Transport floor measured in this run (bench/micro/transport-floor.bench.ts, p50): the client's WebSocket both ways ${fmt(floor.wsSum)} ms + ` +
+      `one grpc-js Generate call and its first chunk back ${fmt(floor.grpcSum)} ms = **${fmt(floorMs)} ms** before the edge does any work.`,
+    '',
+    '## Targets',
+    '',
+    '| target | measured | met |',
+    '|---|---|---|',
+    `| ws time to first output item p50 at turn ${turns} (turns ${lastFrom}–${turns}) <= ${INSTANT_TARGET_MS} ms | ${fmt(wsLast)} ms (floor ${fmt(floorMs)} ms) | ${wsLast <= INSTANT_TARGET_MS ? 'yes' : '**no**'} |`,
+    `| ws flat: last 5 / first 5 <= ${INSTANT_MAX_GROWTH}× | ${fmt(wsLast / wsFirst)}× (${fmt(wsFirst)} → ${fmt(wsLast)} ms) | ${wsLast / wsFirst <= INSTANT_MAX_GROWTH ? 'yes' : '**no**'} |`,
+    '',
+    '## Hop by hop, WebSocket (ms; first 5 turns → last 5 turns)',
+    '',
+    '| part | first 5 → last 5 |',
+    '|---|---:|',
+  );
+  for (const [name, value] of HOPS) lines.push(`| ${name} | ${fmt(windowMedian(ws, 1, 5, value))} → ${fmt(windowMedian(ws, lastFrom, turns, value))} |`);
+  lines.push(
+    '',
+    'Each row is its own median, so rows need not add up. The engine here does no work, so the engine row is the worker\'s own time until it sent the first chunk ' +
+      '(prepare, the simulator reading the prompt, its scheduling). What lies between the client\'s figure and the floor is the edge\'s own work and the worker\'s.',
+    '',
+  );
+  return lines.join('\n');
+}

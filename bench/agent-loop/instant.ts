@@ -1,0 +1,62 @@
+/**
+ * The instant-engine test: the agent-loop rollout against a simulated engine that costs nothing
+ * (SIM_TTFT_MS=0, prefill and decode near-instant), so what the client waits for is only the API:
+ * the edge, the hops and the worker's own bookkeeping. 50 turns growing to about 52k tokens; the
+ * transport floor is measured in the same run (bench/micro/transport-floor.bench.ts) and reported
+ * beside it, with the hop-by-hop breakdown.
+ *
+ *   npx tsx bench/agent-loop/instant.ts [--reps N] [--out DIR]   (default 3 repetitions, bench/results)
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseOptions } from './options';
+import { buildReport, renderJson } from './report-json';
+import { renderInstantMarkdown, type TransportFloor } from './instant-report';
+import { loadCorpus } from './source-corpus';
+import { summarizeMode } from './summary';
+import { runTps } from './tps-run';
+
+const REPO_ROOT = resolve(__dirname, '..', '..');
+const progress = (line: string) => process.stderr.write(`${line}\n`);
+
+/** The benchmark options of the instant-engine test (explicit `--reps`/`--out` pass through). */
+export function instantArgs(argv: readonly string[]): string[] {
+  const pass = (name: string, fallback: string) => {
+    const at = argv.indexOf(`--${name}`);
+    return [`--${name}`, at >= 0 ? argv[at + 1] : fallback];
+  };
+  return [
+    ...['--turns', '50', '--tps', '1000000', '--ttft-ms', '0', '--prefill-tps', '1000000000'],
+    // About 52k prompt tokens at turn 50 (the default outputs reach ~75k).
+    ...['--output-bytes', '1900-5700', '--modes', 'http-stateless,ws,grpc', '--solo', '0', '--warmup', '5'],
+    ...pass('reps', '3'),
+    ...pass('out', join('bench', 'results')),
+  ];
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(instantArgs(process.argv.slice(2)), REPO_ROOT);
+  mkdirSync(options.outDir, { recursive: true });
+  progress('instant engine: measuring the transport floor first (same machine, same run)');
+  const floorDir = join(options.outDir, 'instant-engine-floor');
+  execFileSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bench', 'micro', 'transport-floor.bench.ts'), '--iterations', '300', '--out', floorDir], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const floor = JSON.parse(readFileSync(join(floorDir, 'transport-floor.json'), 'utf8')) as TransportFloor;
+  const tps = options.tps[0];
+  const records = await runTps(options, tps, loadCorpus(REPO_ROOT), progress);
+  const summaries = options.modes.map((mode) => summarizeMode(mode, tps, records));
+  const report = buildReport(options, { summaries, ratios: [], targets: [], notes: [], records });
+  const md = renderInstantMarkdown(report, floor);
+  writeFileSync(join(options.outDir, 'instant-engine.json'), renderJson(report));
+  writeFileSync(join(options.outDir, 'instant-engine.md'), md);
+  process.stdout.write(`${md}\nwrote ${join(options.outDir, 'instant-engine.{md,json}')}\n`);
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`instant-engine benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,103 @@
+import { WsTurnClient } from '../agent-loop/clients/ws-client';
+import { Conversation } from '../agent-loop/conversation';
+import { percentile } from '../agent-loop/summary';
+import type { CorpusFile } from '../agent-loop/source-corpus';
+import { createWorkload, rolloutNonce } from '../agent-loop/workload';
+import { EdgeWatch, type EdgeUsage } from './phase-stats';
+
+/** One concurrency level of WebSocket agent loops. */
+export interface LoopsResult {
+  loops: number;
+  durationS: number;
+  turns: number;
+  /** Turns that failed (any error); the loop then starts a new conversation. */
+  errors: number;
+  /** Failures by message (cut to 100 characters, digits masked), so a report says what failed. */
+  errorKinds: Record<string, number>;
+  turnsPerS: number;
+  /** Output tokens streamed per second (the responses' usage.output_tokens). */
+  tokensPerS: number;
+  firstOutputP50Ms: number;
+  firstOutputP99Ms: number;
+  /** Edge CPU time per completed turn, ms. */
+  edgeCpuMsPerTurn: number;
+  edge: EdgeUsage;
+}
+
+/** Where and how the loops connect. */
+export interface LoopTarget {
+  wsUrl: string;
+  apiKey: string;
+  edgePid: number;
+  edgeAdminPort: number;
+}
+
+/**
+ * Runs `loops` concurrent WebSocket agent loops for `durationS`: each plays agent-loop rollouts
+ * (instructions, ten tools, a tool output of real source per call) of up to `turns` turns on its
+ * own socket, then starts a new conversation on a new socket, until the time is up. Each
+ * conversation has its own nonce, so no two share a prefix. Starts are spread over the first
+ * second (or tenth of the duration), as independent agents would arrive.
+ */
+export async function runLoops(
+  target: LoopTarget,
+  loops: number,
+  durationS: number,
+  turns: number,
+  corpus: readonly CorpusFile[],
+  seed: number,
+  settleMs = 3000,
+): Promise<LoopsResult> {
+  const watch = new EdgeWatch(target.edgePid, target.edgeAdminPort);
+  await watch.start();
+  const firstOutput: number[] = [];
+  let completed = 0;
+  let errors = 0;
+  const errorKinds: Record<string, number> = {};
+  let outputTokens = 0;
+  const t0 = performance.now();
+  const deadline = t0 + durationS * 1000;
+  const spread = Math.min(1000, (durationS * 1000) / 10);
+  const loop = async (id: number) => {
+    await new Promise((r) => setTimeout(r, (spread * id) / loops));
+    for (let conv = 0; performance.now() < deadline; conv++) {
+      const workload = createWorkload({ seed, outputBytes: [2800, 8192], corpus, nonce: rolloutNonce(seed, `load|${loops}|${id}|${conv}`) });
+      const conversation = new Conversation('ws', workload);
+      let client: WsTurnClient | undefined;
+      try {
+        client = await WsTurnClient.open(target.wsUrl, target.apiKey);
+        for (let turn = 1; turn <= turns && !conversation.done && performance.now() < deadline; turn++) {
+          const result = await client.send(conversation.nextBody());
+          conversation.accept(result.response, turn);
+          completed++;
+          firstOutput.push(result.firstOutputMs);
+          outputTokens += result.response.usage.output_tokens;
+        }
+      } catch (err) {
+        errors++;
+        const kind = (err instanceof Error ? err.message : String(err)).slice(0, 100).replace(/\d+/g, 'N');
+        errorKinds[kind] = (errorKinds[kind] ?? 0) + 1;
+        await new Promise((r) => setTimeout(r, 100));
+      } finally {
+        await client?.close();
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: loops }, (_, i) => loop(i)));
+  const elapsedS = (performance.now() - t0) / 1000;
+  await watch.loadEnded();
+  const edge = await watch.finish(settleMs);
+  return {
+    loops,
+    durationS: elapsedS,
+    turns: completed,
+    errors,
+    errorKinds,
+    turnsPerS: completed / elapsedS,
+    tokensPerS: outputTokens / elapsedS,
+    firstOutputP50Ms: percentile(firstOutput, 0.5),
+    firstOutputP99Ms: percentile(firstOutput, 0.99),
+    edgeCpuMsPerTurn: edge.cpuMs / Math.max(1, completed),
+    edge,
+  };
+}

@@ -1,0 +1,63 @@
+import { parseLoadOptions } from './options';
+import { parseNodeMetrics, sampleProcess } from './process-stats';
+import { buildLoadReport, renderLoadMarkdown } from './report';
+import { renderLoadSvg } from './report-svg';
+import type { LoopsResult } from './agent-loops';
+
+const edge = { cpuMs: 900, eventLoopP50Ms: 1, eventLoopP99Ms: 12, rssBeforeBytes: 100 * 2 ** 20, rssPeakBytes: 180 * 2 ** 20, heapBeforeBytes: 40 * 2 ** 20, heapAfterBytes: 41 * 2 ** 20, rssAfterBytes: 120 * 2 ** 20 };
+const loops = (n: number, p99: number): LoopsResult => ({
+  loops: n, durationS: 15, turns: 30 * n, errors: 0, errorKinds: {}, turnsPerS: 2 * n, tokensPerS: 40 * n, firstOutputP50Ms: 60, firstOutputP99Ms: p99, edgeCpuMsPerTurn: 1.5, edge,
+});
+
+describe('parseLoadOptions', () => {
+  it('defaults to 10, 100 and 500 loops, streams doubling to 256 and 10,000 idle connections', () => {
+    expect(parseLoadOptions([], '/r')).toMatchObject({ loops: [10, 100, 500], durationS: 60, turns: 20, streamTps: 4000, idle: 10_000, quick: false });
+    expect(parseLoadOptions([], '/r').streams).toEqual([1, 2, 4, 8, 16, 32, 64, 128, 256]);
+  });
+
+  it('keeps --quick short, and explicit options still win', () => {
+    expect(parseLoadOptions(['--quick'], '/r')).toMatchObject({ durationS: 15, relayDurationS: 4, idle: 2000, streams: [1, 2, 4, 8, 16, 32] });
+    expect(parseLoadOptions(['--quick', '--loops', '5', '--idle=0'], '/r')).toMatchObject({ loops: [5], idle: 0 });
+    expect(() => parseLoadOptions(['--loops', 'many'], '/r')).toThrow(/--loops/);
+    expect(() => parseLoadOptions(['--bogus', '1'], '/r')).toThrow(/unknown option --bogus/);
+  });
+});
+
+describe('process stats', () => {
+  it('reads its own CPU time and resident memory from /proc', () => {
+    const s = sampleProcess(process.pid);
+    expect(s.rssBytes).toBeGreaterThan(1024 * 1024);
+    expect(s.cpuMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it("parses prom-client's event-loop and heap metrics", () => {
+    const m = parseNodeMetrics('nodejs_eventloop_lag_p50_seconds{service="edge"} 0.0011\nnodejs_eventloop_lag_p99_seconds{service="edge"} 0.02\nnodejs_heap_size_used_bytes{service="edge"} 5000\n');
+    expect(m.eventLoopP50Ms).toBeCloseTo(1.1);
+    expect(m.eventLoopP99Ms).toBeCloseTo(20);
+    expect(m.heapUsedBytes).toBe(5000);
+  });
+});
+
+describe('the load report', () => {
+  const report = buildLoadReport(parseLoadOptions(['--quick'], '/r'), {
+    loops: [loops(10, 80), loops(100, 120)],
+    relay: { streamTps: 4000, ceilingTokensPerS: 60_000, ceilingStreams: 16, steps: [{ streams: 1, tokensPerS: 3900, gapP50Ms: 5, gapP99Ms: 7, addedP99Ms: 0, edgeCpuPercent: 3, errors: 0 }, { streams: 16, tokensPerS: 60_000, gapP50Ms: 5, gapP99Ms: 8.5, addedP99Ms: 1.5, edgeCpuPercent: 40, errors: 0 }] },
+    idle: { connections: 2000, failed: 0, rssBeforeBytes: 100 * 2 ** 20, rssAfterBytes: 140 * 2 ** 20, heapBeforeBytes: 40 * 2 ** 20, heapAfterBytes: 60 * 2 ** 20, rssPerConnectionBytes: 20_971, heapPerConnectionBytes: 10_485 },
+  });
+
+  it('writes one row per concurrency level, the relay ceiling and the memory per idle connection', () => {
+    const md = renderLoadMarkdown(report);
+    expect(md).toContain('| 100 | 200 | 4000 | 60.0 | 120 | 1.50 | 1.00 / 12.0 | 100 → 180 | 40.0 → 41.0 | 0 |');
+    expect(md).toContain('**Ceiling: 60000 tokens/s** (16 streams)');
+    expect(md).toContain('**20.5 KB RSS per connection**');
+    expect(md).toContain('target < 30.0 KB: met');
+  });
+
+  it('draws both charts without NaN', () => {
+    const svg = renderLoadSvg(report);
+    expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
+    expect(svg.match(/<polyline /g)).toHaveLength(4);
+    expect(svg).toContain('Relay: streams at 4000 tokens/s each');
+    expect(svg).not.toMatch(/NaN|Infinity/);
+  });
+});

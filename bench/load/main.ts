@@ -1,0 +1,96 @@
+/**
+ * Capacity benchmark: many agents on one edge. Against the real stack with the simulated engine:
+ * 1. N concurrent WebSocket agent loops (10, 100, 500) for a bounded time each;
+ * 2. the relay ceiling: K streams at 4,000 tokens/s each, raised until the added p99 gap between
+ *    text deltas exceeds 2 ms;
+ * 3. memory per idle WebSocket connection with 10,000 open.
+ * Writes load.{json,md,svg}. See bench/load/README.md.
+ *
+ *   npm run bench:load -- --quick
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { startStack, type Stack } from '@fastloop/launcher';
+import { loadCorpus } from '../agent-loop/source-corpus';
+import { fmt } from '../agent-loop/summary';
+import { runLoops, type LoopsResult } from './agent-loops';
+import { runIdle } from './idle';
+import { LoadOptionsError, parseLoadOptions, type LoadOptions } from './options';
+import { runRelay } from './relay';
+import { buildLoadReport, renderLoadMarkdown } from './report';
+import { renderLoadSvg } from './report-svg';
+
+const REPO_ROOT = resolve(__dirname, '..', '..');
+const API_KEY = 'sk-bench-load';
+const progress = (line: string) => process.stderr.write(`${line}\n`);
+
+/** Stack settings shared by both stacks: room for every loop's Generate call and session. */
+const COMMON_ENV = {
+  FASTLOOP_API_KEYS: `${API_KEY}:bench-load`,
+  SIM_JITTER: '0',
+  INFERENCE_MAX_CONCURRENCY: '4096',
+  INFERENCE_SESSION_CACHE_TOKENS: '16000000',
+  EDGE_WS_MAX_QUEUED: '16',
+};
+
+async function withStack<T>(env: Record<string, string>, work: (stack: Stack) => Promise<T>): Promise<T> {
+  const stack = await startStack({ port: 0, privateRedis: true, logLevel: 'warn', readyTimeoutMs: 120_000, env: { ...COMMON_ENV, ...env } });
+  try {
+    const crash = stack.crashed.then((c): never => {
+      throw new Error(`${c.service} exited during the load benchmark\n${stack.tail(c.service, 40)}`);
+    });
+    crash.catch(() => undefined);
+    return await Promise.race([work(stack), crash]);
+  } finally {
+    await stack.stop();
+  }
+}
+
+const target = (stack: Stack) => ({ wsUrl: stack.wsUrl, apiKey: API_KEY, edgePid: stack.services.edge.pid, edgeAdminPort: stack.services.edge.ports.admin });
+
+async function agentLoops(options: LoadOptions): Promise<LoopsResult[]> {
+  const corpus = loadCorpus(REPO_ROOT);
+  const env = { SIM_TOOL_CALLS: String(options.turns - 1), SIM_TOKENS_PER_SECOND: String(options.tps), SIM_TTFT_MS: '50' };
+  return withStack(env, async (stack) => {
+    progress('loops: warm-up (10 loops, 5 s, not recorded)');
+    await runLoops(target(stack), 10, 5, options.turns, corpus, options.seed + 7919);
+    const out: LoopsResult[] = [];
+    for (const n of options.loops) {
+      progress(`loops: ${n} concurrent WebSocket agent loops for ${options.durationS} s`);
+      const r = await runLoops(target(stack), n, options.durationS, options.turns, corpus, options.seed, options.quick ? 3000 : 10_000);
+      progress(`  ${fmt(r.turnsPerS)} turns/s, first output p50 ${fmt(r.firstOutputP50Ms)} ms p99 ${fmt(r.firstOutputP99Ms)} ms, ${r.errors} errors`);
+      out.push(r);
+    }
+    return out;
+  });
+}
+
+async function main(): Promise<void> {
+  const options = parseLoadOptions(process.argv.slice(2), REPO_ROOT);
+  const started = performance.now();
+  const loops = await agentLoops(options);
+  // A long answer per request, no tools: the relay stack streams messages at streamTps.
+  const relayEnv = { SIM_TOOL_CALLS: '0', SIM_ANSWER_WORDS: '1500', SIM_TOKENS_PER_SECOND: String(options.streamTps), SIM_TTFT_MS: '0' };
+  const { relay, idle } = await withStack(relayEnv, async (stack) => {
+    const relay = await runRelay(target(stack), options.streams, options.relayDurationS, options.streamTps, progress);
+    progress(`idle: opening ${options.idle} WebSocket connections`);
+    const idle = options.idle > 0 ? await runIdle(target(stack), options.idle) : undefined;
+    return { relay, idle };
+  });
+  const report = buildLoadReport(options, { loops, relay, idle });
+  mkdirSync(options.outDir, { recursive: true });
+  const md = renderLoadMarkdown(report);
+  writeFileSync(join(options.outDir, 'load.json'), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(join(options.outDir, 'load.md'), md);
+  writeFileSync(join(options.outDir, 'load.svg'), renderLoadSvg(report));
+  process.stdout.write(`${md}\nwrote ${join(options.outDir, 'load.{json,md,svg}')} in ${fmt((performance.now() - started) / 1000)} s\n`);
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof LoadOptionsError) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`load benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,63 @@
+import { existsSync, statSync } from 'node:fs';
+import type { ModelFiles, TextTokenizer } from './text-tokenizer';
+import { loadNodeLlamaCpp } from './node-llama-cpp-module';
+
+/** A GGUF file that is missing or that llama.cpp cannot read. */
+export class ModelFileError extends Error {
+  readonly code = 'model_file_invalid';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ModelFileError';
+  }
+}
+
+/**
+ * Reads the tokenizer and chat template out of a GGUF file with node-llama-cpp's vocabulary-only
+ * load (~0.1 s, no weights): tokenization is llama.cpp's own, exactly what the engine would do.
+ */
+export async function loadGgufModelFiles(path: string): Promise<ModelFiles> {
+  if (!existsSync(path) || !statSync(path).isFile()) throw new ModelFileError(`model file not found: ${path}`);
+  const { getLlama, LlamaLogLevel } = await loadNodeLlamaCpp();
+  const llama = await getLlama({ gpu: false, build: 'never', maxThreads: 1, logLevel: LlamaLogLevel.error });
+  let model;
+  try {
+    model = await llama.loadModel({ modelPath: path, vocabOnly: true });
+  } catch (cause) {
+    throw new ModelFileError(`not a readable GGUF model file: ${path} (${(cause as Error).message})`, { cause });
+  }
+  const tokens = model.tokens;
+  const ids = (t: unknown): number | undefined => (typeof t === 'number' && t >= 0 ? t : undefined);
+  const stopTokens = [...new Set([ids(tokens.eos), ids(tokens.eot)].filter((t): t is number => t !== undefined))];
+  const vocabSize = vocabularySize(model.fileInfo.metadata);
+  const tokenizer: TextTokenizer = {
+    vocabSize,
+    bos: ids(tokens.bos),
+    stopTokens,
+    encodeText: (text) => (text === '' ? [] : (model.tokenize(text, false) as number[])),
+    encodeMarkup: (text) => (text === '' ? [] : (model.tokenize(text, true) as number[])),
+    decode: (ids) => model.detokenize(ids as never, true),
+  };
+  const metadata = model.fileInfo.metadata as { tokenizer?: { chat_template?: string } };
+  return {
+    tokenizer,
+    chatTemplate: typeof metadata.tokenizer?.chat_template === 'string' ? metadata.tokenizer.chat_template : undefined,
+    trainContextSize: contextLength(model.fileInfo.metadata),
+    bosText: tokens.bosString ?? '',
+    eosText: tokens.eosString ?? '',
+  };
+}
+
+function vocabularySize(metadata: unknown): number {
+  const list = (metadata as { tokenizer?: { ggml?: { tokens?: unknown[] } } }).tokenizer?.ggml?.tokens;
+  if (!Array.isArray(list) || list.length === 0) throw new ModelFileError('GGUF file has no tokenizer vocabulary (tokenizer.ggml.tokens)');
+  return list.length;
+}
+
+/** `<arch>.context_length` (a vocabulary-only load reports no train context size). */
+function contextLength(metadata: unknown): number {
+  const m = metadata as Record<string, Record<string, unknown> | undefined> & { general?: { architecture?: string } };
+  const arch = m.general?.architecture;
+  const value = arch ? m[arch]?.context_length : undefined;
+  if (typeof value !== 'number' || value <= 0) throw new ModelFileError(`GGUF file has no ${arch ?? '<arch>'}.context_length`);
+  return value;
+}

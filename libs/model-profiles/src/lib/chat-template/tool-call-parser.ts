@@ -1,0 +1,173 @@
+import type { OutputParser, ParseEvent } from '../model-profile';
+import type { TextTokenizer } from './text-tokenizer';
+
+/** How a model family writes tool calls in its output. */
+export interface ToolCallFormat {
+  /** `hermes`: `<tool_call>{"name", "arguments"}</tool_call>` (Hermes, Qwen, our default template).
+   *  `llama3-json`: the whole answer is `{"name", "parameters"}` (Llama 3.1+ JSON tool calling). */
+  readonly family: 'hermes' | 'llama3-json';
+  /** Text that ends the assistant's turn (`<|im_end|>`, `<|eot_id|>`). */
+  readonly endMarkers: readonly string[];
+}
+
+export const HERMES_FORMAT: ToolCallFormat = { family: 'hermes', endMarkers: ['<|im_end|>', '<|eot_id|>', '<|end|>'] };
+
+const CALL_OPEN = '<tool_call>';
+const CALL_CLOSE = '</tool_call>';
+const REPLACEMENT = '\uFFFD';
+
+/**
+ * Parses sampled tokens of a chat-template model into message and function_call items. Text is
+ * decoded with the model's own detokenizer (a little context carried for SentencePiece spaces);
+ * a call's JSON is buffered until its closing tag, then emitted as name + one arguments delta.
+ */
+export class ToolCallOutputParser implements OutputParser {
+  private readonly tokens: number[] = [];
+  private decodedLength = 0;
+  private buffer = '';
+  private inCall = false;
+  private messageOpen = false;
+  private finished = false;
+
+  constructor(
+    private readonly tokenizer: TextTokenizer,
+    private readonly format: ToolCallFormat,
+  ) {}
+
+  push(tokens: readonly number[]): ParseEvent[] {
+    if (this.finished) return [];
+    for (const t of tokens) this.tokens.push(t);
+    // Decoding the whole completion keeps SentencePiece's leading spaces right; completions are short
+    // next to prompts, and an incomplete UTF-8 tail (U+FFFD) waits for the next token.
+    const text = this.tokenizer.decode(this.tokens);
+    const stable = text.endsWith(REPLACEMENT) ? text.slice(0, text.lastIndexOf(REPLACEMENT)) : text;
+    if (stable.length <= this.decodedLength) return [];
+    this.buffer += stable.slice(this.decodedLength);
+    this.decodedLength = stable.length;
+    return this.drain(false);
+  }
+
+  finish(): ParseEvent[] {
+    if (this.finished) return [];
+    const events = this.drain(true);
+    if (this.inCall || this.buffer !== '') events.push(...this.text(this.inCall ? CALL_OPEN + this.buffer : this.buffer));
+    this.buffer = '';
+    this.inCall = false;
+    if (this.messageOpen) events.push({ type: 'item_end', stop: 'eos' });
+    this.messageOpen = false;
+    this.finished = true;
+    return events;
+  }
+
+  private drain(final: boolean): ParseEvent[] {
+    const events: ParseEvent[] = [];
+    for (;;) {
+      if (this.inCall) {
+        const close = this.buffer.indexOf(CALL_CLOSE);
+        if (close < 0) return events;
+        events.push(...this.call(this.buffer.slice(0, close)));
+        this.buffer = this.buffer.slice(close + CALL_CLOSE.length).replace(/^\s+/, '');
+        this.inCall = false;
+        continue;
+      }
+      const open = this.format.family === 'hermes' ? this.buffer.indexOf(CALL_OPEN) : -1;
+      const end = firstIndex(this.buffer, this.format.endMarkers);
+      if (open >= 0 && (end === undefined || open < end.index)) {
+        events.push(...this.text(this.buffer.slice(0, open).replace(/\s+$/, '')), ...this.closeMessage('end'));
+        this.buffer = this.buffer.slice(open + CALL_OPEN.length);
+        this.inCall = true;
+        continue;
+      }
+      if (end !== undefined) {
+        events.push(...this.text(this.buffer.slice(0, end.index)), ...this.closeMessage('end'));
+        this.buffer = this.buffer.slice(end.index + end.marker.length).replace(/^\s+/, '');
+        continue;
+      }
+      if (this.format.family === 'llama3-json' && !this.messageOpen && /^\s*\{/.test(this.buffer) && !final) return events;
+      if (this.format.family === 'llama3-json' && final && !this.messageOpen) {
+        const call = llamaCall(this.buffer);
+        if (call) {
+          events.push(...call);
+          this.buffer = '';
+          return events;
+        }
+      }
+      // Keep back what could be the start of a marker split across tokens.
+      const keep = final ? 0 : partialMarkerLength(this.buffer, [CALL_OPEN, ...this.format.endMarkers]);
+      events.push(...this.text(this.buffer.slice(0, this.buffer.length - keep)));
+      this.buffer = this.buffer.slice(this.buffer.length - keep);
+      return events;
+    }
+  }
+
+  private text(raw: string): ParseEvent[] {
+    // SentencePiece puts a space before each separately tokenized segment; a message starts after it.
+    const text = this.messageOpen ? raw : raw.trimStart();
+    if (text === '') return [];
+    const events: ParseEvent[] = [];
+    if (!this.messageOpen) {
+      events.push({ type: 'item_start', item: { kind: 'message' } });
+      this.messageOpen = true;
+    }
+    events.push({ type: 'delta', text });
+    return events;
+  }
+
+  private closeMessage(stop: 'end'): ParseEvent[] {
+    if (!this.messageOpen) return [];
+    this.messageOpen = false;
+    return [{ type: 'item_end', stop }];
+  }
+
+  private call(body: string): ParseEvent[] {
+    const parsed = parseCall(body, 'arguments');
+    if (!parsed) return this.text(CALL_OPEN + body + CALL_CLOSE);
+    return callEvents(parsed.name, parsed.args);
+  }
+}
+
+function callEvents(qualified: string, args: string): ParseEvent[] {
+  const dot = qualified.lastIndexOf('.');
+  const item = dot > 0 ? { kind: 'function_call' as const, name: qualified.slice(dot + 1), namespace: qualified.slice(0, dot) } : { kind: 'function_call' as const, name: qualified };
+  return [{ type: 'item_start', item }, { type: 'delta', text: args }, { type: 'item_end', stop: 'call' }];
+}
+
+function llamaCall(text: string): ParseEvent[] | undefined {
+  const parsed = parseCall(text, 'parameters') ?? parseCall(text, 'arguments');
+  return parsed ? callEvents(parsed.name, parsed.args) : undefined;
+}
+
+/** `{"name": "...", "<key>": {...}}` → name and the arguments as JSON text; else undefined. */
+function parseCall(body: string, key: string): { name: string; args: string } | undefined {
+  try {
+    const value = JSON.parse(body) as Record<string, unknown>;
+    if (typeof value !== 'object' || value === null || typeof value.name !== 'string' || value.name === '') return undefined;
+    const args = value[key] ?? {};
+    return { name: value.name, args: typeof args === 'string' ? args : JSON.stringify(args) };
+  } catch {
+    return undefined;
+  }
+}
+
+function firstIndex(text: string, markers: readonly string[]): { index: number; marker: string } | undefined {
+  let best: { index: number; marker: string } | undefined;
+  for (const marker of markers) {
+    const index = text.indexOf(marker);
+    if (index >= 0 && (best === undefined || index < best.index)) best = { index, marker };
+  }
+  return best;
+}
+
+/** Length of the longest suffix of `text` that is a proper prefix of one of `markers`. */
+export function partialMarkerLength(text: string, markers: readonly string[]): number {
+  let longest = 0;
+  for (const marker of markers) {
+    for (let n = Math.min(marker.length - 1, text.length); n > longest; n--) {
+      if (text.endsWith(marker.slice(0, n))) {
+        longest = n;
+        break;
+      }
+    }
+  }
+  return longest;
+}

@@ -1,0 +1,5 @@
+export default {
+  displayName: 'usage-cli',
+  preset: '../../jest.preset.js',
+  rootDir: '.',
+};
