@@ -129,6 +129,22 @@ describe('redaction', () => {
     expect(decode(backends.prompts.at(-1)!)).not.toContain('REDACT-ME');
     expect(decode(backends.prompts.at(-1)!)).toContain('[redacted marker]');
   });
+
+  it.each([
+    ['a custom tool output', [{ type: 'custom_tool_call', call_id: 'call_p', name: 'apply_patch', input: 'patch' }, { type: 'custom_tool_call_output', call_id: 'call_p', output: 'token REDACT-ME end' }]],
+    ['an output that names its tool', [{ type: 'function_call_output', name: 'exec', namespace: 'shell', output: 'token REDACT-ME end' }]],
+  ])('masks a redacted span inside %s at the span safety found in its scan text', async (_, input) => {
+    const backends = new FakeBackends();
+    const { deps } = fakeDeps(backends, false);
+    const events: any[] = [];
+    const session = new ResponsesSession({ deps, principal: { tenant: 't', keyId: 'k' }, transport: 'websocket', cache: new ConnectionStateCache(new StateCacheBudget(1 << 30), 1 << 28), send: (e) => events.push(e), logger: deps.logger, maxQueued: 4 });
+    session.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', store: false, input: [{ role: 'user', content: 'go' }, ...input] }));
+    await session.whenIdle();
+    expect(events.at(-1)).toMatchObject({ type: 'response.completed' });
+    const prompt = getProfile('harmony-o200k').decode(backends.prompts.at(-1)!);
+    expect(prompt).toContain('token [redacted marker] end');
+    expect(prompt).not.toContain('REDACT-ME');
+  });
 });
 
 describe('redaction across a store reload', () => {
@@ -146,7 +162,7 @@ describe('redaction across a store reload', () => {
         },
         items: async () => saved.at(-1)!.items.slice(),
       } as unknown as ResponseStore,
-      { inFlight: async () => undefined } as unknown as StoreWriter,
+      { settled: async () => undefined } as unknown as StoreWriter,
       deps.renderCache,
     );
     const events: any[] = [];
@@ -161,7 +177,7 @@ describe('redaction across a store reload', () => {
     const second = session(1 << 28);
     second.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', previous_response_id: events.at(-1).response.id, input: 'go on' }));
     await second.whenIdle();
-    expect(events.at(-1).type).toBe('response.completed');
+    expect(events.at(-1)).toMatchObject({ type: 'response.completed' });
     const prompt = getProfile('harmony-o200k').decode(backends.prompts.at(-1)!);
     expect(prompt).toContain('key [redacted marker] here');
     expect(prompt).not.toContain('REDACT-ME');

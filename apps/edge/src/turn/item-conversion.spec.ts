@@ -135,4 +135,33 @@ describe('item conversion', () => {
       expect.objectContaining({ message: 'No tool call found for custom tool call output with call_id call_1x.', param: 'input[1]' }),
     );
   });
+
+  it.each([
+    ['a user message', [{ role: 'user', content: 'a SECRET b' }]],
+    ['reasoning', [{ type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: 'think SECRET' }] }]],
+    ['a namespaced function call', [{ ...call, namespace: 'shell', arguments: '{"k":"SECRET"}' }]],
+    ['a function call output that names its tool', [{ type: 'function_call_output', name: 'exec', namespace: 'shell', output: 'got SECRET' }]],
+    ['a custom tool call', [{ ...customCall, input: '+SECRET' }]],
+    ['a custom tool call output', [customCall, { type: 'custom_tool_call_output', call_id: 'call_2', output: 'key SECRET' }]],
+    ['a local shell call', [{ type: 'local_shell_call', id: 'lsh_1', call_id: 'call_3', status: 'completed', action: { type: 'exec', command: ['echo', 'SECRET'], env: {} } }]],
+    ['a local shell call output', [{ type: 'local_shell_call_output', id: 'call_3', output: 'SECRET' }]],
+  ])('masks a redaction span of the scan text at the same text in the entry of %s', (_, raw) => {
+    const items = validateItems(raw);
+    const last = items.length - 1;
+    const text = itemsToScans(items)[last].text;
+    const start = text.indexOf('SECRET');
+    const masks = new Map([[last, [{ start, end: start + 'SECRET'.length, ruleId: 'r' }]]]);
+    const masked = itemsToEntries(items, new Map<string, CallTarget>(), 0, masks);
+    const plain = itemsToEntries(items, new Map<string, CallTarget>());
+    const rendered = profile.decode(profile.renderEntry(masked[masked.length - 1]));
+    expect(rendered).not.toContain('SECRET');
+    expect(rendered).toBe(profile.decode(profile.renderEntry(plain[plain.length - 1])).replace('SECRET', '[redacted r]'));
+  });
+
+  it('never masks a tool name: a span over the name and the text masks only the text', () => {
+    const items = validateItems([{ type: 'function_call_output', name: 'exec', namespace: 'shell', output: 'secret here' }]);
+    expect(itemsToScans(items)[0].text).toBe('shell\nexec\nsecret here');
+    const [entry] = itemsToEntries(items, new Map<string, CallTarget>(), 0, new Map([[0, [{ start: 2, end: 17, ruleId: 'r' }]]]));
+    expect(entry).toMatchObject({ name: 'exec', namespace: 'shell', output: '[redacted r] here' });
+  });
 });
