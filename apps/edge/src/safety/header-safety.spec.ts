@@ -46,6 +46,21 @@ describe('header safety', () => {
     expect(flattenStrings({ a: [1, true, { b: 'c' }] })).toBe('a\n1\ntrue\nb\nc');
   });
 
+  it('covers every tool type the model is offered: custom grammars, namespaces and their members, local_shell', () => {
+    const items = headerSafetyItems({
+      model: 'm',
+      tools: [
+        { type: 'custom', name: 'patch', description: 'Edits files', format: { type: 'grammar', syntax: 'lark', definition: 'start: "GRAMMAR-TEXT"' } },
+        { type: 'namespace', name: 'ns', description: 'NS-DESCRIPTION', tools: [{ type: 'function', name: 'inner', description: 'INNER-DESCRIPTION' }] },
+        { type: 'local_shell' },
+      ],
+    } as never);
+    expect(items.map((i) => i.itemType)).toEqual(['tool_definition', 'tool_definition', 'tool_definition']);
+    expect(items[0].text).toContain('start: "GRAMMAR-TEXT"');
+    for (const s of ['ns', 'NS-DESCRIPTION', 'inner', 'INNER-DESCRIPTION']) expect(items[1].text.split('\n')).toContain(s);
+    expect(items[2].text.split('\n')).toContain('local_shell');
+  });
+
   it.each([
     ['the instructions', { instructions: 'use BLOCK-ME' }],
     ['a tool description', { tools: [tool('BLOCK-ME')] }],
