@@ -125,3 +125,45 @@ describe('answerText', () => {
     for (const n of [1, 3, 10, 40, 200]) expect(answerText({ userText: 'a b c', called: ['x', 'y', 'z'] }, n).split(' ')).toHaveLength(n);
   });
 });
+
+describe('the simulated model given explicit instructions', () => {
+  const exec: ToolSpec = {
+    name: 'exec_command',
+    parameters: {
+      type: 'object',
+      properties: { cmd: { type: 'string' }, workdir: { type: 'string' }, shell: { type: 'string' }, yield_time_ms: { type: 'number' } },
+      required: ['cmd'],
+    },
+  };
+  const header: RenderHeader = { tools: [...tools, exec] };
+
+  it('runs each quoted command with the tool the user names, filling only required properties, then answers', () => {
+    const entries: ConversationEntry[] = [user('Run `printf hi > a.txt` then `git add a.txt` with exec_command, please.')];
+    const calls: unknown[] = [];
+    for (;;) {
+      const { entry } = step(header, entries);
+      entries.push(entry);
+      if (entry.kind !== 'function_call') break;
+      expect(entry.name).toBe('exec_command');
+      calls.push(JSON.parse(entry.arguments));
+      entries.push(toolOutputFor(entry, 'ok'));
+    }
+    expect(calls).toEqual([{ cmd: 'printf hi > a.txt' }, { cmd: 'git add a.txt' }]);
+    expect(entries[entries.length - 1]).toMatchObject({ kind: 'message', role: 'assistant' });
+  });
+
+  it('makes at most SIM_TOOL_CALLS instructed calls', () => {
+    const { entry } = step(header, [user('Use exec_command: `ls` `pwd` `id`')], { toolCalls: 0, answerWords: 3 });
+    expect(entry.kind).toBe('message');
+  });
+
+  it('ignores quoted text when no offered tool is named, and a named tool without quoted text', () => {
+    const plain = step(header, [user('Weather for `Oslo`?')]).entry;
+    const named = step(header, [user('Weather via exec_command?')]).entry;
+    const baseline = (text: string) => step({ tools }, [user(text)]).entry;
+    expect(plain.kind).toBe('function_call');
+    expect(named.kind).toBe('function_call');
+    if (plain.kind === 'function_call') expect(JSON.parse(plain.arguments)).not.toEqual({ cmd: 'Oslo' });
+    expect(baseline('Weather for `Oslo`?').kind).toBe('function_call');
+  });
+});
