@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
 import { ApiKeyAuth } from '../auth';
@@ -103,6 +103,57 @@ describe('WsGateway', () => {
       expect(err).toMatchObject({ status: 400, error: { code: 'websocket_connection_limit_reached' } });
       expect(err.error.message).toMatch(/new websocket connection/i);
       expect((await c.closed).code).toBe(1000);
+    } finally {
+      await g.close();
+    }
+  });
+
+  it('ends a connection at its lifetime limit even while the client keeps pipelining response.create events', async () => {
+    const g = await start({ maxConnectionMs: 300 });
+    const c = connect(g.url);
+    const create = () => c.ws.send(JSON.stringify({ type: 'response.create', model: 'fake-model', input: 'go', store: false }));
+    try {
+      await c.opened;
+      // Always three events queued behind the running one: the session is never idle.
+      c.ws.on('message', (d) => {
+        if (JSON.parse(d.toString()).type === 'response.completed' && c.ws.readyState === c.ws.OPEN) create();
+      });
+      for (let i = 0; i < 4; i++) create();
+      const started = Date.now();
+      expect((await c.closed).code).toBe(1000);
+      expect(Date.now() - started).toBeLessThan(5_000); // generous: "does not run forever"
+      const errors = c.frames.filter((f) => f.type === 'error');
+      expect(errors).toEqual([expect.objectContaining({ status: 400, error: expect.objectContaining({ code: 'websocket_connection_limit_reached' }) })]);
+      // The response that was running when the limit hit still finished before the error frame.
+      const last = c.frames.findIndex((f) => f.type === 'error');
+      expect(c.frames[last - 1].type).toBe('response.completed');
+      expect(c.frames.filter((f) => f.type === 'response.completed').length).toBeGreaterThan(2);
+    } finally {
+      await g.close();
+    }
+  });
+
+  it('answers an upgrade it cannot serve with 426, so clients fall back to HTTP', async () => {
+    const g = await start();
+    try {
+      const port = new URL(g.url).port;
+      const status = (headers: Record<string, string>) =>
+        new Promise<{ status: number; upgrade?: string; body: string }>((resolve, reject) => {
+          const req = request({ host: '127.0.0.1', port, path: '/v1/responses', headers: { authorization: 'Bearer sk-test', connection: 'Upgrade', ...headers } });
+          req.on('response', (res) => {
+            let body = '';
+            res.on('data', (b) => (body += b));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, upgrade: res.headers.upgrade, body }));
+          });
+          req.on('upgrade', () => reject(new Error('upgraded')));
+          req.on('error', reject);
+          req.end();
+        });
+      const h2c = await status({ upgrade: 'h2c' });
+      expect(h2c).toMatchObject({ status: 426, upgrade: 'websocket' });
+      expect(JSON.parse(h2c.body).error).toMatchObject({ code: 'upgrade_required', type: 'invalid_request_error' });
+      const oldVersion = await status({ upgrade: 'websocket', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', 'sec-websocket-version': '7' });
+      expect(oldVersion.status).toBe(426);
     } finally {
       await g.close();
     }
