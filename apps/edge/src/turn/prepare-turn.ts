@@ -1,6 +1,6 @@
 import { getProfile, type ConversationEntry, type ModelProfile, type RenderHeader, type ToolSpec } from '@fastloop/model-profiles';
 import { safetyV1 } from '@fastloop/proto';
-import { ApiErrors, type InputItem, type ResponseCreateRequest } from '@fastloop/protocol';
+import { ApiErrors, type ApiError, type InputItem, type ResponseCreateRequest } from '@fastloop/protocol';
 import { DomainError } from '@fastloop/service-kit';
 import { AppendLog, type LogView } from './append-log';
 import type { CallTarget, ConversationState, RouteDecision } from './conversation-state';
@@ -27,6 +27,12 @@ export interface PreparedTurn {
    * reaches a worker).
    */
   readonly safety: () => Promise<SafetyResult>;
+  /**
+   * Set when the prompt does not fit the model's context window, on a streaming transport: the
+   * stream then ends in `response.failed` with `context_length_exceeded` (what agents such as Codex
+   * act on, e.g. by compacting), after the safety verdict, with nothing sent to a worker.
+   */
+  readonly contextOverflow?: ApiError;
 }
 
 /**
@@ -66,14 +72,17 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
     ? extendConversation(profile, previous.rendered, header, newEntries)
     : renderConversation(profile, header, entries, deps.renderCache);
   const promptLength = rendered.tokens.length + profile.renderGenerationPrompt().length;
-  if (promptLength >= route.contextWindow) {
-    throw ApiErrors.contextLengthExceeded(
-      `Your input exceeds the context window of this model (${promptLength} tokens, limit ${route.contextWindow}). Please adjust your input and try again.`,
-    );
-  }
+  const contextOverflow =
+    promptLength >= route.contextWindow
+      ? ApiErrors.contextLengthExceeded(
+          `Your input exceeds the context window of this model (${promptLength} tokens, limit ${route.contextWindow}). Please adjust your input and try again.`,
+        )
+      : undefined;
+  // A plain JSON request gets the error as its HTTP answer; a stream ends in response.failed (runTurn).
+  if (contextOverflow && req.transport === 'http') throw contextOverflow;
   timer.mark('render');
 
-  return { items, inputStart, entries, calls, rendered, profile, route, safety };
+  return { items, inputStart, entries, calls, rendered, profile, route, safety, contextOverflow };
 }
 
 /** `input` as items: a string is one user message. */
