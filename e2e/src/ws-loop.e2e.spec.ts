@@ -1,10 +1,14 @@
 import { stackForThisFile } from './file-stack';
-import { expectWellFormedStream, WsConversation } from './clients';
+import { expectWellFormedStream, openaiClient, WsConversation } from './clients';
+import { MetricsScrape } from './metrics';
 import { schemaProblems, weatherTool } from './stack-fixture';
 
 const MODEL = 'fastloop-sim';
 
-stackForThisFile();
+// Content prefix caching off: the worker reuses only the caller's own session, so `cached_tokens`
+// on a continuation proves the turn was served from the connection's state (its session key), not
+// from a stateless resend that any prefix cache would also have matched.
+const stack = stackForThisFile({ INFERENCE_PREFIX_CACHING: 'false' });
 
 describe('WebSocket mode with the SDK ResponsesWS', () => {
   let conv: WsConversation;
@@ -13,7 +17,8 @@ describe('WebSocket mode with the SDK ResponsesWS', () => {
   });
   afterEach(() => conv.close());
 
-  it('runs a 3-turn tool loop sending only new items with previous_response_id', async () => {
+  it('runs a 3-turn tool loop sending only new items with previous_response_id, each continuation served from the connection cache', async () => {
+    const before = await MetricsScrape.of(stack());
     let events = await conv.create({ model: MODEL, input: 'Check the weather in Tokyo, please.', tools: [weatherTool], store: false });
     let terminal = expectWellFormedStream(events);
     const outputs: string[] = [];
@@ -39,15 +44,46 @@ describe('WebSocket mode with the SDK ResponsesWS', () => {
       expect(terminal.response.previous_response_id).toBe(r.id);
     }
     expect(outputs).toEqual(['function_call', 'function_call', 'message']);
-    // Later turns reuse the worker's prefix: at least the whole previous prompt is cached.
-    // (The first turn may already share the system header with other conversations: the worker
-    // reuses any prefix it holds, by content.)
-    expect(usages[0].input_tokens_details.cached_tokens).toBeLessThan(usages[0].input_tokens);
+    // Later turns reuse the worker's session: at least the whole previous prompt is cached. The
+    // first turn shares nothing (no content prefix caching).
+    expect(usages[0].input_tokens_details.cached_tokens).toBe(0);
     for (let t = 1; t < usages.length; t++) {
       expect(usages[t].input_tokens).toBeGreaterThan(usages[t - 1].input_tokens);
       expect(usages[t].input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(usages[t - 1].input_tokens);
       expect(usages[t].input_tokens_details.cached_tokens).toBeLessThan(usages[t].input_tokens);
     }
+    const after = await MetricsScrape.of(stack());
+    expect(after.value('fastloop_edge_state_cache_lookups_total', { result: 'hit' }) - before.value('fastloop_edge_state_cache_lookups_total', { result: 'hit' })).toBe(2);
+    expect(after.value('fastloop_edge_turns_total', { transport: 'websocket', cached: 'true' }) - before.value('fastloop_edge_turns_total', { transport: 'websocket', cached: 'true' })).toBe(2);
+  });
+
+  it('gets no cached tokens for the same conversation resent statelessly over HTTP (the contrast that makes the check above meaningful)', async () => {
+    const client = openaiClient();
+    const input: any[] = [{ role: 'user', content: 'Check the weather in Tokyo, please.' }];
+    const first = await client.responses.create({ model: MODEL, input, tools: [weatherTool], store: false });
+    const call = first.output[0] as any;
+    input.push(call, { type: 'function_call_output', call_id: call.call_id, output: '{"temp_c": 18}' });
+    const second = await client.responses.create({ model: MODEL, input, tools: [weatherTool], store: false });
+    expect(second.usage!.input_tokens).toBeGreaterThan(first.usage!.input_tokens);
+    expect(second.usage!.input_tokens_details.cached_tokens).toBe(0);
+  });
+
+  it('resolves an item_reference to an item of the conversation, and answers an unknown one with a 400 naming it', async () => {
+    const r = expectWellFormedStream(await conv.create({ model: MODEL, input: 'Weather in Quito?', tools: [weatherTool], store: false })).response;
+    const call = r.output[0];
+    const unknown = await conv.create({ model: MODEL, previous_response_id: r.id, store: false, tools: [weatherTool], input: [{ type: 'item_reference', id: 'fc_unknown' }] });
+    expect(unknown).toEqual([expect.objectContaining({ type: 'error', status: 400, error: expect.objectContaining({ param: 'input[0].id' }) })]);
+    // The failed continuation evicted r: chain from a fresh turn.
+    const r2 = expectWellFormedStream(await conv.create({ model: MODEL, input: 'Weather in Lima?', tools: [weatherTool], store: false })).response;
+    const ok = await conv.create({
+      model: MODEL,
+      previous_response_id: r2.id,
+      store: false,
+      tools: [weatherTool],
+      input: [{ type: 'item_reference', id: r2.output[0].id }, { type: 'function_call_output', call_id: r2.output[0].call_id, output: 'cool' }],
+    });
+    expect(expectWellFormedStream(ok).type).toBe('response.completed');
+    expect(call.id).toMatch(/^fc_/);
   });
 
   it('mixes a full-history turn without previous_response_id on the same socket', async () => {
