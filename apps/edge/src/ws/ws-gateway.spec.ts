@@ -1,13 +1,14 @@
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
+import { getProfile } from '@fastloop/model-profiles';
 import { ApiKeyAuth } from '../auth';
 import { StateCacheBudget } from '../session/state-cache';
-import { fakeDeps } from '../testing/fake-deps';
+import { fakeDeps, FakeBackends } from '../testing/fake-deps';
 import { WsGateway } from './ws-gateway';
 
-async function start(options: { maxConnectionMs?: number; maxPayloadBytes?: number } = {}) {
-  const { deps } = fakeDeps();
+async function start(options: { maxConnectionMs?: number; maxPayloadBytes?: number; maxBufferedBytes?: number; backends?: FakeBackends } = {}) {
+  const { deps } = fakeDeps(options.backends);
   const gateway = new WsGateway({
     deps,
     auth: new ApiKeyAuth('sk-test'),
@@ -16,7 +17,7 @@ async function start(options: { maxConnectionMs?: number; maxPayloadBytes?: numb
     maxConnectionMs: options.maxConnectionMs ?? 60_000,
     connectionCacheBytes: 1 << 26,
     maxQueued: 4,
-    maxBufferedBytes: 1 << 24,
+    maxBufferedBytes: options.maxBufferedBytes ?? 1 << 24,
   });
   const server: Server = createServer((_req, res) => res.end());
   server.on('upgrade', (req, socket, head) => gateway.handleUpgrade(req, socket, head));
@@ -132,6 +133,46 @@ describe('WsGateway', () => {
       await g.close();
     }
   });
+
+  it('closes a client that stops reading with 1008 once maxBufferedBytes are queued, and cancels its turn at once', async () => {
+    const backends = new FakeBackends();
+    // ~1 MB of answer: tens of thousands of delta events, far more than the kernel's socket buffers.
+    backends.script = () => ({ kind: 'message', role: 'assistant', text: 'lorem ipsum dolor sit amet '.repeat(40_000) });
+    let chunks = 0;
+    const generate = backends.generate.bind(backends);
+    // As a real worker's stream: chunks arrive over I/O (a macrotask apart) and stop when cancelled.
+    backends.generate = async function* (address: string, req: Parameters<FakeBackends['generate']>[1], signal?: AbortSignal) {
+      for await (const c of generate(address, req)) {
+        if (signal?.aborted) throw new Error('cancelled');
+        chunks++;
+        yield c;
+        if (chunks % 50 === 0) await new Promise((r) => setImmediate(r));
+      }
+    };
+    const g = await start({ backends, maxBufferedBytes: 64 * 1024 });
+    const c = connect(g.url);
+    try {
+      await c.opened;
+      const socket = (c.ws as unknown as { _socket: import('node:net').Socket })._socket;
+      c.ws.send(JSON.stringify({ type: 'response.create', model: 'fake-model', input: 'a long story', store: false }));
+      socket.pause();
+      // The turn stops long before the model's answer ends, while the client still reads nothing.
+      let seen = -1;
+      for (let i = 0; i < 100 && chunks !== seen; i++) {
+        seen = chunks;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(chunks).toBeGreaterThan(0);
+      expect(backends.prompts).toHaveLength(1);
+      const allChunks = Math.ceil(getProfile('harmony-o200k').renderCompletion(backends.script(0)).length / 3);
+      expect(chunks).toBeLessThan(allChunks / 2);
+      socket.resume();
+      expect((await c.closed).code).toBe(1008);
+      expect(c.frames.some((f) => f.type === 'response.completed')).toBe(false);
+    } finally {
+      await g.close();
+    }
+  }, 30_000);
 
   it('answers an upgrade it cannot serve with 426, so clients fall back to HTTP', async () => {
     const g = await start();

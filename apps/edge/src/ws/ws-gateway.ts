@@ -75,6 +75,10 @@ export class WsGateway {
         if (ws.bufferedAmount > this.options.maxBufferedBytes) {
           logger.warn({ bufferedAmount: ws.bufferedAmount }, 'client reads too slowly; closing');
           ws.close(1008, 'client too slow');
+          // Cancel the turn now: the socket's 'close' waits for a closing handshake that a client
+          // which does not read cannot do (ws gives up after 30 s), and the worker would keep
+          // generating for nobody until then.
+          session.close();
           return;
         }
         ws.send(JSON.stringify(event));
