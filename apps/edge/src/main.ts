@@ -19,6 +19,7 @@ import { responsesGrpcService } from './grpc/responses-grpc';
 import { HttpApi } from './http/http-api';
 import { StateCacheBudget } from './session/state-cache';
 import { ResponseStore } from './store/response-store';
+import { StoredItemLookup } from './store/stored-item-lookup';
 import { StoredStateLoader } from './store/stored-state-loader';
 import { StoreWriter } from './store/store-writer';
 import { EntryRenderCache } from './turn/entry-render-cache';
@@ -53,7 +54,8 @@ async function main(): Promise<void> {
   const loader = new StoredStateLoader(store, storeWriter, renderCache);
   const usage = new UsageOutbox(usageOutboxOptionsFromConfig(config, { redisUrl: config.REDIS_URL, registry, logger: logger.child({ component: 'usage' }) }));
   const routeCache = new RouteCache(config.EDGE_ROUTE_CACHE_TTL_MS);
-  const deps: TurnDeps = { backends, metrics, logger, renderCache, routeCache, usage, store: storeWriter, safetyOverlap: config.EDGE_SAFETY_OVERLAP };
+  const items = new StoredItemLookup(store, storeWriter);
+  const deps: TurnDeps = { backends, metrics, logger, renderCache, routeCache, usage, store: storeWriter, items, safetyOverlap: config.EDGE_SAFETY_OVERLAP };
   const budget = new StateCacheBudget(config.EDGE_CACHE_TOTAL_BYTES, metrics);
   const sessionLimits = { connectionCacheBytes: config.EDGE_CONN_CACHE_BYTES, maxQueued: config.EDGE_WS_MAX_QUEUED, maxBufferedBytes: config.EDGE_MAX_BUFFERED_BYTES };
 

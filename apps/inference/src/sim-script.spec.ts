@@ -29,7 +29,7 @@ const user = (text: string): ConversationEntry => ({ kind: 'message', role: 'use
 /** Runs the simulated model on a conversation and reads its completion back as an entry. */
 function step(header: RenderHeader, entries: ConversationEntry[], options = script): { tokens: number[]; entry: ConversationEntry } {
   const tokens = simulateCompletion(profile, profile.render(header, entries), options);
-  return { tokens, entry: completionToEntry(profile, tokens, `call_${entries.length}`) };
+  return { tokens, entry: completionToEntry(profile, tokens, `call_${entries.length}`, header.tools) };
 }
 
 describe('the simulated model', () => {
@@ -96,6 +96,24 @@ describe('the simulated model', () => {
     if (entry.kind !== 'message') throw new Error('expected a message');
     expect(entry.text.split(' ')).toHaveLength(12);
     expect(entry.text).toContain('sparrows');
+  });
+
+  it('calls a freeform apply_patch tool with a well-formed patch as plain text, then answers after its output', () => {
+    const header: RenderHeader = { tools: [{ name: 'apply_patch', description: 'Edit files.', freeform: { type: 'text' } }] };
+    const entries: ConversationEntry[] = [user('Create a greeting file')];
+    const first = step(header, entries, { toolCalls: 1, answerWords: 5 });
+    expect(first.entry).toMatchObject({ kind: 'custom_tool_call', name: 'apply_patch' });
+    if (first.entry.kind !== 'custom_tool_call') return;
+    expect(first.entry.input).toMatch(/^\*\*\* Begin Patch\n\*\*\* Add File: sim-[0-9a-f]{8}\.txt\n\+Create a greeting file[\w ]*\n\*\*\* End Patch\n$/);
+    entries.push(first.entry, toolOutputFor(first.entry, 'Success. Updated the following files:\nA sim.txt'));
+    expect(step(header, entries, { toolCalls: 1, answerWords: 5 }).entry).toMatchObject({ kind: 'message', role: 'assistant' });
+  });
+
+  it('calls any other freeform tool with a line of plain text, not JSON', () => {
+    const header: RenderHeader = { tools: [{ name: 'note', namespace: 'pad', freeform: { type: 'grammar', syntax: 'regex', definition: '.+' } }] };
+    const { entry } = step(header, [user('remember the milk')]);
+    expect(entry).toMatchObject({ kind: 'custom_tool_call', name: 'note', namespace: 'pad' });
+    if (entry.kind === 'custom_tool_call') expect(entry.input.startsWith('remember the milk ')).toBe(true);
   });
 
   it('still answers a prompt it cannot parse', () => {

@@ -1,5 +1,6 @@
 import type { ConversationEntry, ParsedPrompt, ParsedPromptMessage, ParsedTool } from '@fastloop/model-profiles';
 import { argumentsForSchema } from './schema-arguments';
+import { freeformInput } from './sim-freeform-input';
 import { instructedCalls } from './sim-instructions';
 import { createRandom, hashString, pickIndex } from '@fastloop/service-kit';
 
@@ -31,7 +32,7 @@ interface TurnState {
   last: ParsedPromptMessage | undefined;
 }
 
-/** Decides what the simulated model samples next: a function call or a final assistant message. */
+/** Decides what the simulated model samples next: a tool call (function or custom) or a final assistant message. */
 export function scriptCompletion(parsed: ParsedPrompt, options: SimScriptOptions): ConversationEntry {
   const state = turnState(parsed.messages);
   const lastIsUser = state.last?.author === 'user';
@@ -76,14 +77,14 @@ function toolCall(tools: readonly ParsedTool[], state: TurnState): ConversationE
   // Hash of the user text picks the first tool; each further call moves on to "another" tool.
   const tool = tools[(base + callIndex) % tools.length];
   const seed = hashString(`${tool.namespace}.${tool.name}#${callIndex}`, base);
+  const namespace = tool.namespace !== 'functions' ? { namespace: tool.namespace } : {};
+  const callId = `call_sim_${seed.toString(16).padStart(8, '0')}`;
+  if (tool.freeform) {
+    const input = freeformInput(tool.name, tool.freeform, { seed, text: state.userText });
+    return { kind: 'custom_tool_call', name: tool.name, ...namespace, input, callId };
+  }
   const args = argumentsForSchema(tool.parameters, { seed, text: state.userText });
-  return {
-    kind: 'function_call',
-    name: tool.name,
-    ...(tool.namespace !== 'functions' ? { namespace: tool.namespace } : {}),
-    arguments: JSON.stringify(args),
-    callId: `call_sim_${seed.toString(16).padStart(8, '0')}`,
-  };
+  return { kind: 'function_call', name: tool.name, ...namespace, arguments: JSON.stringify(args), callId };
 }
 
 /**

@@ -5,6 +5,7 @@
 export type { JsonLiteral, JsonSchema, JsonSchemaTypeName } from './lib/json-schema';
 export type {
   ConversationEntry,
+  FreeformFormat,
   ModelProfile,
   OutputParser,
   ParseEvent,

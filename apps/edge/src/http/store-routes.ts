@@ -39,7 +39,7 @@ export async function handleStoreRoute(
     const record = await reader.store.get(id, principal.tenant);
     if (!record) throw ApiErrors.notFound('Response', id);
     const query = new URL(req.url ?? '/', 'http://x').searchParams;
-    const page = paginate((await reader.store.items(record, 0, record.inputLength)) as { id?: string }[], query);
+    const page = paginate(await reader.store.items(record, 0, record.inputLength), query);
     return json(res, 200, page);
   }
   return false;

@@ -29,7 +29,7 @@ function open(backends = new FakeBackends(), safetyOverlap = true) {
     await session.whenIdle();
     return events.slice(from);
   };
-  return { session, events, create, backends, cache, usage, registry };
+  return { session, events, create, backends, cache, usage, registry, deps };
 }
 
 const terminal = (events: any[]) => events[events.length - 1];
@@ -42,7 +42,17 @@ function entriesOf(items: any[]): ConversationEntry[] {
       names.set(i.call_id, i.name);
       return { kind: 'function_call', name: i.name, arguments: i.arguments, callId: i.call_id };
     }
-    if (i.type === 'function_call_output') return { kind: 'function_call_output', name: names.get(i.call_id)!, output: i.output, callId: i.call_id };
+    if (i.type === 'custom_tool_call') {
+      names.set(i.call_id, i.name);
+      return { kind: 'custom_tool_call', name: i.name, input: i.input, callId: i.call_id };
+    }
+    if (i.type === 'function_call_output' && i.call_id === undefined) {
+      const callId = [...names].filter(([, name]) => name === i.name).pop()?.[0] ?? '';
+      return { kind: 'function_call_output', name: i.name, output: i.output, callId };
+    }
+    if (i.type === 'function_call_output' || i.type === 'custom_tool_call_output') {
+      return { kind: 'function_call_output', name: names.get(i.call_id)!, output: i.output, callId: i.call_id };
+    }
     const text = typeof i.content === 'string' ? i.content : i.content.map((c: any) => c.text).join('\n');
     return { kind: 'message', role: i.role, text };
   });
@@ -51,31 +61,47 @@ function entriesOf(items: any[]): ConversationEntry[] {
 describe('ResponsesSession', () => {
   it('gives every continuation the same prompt as the stateless path, sending only new tokens, classifying each item once', async () => {
     const turnArb = fc.record({
-      kind: fc.constantFrom('tool_output', 'user'),
+      // A tool output answers by call_id, or (function calls only) by name as Codex CLI sends it.
+      kind: fc.constantFrom('tool_output', 'tool_output_by_name', 'user'),
       text: fc.string({ unit: 'grapheme', maxLength: 30 }),
       instructions: fc.option(fc.constantFrom('Be brief.', 'Be thorough.'), { nil: undefined }),
       answer: fc.boolean(),
+      /** The tool the model calls in this turn's response: a function or a custom (freeform) tool. */
+      tool: fc.constantFrom('read_file', 'apply_patch'),
+    });
+    const allTools = [...tools, { type: 'custom', name: 'apply_patch', description: 'Edit files.' }];
+    const header = (instructions: string | undefined) => ({
+      instructions,
+      tools: [
+        { name: 'read_file', description: 'Read a file', parameters: tools[0].parameters as never },
+        { name: 'apply_patch', description: 'Edit files.', freeform: { type: 'text' as const } },
+      ],
     });
     await fc.assert(
       fc.asyncProperty(fc.string({ minLength: 1, maxLength: 30 }), fc.array(turnArb, { minLength: 1, maxLength: 6 }), async (first, turns) => {
         const s = open();
         let turnIndex = 0;
-        s.backends.script = () =>
-          turns[turnIndex - 1]?.answer ? { kind: 'message', role: 'assistant', text: `answer ${turnIndex}` } : { kind: 'function_call', name: 'read_file', arguments: `{"path":"${turnIndex}"}`, callId: '' };
+        s.backends.script = (): ConversationEntry => {
+          const turn = turns[turnIndex - 1];
+          if (turn?.answer) return { kind: 'message', role: 'assistant', text: `answer ${turnIndex}` };
+          if (turn?.tool === 'apply_patch') return { kind: 'custom_tool_call', name: 'apply_patch', input: `*** Begin Patch\n${turnIndex}\n*** End Patch`, callId: '' };
+          return { kind: 'function_call', name: 'read_file', arguments: `{"path":"${turnIndex}"}`, callId: '' };
+        };
         const all: any[] = [{ type: 'message', role: 'user', content: first }];
-        let r = terminal(await s.create({ input: first })).response;
+        let r = terminal(await s.create({ input: first, tools: allTools })).response;
         all.push(...r.output);
         for (const turn of turns) {
           turnIndex++;
           const last = r.output[r.output.length - 1];
-          const item = turn.kind === 'tool_output' && last?.type === 'function_call'
-            ? { type: 'function_call_output', call_id: last.call_id, output: turn.text }
-            : { type: 'message', role: 'user', content: turn.text || '?' };
+          let item: Record<string, unknown> = { type: 'message', role: 'user', content: turn.text || '?' };
+          if (turn.kind !== 'user' && last?.type === 'custom_tool_call') item = { type: 'custom_tool_call_output', call_id: last.call_id, output: turn.text };
+          else if (turn.kind === 'tool_output' && last?.type === 'function_call') item = { type: 'function_call_output', call_id: last.call_id, output: turn.text };
+          else if (turn.kind === 'tool_output_by_name' && last?.type === 'function_call') item = { type: 'function_call_output', name: last.name, output: turn.text };
           all.push(item);
-          const events = await s.create({ previous_response_id: r.id, input: [item], instructions: turn.instructions });
+          const events = await s.create({ previous_response_id: r.id, input: [item], instructions: turn.instructions, tools: allTools });
           r = terminal(events).response;
           expect(r.status).toBe('completed');
-          const expected = profile.render({ instructions: turn.instructions, tools: [{ name: 'read_file', description: 'Read a file', parameters: tools[0].parameters as never }] }, entriesOf(all));
+          const expected = profile.render(header(turn.instructions), entriesOf(all));
           expect(s.backends.prompts[s.backends.prompts.length - 1]).toEqual(expected);
           const call = s.backends.generateCalls[s.backends.generateCalls.length - 1];
           if (turn.instructions === undefined && turns[turnIndex - 2]?.instructions === undefined) {
@@ -86,10 +112,19 @@ describe('ResponsesSession', () => {
           all.push(...r.output);
         }
         // Safety saw every item once, in order (outputs when the next turn carried them).
-        const classified = s.backends.classifyCalls.flatMap((c) => c.items.map((i) => i.text));
-        const expectedTexts = all.slice(0, all.length - r.output.length).map((i) =>
-          i.type === 'function_call' ? i.arguments : i.type === 'function_call_output' ? i.output : typeof i.content === 'string' ? i.content : i.content.map((c: any) => c.text).join('\n'),
-        );
+        const isHeader = (c: { items: { itemType: string }[] }) => c.items.some((i) => i.itemType === 'tools');
+        const classified = s.backends.classifyCalls.filter((c) => !isHeader(c)).flatMap((c) => c.items.map((i) => i.text));
+        // The header (instructions, tools) is classified on the first turn and whenever it changes.
+        let headerChanges = 1;
+        turns.forEach((t, i) => (headerChanges += t.instructions !== (i === 0 ? undefined : turns[i - 1].instructions) ? 1 : 0));
+        expect(s.backends.classifyCalls.filter(isHeader)).toHaveLength(headerChanges);
+        const expectedTexts = all.slice(0, all.length - r.output.length).map((i) => {
+          if (i.type === 'function_call') return `${i.name}\n${i.arguments}`;
+          if (i.type === 'custom_tool_call') return `${i.name}\n${i.input}`;
+          if (i.type === 'function_call_output' && i.call_id === undefined) return [i.name, i.output].filter(Boolean).join('\n');
+          if (i.type === 'function_call_output' || i.type === 'custom_tool_call_output') return i.output;
+          return typeof i.content === 'string' ? i.content : i.content.map((c: any) => c.text).join('\n');
+        });
         expect(classified).toEqual(expectedTexts);
         // One route for the whole conversation.
         expect(s.backends.routeCalls).toHaveLength(1);
@@ -105,6 +140,16 @@ describe('ResponsesSession', () => {
     expect(terminal(await s.create({ model: 'alias', previous_response_id: r.id, input: [item] })).type).toBe('response.completed');
     expect(s.backends.routeCalls.map((c) => c.model)).toEqual(['fake-model', 'alias']);
     const all = [{ type: 'message', role: 'user', content: 'hi' }, ...r.output, item];
+    const header = { tools: [{ name: 'read_file', description: 'Read a file', parameters: tools[0].parameters as never }] };
+    expect(s.backends.prompts[1]).toEqual(profile.render(header, entriesOf(all)));
+  });
+
+  it('continues with a function_call_output that names its tool instead of a call_id, as Codex CLI sends it', async () => {
+    const s = open();
+    const r = terminal(await s.create({ input: 'hi' })).response;
+    const item = { type: 'function_call_output', name: 'read_file', output: 'contents' };
+    expect(terminal(await s.create({ previous_response_id: r.id, input: [item] })).type).toBe('response.completed');
+    const all = [{ type: 'message', role: 'user', content: 'hi' }, ...r.output, { ...item, call_id: r.output[0].call_id }];
     const header = { tools: [{ name: 'read_file', description: 'Read a file', parameters: tools[0].parameters as never }] };
     expect(s.backends.prompts[1]).toEqual(profile.render(header, entriesOf(all)));
   });
@@ -202,6 +247,103 @@ describe('ResponsesSession', () => {
     backends.route = async (req) => ({ ...(await route(req)), contextWindow: 100 });
     const events = await open(backends).create({ input: 'BLOCK-ME '.repeat(100) });
     expect(events).toEqual([expect.objectContaining({ type: 'error', error: expect.objectContaining({ code: 'invalid_prompt' }) })]);
+  });
+
+  it.each([
+    ['a custom_tool_call_output', [
+      { type: 'custom_tool_call', call_id: 'call_p', name: 'apply_patch', input: '*** Begin Patch' },
+      { type: 'custom_tool_call_output', call_id: 'call_p', output: `-----BEGIN PRIVATE KEY-----\nMIIE` },
+    ]],
+    ['a refusal part', [{ type: 'message', role: 'assistant', content: [{ type: 'refusal', refusal: '-----BEGIN PRIVATE KEY-----' }] }]],
+    ['a local_shell_call_output', [{ type: 'local_shell_call_output', id: 'call_s', output: 'x -----BEGIN PRIVATE KEY-----' }]],
+    ['a carried hosted-tool item', [{ type: 'mcp_call', id: 'mc_1', server_label: 's', name: 't', arguments: '{}', output: '-----BEGIN PRIVATE KEY-----' }]],
+  ])('blocks a private key inside %s', async (_, input) => {
+    const s = open();
+    s.backends.blockMarker = '-----BEGIN PRIVATE KEY-----';
+    const events = await s.create({ input: [{ role: 'user', content: 'go' }, ...input] });
+    expect(events).toEqual([expect.objectContaining({ type: 'error', status: 400, error: expect.objectContaining({ code: 'invalid_prompt' }) })]);
+  });
+
+  it.each([
+    ['instructions', { instructions: 'rules -----BEGIN PRIVATE KEY-----' }, 'the instructions were'],
+    ['a tool description', { tools: [{ type: 'function', name: 'f', description: '-----BEGIN PRIVATE KEY-----' }] }, 'the tool definitions were'],
+    ['a custom tool grammar', { tools: [{ type: 'custom', name: 'g', format: { type: 'grammar', syntax: 'lark', definition: 'start: "-----BEGIN PRIVATE KEY-----"' } }] }, 'the tool definitions were'],
+  ])('blocks a private key inside %s, which the model reads as its developer message', async (_, body, what) => {
+    const s = open();
+    s.backends.blockMarker = '-----BEGIN PRIVATE KEY-----';
+    const events = await s.create({ input: 'go', ...body });
+    expect(events).toEqual([expect.objectContaining({ type: 'error', status: 400, error: expect.objectContaining({ code: 'invalid_prompt', message: expect.stringContaining(what) }) })]);
+  });
+
+  it('streams a call to a custom tool as a custom_tool_call and continues from its output as the stateless path would', async () => {
+    const s = open();
+    const patch = '*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch';
+    s.backends.script = () => ({ kind: 'custom_tool_call', name: 'apply_patch', input: patch, callId: '' });
+    const customTools = [...tools, { type: 'custom', name: 'apply_patch', description: 'Edit files.' }];
+    const events = await s.create({ input: 'edit', tools: customTools });
+    const r = terminal(events).response;
+    expect(r.output).toEqual([{ id: expect.stringMatching(/^ctc_/), type: 'custom_tool_call', status: 'completed', call_id: expect.stringMatching(/^call_/), name: 'apply_patch', input: patch }]);
+    expect(events.map((e) => e.type)).toContain('response.custom_tool_call_input.delta');
+    expect(events.find((e) => e.type === 'response.custom_tool_call_input.done')).toMatchObject({ input: patch, item_id: r.output[0].id });
+
+    s.backends.script = () => ({ kind: 'message', role: 'assistant', text: 'done' });
+    const output = { type: 'custom_tool_call_output', call_id: r.output[0].call_id, output: 'Done!' };
+    expect(terminal(await s.create({ previous_response_id: r.id, input: [output], tools: customTools })).type).toBe('response.completed');
+    const header = {
+      tools: [
+        { name: 'read_file', description: 'Read a file', parameters: tools[0].parameters as never },
+        { name: 'apply_patch', description: 'Edit files.', freeform: { type: 'text' as const } },
+      ],
+    };
+    const stateless: ConversationEntry[] = [
+      { kind: 'message', role: 'user', text: 'edit' },
+      { kind: 'custom_tool_call', name: 'apply_patch', input: patch, callId: r.output[0].call_id },
+      { kind: 'function_call_output', name: 'apply_patch', output: 'Done!', callId: r.output[0].call_id },
+    ];
+    expect(s.backends.prompts[1]).toEqual(profile.render(header, stateless));
+  });
+
+  it('returns a call to the offered local_shell tool as a local_shell_call item and continues from its output', async () => {
+    const s = open();
+    s.backends.script = () => ({ kind: 'function_call', name: 'local_shell', arguments: '{"command":["ls","-la"],"working_directory":"/tmp"}', callId: '' });
+    const shellTools = [...tools, { type: 'local_shell' }];
+    const events = await s.create({ input: 'list', tools: shellTools });
+    const r = terminal(events).response;
+    expect(r.output).toEqual([
+      { id: expect.stringMatching(/^lsh_/), type: 'local_shell_call', status: 'completed', call_id: expect.stringMatching(/^call_/), action: { type: 'exec', command: ['ls', '-la'], working_directory: '/tmp', env: {} } },
+    ]);
+    expect(events.filter((e) => e.type.startsWith('response.output_item')).map((e) => [e.type, e.item.status])).toEqual([
+      ['response.output_item.added', 'in_progress'],
+      ['response.output_item.done', 'completed'],
+    ]);
+    s.backends.script = () => ({ kind: 'message', role: 'assistant', text: 'listed' });
+    const next = await s.create({ previous_response_id: r.id, input: [{ type: 'local_shell_call_output', id: r.output[0].call_id, output: 'a.txt' }], tools: shellTools });
+    expect(terminal(next).type).toBe('response.completed');
+    expect(profile.decode(s.backends.prompts[1])).toContain('<|start|>functions.local_shell to=assistant<|channel|>commentary<|message|>a.txt<|end|>');
+  });
+
+  it('returns a local_shell call whose arguments are not an action as the function_call the model wrote', async () => {
+    const s = open();
+    s.backends.script = () => ({ kind: 'function_call', name: 'local_shell', arguments: '{"cmd":"ls"}', callId: '' });
+    const r = terminal(await s.create({ input: 'list', tools: [{ type: 'local_shell' }] })).response;
+    expect(r.output).toEqual([expect.objectContaining({ type: 'function_call', name: 'local_shell', arguments: '{"cmd":"ls"}', status: 'completed' })]);
+  });
+
+  it("resolves an item_reference from the store within the caller's tenant when the connection does not hold it", async () => {
+    const s = open();
+    const stored = { type: 'message', role: 'user', content: 'from the store', id: 'msg_stored' } as const;
+    const asked: [string, string][] = [];
+    s.deps.items = {
+      find: async (id, tenant) => {
+        asked.push([id, tenant]);
+        return id === stored.id && tenant === 't' ? stored : undefined;
+      },
+    };
+    expect(terminal(await s.create({ input: [{ type: 'item_reference', id: 'msg_stored' }] })).type).toBe('response.completed');
+    expect(asked).toEqual([['msg_stored', 't']]);
+    expect(profile.decode(s.backends.prompts[0])).toContain('<|start|>user<|message|>from the store<|end|>');
+    const missing = await s.create({ input: [{ type: 'item_reference', id: 'msg_other' }] });
+    expect(missing).toEqual([expect.objectContaining({ type: 'error', status: 400, error: expect.objectContaining({ param: 'input[0].id' }) })]);
   });
 
   it('warms the cache with generate: false, sampling nothing, and chains from the returned id', async () => {

@@ -22,6 +22,8 @@ export interface StoredResponse {
 
 const RESPONSE_PREFIX = 'fastloop:resp:';
 const ITEMS_PREFIX = 'fastloop:items:';
+/** Per (tenant, item id): where the item lives (`itemsKey`, index), for `item_reference`. */
+const ITEM_REF_PREFIX = 'fastloop:itemref:';
 
 /**
  * Appends new items to the chain's list only if it still ends where the parent's conversation
@@ -54,7 +56,9 @@ export class ResponseStore {
     let itemsKey = parent?.itemsKey ?? ITEMS_PREFIX + state.response.id;
     let from = parent ? newItemsFrom : 0;
     let expected = parent ? parent.itemsLength : 0;
-    const encoded = (start: number) => items.slice(start).map((item) => JSON.stringify(withId(item)));
+    const withIds = items.slice(from).map(withId);
+    // The new items' ids are minted once, so a branch's copy and the item pointers agree on them.
+    const encoded = (start: number) => [...items.slice(start, from).map(withId), ...withIds].map((item) => JSON.stringify(item));
     const append = (this.redis as unknown as { fastloopAppendIfTip(k: string, ...a: (string | number)[]): Promise<number> }).fastloopAppendIfTip.bind(this.redis);
     let result = await append(itemsKey, expected, this.ttlSeconds, ...encoded(from));
     if (result === -1) {
@@ -76,8 +80,26 @@ export class ResponseStore {
       workerPrefixLength: state.workerPrefixLength,
       sampled: [...state.sampled],
     };
-    await this.redis.set(RESPONSE_PREFIX + state.response.id, JSON.stringify(record), 'EX', this.ttlSeconds);
+    const write = this.redis.multi().set(RESPONSE_PREFIX + state.response.id, JSON.stringify(record), 'EX', this.ttlSeconds);
+    // Only this turn's items get (or move) a pointer: O(new items) per save. A branch's copy of
+    // older items keeps the pointers to the parent's list, which holds the same items.
+    const firstNew = items.length - withIds.length;
+    withIds.forEach((item, i) => {
+      write.set(itemRefKey(state.tenant, item.id ?? ''), JSON.stringify([itemsKey, firstNew + i]), 'EX', this.ttlSeconds);
+    });
+    await write.exec();
     return record;
+  }
+
+  /** A stored item by id, if the caller's tenant stored it (for `item_reference`). */
+  async findItem(id: string, tenant: string): Promise<InputItem | undefined> {
+    const ref = await this.redis.get(itemRefKey(tenant, id)).catch(unavailable);
+    if (!ref) return undefined;
+    const [itemsKey, index] = JSON.parse(ref) as [string, number];
+    const raw = await this.redis.lindex(itemsKey, index).catch(unavailable);
+    if (!raw) return undefined;
+    const item = JSON.parse(raw) as InputItem;
+    return item.id === id ? item : undefined;
   }
 
   async get(id: string, tenant: string): Promise<StoredResponse | undefined> {
@@ -110,8 +132,11 @@ function unavailable(err: unknown): never {
 
 /** input_items lists every item with an id; items the client sent without one get one. */
 function withId(item: InputItem): InputItem {
-  const it = item as { id?: string; type?: string };
-  if (it.id) return item;
-  const prefix = it.type === 'function_call' ? 'fc' : it.type === 'reasoning' ? 'rs' : 'msg';
-  return { ...item, id: newId(prefix) } as InputItem;
+  if (item.id) return item;
+  const prefix = item.type === 'function_call' ? 'fc' : item.type === 'reasoning' ? 'rs' : item.type === 'custom_tool_call' ? 'ctc' : 'msg';
+  return { ...item, id: newId(prefix) };
+}
+
+function itemRefKey(tenant: string, id: string): string {
+  return ITEM_REF_PREFIX + JSON.stringify([tenant, id]);
 }

@@ -48,6 +48,11 @@ export class StoreWriter implements ResponseSink {
     if (result === 'timeout') this.logger.error({ pending: this.pending.size }, 'response store unreachable at shutdown; pending responses not stored');
   }
 
+  /** Resolves when every write started so far has settled (Redis commands time out, so this is bounded). */
+  async settled(): Promise<void> {
+    if (this.pending.size > 0) await Promise.all([...this.pending.values()]);
+  }
+
   /** The write of `id` if still in flight, so a reader sees its own writes. */
   inFlight(id: string): Promise<StoredResponse | undefined> | undefined {
     return this.pending.get(id);

@@ -2,7 +2,7 @@ import { getProfile } from '@fastloop/model-profiles';
 import { toHeader } from '../turn/prepare-turn';
 import { AppendLog } from '../turn/append-log';
 import type { CallTarget, ConversationState } from '../turn/conversation-state';
-import { itemsToEntries } from '../turn/items-to-entries';
+import { itemsToEntries } from '../turn/item-conversion';
 import { renderConversation } from '../turn/render-conversation';
 import type { EntryRenderCache } from '../turn/entry-render-cache';
 import type { StateLoader } from '../session/responses-session';
@@ -29,7 +29,7 @@ export class StoredStateLoader implements StateLoader {
     const calls = new Map<string, CallTarget>();
     const entries = itemsToEntries(items, calls);
     const profile = getProfile(record.route.profile);
-    const header = toHeader(record.response as unknown as Parameters<typeof toHeader>[0]);
+    const header = toHeader(record.response);
     return {
       response: record.response,
       tenant,

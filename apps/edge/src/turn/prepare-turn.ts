@@ -1,11 +1,11 @@
-import { getProfile, type ConversationEntry, type ModelProfile, type RenderHeader, type ToolSpec } from '@fastloop/model-profiles';
+import { getProfile, type ConversationEntry, type FreeformFormat, type ModelProfile, type RenderHeader, type ToolSpec } from '@fastloop/model-profiles';
 import { safetyV1 } from '@fastloop/proto';
-import { ApiErrors, type ApiError, type InputItem, type ResponseCreateRequest } from '@fastloop/protocol';
+import { ApiErrors, isKnownTool, type ApiError, type CustomTool, type InputItem, type NamespaceMember, type ResponseCreateRequest, type Tool } from '@fastloop/protocol';
 import { DomainError } from '@fastloop/service-kit';
 import { AppendLog, type LogView } from './append-log';
 import type { CallTarget, ConversationState, RouteDecision } from './conversation-state';
-import { itemsToEntries, contentText } from './items-to-entries';
-import { extendConversation, renderConversation, type RenderedConversation } from './render-conversation';
+import { headerScans, itemsToEntries, itemsToScans, LOCAL_SHELL_TOOL } from './item-conversion';
+import { extendConversation, renderConversation, sameHeader, type RenderedConversation } from './render-conversation';
 import type { TurnDeps, TurnRequest } from './turn-deps';
 import { RouteCache } from './route-cache';
 import type { StageTimer } from '../edge-metrics';
@@ -42,7 +42,9 @@ export interface PreparedTurn {
  */
 export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: StageTimer): Promise<PreparedTurn> {
   const { body, previous } = req;
-  const newItems = resolveReferences(normalizeInput(body.input), previous);
+  const input = normalizeInput(body.input);
+  // Only a turn that has references pays for the (possibly remote) lookup, and its microtask.
+  const newItems = input.some((i) => i.type === 'item_reference') ? await resolveReferences(deps, req, input) : input;
   const items = previous ? previous.items.append(newItems) : AppendLog.from(newItems);
   const inputStart = previous ? previous.items.length : 0;
   const calls = previous ? (previous.calls as Map<string, CallTarget>) : new Map<string, CallTarget>();
@@ -50,10 +52,11 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
   timer.mark('validate', req.validateMs);
   timer.record('load', req.loadMs);
 
+  const header = toHeader(body);
   let verdict: Promise<SafetyResult> | undefined;
   const safety = () => {
     if (!verdict) {
-      verdict = classify(deps, req, items);
+      verdict = classify(deps, req, items, header);
       verdict.catch(() => undefined); // awaited by the caller; no unhandled rejection if routing fails first
     }
     return verdict;
@@ -65,7 +68,6 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
   timer.mark('route');
 
   const profile = getProfile(route.profile);
-  const header = toHeader(body);
   const entries = previous ? previous.entries.append(newEntries) : AppendLog.from(newEntries);
   // Another model's profile (tokenizer, chat format) shares nothing: render the whole conversation.
   const rendered = previous && previous.route.profile === route.profile
@@ -88,20 +90,28 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
 /** `input` as items: a string is one user message. */
 function normalizeInput(input: ResponseCreateRequest['input']): InputItem[] {
   if (input === undefined) return [];
-  if (typeof input === 'string') return [{ type: 'message', role: 'user', content: input } as InputItem];
-  return input as InputItem[];
+  if (typeof input === 'string') return [{ type: 'message', role: 'user', content: input }];
+  return input;
 }
 
-/** Replaces `item_reference` items with the referenced item from this conversation. */
-function resolveReferences(items: InputItem[], previous: ConversationState | undefined): InputItem[] {
-  if (!items.some((i) => (i as { type?: string }).type === 'item_reference')) return items;
-  return items.map((item, index) => {
-    const ref = item as { type?: string; id?: string };
-    if (ref.type !== 'item_reference') return item;
-    const found = previous && [...previous.items].find((i) => (i as { id?: string }).id === ref.id);
-    if (!found) throw ApiErrors.invalidRequest(`Item with id '${ref.id}' not found.`, `input[${index}].id`);
-    return found;
-  });
+/**
+ * Replaces `item_reference` items with the items they name: from this connection's conversation
+ * first, then (HTTP, or an id from another chain) from the caller's tenant's stored items.
+ */
+async function resolveReferences(deps: TurnDeps, req: TurnRequest, items: InputItem[]): Promise<InputItem[]> {
+  const local = new Map<string, InputItem>();
+  if (req.previous) for (const item of req.previous.items) if (item.id !== undefined) local.set(item.id, item);
+  const resolved: InputItem[] = [];
+  for (const [index, item] of items.entries()) {
+    if (item.type !== 'item_reference' || item.id === undefined) {
+      resolved.push(item);
+      continue;
+    }
+    const found = local.get(item.id) ?? (await deps.items?.find(item.id, req.principal.tenant));
+    if (!found) throw ApiErrors.invalidRequest(`Item with id '${item.id}' not found.`, `input[${index}].id`);
+    resolved.push(found);
+  }
+  return resolved;
 }
 
 async function routeTurn(deps: TurnDeps, req: TurnRequest): Promise<RouteDecision> {
@@ -150,20 +160,46 @@ export interface SafetyResult {
   itemsSeen: number;
 }
 
-/** Classifies the items safety has not seen, carrying its state; blocks with an API error. */
-async function classify(deps: TurnDeps, req: TurnRequest, items: LogView<InputItem>): Promise<SafetyResult> {
+/**
+ * Classifies the items safety has not seen, carrying its state, and the header (instructions and
+ * tool definitions, which the model reads too) when it differs from the previous turn's; blocks
+ * with an API error.
+ */
+async function classify(deps: TurnDeps, req: TurnRequest, items: LogView<InputItem>, header: RenderHeader): Promise<SafetyResult> {
+  const prev = req.previous;
+  const headerItems = prev && sameHeader(prev.rendered.header, header) ? [] : headerScans(header);
+  // The header is not part of the conversation's state: classified on its own, beside the items.
+  const headerVerdict = headerItems.length > 0 ? classifyHeader(deps, req, headerItems) : undefined;
+  headerVerdict?.catch(() => undefined); // awaited below, after the items' verdict
+  const result = await classifyItems(deps, req, items);
+  await headerVerdict;
+  return result;
+}
+
+async function classifyHeader(deps: TurnDeps, req: TurnRequest, headerItems: safetyV1.SafetyItem[]): Promise<void> {
+  const res = await deps.backends.classify({ state: Buffer.alloc(0), items: headerItems, tenant: req.principal.tenant }, req.signal).catch((e: unknown) => {
+    throw backendError('safety', e);
+  });
+  if (res.verdict === safetyV1.Verdict.VERDICT_BLOCK) {
+    const f = res.findings[0];
+    const what = headerItems[f?.itemIndex ?? 0]?.itemType === 'tools' ? 'the tool definitions were' : 'the instructions were';
+    throw ApiErrors.contentBlocked(f ? `Invalid prompt: ${what} blocked (${f.ruleId}): ${f.message}` : undefined);
+  }
+}
+
+async function classifyItems(deps: TurnDeps, req: TurnRequest, items: LogView<InputItem>): Promise<SafetyResult> {
   const prev = req.previous;
   let from = prev ? prev.safetyItems : 0;
   let state = prev ? prev.safetyState : Buffer.alloc(0);
   let res: safetyV1.ClassifyResponse;
   try {
-    res = await deps.backends.classify({ state, items: toSafetyItems(items.slice(from)), tenant: req.principal.tenant }, req.signal);
+    res = await deps.backends.classify({ state, items: itemsToScans(items.slice(from)), tenant: req.principal.tenant }, req.signal);
   } catch (err) {
     if (!(err instanceof DomainError && err.code === 'invalid_safety_state')) throw backendError('safety', err);
     // The state was minted under another secret or rule set: classify the whole conversation again.
     from = 0;
     state = Buffer.alloc(0);
-    res = await deps.backends.classify({ state, items: toSafetyItems(items.slice()), tenant: req.principal.tenant }, req.signal).catch((e) => {
+    res = await deps.backends.classify({ state, items: itemsToScans(items.slice()), tenant: req.principal.tenant }, req.signal).catch((e) => {
       throw backendError('safety', e);
     });
   }
@@ -176,35 +212,23 @@ async function classify(deps: TurnDeps, req: TurnRequest, items: LogView<InputIt
   return { state: res.state, itemsSeen: res.itemsSeen };
 }
 
-function toSafetyItems(items: readonly InputItem[]): safetyV1.SafetyItem[] {
-  return items.map((item) => {
-    const it = item as Record<string, unknown> & { type?: string };
-    const type = it.type ?? 'message';
-    let text = '';
-    if (type === 'message') text = contentText(it.content);
-    else if (type === 'function_call') text = String(it.arguments ?? '');
-    else if (type === 'function_call_output') text = contentText(it.output);
-    else if (type === 'reasoning') text = contentText(it.summary) + contentText(it.content);
-    return { itemType: type, role: typeof it.role === 'string' ? it.role : '', text };
-  });
+/** What a header renders from: a request body, or the Response object a stored conversation kept. */
+export interface HeaderSource {
+  tools?: readonly Tool[];
+  tool_choice?: ResponseCreateRequest['tool_choice'];
+  instructions?: string | null;
+  reasoning?: { effort?: string | null } | null;
 }
 
-/** The chat-format header of a request: instructions, function tools (incl. namespaces), effort. */
-export function toHeader(body: ResponseCreateRequest): RenderHeader {
-  const tools: ToolSpec[] = [];
+/**
+ * The chat-format header of a request: instructions, the tools the model can call (functions,
+ * namespaces, custom tools, local_shell) and the effort. Hosted tools are carried, not offered.
+ */
+export function toHeader(body: HeaderSource): RenderHeader {
   // tool_choice "none": the model is not shown the tools, so it cannot call them.
-  const offered = body.tool_choice === 'none' ? [] : ((body.tools ?? []) as Record<string, unknown>[]);
-  for (const tool of offered) {
-    if (tool.type === 'function') tools.push(functionSpec(tool));
-    if (tool.type === 'namespace') {
-      for (const inner of (tool.tools ?? []) as Record<string, unknown>[]) {
-        if (inner.type === undefined || inner.type === 'function') {
-          tools.push({ ...functionSpec(inner), namespace: tool.name as string, namespaceDescription: tool.description as string | undefined });
-        }
-      }
-    }
-  }
-  const effort = (body.reasoning as { effort?: string } | undefined)?.effort;
+  const offered = body.tool_choice === 'none' ? [] : (body.tools ?? []);
+  const tools = offered.flatMap(toolSpecs);
+  const effort = body.reasoning?.effort;
   return {
     instructions: body.instructions ?? undefined,
     tools,
@@ -212,11 +236,53 @@ export function toHeader(body: ResponseCreateRequest): RenderHeader {
   };
 }
 
-function functionSpec(tool: Record<string, unknown>): ToolSpec {
-  const spec: ToolSpec = { name: tool.name as string };
-  if (typeof tool.description === 'string') spec.description = tool.description;
-  if (tool.parameters && typeof tool.parameters === 'object') spec.parameters = tool.parameters as ToolSpec['parameters'];
-  return spec;
+/** The tool specs of one wire tool: none for hosted tools the model cannot call. */
+function toolSpecs(tool: Tool | NamespaceMember): ToolSpec[] {
+  if (!isKnownTool(tool)) return [];
+  switch (tool.type) {
+    case 'function':
+      return [withoutUndefined({ name: tool.name, description: tool.description, parameters: tool.parameters })];
+    case 'custom':
+      return [withoutUndefined({ name: tool.name, description: tool.description, freeform: freeformOf(tool.format) })];
+    case 'local_shell':
+      return [LOCAL_SHELL_SPEC];
+    case 'namespace':
+      return tool.tools.flatMap(toolSpecs).map((spec) => withoutUndefined({ ...spec, namespace: tool.name, namespaceDescription: tool.description }));
+    default:
+      return unreachableTool(tool);
+  }
+}
+
+function freeformOf(format: CustomTool['format']): FreeformFormat {
+  if (format?.type === 'grammar' && 'definition' in format && typeof format.definition === 'string' && typeof format.syntax === 'string') {
+    return { type: 'grammar', syntax: format.syntax, definition: format.definition };
+  }
+  return { type: 'text' };
+}
+
+function unreachableTool(tool: never): never {
+  throw new Error(`Unhandled tool: ${JSON.stringify(tool)}`);
+}
+
+/** The `local_shell` tool as the model sees it: the fields of a `local_shell_call` action. */
+const LOCAL_SHELL_SPEC: ToolSpec = {
+  name: LOCAL_SHELL_TOOL,
+  description: 'Runs a command on the user\'s machine and returns its output.',
+  parameters: {
+    type: 'object',
+    properties: {
+      command: { type: 'array', items: { type: 'string' }, description: 'The command and its arguments (argv).' },
+      working_directory: { type: 'string' },
+      timeout_ms: { type: 'number' },
+      env: { type: 'object', properties: {} },
+    },
+    required: ['command'],
+  },
+};
+
+/** Drops undefined-valued keys: the header key hashes the specs' JSON, and equal tools must compare equal. */
+function withoutUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
 /** A backend failure as the client sees it: 503 when retryable, else 500. */

@@ -9,7 +9,7 @@ import { approxBytes } from './conversation-state';
 import { planGenerate, type GeneratePlan } from './generate-plan';
 import { backendError, prepareTurn, routeFresh, type PreparedTurn, type SafetyResult } from './prepare-turn';
 import { appendEntries } from './render-conversation';
-import { itemsToEntries } from './items-to-entries';
+import { itemsToEntries } from './item-conversion';
 import type { TurnDeps, TurnRequest } from './turn-deps';
 import { TurnWriter } from './turn-writer';
 
@@ -98,7 +98,7 @@ async function streamTokens(
   const gen = prepared.profile.renderGenerationPrompt();
   let route = prepared.route;
   let plan = planGenerate(writer.response.id, prepared.rendered, gen, req.previous, route.workerId);
-  const parser = prepared.profile.createOutputParser();
+  const parser = prepared.profile.createOutputParser(prepared.rendered.header.tools);
   const sampled: number[] = [];
   let reasoningTokens = 0;
   let done: inferenceV1.GenerateDone | undefined;
@@ -203,9 +203,20 @@ function applyParseEvents(writer: TurnWriter, events: readonly ParseEvent[]): bo
     else if (ev.type === 'item_end') writer.endItem();
     else {
       opened = true;
-      if (ev.item.kind === 'function_call') writer.startFunctionCall(ev.item.name, ev.item.namespace);
-      else if (ev.item.kind === 'reasoning') writer.startReasoning();
-      else writer.startMessage();
+      switch (ev.item.kind) {
+        case 'function_call':
+          writer.startFunctionCall(ev.item.name, ev.item.namespace);
+          break;
+        case 'custom_tool_call':
+          writer.startCustomToolCall(ev.item.name, ev.item.namespace);
+          break;
+        case 'reasoning':
+          writer.startReasoning();
+          break;
+        case 'message':
+          writer.startMessage();
+          break;
+      }
     }
   }
   return opened;
@@ -213,11 +224,11 @@ function applyParseEvents(writer: TurnWriter, events: readonly ParseEvent[]): bo
 
 /** The state a continuation chains from: this turn's items plus the output, rendered. */
 function buildState(req: TurnRequest, prepared: PreparedTurn, safety: SafetyResult, writer: TurnWriter, route: RouteDecision, plan: GeneratePlan | undefined, sampled: number[]): ConversationState {
-  const output = writer.response.output as OutputItem[];
+  const output: readonly InputItem[] = writer.response.output;
   // The same conversion as for input items: a state rebuilt from the store renders identically.
-  const outputEntries = itemsToEntries(output as unknown as InputItem[], prepared.calls);
+  const outputEntries = itemsToEntries(output, prepared.calls);
   const rendered = appendEntries(prepared.profile, prepared.rendered, outputEntries);
-  const newItems = output as unknown as InputItem[];
+  const newItems = output;
   return {
     response: writer.response,
     tenant: req.principal.tenant,

@@ -6,7 +6,7 @@ import type { Principal } from '../auth';
 import type { EntryRenderCache } from './entry-render-cache';
 import type { RouteCache } from './route-cache';
 import type { ConversationState } from './conversation-state';
-import type { ResponseCreateRequest } from '@fastloop/protocol';
+import type { InputItem, ResponseCreateRequest } from '@fastloop/protocol';
 
 /** Where finished responses go after their terminal event (never awaited by the turn). */
 export interface ResponseSink {
@@ -30,6 +30,13 @@ export interface TurnDeps {
    */
   safetyOverlap?: boolean;
   store?: ResponseSink;
+  /** Stored items by id, for `item_reference` to items outside the connection's conversation. */
+  items?: ItemLookup;
+}
+
+/** Finds a stored item by id within one tenant. */
+export interface ItemLookup {
+  find(id: string, tenant: string): Promise<InputItem | undefined>;
 }
 
 /** One turn as a transport hands it to the session core. */

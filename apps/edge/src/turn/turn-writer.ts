@@ -9,6 +9,8 @@ import {
   type ResponseStreamEvent,
   type Usage,
 } from '@fastloop/protocol';
+import { LOCAL_SHELL_TOOL } from './item-conversion';
+import { localShellAction } from './local-shell-action';
 
 /**
  * Owns one response's object and event sequence: lifecycle events here, output items through the
@@ -18,6 +20,10 @@ export class TurnWriter {
   readonly response: ResponseObject;
   private readonly stream = new EventStream();
   private readonly assembler: OutputAssembler;
+  /** Whether the request offered `local_shell`: calls to it come out as `local_shell_call` items. */
+  private readonly localShell: boolean;
+  /** Arguments of a `local_shell` call being written; its item goes out whole when it ends. */
+  private shellArgs: string | null = null;
 
   constructor(
     body: ResponseCreateRequest,
@@ -26,9 +32,10 @@ export class TurnWriter {
   ) {
     this.response = createResponseObject(body, { ...identity, createdAt: Date.now() / 1000 });
     this.assembler = new OutputAssembler(this.stream, emit);
+    this.localShell = (body.tools ?? []).some((tool) => tool.type === 'local_shell');
   }
 
-  get currentKind(): 'message' | 'reasoning' | 'function_call' | null {
+  get currentKind(): OutputAssembler['openItemType'] {
     return this.assembler.openItemType;
   }
 
@@ -42,21 +49,39 @@ export class TurnWriter {
   }
 
   startMessage(): void {
+    this.flushShellCall();
     this.assembler.startMessage();
   }
 
   startReasoning(): void {
+    this.flushShellCall();
     this.assembler.startReasoning();
   }
 
   startFunctionCall(name: string, namespace?: string): void {
+    this.flushShellCall();
+    if (this.localShell && namespace === undefined && name === LOCAL_SHELL_TOOL) {
+      this.assembler.endItem();
+      this.shellArgs = '';
+      return;
+    }
     this.assembler.startFunctionCall(name, namespace);
+  }
+
+  startCustomToolCall(name: string, namespace?: string): void {
+    this.flushShellCall();
+    this.assembler.startCustomToolCall(name, namespace);
   }
 
   /** Streams text into whatever item is open (a parser delta belongs to the open item). */
   delta(text: string): void {
+    if (this.shellArgs !== null) {
+      this.shellArgs += text;
+      return;
+    }
     const kind = this.assembler.openItemType;
     if (kind === 'function_call') this.assembler.appendArguments(text);
+    else if (kind === 'custom_tool_call') this.assembler.appendInput(text);
     else if (kind === 'reasoning') this.assembler.appendReasoning(text);
     else {
       if (kind === null) this.assembler.startMessage();
@@ -65,7 +90,25 @@ export class TurnWriter {
   }
 
   endItem(): void {
+    this.flushShellCall();
     this.assembler.endItem();
+  }
+
+  /**
+   * Emits a finished `local_shell` call: a `local_shell_call` item when its arguments are an
+   * action, else the `function_call` the model wrote (left open for the caller to end).
+   */
+  private flushShellCall(): void {
+    const args = this.shellArgs;
+    if (args === null) return;
+    this.shellArgs = null;
+    const action = localShellAction(args);
+    if (action) {
+      this.assembler.addLocalShellCall(action);
+      return;
+    }
+    this.assembler.startFunctionCall(LOCAL_SHELL_TOOL);
+    this.assembler.appendArguments(args);
   }
 
   completed(usage: Usage): void {
@@ -75,6 +118,7 @@ export class TurnWriter {
 
   /** The output token limit cut the response short. */
   incomplete(usage: Usage, reason: 'max_output_tokens' | 'content_filter'): void {
+    this.flushShellCall();
     this.assembler.endItem({ status: 'incomplete' });
     this.settle('incomplete', usage);
     this.response.incomplete_details = { reason };
@@ -83,6 +127,7 @@ export class TurnWriter {
 
   failed(err: ApiError): void {
     if (this.stream.terminated) return;
+    this.flushShellCall();
     this.assembler.endItem({ status: 'incomplete' });
     this.settle('failed', null);
     this.response.error = toResponseError(err);
@@ -90,6 +135,7 @@ export class TurnWriter {
   }
 
   private settle(status: ResponseObject['status'], usage: Usage | null): void {
+    this.flushShellCall();
     this.assembler.endItem();
     this.response.status = status;
     this.response.output = [...this.assembler.output];

@@ -1,13 +1,21 @@
 import type { JsonSchema } from './json-schema';
 
-/** One item of a conversation, in the shape the renderer needs (not the Responses API wire shape). */
+/**
+ * One item of a conversation, in the shape the renderer needs (not the Responses API wire shape).
+ * `function_call_output` is the output of any tool call (function, custom or shell): the format
+ * renders them alike, as a message from the tool.
+ */
 export type ConversationEntry =
   | { kind: 'message'; role: 'system' | 'developer' | 'user' | 'assistant'; text: string }
   | { kind: 'reasoning'; text: string }
   | { kind: 'function_call'; name: string; namespace?: string; arguments: string; callId: string }
+  | { kind: 'custom_tool_call'; name: string; namespace?: string; input: string; callId: string }
   | { kind: 'function_call_output'; name: string; namespace?: string; output: string; callId: string };
 
-/** A function tool the model may call. */
+/** The input format of a custom (freeform) tool: any text, or text matching a grammar. */
+export type FreeformFormat = { type: 'text' } | { type: 'grammar'; syntax: string; definition: string };
+
+/** A tool the model may call: a function (JSON arguments) or, with `freeform`, a custom tool (plain text). */
 export interface ToolSpec {
   name: string;
   description?: string;
@@ -17,6 +25,8 @@ export interface ToolSpec {
   namespace?: string;
   /** Rendered as a comment above the namespace; the first tool of a namespace that has one wins. */
   namespaceDescription?: string;
+  /** Set for a custom tool: it is called with plain text in this format instead of JSON (`parameters` is ignored). */
+  freeform?: FreeformFormat;
 }
 
 /** What comes before the conversation: instructions, tools and the reasoning effort. */
@@ -31,7 +41,11 @@ export interface RenderHeader {
 export type ParseEvent =
   | {
       type: 'item_start';
-      item: { kind: 'message' } | { kind: 'reasoning' } | { kind: 'function_call'; name: string; namespace?: string };
+      item:
+        | { kind: 'message' }
+        | { kind: 'reasoning' }
+        | { kind: 'function_call'; name: string; namespace?: string }
+        | { kind: 'custom_tool_call'; name: string; namespace?: string };
     }
   | { type: 'delta'; text: string }
   | { type: 'item_end'; stop: 'end' | 'call' | 'return' | 'eos' };
@@ -63,6 +77,8 @@ export interface ParsedTool {
   description?: string;
   /** Recovered from the TypeScript-like rendering; `{ type: 'object', properties: {} }` when it takes no arguments. */
   parameters: JsonSchema;
+  /** Present for a custom tool, which takes plain text (`parameters` is then `{ type: 'string' }`). */
+  freeform?: FreeformFormat;
 }
 
 /** A rendered prompt taken apart again (used by the simulated engine, which plays the model). */
@@ -98,7 +114,11 @@ export interface ModelProfile {
   render(h: RenderHeader, entries: readonly ConversationEntry[]): number[];
   /** The tokens a model samples after the generation prompt to produce this assistant-side entry. */
   renderCompletion(e: ConversationEntry): number[];
-  createOutputParser(): OutputParser;
+  /**
+   * A parser for one response. A call to one of `tools` that is `freeform` comes out as a
+   * `custom_tool_call`; any other recipient as a `function_call`.
+   */
+  createOutputParser(tools?: readonly ToolSpec[]): OutputParser;
   /** Recovers messages and tools from a rendered prompt. */
   parsePrompt(tokens: readonly number[]): ParsedPrompt;
   /**

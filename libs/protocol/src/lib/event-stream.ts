@@ -145,6 +145,22 @@ export class EventStream {
     };
   }
 
+  /** `response.custom_tool_call_input.delta`. */
+  customToolCallInputDelta(at: ItemPosition, delta: string): StreamEventOf<'response.custom_tool_call_input.delta'> {
+    return {
+      type: 'response.custom_tool_call_input.delta',
+      sequence_number: this.seq(),
+      item_id: at.itemId,
+      output_index: at.outputIndex,
+      delta,
+    };
+  }
+
+  /** `response.custom_tool_call_input.done`. */
+  customToolCallInputDone(at: ItemPosition, input: string): StreamEventOf<'response.custom_tool_call_input.done'> {
+    return { type: 'response.custom_tool_call_input.done', sequence_number: this.seq(), item_id: at.itemId, output_index: at.outputIndex, input };
+  }
+
   /** `response.reasoning_text.delta`. */
   reasoningTextDelta(at: PartPosition, delta: string): StreamEventOf<'response.reasoning_text.delta'> {
     return {

@@ -29,12 +29,23 @@ export const InputImagePartSchema = z.looseObject({
 /** `{type:"refusal", refusal}`: an assistant refusal replayed as history. */
 export const RefusalPartSchema = z.looseObject({ type: z.literal('refusal'), refusal: z.string() });
 
-/** A message content part; unknown part types (`input_file`, `input_audio`, …) are carried along. */
+/** `{type:"input_file", file_data? | file_id? | file_url?, filename?}`. */
+export const InputFilePartSchema = z.looseObject({
+  type: z.literal('input_file'),
+  file_data: optionalField(z.string()),
+  file_id: optionalField(z.string()),
+  file_url: optionalField(z.string()),
+  filename: optionalField(z.string()),
+  detail: optionalField(z.string()),
+});
+
+/** A message content part; unknown part types (`input_audio`, …) are carried along. */
 export const ContentPartSchema = tolerantUnion([
   InputTextPartSchema,
   OutputTextPartSchema,
   InputImagePartSchema,
   RefusalPartSchema,
+  InputFilePartSchema,
 ]);
 /** A message content part as parsed. */
 export type ContentPart = z.infer<typeof ContentPartSchema>;
@@ -66,16 +77,83 @@ export const FunctionCallItemSchema = z.looseObject({
 /** A `function_call` input item. */
 export type FunctionCallItem = z.infer<typeof FunctionCallItemSchema>;
 
-/** The result of a tool call: a string or a list of parts (`input_text`, `input_image`, …). */
+/** Without a call id a tool output must name its tool; otherwise `call_id` is what is missing. */
+function callIdOrName(ctx: { value: { call_id?: string; name?: string }; issues: z.core.$ZodRawIssue[] }): void {
+  if (ctx.value.call_id === undefined && ctx.value.name === undefined) {
+    ctx.issues.push({ code: 'invalid_type', expected: 'string', path: ['call_id'], input: undefined });
+  }
+}
+
+/**
+ * The result of a tool call: a string or a list of parts (`input_text`, `input_image`, …).
+ * `call_id` is optional because coding agents (Codex CLI) send outputs that name the tool by
+ * `name`/`namespace` instead; the edge pairs those with the latest call of that tool.
+ */
 export const FunctionCallOutputItemSchema = z.looseObject({
   type: z.literal('function_call_output'),
-  call_id: z.string(),
+  call_id: optionalField(z.string()),
+  name: optionalField(z.string()),
+  namespace: optionalField(z.string()),
   output: z.union([z.string(), z.array(ContentPartSchema)]),
   id: optionalField(z.string()),
   status: optionalField(ItemStatusSchema),
-});
+}).check(callIdOrName);
 /** A `function_call_output` input item. */
 export type FunctionCallOutputItem = z.infer<typeof FunctionCallOutputItemSchema>;
+
+/** A call to a `custom` (freeform) tool, e.g. Codex's `apply_patch`: `input` is plain text. */
+export const CustomToolCallItemSchema = z.looseObject({
+  type: z.literal('custom_tool_call'),
+  call_id: z.string(),
+  name: z.string(),
+  input: z.string(),
+  namespace: optionalField(z.string()),
+  id: optionalField(z.string()),
+  status: optionalField(ItemStatusSchema),
+});
+/** A `custom_tool_call` input item. */
+export type CustomToolCallItem = z.infer<typeof CustomToolCallItemSchema>;
+
+/** The result of a custom tool call: a string or a list of parts; like a function call's, by `call_id` or by `name`. */
+export const CustomToolCallOutputItemSchema = z.looseObject({
+  type: z.literal('custom_tool_call_output'),
+  call_id: optionalField(z.string()),
+  name: optionalField(z.string()),
+  namespace: optionalField(z.string()),
+  output: z.union([z.string(), z.array(ContentPartSchema)]),
+  id: optionalField(z.string()),
+  status: optionalField(ItemStatusSchema),
+}).check(callIdOrName);
+/** A `custom_tool_call_output` input item. */
+export type CustomToolCallOutputItem = z.infer<typeof CustomToolCallOutputItemSchema>;
+
+/** A call to the `local_shell` tool: `action.command` is the argv to run. */
+export const LocalShellCallItemSchema = z.looseObject({
+  type: z.literal('local_shell_call'),
+  call_id: z.string(),
+  action: z.looseObject({
+    type: z.literal('exec'),
+    command: z.array(z.string()),
+    env: optionalField(z.record(z.string(), z.string())),
+    timeout_ms: optionalField(z.number()),
+    user: optionalField(z.string()),
+    working_directory: optionalField(z.string()),
+  }),
+  id: optionalField(z.string()),
+  status: optionalField(ItemStatusSchema),
+});
+/** A `local_shell_call` input item. */
+export type LocalShellCallItem = z.infer<typeof LocalShellCallItemSchema>;
+
+/** The output of a `local_shell` call; `id` names the call (its `call_id` or item id). */
+export const LocalShellCallOutputItemSchema = z.looseObject({
+  type: z.literal('local_shell_call_output'),
+  id: z.string(),
+  output: z.string(),
+  status: optionalField(ItemStatusSchema),
+});
+/** A `local_shell_call_output` input item. */
+export type LocalShellCallOutputItem = z.infer<typeof LocalShellCallOutputItemSchema>;
 
 /** Reasoning the model produced earlier; `encrypted_content` is opaque and passed back as-is. */
 export const ReasoningItemSchema = z.looseObject({
@@ -98,6 +176,10 @@ const KNOWN_ITEM_OPTIONS = [
   MessageItemSchema,
   FunctionCallItemSchema,
   FunctionCallOutputItemSchema,
+  CustomToolCallItemSchema,
+  CustomToolCallOutputItemSchema,
+  LocalShellCallItemSchema,
+  LocalShellCallOutputItemSchema,
   ReasoningItemSchema,
   ItemReferenceSchema,
 ] as const;
@@ -118,7 +200,7 @@ function withItemType(value: unknown): unknown {
 
 /**
  * One input item. Known types are validated strictly enough to use; other types
- * (`custom_tool_call`, `local_shell_call`, `compaction`, …) are accepted and carried along.
+ * (hosted-tool calls, `compaction`, …) are accepted and carried along.
  */
 export const InputItemSchema = z.preprocess(
   withItemType,
@@ -129,7 +211,12 @@ export const InputItemSchema = z.preprocess(
 /** An input item as parsed: a known item, or an item of another type carried as-is. */
 export type InputItem = z.infer<typeof InputItemSchema>;
 /** The input items fastloop understands. */
-export type KnownInputItem = MessageItem | FunctionCallItem | FunctionCallOutputItem | ReasoningItem | ItemReference;
+export type KnownInputItem = z.infer<(typeof KNOWN_ITEM_OPTIONS)[number]>;
+/**
+ * An input item of a type fastloop does not model (hosted-tool items such as `web_search_call`,
+ * `mcp_call`, `computer_call`, and types newer than this code): carried, stored and scanned.
+ */
+export type CarriedInputItem = Exclude<InputItem, KnownInputItem>;
 
 /**
  * Narrows an item to the types fastloop understands. Needed because a carried item's `type`

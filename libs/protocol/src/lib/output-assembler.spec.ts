@@ -70,6 +70,29 @@ describe('OutputAssembler', () => {
     ]);
   });
 
+  it('streams a custom tool call as plain-text input with custom_tool_call_input events', () => {
+    const { events, assembler } = setup();
+    const { itemId, callId } = assembler.startCustomToolCall('apply_patch');
+    assembler.appendInput('*** Begin Patch\n');
+    assembler.appendInput('*** End Patch');
+    assembler.endItem();
+
+    expect(events.map((e) => e.type)).toEqual([
+      'response.output_item.added',
+      'response.custom_tool_call_input.delta',
+      'response.custom_tool_call_input.delta',
+      'response.custom_tool_call_input.done',
+      'response.output_item.done',
+    ]);
+    expectWellFormed(events);
+    expect(itemId).toMatch(/^ctc_/);
+    expect(events[0]).toMatchObject({ item: { id: itemId, type: 'custom_tool_call', status: 'in_progress', call_id: callId, name: 'apply_patch', input: '' } });
+    expect(events[3]).toMatchObject({ item_id: itemId, output_index: 0, input: '*** Begin Patch\n*** End Patch' });
+    expect(assembler.output).toEqual([
+      { id: itemId, type: 'custom_tool_call', status: 'completed', call_id: callId, name: 'apply_patch', input: '*** Begin Patch\n*** End Patch' },
+    ]);
+  });
+
   it('leaves namespace off calls to top-level tools', () => {
     const { assembler } = setup();
     assembler.startFunctionCall('f', undefined, 'call_fixed');

@@ -1,6 +1,6 @@
 import type { EventStream, ItemPosition, PartPosition } from './event-stream';
 import { newId } from './new-id';
-import type { OutputFunctionCall, OutputItem, OutputItemStatus, OutputMessage, OutputReasoning } from './response-object-schema';
+import type { LocalShellAction, OutputCustomToolCall, OutputFunctionCall, OutputItem, OutputItemStatus, OutputMessage, OutputReasoning } from './response-object-schema';
 import type { ResponseStreamEvent } from './stream-event-schema';
 
 /** Receives events in the order they must be sent. */
@@ -25,7 +25,8 @@ export interface StartedFunctionCall {
 type OpenItem =
   | { kind: 'message'; at: PartPosition; text: string }
   | { kind: 'reasoning'; at: PartPosition; text: string }
-  | { kind: 'function_call'; at: ItemPosition; callId: string; name: string; namespace?: string; args: string };
+  | { kind: 'function_call'; at: ItemPosition; callId: string; name: string; namespace?: string; args: string }
+  | { kind: 'custom_tool_call'; at: ItemPosition; callId: string; name: string; namespace?: string; input: string };
 
 /**
  * Turns a model's output, as a sequence of simple calls, into the complete Responses event
@@ -35,7 +36,8 @@ type OpenItem =
  * `content_part.done` → `output_item.done`
  *
  * For a function call: `output_item.added` (arguments `""`) →
- * `function_call_arguments.delta`×N → `function_call_arguments.done` → `output_item.done`.
+ * `function_call_arguments.delta`×N → `function_call_arguments.done` → `output_item.done`; a custom
+ * tool call the same with `custom_tool_call_input.delta` / `.done` and plain-text `input`.
  * Reasoning mirrors the message sequence with `reasoning_text` events.
  *
  * One item is open at a time: `start*` ends the open item first (as `completed`). Empty
@@ -96,6 +98,38 @@ export class OutputAssembler {
     this.emit(this.stream.functionCallArgumentsDelta(item.at, delta));
   }
 
+  /** Starts a call to custom (freeform) tool `name`; its input is plain text, not JSON. */
+  startCustomToolCall(name: string, namespace?: string, callId: string = newId('call')): StartedFunctionCall {
+    this.endItem();
+    const at: ItemPosition = { itemId: newId('ctc'), outputIndex: this.items.length };
+    this.open = { kind: 'custom_tool_call', at, callId, name, namespace, input: '' };
+    this.emit(this.stream.outputItemAdded(at.outputIndex, customToolCall(this.open, 'in_progress')));
+    return { itemId: at.itemId, callId };
+  }
+
+  /** Streams input text into the open custom tool call. */
+  appendInput(delta: string): void {
+    const item = this.expectOpen('custom_tool_call', 'appendInput');
+    if (delta === '') return;
+    item.input += delta;
+    this.emit(this.stream.customToolCallInputDelta(item.at, delta));
+  }
+
+  /**
+   * Adds a complete `local_shell_call` (its action is known only once the model finished writing
+   * it, and the item has no delta events): `output_item.added` then `output_item.done`.
+   */
+  addLocalShellCall(action: LocalShellAction, callId: string = newId('call')): StartedFunctionCall {
+    this.endItem();
+    const outputIndex = this.items.length;
+    const item = { id: newId('lsh'), type: 'local_shell_call' as const, call_id: callId, action };
+    this.emit(this.stream.outputItemAdded(outputIndex, { ...item, status: 'in_progress' }));
+    const done: OutputItem = { ...item, status: 'completed' };
+    this.items.push(done);
+    this.emit(this.stream.outputItemDone(outputIndex, done));
+    return { itemId: item.id, callId };
+  }
+
   /** Starts a visible-reasoning item; returns its `rs_…` id. */
   startReasoning(): string {
     this.endItem();
@@ -133,6 +167,10 @@ export class OutputAssembler {
       case 'function_call':
         this.emit(this.stream.functionCallArgumentsDone(open.at, open.name, open.args));
         item = functionCall(open, status);
+        break;
+      case 'custom_tool_call':
+        this.emit(this.stream.customToolCallInputDone(open.at, open.input));
+        item = customToolCall(open, status);
         break;
       case 'reasoning':
         this.emit(this.stream.reasoningTextDone(open.at, open.text));
@@ -177,6 +215,19 @@ function functionCall(open: Extract<OpenItem, { kind: 'function_call' }>, status
     call_id: open.callId,
     name: open.name,
     arguments: status === 'in_progress' ? '' : open.args,
+  };
+  if (open.namespace !== undefined) item.namespace = open.namespace;
+  return item;
+}
+
+function customToolCall(open: Extract<OpenItem, { kind: 'custom_tool_call' }>, status: OutputItemStatus): OutputCustomToolCall {
+  const item: OutputCustomToolCall = {
+    id: open.at.itemId,
+    type: 'custom_tool_call',
+    status,
+    call_id: open.callId,
+    name: open.name,
+    input: status === 'in_progress' ? '' : open.input,
   };
   if (open.namespace !== undefined) item.namespace = open.namespace;
   return item;

@@ -57,6 +57,44 @@ export const OutputFunctionCallSchema = z.strictObject({
 /** An output `function_call` item. */
 export type OutputFunctionCall = z.infer<typeof OutputFunctionCallSchema>;
 
+/** A call to a custom (freeform) tool (`ctc_…`): `input` is plain text, streamed as deltas. */
+export const OutputCustomToolCallSchema = z.strictObject({
+  id: z.string(),
+  type: z.literal('custom_tool_call'),
+  status: OutputItemStatusSchema,
+  call_id: z.string(),
+  name: z.string(),
+  /** `""` until the first delta. */
+  input: z.string(),
+  /** Present only for tools declared inside a `namespace` tool. */
+  namespace: z.string().optional(),
+});
+/** An output `custom_tool_call` item. */
+export type OutputCustomToolCall = z.infer<typeof OutputCustomToolCallSchema>;
+
+/** What a `local_shell_call` runs: argv, environment and optional limits. */
+export const LocalShellActionSchema = z.strictObject({
+  type: z.literal('exec'),
+  command: z.array(z.string()),
+  env: z.record(z.string(), z.string()),
+  timeout_ms: z.number().optional(),
+  user: z.string().optional(),
+  working_directory: z.string().optional(),
+});
+/** A `local_shell_call`'s action. */
+export type LocalShellAction = z.infer<typeof LocalShellActionSchema>;
+
+/** A call to the `local_shell` tool (`lsh_…`); the client runs `action` and answers with `call_id`. */
+export const OutputLocalShellCallSchema = z.strictObject({
+  id: z.string(),
+  type: z.literal('local_shell_call'),
+  status: OutputItemStatusSchema,
+  call_id: z.string(),
+  action: LocalShellActionSchema,
+});
+/** An output `local_shell_call` item. */
+export type OutputLocalShellCall = z.infer<typeof OutputLocalShellCallSchema>;
+
 /** Reasoning (`rs_…`). `encrypted_content` only when the client asked for it via `include`. */
 export const OutputReasoningSchema = z.strictObject({
   id: z.string(),
@@ -72,6 +110,8 @@ export type OutputReasoning = z.infer<typeof OutputReasoningSchema>;
 export const OutputItemSchema = z.discriminatedUnion('type', [
   OutputMessageSchema,
   OutputFunctionCallSchema,
+  OutputCustomToolCallSchema,
+  OutputLocalShellCallSchema,
   OutputReasoningSchema,
 ]);
 /** An output item. */

@@ -89,6 +89,23 @@ export const FunctionCallArgumentsDoneEventSchema = z.strictObject({
   arguments: z.string(),
 });
 
+/** A chunk of a custom (freeform) tool call's input text. */
+export const CustomToolCallInputDeltaEventSchema = z.strictObject({
+  type: z.literal('response.custom_tool_call_input.delta'),
+  sequence_number: sequenceNumber,
+  item_id: z.string(),
+  output_index: z.int(),
+  delta: z.string(),
+});
+/** A custom tool call's complete input. */
+export const CustomToolCallInputDoneEventSchema = z.strictObject({
+  type: z.literal('response.custom_tool_call_input.done'),
+  sequence_number: sequenceNumber,
+  item_id: z.string(),
+  output_index: z.int(),
+  input: z.string(),
+});
+
 /** A chunk of visible reasoning. */
 export const ReasoningTextDeltaEventSchema = z.strictObject({
   type: z.literal('response.reasoning_text.delta'),
@@ -134,6 +151,8 @@ export const ResponseStreamEventSchema = z.discriminatedUnion('type', [
   OutputTextDoneEventSchema,
   FunctionCallArgumentsDeltaEventSchema,
   FunctionCallArgumentsDoneEventSchema,
+  CustomToolCallInputDeltaEventSchema,
+  CustomToolCallInputDoneEventSchema,
   ReasoningTextDeltaEventSchema,
   ReasoningTextDoneEventSchema,
   ErrorEventSchema,

@@ -105,7 +105,9 @@ describe('validateRequest', () => {
   it('fills in type "message" on easy messages and tells known items from carried ones', () => {
     const items = validateRequest(codexBody()).input as Exclude<ReturnType<typeof validateRequest>['input'], string | undefined>;
     expect(items[8]).toEqual({ type: 'message', role: 'user', content: 'Now open README.md' });
-    expect(items.map(isKnownInputItem)).toEqual([true, true, true, true, true, false, false, true, true]);
+    expect(items.map(isKnownInputItem)).toEqual([true, true, true, true, true, true, true, true, true]);
+    const carried = validateItems([{ type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search', query: 'q' } }]);
+    expect(carried.map(isKnownInputItem)).toEqual([false]);
   });
 
   it('reads null optional fields as absent and applies OpenAI defaults', () => {
@@ -156,7 +158,8 @@ describe('validateRequest', () => {
     [[{ type: 'reasoning', summary: [{ type: 'summary_text' }] }], 'input[0].summary[0].text', 'missing_required_parameter'],
     [[{ content: 'no role, no type' }], 'input[0].type', 'missing_required_parameter'],
     [[{ type: 42 }], 'input[0].type', 'invalid_type'],
-    [[{ type: 'custom_tool_call', id: 7 }], 'input[0].id', 'invalid_type'],
+    [[{ type: 'web_search_call', id: 7 }], 'input[0].id', 'invalid_type'],
+    [[{ type: 'custom_tool_call', call_id: 'c', name: 'apply_patch' }], 'input[0].input', 'missing_required_parameter'],
     [['just a string'], 'input[0]', 'invalid_type'],
   ])('rejects input items %j at param %s', (input, param, code) => {
     expect(errorOf(() => validateRequest({ model: 'm', input }))).toMatchObject({ param, code });
@@ -192,6 +195,11 @@ describe('validateItems', () => {
     expect(errorOf(() => validateItems([{ role: 'user', content: 'ok' }, { type: 'function_call_output', output: 'x' }], 40))).toMatchObject({
       param: 'input[41].call_id',
     });
+  });
+
+  it('accepts a function_call_output that names its tool instead of giving a call_id (Codex CLI)', () => {
+    const [item] = validateItems([{ type: 'function_call_output', name: 'exec', namespace: 'shell', output: 'ok' }]);
+    expect(item).toEqual({ type: 'function_call_output', name: 'exec', namespace: 'shell', output: 'ok' });
   });
 
   it('counts from zero without an offset', () => {

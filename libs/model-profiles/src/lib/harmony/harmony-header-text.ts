@@ -1,4 +1,4 @@
-import type { RenderHeader, ToolSpec } from '../model-profile';
+import type { FreeformFormat, RenderHeader, ToolSpec } from '../model-profile';
 import { commentLines, schemaToTypeScript } from './schema-to-typescript';
 
 /** The namespace of tools that have none, as harmony names it. */
@@ -22,6 +22,22 @@ export function developerMessageText(h: RenderHeader): string | undefined {
   if (h.instructions !== undefined && h.instructions !== '') sections.push('# Instructions', h.instructions);
   if (h.tools.length > 0) sections.push(toolsSectionText(h.tools));
   return sections.length > 0 ? sections.join('\n\n') : undefined;
+}
+
+/** What stands for a custom tool's parameters: it takes plain text, not a JSON object. */
+export const FREEFORM_SIGNATURE = 'FREEFORM';
+/** The comment line right above a custom tool's signature (its last comment line). */
+export const FREEFORM_TEXT_LINE = 'Call with plain text, not JSON.';
+/** Starts the last comment line of a grammar-constrained custom tool; the grammar follows as a JSON string. */
+export const FREEFORM_GRAMMAR_PREFIX = 'Call with plain text matching this grammar, not JSON. Grammar ';
+
+/**
+ * One line, so that the description above it (any number of lines) and the format can always be
+ * told apart again: the grammar, which may span many lines, is written as a JSON string.
+ */
+function freeformLine(format: FreeformFormat): string {
+  if (format.type === 'text') return FREEFORM_TEXT_LINE;
+  return `${FREEFORM_GRAMMAR_PREFIX}(${format.syntax}): ${JSON.stringify(format.definition)}`;
 }
 
 interface NamespaceGroup {
@@ -52,6 +68,11 @@ function namespaceText(group: NamespaceGroup): string {
   lines.push(`namespace ${group.name} {\n`);
   for (const tool of group.tools) {
     for (const line of commentLines(tool.description)) lines.push(`// ${line}`);
+    if (tool.freeform) {
+      lines.push(`// ${freeformLine(tool.freeform)}`);
+      lines.push(`type ${tool.name} = (${FREEFORM_SIGNATURE}) => any;\n`);
+      continue;
+    }
     const signature = tool.parameters ? `(_: ${schemaToTypeScript(tool.parameters)})` : '()';
     lines.push(`type ${tool.name} = ${signature} => any;\n`);
   }

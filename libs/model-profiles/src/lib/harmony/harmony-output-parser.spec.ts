@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { ConversationEntry, OutputParser, ParseEvent } from '../model-profile';
+import type { ConversationEntry, OutputParser, ParseEvent, ToolSpec } from '../model-profile';
 import { getProfile } from '../profile-registry';
 import { anyText, assistantEntry, chunk, isWellFormedText, namespaceName, toolName } from '../testing/conversation-arbitraries';
 import { MAX_HEADER_TOKENS } from './harmony-output-parser';
@@ -15,8 +15,8 @@ interface Item {
 }
 
 /** Feeds `tokens` in the given chunk sizes, then finishes; checks the event grammar on the way. */
-function parse(tokens: readonly number[], sizes: readonly number[] = [tokens.length]): Item[] {
-  const parser: OutputParser = profile.createOutputParser();
+function parse(tokens: readonly number[], sizes: readonly number[] = [tokens.length], tools: readonly ToolSpec[] = []): Item[] {
+  const parser: OutputParser = profile.createOutputParser(tools);
   const events = chunk(tokens, sizes).flatMap((c) => parser.push(c));
   events.push(...parser.finish());
   const items: Item[] = [];
@@ -53,19 +53,29 @@ function expectedItem(entry: ConversationEntry, stop: string): Item {
         text: entry.arguments,
         stop,
       };
+    case 'custom_tool_call':
+      return {
+        item: entry.namespace === undefined ? { kind: 'custom_tool_call', name: entry.name } : { kind: 'custom_tool_call', name: entry.name, namespace: entry.namespace },
+        text: entry.input,
+        stop,
+      };
     default:
       throw new Error('not sampled by the model');
   }
 }
 
-const stopOf = (entry: ConversationEntry) => (entry.kind === 'function_call' ? 'call' : entry.kind === 'reasoning' ? 'end' : 'return');
+const stopOf = (entry: ConversationEntry) =>
+  entry.kind === 'function_call' || entry.kind === 'custom_tool_call' ? 'call' : entry.kind === 'reasoning' ? 'end' : 'return';
+/** The freeform tool a sampled custom tool call needs to have been offered, to parse as one. */
+const toolsFor = (entries: readonly ConversationEntry[]): ToolSpec[] =>
+  entries.flatMap((e) => (e.kind === 'custom_tool_call' ? [{ name: e.name, namespace: e.namespace, freeform: { type: 'text' as const } }] : []));
 const chunkSizes = () => fc.array(fc.integer({ min: 1, max: 7 }), { maxLength: 200 });
 
 describe('HarmonyOutputParser', () => {
   it('gives back the sampled item whatever the chunk sizes, for any unicode text', () => {
     fc.assert(
       fc.property(assistantEntry(), chunkSizes(), (entry, sizes) => {
-        expect(parse(profile.renderCompletion(entry), sizes)).toEqual([expectedItem(entry, stopOf(entry))]);
+        expect(parse(profile.renderCompletion(entry), sizes, toolsFor([entry]))).toEqual([expectedItem(entry, stopOf(entry))]);
       }),
       { numRuns: 300 },
     );
@@ -77,7 +87,7 @@ describe('HarmonyOutputParser', () => {
       fc.property(fc.array(reasoning, { maxLength: 3 }), assistantEntry(), chunkSizes(), (thoughts, last, sizes) => {
         const tokens = [...thoughts, last].flatMap((entry, i) => [...(i === 0 ? [] : profile.renderGenerationPrompt()), ...profile.renderCompletion(entry)]);
         const expected = [...thoughts.map((t) => expectedItem(t, 'end')), expectedItem(last, stopOf(last))];
-        expect(parse(tokens, sizes)).toEqual(expected);
+        expect(parse(tokens, sizes, toolsFor([last]))).toEqual(expected);
       }),
       { numRuns: 150 },
     );
@@ -91,6 +101,15 @@ describe('HarmonyOutputParser', () => {
         expect(parse(call('functions'))[0].item).toEqual({ kind: 'function_call', name });
       }),
     );
+  });
+
+  it('reads a call to an offered freeform tool as a custom tool call and a call to any other tool as a function call', () => {
+    const call = (address: string) => [T.channel, ...enc(`commentary to=${address}`), T.message, ...enc('*** Begin Patch'), T.call];
+    const tools: ToolSpec[] = [{ name: 'apply_patch', freeform: { type: 'text' } }, { name: 'exec', namespace: 'shell', freeform: { type: 'text' } }, { name: 'read' }];
+    expect(parse(call('functions.apply_patch'), undefined, tools)).toEqual([{ item: { kind: 'custom_tool_call', name: 'apply_patch' }, text: '*** Begin Patch', stop: 'call' }]);
+    expect(parse(call('shell.exec'), undefined, tools)[0].item).toEqual({ kind: 'custom_tool_call', name: 'exec', namespace: 'shell' });
+    expect(parse(call('functions.read'), undefined, tools)[0].item).toEqual({ kind: 'function_call', name: 'read' });
+    expect(parse(call('functions.apply_patch'))[0].item).toEqual({ kind: 'function_call', name: 'apply_patch' });
   });
 
   it('accepts the recipient before the channel and a bare json content type, as gpt-oss also writes', () => {

@@ -1,4 +1,6 @@
-import type { OutputParser, ParseEvent } from '../model-profile';
+import type { OutputParser, ParseEvent, ToolSpec } from '../model-profile';
+import { DEFAULT_TOOL_NAMESPACE } from './harmony-header-text';
+import { toolAddress } from './harmony-renderer';
 import { type TokenTable, TokenTextDecoder } from '../token-text-decoder';
 import { type HarmonyHeader, parseHarmonyHeader } from './harmony-header';
 import { HarmonyToken as T } from './harmony-tokens';
@@ -37,7 +39,15 @@ export class HarmonyOutputParser implements OutputParser {
   private content: TokenTextDecoder | undefined;
   private events: ParseEvent[] = [];
 
-  constructor(private readonly table: TokenTable) {}
+  /** `namespace.name` of every freeform tool offered: calls to them are custom tool calls. */
+  private readonly freeform: ReadonlySet<string>;
+
+  constructor(
+    private readonly table: TokenTable,
+    tools: readonly ToolSpec[] = [],
+  ) {
+    this.freeform = new Set(tools.filter((t) => t.freeform).map((t) => toolAddress(t.namespace, t.name)));
+  }
 
   push(tokens: readonly number[]): ParseEvent[] {
     if (this.state === 'finished') return [];
@@ -102,7 +112,7 @@ export class HarmonyOutputParser implements OutputParser {
   private openItem(): void {
     const header = parseHarmonyHeader(this.header, (ids) => this.decode(ids));
     if (!this.isHeader(header)) return this.malformed([...this.header, T.message], undefined);
-    this.startItem(itemFor(header));
+    this.startItem(itemFor(header, this.freeform));
   }
 
   private isHeader(header: HarmonyHeader): boolean {
@@ -153,17 +163,19 @@ export class HarmonyOutputParser implements OutputParser {
   }
 }
 
-/** analysis → reasoning; a recipient → function call; anything else (final, preambles) → message. */
-function itemFor(header: HarmonyHeader): ItemStart {
+/**
+ * analysis → reasoning; a recipient → a custom tool call when it is a freeform tool, else a function
+ * call; anything else (final, preambles) → message.
+ */
+function itemFor(header: HarmonyHeader, freeform: ReadonlySet<string>): ItemStart {
   const recipient = header.recipient;
   if (recipient !== undefined && recipient !== 'all' && recipient !== 'assistant') {
     // Tool names have no dots (OpenAI: ^[a-zA-Z0-9_-]+$), so the last dot ends the namespace.
     const dot = recipient.lastIndexOf('.');
     const name = dot === -1 ? recipient : recipient.slice(dot + 1);
-    const namespace = dot === -1 ? undefined : recipient.slice(0, dot);
-    return namespace === undefined || namespace === 'functions'
-      ? { kind: 'function_call', name }
-      : { kind: 'function_call', name, namespace };
+    const namespace = dot === -1 || recipient.slice(0, dot) === DEFAULT_TOOL_NAMESPACE ? undefined : recipient.slice(0, dot);
+    const kind = freeform.has(toolAddress(namespace, name)) ? 'custom_tool_call' : 'function_call';
+    return namespace === undefined ? { kind, name } : { kind, name, namespace };
   }
   return header.channel === 'analysis' ? { kind: 'reasoning' } : { kind: 'message' };
 }

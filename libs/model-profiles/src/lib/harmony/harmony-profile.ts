@@ -38,7 +38,7 @@ export function createHarmonyProfile(options: HarmonyProfileOptions): ModelProfi
       return renderer.generationPrompt(out);
     },
     renderCompletion: (e) => renderer.completion(e),
-    createOutputParser: () => new HarmonyOutputParser(table),
+    createOutputParser: (tools) => new HarmonyOutputParser(table, tools),
     parsePrompt: (tokens) => parseHarmonyPrompt(tokens, table),
     // ASCII and non-ASCII text, an unknown word (a merge) and a special token's text: every table.
     warmUp: () => void encodeText('warm-up: zyxwvutsrqp — ünïcödé ✓ <|end|>'),

@@ -16,6 +16,8 @@ function expectedMessage(entry: ConversationEntry): ParsedPromptMessage {
       return { author: 'assistant', channel: 'analysis', content: entry.text };
     case 'function_call':
       return { author: 'assistant', channel: 'commentary', recipient: `${entry.namespace ?? 'functions'}.${entry.name}`, contentType: 'json', content: entry.arguments };
+    case 'custom_tool_call':
+      return { author: 'assistant', channel: 'commentary', recipient: `${entry.namespace ?? 'functions'}.${entry.name}`, content: entry.input };
     case 'function_call_output':
       return { author: `${entry.namespace ?? 'functions'}.${entry.name}`, channel: 'commentary', recipient: 'assistant', content: entry.output };
   }
@@ -30,8 +32,9 @@ function expectedTools(tools: readonly ToolSpec[]): ParsedTool[] {
       .map((t) => ({
         namespace: ns,
         name: t.name,
-        parameters: t.parameters ?? { type: 'object', properties: {} },
+        parameters: t.freeform ? { type: 'string' } : (t.parameters ?? { type: 'object', properties: {} }),
         ...(t.description ? { description: t.description } : {}),
+        ...(t.freeform ? { freeform: t.freeform } : {}),
       })),
   );
 }

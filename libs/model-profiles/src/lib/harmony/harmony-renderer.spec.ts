@@ -69,6 +69,20 @@ describe('HarmonyRenderer', () => {
           'type open = () => any;\n\n} // namespace web\n\n## functions\n\nnamespace functions {\n\ntype ping = () => any;\n\n} // namespace functions<|end|>',
       );
     });
+
+    it('renders custom tools with a FREEFORM signature and their input format as the last comment line', () => {
+      const header: RenderHeader = {
+        tools: [
+          { name: 'apply_patch', description: 'Edit files.', freeform: { type: 'text' } },
+          { name: 'grep', freeform: { type: 'grammar', syntax: 'lark', definition: 'start: WORD\n%import common.WORD' } },
+        ],
+      };
+      expect(text(profile.renderHeader(header))).toContain(
+        'namespace functions {\n\n// Edit files.\n// Call with plain text, not JSON.\ntype apply_patch = (FREEFORM) => any;\n\n' +
+          '// Call with plain text matching this grammar, not JSON. Grammar (lark): "start: WORD\\n%import common.WORD"\ntype grep = (FREEFORM) => any;\n\n' +
+          '} // namespace functions<|end|>',
+      );
+    });
   });
 
   describe('entries', () => {
@@ -87,6 +101,11 @@ describe('HarmonyRenderer', () => {
         'a namespaced function call',
         { kind: 'function_call', name: 'search', namespace: 'web', arguments: '{}', callId: 'c1' },
         '<|start|>assistant<|channel|>commentary to=web.search <|constrain|>json<|message|>{}<|call|>',
+      ],
+      [
+        'a custom tool call as plain text without a json content type',
+        { kind: 'custom_tool_call', name: 'apply_patch', input: '*** Begin Patch\n*** End Patch', callId: 'c1' },
+        '<|start|>assistant<|channel|>commentary to=functions.apply_patch<|message|>*** Begin Patch\n*** End Patch<|call|>',
       ],
       [
         'a function call output authored by the tool',

@@ -37,6 +37,9 @@ export class HarmonyRenderer {
       case 'function_call':
         push(out, this.assistantPrefix);
         return this.functionCallBody(out, e.namespace, e.name, e.arguments);
+      case 'custom_tool_call':
+        push(out, this.assistantPrefix);
+        return this.customCallBody(out, e.namespace, e.name, e.input);
       case 'function_call_output':
         out.push(T.start);
         push(out, this.encode(toolAddress(e.namespace, e.name)));
@@ -61,6 +64,7 @@ export class HarmonyRenderer {
     if (e.kind === 'message' && e.role === 'assistant') return this.channelBody([], 'final', e.text, T.return);
     if (e.kind === 'reasoning') return this.channelBody([], 'analysis', e.text, T.end);
     if (e.kind === 'function_call') return this.functionCallBody([], e.namespace, e.name, e.arguments);
+    if (e.kind === 'custom_tool_call') return this.customCallBody([], e.namespace, e.name, e.input);
     const what = e.kind === 'message' ? `a ${e.role} message` : e.kind;
     throw new UnsupportedEntryError(`The model does not sample ${what}`);
   }
@@ -88,6 +92,13 @@ export class HarmonyRenderer {
     out.push(T.constrain);
     push(out, this.encode('json'));
     return this.content(out, args, T.call);
+  }
+
+  /** A freeform call: no `<|constrain|>json`, the input is plain text. */
+  private customCallBody(out: number[], namespace: string | undefined, name: string, input: string): number[] {
+    out.push(T.channel);
+    push(out, this.encode(`commentary to=${toolAddress(namespace, name)}`));
+    return this.content(out, input, T.call);
   }
 
   private content(out: number[], text: string, terminator: number): number[] {

@@ -1,10 +1,14 @@
-import type { ParsedTool } from '../model-profile';
+import type { FreeformFormat, ParsedTool } from '../model-profile';
+import { FREEFORM_GRAMMAR_PREFIX, FREEFORM_SIGNATURE, FREEFORM_TEXT_LINE } from './harmony-header-text';
 import { parseToolSignature, TsSyntaxError } from './typescript-to-schema';
 
 const TOOLS_HEADING = '# Tools\n\n';
 const NAMESPACE_HEADING = /## ([^\n]+)\n\n/y;
 const COMMENT_LINE = /\/\/ ?([^\n]*)\n/y;
 const TYPE_HEAD = /type ([^\n=]+?) = /y;
+const FREEFORM_TYPE = `(${FREEFORM_SIGNATURE}) => any;`;
+/** `(syntax): "definition as a JSON string"`. */
+const GRAMMAR_TAIL = /^\(([^)]*)\): ("(?:[^"\\]|\\.)*")$/;
 
 /**
  * Recovers the tools from a developer message as `developerMessageText` renders it.
@@ -54,10 +58,34 @@ function parseTool(src: string, start: number, namespace: string): { tool: Parse
   const comments = skipComments(src, start);
   const head = matchAt(TYPE_HEAD, src, comments.end);
   if (!head) throw new TsSyntaxError('expected "type name = "', comments.end);
+  if (src.startsWith(FREEFORM_TYPE, head.end)) return parseFreeformTool(namespace, head[1], comments, head.end + FREEFORM_TYPE.length);
   const { parameters, end } = parseToolSignature(src, head.end);
   const tool: ParsedTool = { namespace, name: head[1], parameters };
   if (comments.lines.length > 0) tool.description = comments.lines.join('\n');
   return { tool, end };
+}
+
+/** A custom tool: its last comment line is the input format, the lines above it the description. */
+function parseFreeformTool(namespace: string, name: string, comments: { lines: string[]; end: number }, end: number): { tool: ParsedTool; end: number } {
+  const formatLine = comments.lines[comments.lines.length - 1];
+  const freeform = formatLine === undefined ? undefined : parseFreeformLine(formatLine);
+  if (!freeform) throw new TsSyntaxError('expected the input format of a freeform tool', comments.end);
+  const tool: ParsedTool = { namespace, name, parameters: { type: 'string' }, freeform };
+  if (comments.lines.length > 1) tool.description = comments.lines.slice(0, -1).join('\n');
+  return { tool, end };
+}
+
+function parseFreeformLine(line: string): FreeformFormat | undefined {
+  if (line === FREEFORM_TEXT_LINE) return { type: 'text' };
+  if (!line.startsWith(FREEFORM_GRAMMAR_PREFIX)) return undefined;
+  const m = GRAMMAR_TAIL.exec(line.slice(FREEFORM_GRAMMAR_PREFIX.length));
+  if (!m) return undefined;
+  try {
+    const definition: unknown = JSON.parse(m[2]);
+    return typeof definition === 'string' ? { type: 'grammar', syntax: m[1], definition } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function skipComments(src: string, start: number): { lines: string[]; end: number } {

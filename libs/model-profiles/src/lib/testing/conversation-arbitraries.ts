@@ -3,7 +3,7 @@
  */
 import fc from 'fast-check';
 import type { JsonSchema } from '../json-schema';
-import type { ConversationEntry, RenderHeader, ToolSpec } from '../model-profile';
+import type { ConversationEntry, FreeformFormat, RenderHeader, ToolSpec } from '../model-profile';
 
 /** Text that stresses tokenization: any code point, emoji/CJK graphemes, and special-token text. */
 export const anyText = (): fc.Arbitrary<string> =>
@@ -67,16 +67,30 @@ export const objectSchema = (values: fc.Arbitrary<JsonSchema>): fc.Arbitrary<Jso
       return required.length > 0 ? { type: 'object', properties, required } : { type: 'object', properties };
     });
 
-export const toolSpec = (): fc.Arbitrary<ToolSpec> =>
+/** A custom tool's input format: free text, or a grammar whose definition is any text. */
+export const freeformFormat = (): fc.Arbitrary<FreeformFormat> =>
+  fc.oneof(
+    fc.constant<FreeformFormat>({ type: 'text' }),
+    fc.tuple(fc.constantFrom('lark', 'regex'), anyText()).map(([syntax, definition]): FreeformFormat => ({ type: 'grammar', syntax, definition })),
+  );
+
+const toolDescription = (): fc.Arbitrary<string> => fc.array(descriptionLine(), { minLength: 1, maxLength: 2 }).map((lines) => lines.join('\n'));
+
+const functionToolSpec = (): fc.Arbitrary<ToolSpec> =>
   fc.record(
-    {
-      name: toolName(),
-      description: fc.array(descriptionLine(), { minLength: 1, maxLength: 2 }).map((lines) => lines.join('\n')),
-      parameters: objectSchema(canonicalSchema(1)),
-      namespace: namespaceName(),
-    },
+    { name: toolName(), description: toolDescription(), parameters: objectSchema(canonicalSchema(1)), namespace: namespaceName() },
     { requiredKeys: ['name'] },
   );
+
+const customToolSpec = (): fc.Arbitrary<ToolSpec> =>
+  fc.record(
+    { name: toolName(), description: toolDescription(), namespace: namespaceName(), freeform: freeformFormat() },
+    { requiredKeys: ['name', 'freeform'] },
+  );
+
+/** A function tool or, one time in four, a custom (freeform) tool. */
+export const toolSpec = (): fc.Arbitrary<ToolSpec> =>
+  fc.oneof({ weight: 3, arbitrary: functionToolSpec() }, { weight: 1, arbitrary: customToolSpec() });
 
 /** Tools with unique (namespace, name) pairs. */
 export const toolSpecs = (): fc.Arbitrary<ToolSpec[]> =>
@@ -104,6 +118,9 @@ export const assistantEntry = (): fc.Arbitrary<ConversationEntry> =>
     fc
       .tuple(toolName(), optionalNamespace(), anyText())
       .map(([name, namespace, args]): ConversationEntry => withNamespace({ kind: 'function_call', name, arguments: args, callId: 'call_1' }, namespace)),
+    fc
+      .tuple(toolName(), optionalNamespace(), anyText())
+      .map(([name, namespace, input]): ConversationEntry => withNamespace({ kind: 'custom_tool_call', name, input, callId: 'call_1' }, namespace)),
   );
 
 export const conversationEntry = (): fc.Arbitrary<ConversationEntry> =>

@@ -1,0 +1,24 @@
+import { safetyV1 } from '@fastloop/proto';
+import { Classifier } from './classifier';
+import { pemPrivateKey } from './testing/fake-secrets';
+
+const classifier = new Classifier({ stateSecret: 'item-types-test-secret', maxItemBytes: 1 << 20 });
+
+// The edge sends one scan item per Responses item, labelled with its type; the rules must not
+// depend on the label, so that a secret in an item type added later is still found.
+describe('Classifier on every item type the edge sends', () => {
+  it.each([
+    ['message', 'assistant'],
+    ['custom_tool_call', ''],
+    ['custom_tool_call_output', ''],
+    ['local_shell_call', ''],
+    ['local_shell_call_output', ''],
+    ['web_search_call', ''],
+    ['mcp_call', ''],
+    ['a_type_from_the_future', ''],
+  ])('blocks a private key in a %s item', (itemType, role) => {
+    const res = classifier.classify({ state: Buffer.alloc(0), items: [{ itemType, role, text: `patch:\n${pemPrivateKey()}` }] });
+    expect(res.verdict).toBe(safetyV1.Verdict.VERDICT_BLOCK);
+    expect(res.findings[0]).toMatchObject({ ruleId: 'pem-private-key', itemIndex: 0 });
+  });
+});
