@@ -42,8 +42,16 @@ function weatherTools(calls: { tool: string; input: unknown }[]) {
   };
 }
 
-function provider() {
-  return createOpenAI({ baseURL: `${stack.url}/v1`, apiKey: KEY });
+/** The provider; `bodies` (when given) collects every request body the SDK sends. */
+function provider(bodies?: any[]) {
+  return createOpenAI({
+    baseURL: `${stack.url}/v1`,
+    apiKey: KEY,
+    fetch: async (url, init) => {
+      if (bodies && typeof init?.body === 'string') bodies.push(JSON.parse(init.body));
+      return fetch(url, init);
+    },
+  });
 }
 
 describe('Vercel AI SDK (ai 6 + @ai-sdk/openai 3, Responses API provider)', () => {
@@ -93,12 +101,10 @@ describe('Vercel AI SDK (ai 6 + @ai-sdk/openai 3, Responses API provider)', () =
     expect(await result.text).toMatch(/^Simulated answer after calling /);
   });
 
-  // KNOWN GAP (issue 8, "item_reference resolves over HTTP too"): the edge resolves item_reference
-  // only against a previous_response_id's conversation, so this fails with "Item with id … not
-  // found". `it.failing` keeps the suite green and turns red once it works: then make it `it`.
-  it.failing('continues a conversation from its stored messages, which the SDK sends back as item_reference items', async () => {
+  it('continues a conversation from its stored messages, which the SDK sends back as item_reference items', async () => {
     const calls: { tool: string; input: unknown }[] = [];
-    const model = provider().responses(MODEL);
+    const bodies: any[] = [];
+    const model = provider(bodies).responses(MODEL);
     const first = await generateText({ model, prompt: 'Weather in Rome?', tools: weatherTools(calls), stopWhen: stepCountIs(5), maxRetries: 0 });
     expect(first.finishReason).toBe('stop');
     // The next user turn: the SDK resends the tool calls and results and refers to the stored
@@ -113,5 +119,8 @@ describe('Vercel AI SDK (ai 6 + @ai-sdk/openai 3, Responses API provider)', () =
     expect(second.steps.map((s) => s.finishReason)).toEqual(['tool-calls', 'tool-calls', 'stop']);
     expect(second.text).toMatch(/^Simulated answer after calling /);
     expect(calls).toHaveLength(4);
+    const references = bodies.flatMap((b) => b.input).filter((i: any) => i.type === 'item_reference');
+    expect(references.length).toBeGreaterThan(0);
+    expect(references[0].id).toBe(first.response.messages.flatMap((m: any) => (Array.isArray(m.content) ? m.content : [])).find((p: any) => p.type === 'text').providerOptions.openai.itemId);
   });
 });
