@@ -184,4 +184,23 @@ describe('the simulated model given explicit instructions', () => {
     if (plain.kind === 'function_call') expect(JSON.parse(plain.arguments)).not.toEqual({ cmd: 'Oslo' });
     expect(baseline('Weather for `Oslo`?').kind).toBe('function_call');
   });
+
+  it('sends a fenced block to a custom (freeform) tool as its input, and each span to the tool named after it', () => {
+    const patch: ToolSpec = { name: 'apply_patch', freeform: { type: 'text' }, parameters: { type: 'object', properties: {} } };
+    const mixed: RenderHeader = { tools: [exec, patch] };
+    const text = 'Apply\n```\n*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch\n```\nwith apply_patch, then run `git add a.txt` with exec_command.';
+    const entries: ConversationEntry[] = [user(text)];
+    const calls: ConversationEntry[] = [];
+    for (;;) {
+      const { entry } = step(mixed, entries);
+      entries.push(entry);
+      if (entry.kind !== 'function_call' && entry.kind !== 'custom_tool_call') break;
+      calls.push(entry);
+      entries.push(toolOutputFor(entry, 'ok'));
+    }
+    expect(calls.map((c) => (c.kind === 'custom_tool_call' ? [c.name, c.input] : c.kind === 'function_call' ? [c.name, JSON.parse(c.arguments)] : []))).toEqual([
+      ['apply_patch', '*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch\n'],
+      ['exec_command', { cmd: 'git add a.txt' }],
+    ]);
+  });
 });
