@@ -14,7 +14,17 @@ import { startTestStack } from './stack-fixture';
 // commands, Codex runs them in a temporary git repository, and the model then answers.
 const MODEL = 'fastloop-sim';
 const KEY = 'sk-e2e-codex';
-const PROMPT = "Create hello.txt and stage it: run `printf 'hello from fastloop\\n' > hello.txt` then `git add hello.txt` with exec_command.";
+// Codex's own tools: the freeform apply_patch (a custom tool) writes the file, exec_command stages it.
+const PROMPT = [
+  'Create hello.txt and stage it. Apply',
+  '```',
+  '*** Begin Patch',
+  '*** Add File: hello.txt',
+  '+hello from fastloop',
+  '*** End Patch',
+  '```',
+  'with apply_patch, then run `git add hello.txt` with exec_command.',
+].join('\n');
 
 let stack: Stack;
 let proxy: RecordingProxy;
@@ -51,17 +61,16 @@ function expectCleanRun(run: CodexRun): void {
   expect(warnings).toEqual([]);
 }
 
-/** Codex ran both commands and the repository shows their effect. */
+/** Codex applied the patch and ran the command, and the repository shows their effect. */
 function expectTaskDone(run: CodexRun, repo: string): void {
-  const commands = run.events.filter((e) => e.type === 'item.completed' && e.item?.type === 'command_execution').map((e) => e.item);
-  expect(commands.map((c) => ({ command: c.command, exit_code: c.exit_code }))).toEqual([
-    // Codex shows the command as it ran it: `/bin/bash -lc "…"`, with the backslash escaped.
-    { command: expect.stringMatching(/printf 'hello from fastloop\\+n' > hello\.txt/), exit_code: 0 },
-    { command: expect.stringContaining('git add hello.txt'), exit_code: 0 },
+  const done = run.events.filter((e) => e.type === 'item.completed' && e.item?.type !== 'agent_message').map((e) => e.item);
+  expect(done).toEqual([
+    expect.objectContaining({ type: 'file_change', status: 'completed', changes: [expect.objectContaining({ path: expect.stringMatching(/hello\.txt$/), kind: 'add' })] }),
+    expect.objectContaining({ type: 'command_execution', command: expect.stringContaining('git add hello.txt'), exit_code: 0 }),
   ]);
   expect(readFileSync(join(repo, 'hello.txt'), 'utf8')).toBe('hello from fastloop\n');
   expect(execFileSync('git', ['diff', '--cached', '--name-only'], { cwd: repo }).toString().trim()).toBe('hello.txt');
-  expect(run.lastMessage).toMatch(/^Simulated answer after calling exec_command and exec_command for your request:/);
+  expect(run.lastMessage).toMatch(/^Simulated answer after calling apply_patch and exec_command for your request:/);
   const agentMessages = run.events.filter((e) => e.type === 'item.completed' && e.item?.type === 'agent_message');
   expect(agentMessages.map((e) => e.item.text)).toEqual([run.lastMessage.trimEnd()]);
 }
@@ -70,7 +79,7 @@ function expectTaskDone(run: CodexRun, repo: string): void {
 function expectCompletedLoop(turns: RecordedTurn[]): RecordedTurn[] {
   const sampled = turns.filter((t) => t.request.generate !== false);
   for (const t of turns) expect(t.terminal?.type).toBe('response.completed');
-  expect(sampled.map((t) => t.terminal!.response.output.map((o: any) => o.type))).toEqual([['function_call'], ['function_call'], ['message']]);
+  expect(sampled.map((t) => t.terminal!.response.output.map((o: any) => o.type))).toEqual([['custom_tool_call'], ['function_call'], ['message']]);
   return sampled;
 }
 
@@ -89,7 +98,8 @@ describe('Codex CLI (npm @openai/codex 0.171.0) runs a coding task against fastl
     for (let i = 1; i < sampled.length; i++) {
       const previous = sampled[i - 1].terminal!.response;
       expect(sampled[i].request.previous_response_id).toBe(previous.id);
-      expect(sampled[i].request.input).toEqual([expect.objectContaining({ type: 'function_call_output', call_id: previous.output[0].call_id })]);
+      const outputType = previous.output[0].type === 'custom_tool_call' ? 'custom_tool_call_output' : 'function_call_output';
+      expect(sampled[i].request.input).toEqual([expect.objectContaining({ type: outputType, call_id: previous.output[0].call_id })]);
     }
 
     // What the edge saw: only WebSocket turns, each continuation served from the connection cache.
