@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -16,9 +16,23 @@ export interface CodexRun {
   lastMessage: string;
 }
 
+const tempDirs: string[] = [];
+
+/** A new temp dir, removed by removeTempDirs(). */
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
+}
+
+/** Removes every repository and CODEX_HOME this module created (call in afterAll). */
+export function removeTempDirs(): void {
+  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
 /** A fresh git repository with one committed file, for Codex to work in. */
 export function tempGitRepo(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'fastloop-codex-repo-'));
+  const dir = tempDir('fastloop-codex-repo-');
   const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'pipe' });
   git('init', '-q');
   writeFileSync(join(dir, 'README.md'), '# scratch\n');
@@ -36,7 +50,7 @@ export const CODEX_MODEL_CATALOG = resolve(__dirname, 'codex-model-catalog.json'
  * off so that any failure shows instead of being retried (or silently falling back to HTTP).
  */
 export function codexHome(baseUrl: string, model: string, websockets: boolean): string {
-  const home = mkdtempSync(join(tmpdir(), 'fastloop-codex-home-'));
+  const home = tempDir('fastloop-codex-home-');
   mkdirSync(home, { recursive: true });
   writeFileSync(
     join(home, 'config.toml'),

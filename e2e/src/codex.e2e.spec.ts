@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Stack } from '@fastloop/launcher';
-import { codexHome, runCodex, tempGitRepo, type CodexRun } from './codex-cli';
+import { codexHome, removeTempDirs, runCodex, tempGitRepo, type CodexRun } from './codex-cli';
 import { writeFixture } from './fixtures';
 import { MetricsScrape } from './metrics';
 import { RecordingProxy, type RecordedTurn } from './recording-proxy';
@@ -35,6 +35,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  removeTempDirs();
   await proxy?.close();
   await stack?.stop();
 }, 60_000);
