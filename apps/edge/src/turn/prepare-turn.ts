@@ -28,6 +28,12 @@ export interface PreparedTurn {
    * reaches a worker).
    */
   readonly safety: () => Promise<SafetyResult>;
+  /**
+   * Set when the prompt does not fit the model's context window, on a streaming transport: the
+   * stream then ends in `response.failed` with `context_length_exceeded` (what agents such as Codex
+   * act on, e.g. by compacting), after the safety verdict, with nothing sent to a worker.
+   */
+  readonly contextOverflow?: ApiError;
 }
 
 /**
@@ -66,10 +72,19 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
   const entries = previous ? previous.entries.append(newEntries) : AppendLog.from(newEntries);
   // Another model's profile (tokenizer, chat format) shares nothing: render the whole conversation.
   const extend = previous && previous.route.profile === route.profile ? previous.rendered : undefined;
-  const rendered = renderWithinLimits(deps, { profile, header, body, entries, newEntries, extend, contextWindow: route.contextWindow });
+  let rendered: RenderedConversation;
+  let contextOverflow: ApiError | undefined;
+  try {
+    rendered = renderWithinLimits(deps, { profile, header, body, entries, newEntries, extend, contextWindow: route.contextWindow });
+  } catch (err) {
+    // A plain JSON request gets the error as its HTTP answer; a stream ends in response.failed (runTurn).
+    if (!(err instanceof ApiError && err.code === 'context_length_exceeded') || req.transport === 'http') throw err;
+    contextOverflow = err;
+    rendered = extend ?? renderConversation(profile, header, AppendLog.from<ConversationEntry>([]), deps.renderCache);
+  }
   timer.mark('render');
 
-  return { items, inputStart, entries, calls, rendered, profile, route, safety };
+  return { items, inputStart, entries, calls, rendered, profile, route, safety, contextOverflow };
 }
 
 /** `input` as items: a string is one user message. */
