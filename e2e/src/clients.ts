@@ -4,7 +4,7 @@ import type { Stack } from '@fastloop/launcher';
 
 let current: Stack | undefined;
 
-/** Records the running stack for the suites (set by stack.e2e.spec.ts). */
+/** Records the running stack for the helpers below (each e2e file starts its own in beforeAll). */
 export function useStack(stack: Stack | undefined): void {
   current = stack;
 }
@@ -15,10 +15,18 @@ export const stackEnv = () => {
   return { url: current.url, wsUrl: current.wsUrl, grpc: current.grpcAddress, key: current.apiKey, stack: current };
 };
 
-/** The official SDK pointed at fastloop, exactly as a user would. */
-export function openaiClient(): OpenAI {
-  const { url, key } = stackEnv();
+/** The official SDK pointed at fastloop, exactly as a user would (with `key`, the stack's first key by default). */
+export function openaiClient(key = stackEnv().key): OpenAI {
+  const { url } = stackEnv();
   return new OpenAI({ baseURL: `${url}/v1`, apiKey: key, maxRetries: 0 });
+}
+
+/**
+ * `FASTLOOP_API_KEYS` giving each named tenant its own key (`sk-e2e-<tenant>`), so every test can
+ * bill and be counted apart from the others.
+ */
+export function tenantKeys(...tenants: string[]): { env: string; key: (tenant: string) => string } {
+  return { env: tenants.map((t) => `sk-e2e-${t}:${t}`).join(','), key: (t) => `sk-e2e-${t}` };
 }
 
 type ServerEvent = { type: string; sequence_number?: number; [k: string]: any };

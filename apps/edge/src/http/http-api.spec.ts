@@ -1,104 +1,125 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DomainError } from '@fastloop/service-kit';
-import { inferenceV1 } from '@fastloop/proto';
+import { getProfile } from '@fastloop/model-profiles';
 import { ApiKeyAuth } from '../auth';
-import { FakeBackends, fakeDeps } from '../testing/fake-deps';
+import { fakeDeps, FakeBackends } from '../testing/fake-deps';
 import { HttpApi } from './http-api';
 
-/** What a grpc-js client error looks like once mapped: the peer's address and the socket error. */
-const refused = () => new DomainError('unavailable', '14 UNAVAILABLE: No connection established. Last error: connect ECONNREFUSED 10.0.0.9:50053', 14, true);
-const INTERNALS = /ECONNREFUSED|10\.0\.0\.9|DomainError|TypeError|UNAVAILABLE/;
+const KEY = 'sk-http';
 
-async function start(backends = new FakeBackends()) {
-  const { deps } = fakeDeps(backends);
-  const api = new HttpApi({ deps, auth: new ApiKeyAuth('sk-test'), maxBodyBytes: 64 * 1024 * 1024, maxBufferedBytes: 1 << 24 });
+async function start(options: { maxBodyBytes?: number; maxBufferedBytes?: number; backends?: FakeBackends } = {}) {
+  const { deps, backends, usage } = fakeDeps(options.backends);
+  const api = new HttpApi({ deps, auth: new ApiKeyAuth(`${KEY}:tenant-h`), maxBodyBytes: options.maxBodyBytes ?? 1 << 20, maxBufferedBytes: options.maxBufferedBytes ?? 1 << 24 });
   const server: Server = createServer((req, res) => api.handle(req, res));
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const post = async (body: unknown) => {
-    const res = await fetch(`${base}/v1/responses`, {
-      method: 'POST',
-      headers: { authorization: 'Bearer sk-test', 'content-type': 'application/json' },
-      body: typeof body === 'string' ? body : JSON.stringify(body),
+  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', ...headers },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
     const text = await res.text();
-    return { status: res.status, text, json: JSON.parse(text) };
+    return { status: res.status, type: res.headers.get('content-type') ?? '', text, json: () => JSON.parse(text) };
   };
-  return { base, post, backends, close: () => new Promise((r) => server.close(r)) };
+  return { base, call, backends, usage, close: () => new Promise((r) => server.close(r)) };
 }
 
-/** A worker that streams a few tokens, then its connection drops. */
-class DyingWorker extends FakeBackends {
-  override async *generate(): AsyncGenerator<inferenceV1.GenerateResponse> {
-    yield { event: { $case: 'chunk', value: { tokens: [200005, 17196], engineElapsedMs: 1, promptTokens: 0, cachedTokens: 0 } } };
-    throw refused();
-  }
-}
+describe('HttpApi', () => {
+  let api: Awaited<ReturnType<typeof start>>;
+  beforeAll(async () => {
+    api = await start({ maxBodyBytes: 4096 });
+  });
+  afterAll(() => api.close());
 
-describe('HttpApi errors a client can act on', () => {
-  it('answers a non-streaming request whose worker died with a 503 naming inference, not 200 failed', async () => {
-    const s = await start(new DyingWorker());
-    try {
-      const r = await s.post({ model: 'fake-model', input: 'hi' });
-      expect(r.status).toBe(503);
-      expect(r.json.error).toMatchObject({ type: 'service_unavailable_error', code: 'inference_unavailable' });
-      expect(r.text).not.toMatch(INTERNALS);
-    } finally {
-      await s.close();
-    }
+  it('answers POST /v1/responses with one JSON Response, and bills it once for the key’s tenant', async () => {
+    const r = await api.call('POST', '/v1/responses', { model: 'fake-model', input: 'hi', store: false });
+    expect(r.status).toBe(200);
+    expect(r.type).toMatch(/^application\/json/);
+    expect(r.json()).toMatchObject({ object: 'response', status: 'completed', model: 'fake-model', output: [{ type: 'function_call', name: 'read_file' }] });
+    await new Promise((res) => setImmediate(res));
+    expect(api.usage.filter((u: any) => u.responseId === r.json().id)).toEqual([expect.objectContaining({ tenant: 'tenant-h', transport: 'http', status: 'completed' })]);
   });
 
-  it('names the safety service in a 503 without its address or the socket error', async () => {
+  it('streams with stream: true as SSE whose event names equal the JSON type, ending in one terminal event', async () => {
+    const r = await api.call('POST', '/v1/responses', { model: 'fake-model', input: 'hi', store: false, stream: true });
+    expect(r.type).toMatch(/^text\/event-stream/);
+    const blocks = r.text.split('\n\n').filter((b) => b.trim());
+    const events = blocks.map((b) => ({ name: /^event: (.*)$/m.exec(b)![1], data: JSON.parse(/^data: (.*)$/m.exec(b)![1]) }));
+    for (const e of events) expect(e.name).toBe(e.data.type);
+    expect(events.map((e) => e.data.sequence_number)).toEqual(events.map((_, i) => i));
+    expect(events.filter((e) => /^response\.(completed|failed|incomplete)$/.test(e.name)).map((e) => e.name)).toEqual(['response.completed']);
+  });
+
+  it.each([
+    ['a wrong key', 'POST', '/v1/responses', { model: 'fake-model', input: 'x' }, { authorization: 'Bearer nope' }, 401, 'invalid_api_key'],
+    ['malformed JSON', 'POST', '/v1/responses', '{"model":', {}, 400, 'invalid_json'],
+    ['a body over maxBodyBytes', 'POST', '/v1/responses', { model: 'fake-model', input: 'x'.repeat(5000) }, {}, 413, 'payload_too_large'],
+    ['background mode', 'POST', '/v1/responses', { model: 'fake-model', input: 'x', background: true }, {}, 400, null],
+    ['an unknown model', 'POST', '/v1/responses', { model: 'nope', input: 'x' }, {}, 400, 'model_not_found'],
+    ['an unknown previous_response_id', 'POST', '/v1/responses', { model: 'fake-model', input: 'x', previous_response_id: 'resp_x' }, {}, 400, 'previous_response_not_found'],
+    ['GET /v1/responses without a WebSocket upgrade', 'GET', '/v1/responses', undefined, {}, 426, 'upgrade_required'],
+    ['an unknown route', 'GET', '/v2/things', undefined, {}, 404, null],
+  ])('answers %s with an OpenAI-shaped error', async (_name, method, path, body, headers, status, code) => {
+    const r = await api.call(method, path, body, headers as Record<string, string>);
+    expect(r.status).toBe(status);
+    const err = r.json().error;
+    expect(err).toEqual(expect.objectContaining({ type: expect.any(String), message: expect.any(String) }));
+    if (code) expect(err.code).toBe(code);
+  });
+
+  it('lists the router catalog on GET /v1/models', async () => {
+    const r = await api.call('GET', '/v1/models');
+    expect(r.json()).toEqual({ object: 'list', data: [{ id: 'fake-model', object: 'model', created: 0, owned_by: 'test' }] });
+  });
+
+  it('answers a request that announces an upgrade without Connection: upgrade with 426', async () => {
+    const { port } = new URL(api.base);
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path: '/v1/responses', headers: { authorization: `Bearer ${KEY}`, upgrade: 'websocket' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(status).toBe(426);
+  });
+
+  it('cuts an SSE stream whose client stops reading once maxBufferedBytes are queued, and cancels the turn', async () => {
     const backends = new FakeBackends();
-    backends.classify = async () => {
-      throw refused();
+    backends.script = () => ({ kind: 'message', role: 'assistant', text: 'lorem ipsum dolor sit amet '.repeat(40_000) });
+    let chunks = 0;
+    const generate = backends.generate.bind(backends);
+    backends.generate = async function* (address: string, req: Parameters<FakeBackends['generate']>[1], signal?: AbortSignal) {
+      for await (const c of generate(address, req)) {
+        if (signal?.aborted) throw new Error('cancelled');
+        chunks++;
+        yield c;
+        if (chunks % 50 === 0) await new Promise((r) => setImmediate(r));
+      }
     };
-    const s = await start(backends);
+    const slow = await start({ backends, maxBufferedBytes: 64 * 1024 });
     try {
-      const r = await s.post({ model: 'fake-model', input: 'hi' });
-      expect(r.status).toBe(503);
-      expect(r.json.error.code).toBe('safety_unavailable');
-      expect(r.text).not.toMatch(INTERNALS);
+      const { port } = new URL(slow.base);
+      const ended = await new Promise<string>((resolve) => {
+        const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/v1/responses', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' } }, (res) => {
+          res.pause(); // never read
+          res.socket.on('close', () => resolve('closed'));
+          setTimeout(() => {
+            res.resume();
+            res.on('error', () => resolve('cut'));
+            res.on('aborted', () => resolve('cut'));
+            res.on('end', () => resolve('ended'));
+          }, 2_000);
+        });
+        req.end(JSON.stringify({ model: 'fake-model', input: 'a long story', store: false, stream: true }));
+      });
+      expect(ended).not.toBe('ended');
+      const allChunks = Math.ceil(getProfile('harmony-o200k').renderCompletion(backends.script(0)).length / 3);
+      expect(chunks).toBeLessThan(allChunks / 2);
     } finally {
-      await s.close();
+      await slow.close();
     }
-  });
-
-  it('names the router for /v1/models and hides an unexpected exception behind a plain 500', async () => {
-    const backends = new FakeBackends();
-    backends.listModels = async () => {
-      throw refused();
-    };
-    backends.route = async () => {
-      throw new TypeError("Cannot read properties of undefined (reading 'workerAddress')");
-    };
-    const s = await start(backends);
-    try {
-      const models = await fetch(`${s.base}/v1/models`, { headers: { authorization: 'Bearer sk-test' } });
-      const body = await models.text();
-      expect(models.status).toBe(503);
-      expect(JSON.parse(body).error.code).toBe('router_unavailable');
-      expect(body).not.toMatch(INTERNALS);
-      const r = await s.post({ model: 'fake-model', input: 'hi' });
-      expect(r.status).toBe(500);
-      expect(r.json.error.code).toBe('server_error');
-      expect(r.text).not.toMatch(INTERNALS);
-    } finally {
-      await s.close();
-    }
-  });
-
-  it('does not echo an oversized previous_response_id back', async () => {
-    const s = await start();
-    try {
-      const id = `resp_${'x'.repeat(200_000)}`;
-      const r = await s.post({ model: 'fake-model', input: 'hi', previous_response_id: id });
-      expect(r.status).toBe(400);
-      expect(r.json.error.code).toBe('previous_response_not_found');
-      expect(r.text.length).toBeLessThan(1_000);
-    } finally {
-      await s.close();
-    }
-  });
+  }, 30_000);
 });

@@ -219,6 +219,35 @@ describe('ResponsesSession', () => {
     expect(s.usage).toHaveLength(0);
   });
 
+  it.each([true, false])(
+    'ends a continuation that outgrows the context window in response.failed with context_length_exceeded, sending nothing to a worker (safety overlap %s)',
+    async (overlap) => {
+      const backends = new FakeBackends();
+      const route = backends.route.bind(backends);
+      backends.route = async (req) => ({ ...(await route(req)), contextWindow: 400 });
+      const s = open(backends, overlap);
+      const r = terminal(await s.create({ input: 'hi' })).response;
+      const calls = backends.generateCalls.length;
+      const events = await s.create({
+        previous_response_id: r.id,
+        input: [{ type: 'function_call_output', call_id: r.output[0].call_id, output: 'line of tool output\n'.repeat(200) }],
+      });
+      expect(events.map((e) => e.type)).toEqual(['response.created', 'response.in_progress', 'response.failed']);
+      expect(terminal(events).response).toMatchObject({ status: 'failed', error: { code: 'context_length_exceeded' }, previous_response_id: r.id });
+      expect(backends.generateCalls).toHaveLength(calls);
+      await new Promise((res) => setImmediate(res));
+      expect(s.usage[s.usage.length - 1]).toMatchObject({ status: 'failed', inputTokens: 0, outputTokens: 0 });
+    },
+  );
+
+  it('answers an oversized prompt that is also blocked with invalid_prompt, not response.failed', async () => {
+    const backends = new FakeBackends();
+    const route = backends.route.bind(backends);
+    backends.route = async (req) => ({ ...(await route(req)), contextWindow: 100 });
+    const events = await open(backends).create({ input: 'BLOCK-ME '.repeat(100) });
+    expect(events).toEqual([expect.objectContaining({ type: 'error', error: expect.objectContaining({ code: 'invalid_prompt' }) })]);
+  });
+
   it.each([
     ['a custom_tool_call_output', [
       { type: 'custom_tool_call', call_id: 'call_p', name: 'apply_patch', input: '*** Begin Patch' },

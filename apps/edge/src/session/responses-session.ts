@@ -36,6 +36,8 @@ export class ResponsesSession {
   private readonly queue: { body: ResponseCreateRequest; generate: boolean; validateMs: number }[] = [];
   private running = false;
   private closed = false;
+  /** Set by finishCurrent(): the connection is ending; new events are refused. */
+  private ending = false;
   private readonly abort = new AbortController();
   /** Resolves when the queue is empty and nothing runs (used to drain on shutdown). */
   private idleWaiters: (() => void)[] = [];
@@ -54,6 +56,7 @@ export class ResponsesSession {
     }
     const parsed = parseClientEvent(json, (this.options.deps.limits ?? DEFAULT_EDGE_LIMITS).request);
     if (parsed instanceof ApiError) return this.sendError(parsed);
+    if (this.ending) return; // the connection-limit error and the close follow the running response
     const { generate, ...body } = parsed as ResponseCreateRequest & { type: string; generate?: boolean };
     if (this.running && this.queue.length >= this.options.maxQueued) {
       return this.sendError(ApiErrors.invalidRequest(`Too many queued response.create events on this connection (limit ${this.options.maxQueued}); wait for response.completed.`, null, 'too_many_queued_requests'));
@@ -71,6 +74,16 @@ export class ResponsesSession {
   whenIdle(): Promise<void> {
     if (!this.busy) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /**
+   * Stops taking events and drops those waiting; resolves when the running response (if any) has
+   * ended. For a connection that must end (its lifetime limit) without cutting a response short.
+   */
+  finishCurrent(): Promise<void> {
+    this.ending = true;
+    this.queue.length = 0;
+    return this.whenIdle();
   }
 
   /** Stops taking events, cancels the running response, drops the cache. Idempotent. */

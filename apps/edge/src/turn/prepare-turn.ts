@@ -6,7 +6,7 @@ import { DomainError } from '@fastloop/service-kit';
 import { AppendLog, type LogView } from './append-log';
 import type { CallTarget, ConversationState, RouteDecision } from './conversation-state';
 import { itemsToEntries, itemsToScans, LOCAL_SHELL_TOOL } from './item-conversion';
-import type { RenderedConversation } from './render-conversation';
+import { renderConversation, type RenderedConversation } from './render-conversation';
 import type { TurnDeps, TurnRequest } from './turn-deps';
 import { RouteCache } from './route-cache';
 import type { StageTimer } from '../edge-metrics';
@@ -39,6 +39,12 @@ export interface PreparedTurn {
   readonly redact: (findings: readonly safetyV1.Finding[]) => PreparedTurn | undefined;
   /** This turn's entries carry redaction masks. */
   readonly redacted: boolean;
+  /**
+   * Set when the prompt does not fit the model's context window, on a streaming transport: the
+   * stream then ends in `response.failed` with `context_length_exceeded` (what agents such as Codex
+   * act on, e.g. by compacting), after the safety verdict, with nothing sent to a worker.
+   */
+  readonly contextOverflow?: ApiError;
 }
 
 /**
@@ -74,12 +80,22 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
   timer.mark('route');
 
   const profile = await resolveProfile(route.profile);
+  const entries = previous ? previous.entries.append(newEntries) : AppendLog.from(newEntries);
   // Another model's profile (tokenizer, chat format) shares nothing: render the whole conversation.
-  const extend = previous && previous.route.profile === route.profile ? previous.rendered : undefined;
+  // A template that is not append-stable is rendered whole each turn (renderConversation does).
+  const extend = previous && previous.route.profile === route.profile && profile.appendStable !== false ? previous.rendered : undefined;
   const render = (all: LogView<ConversationEntry>, added: readonly ConversationEntry[], from: RenderedConversation | undefined) =>
     renderWithinLimits(deps, { profile, header, body, entries: all, newEntries: added, extend: from, contextWindow: route.contextWindow });
-  const entries = previous ? previous.entries.append(newEntries) : AppendLog.from(newEntries);
-  const rendered = render(entries, newEntries, extend);
+  let rendered: RenderedConversation;
+  let contextOverflow: ApiError | undefined;
+  try {
+    rendered = render(entries, newEntries, extend);
+  } catch (err) {
+    // A plain JSON request gets the error as its HTTP answer; a stream ends in response.failed (runTurn).
+    if (!(err instanceof ApiError && err.code === 'context_length_exceeded') || req.transport === 'http') throw err;
+    contextOverflow = err;
+    rendered = extend ?? renderConversation(profile, header, AppendLog.from<ConversationEntry>([]), deps.renderCache);
+  }
   timer.mark('render');
 
   const prepared: PreparedTurn = {
@@ -91,8 +107,10 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
     profile,
     route,
     safety,
+    contextOverflow,
     redacted: false,
     redact: (findings) => {
+      if (contextOverflow) return undefined; // the turn fails after the verdict; nothing is rendered for a worker
       if (!previous?.unmasked) {
         const masked = maskedEntries(newItems, calls, inputStart, findings);
         if (!masked) return undefined;

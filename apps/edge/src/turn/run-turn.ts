@@ -58,6 +58,11 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: (event: Re
   let plan: GeneratePlan | undefined;
   let route = prepared.route;
   try {
+    if (prepared.contextOverflow) {
+      await open();
+      usage = zeroUsage(0); // nothing was prefilled or sampled
+      throw prepared.contextOverflow;
+    }
     if (req.generate) {
       ({ usage, plan, route } = await streamTokens(deps, req, prepared, writer, timer, open, meter));
     } else {

@@ -1,14 +1,15 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
+import { getProfile } from '@fastloop/model-profiles';
 import { ApiKeyAuth } from '../auth';
 import { StateCacheBudget } from '../session/state-cache';
-import { fakeDeps } from '../testing/fake-deps';
+import { fakeDeps, FakeBackends } from '../testing/fake-deps';
 import { ConnectionLimits } from '../session/connection-limits';
 import { WsGateway } from './ws-gateway';
 
-async function start(options: { maxConnectionMs?: number; maxPayloadBytes?: number; maxBufferedBytes?: number; limits?: ConnectionLimits } = {}) {
-  const { deps, backends, registry } = fakeDeps();
+async function start(options: { maxConnectionMs?: number; maxPayloadBytes?: number; maxBufferedBytes?: number; limits?: ConnectionLimits; backends?: FakeBackends } = {}) {
+  const { deps, backends, registry } = fakeDeps(options.backends);
   const gateway = new WsGateway({
     deps,
     auth: new ApiKeyAuth('sk-test,sk-a:t1,sk-b:t2'),
@@ -167,6 +168,97 @@ describe('WsGateway', () => {
       await g.close();
     }
   }, 30_000);
+
+  it('ends a connection at its lifetime limit even while the client keeps pipelining response.create events', async () => {
+    const g = await start({ maxConnectionMs: 300 });
+    const c = connect(g.url);
+    const create = () => c.ws.send(JSON.stringify({ type: 'response.create', model: 'fake-model', input: 'go', store: false }));
+    try {
+      await c.opened;
+      // Always three events queued behind the running one: the session is never idle.
+      c.ws.on('message', (d) => {
+        if (JSON.parse(d.toString()).type === 'response.completed' && c.ws.readyState === c.ws.OPEN) create();
+      });
+      for (let i = 0; i < 4; i++) create();
+      const started = Date.now();
+      expect((await c.closed).code).toBe(1000);
+      expect(Date.now() - started).toBeLessThan(5_000); // generous: "does not run forever"
+      const errors = c.frames.filter((f) => f.type === 'error');
+      expect(errors).toEqual([expect.objectContaining({ status: 400, error: expect.objectContaining({ code: 'websocket_connection_limit_reached' }) })]);
+      // The response that was running when the limit hit still finished before the error frame.
+      const last = c.frames.findIndex((f) => f.type === 'error');
+      expect(c.frames[last - 1].type).toBe('response.completed');
+      expect(c.frames.filter((f) => f.type === 'response.completed').length).toBeGreaterThan(2);
+    } finally {
+      await g.close();
+    }
+  });
+
+  it('closes a client that stops reading with 1008 once maxBufferedBytes are queued, and cancels its turn at once', async () => {
+    const backends = new FakeBackends();
+    // ~1 MB of answer: tens of thousands of delta events, far more than the kernel's socket buffers.
+    backends.script = () => ({ kind: 'message', role: 'assistant', text: 'lorem ipsum dolor sit amet '.repeat(40_000) });
+    let chunks = 0;
+    const generate = backends.generate.bind(backends);
+    // As a real worker's stream: chunks arrive over I/O (a macrotask apart) and stop when cancelled.
+    backends.generate = async function* (address: string, req: Parameters<FakeBackends['generate']>[1], signal?: AbortSignal) {
+      for await (const c of generate(address, req)) {
+        if (signal?.aborted) throw new Error('cancelled');
+        chunks++;
+        yield c;
+        if (chunks % 50 === 0) await new Promise((r) => setImmediate(r));
+      }
+    };
+    const g = await start({ backends, maxBufferedBytes: 64 * 1024 });
+    const c = connect(g.url);
+    try {
+      await c.opened;
+      const socket = (c.ws as unknown as { _socket: import('node:net').Socket })._socket;
+      c.ws.send(JSON.stringify({ type: 'response.create', model: 'fake-model', input: 'a long story', store: false }));
+      socket.pause();
+      // The turn stops long before the model's answer ends, while the client still reads nothing.
+      let seen = -1;
+      for (let i = 0; i < 100 && chunks !== seen; i++) {
+        seen = chunks;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(chunks).toBeGreaterThan(0);
+      expect(backends.prompts).toHaveLength(1);
+      const allChunks = Math.ceil(getProfile('harmony-o200k').renderCompletion(backends.script(0)).length / 3);
+      expect(chunks).toBeLessThan(allChunks / 2);
+      socket.resume();
+      expect((await c.closed).code).toBe(1008);
+      expect(c.frames.some((f) => f.type === 'response.completed')).toBe(false);
+    } finally {
+      await g.close();
+    }
+  }, 30_000);
+
+  it('answers an upgrade it cannot serve with 426, so clients fall back to HTTP', async () => {
+    const g = await start();
+    try {
+      const port = new URL(g.url).port;
+      const status = (headers: Record<string, string>) =>
+        new Promise<{ status: number; upgrade?: string; body: string }>((resolve, reject) => {
+          const req = request({ host: '127.0.0.1', port, path: '/v1/responses', headers: { authorization: 'Bearer sk-test', connection: 'Upgrade', ...headers } });
+          req.on('response', (res) => {
+            let body = '';
+            res.on('data', (b) => (body += b));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, upgrade: res.headers.upgrade, body }));
+          });
+          req.on('upgrade', () => reject(new Error('upgraded')));
+          req.on('error', reject);
+          req.end();
+        });
+      const h2c = await status({ upgrade: 'h2c' });
+      expect(h2c).toMatchObject({ status: 426, upgrade: 'websocket' });
+      expect(JSON.parse(h2c.body).error).toMatchObject({ code: 'upgrade_required', type: 'invalid_request_error' });
+      const oldVersion = await status({ upgrade: 'websocket', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', 'sec-websocket-version': '7' });
+      expect(oldVersion.status).toBe(426);
+    } finally {
+      await g.close();
+    }
+  });
 
   it('closes open sockets with 1001 when the server drains', async () => {
     const g = await start();

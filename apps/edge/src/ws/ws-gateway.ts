@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { WebSocketServer, type WebSocket, type RawData } from 'ws';
@@ -43,6 +43,14 @@ export class WsGateway {
     // ws closes the socket (1009) on frames over its maxPayload; frames between our limit and twice
     // it get a payload_too_large error frame instead and the connection stays open.
     this.wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes * 2, perMessageDeflate: false });
+    // An upgrade ws cannot take (not `Upgrade: websocket`, a bad key or version, not GET) would get
+    // a 400 from ws; clients read only 426 as "no WebSocket here, use HTTP" (PROTOCOL.md).
+    this.wss.on('wsClientError', (err: Error, socket: Duplex) => {
+      reject(socket, 426, ApiErrors.invalidRequest(`Upgrade Required: this endpoint takes a WebSocket upgrade (${err.message}); or POST over HTTP.`, null, 'upgrade_required'), {
+        Upgrade: 'websocket',
+        'Sec-WebSocket-Version': '13',
+      });
+    });
   }
 
   /** The HTTP server's `upgrade` handler. */
@@ -105,7 +113,9 @@ export class WsGateway {
     };
 
     const lifetime = setTimeout(async () => {
-      await session.whenIdle();
+      // Let the running response finish, but take nothing new: a client that keeps pipelining
+      // response.create events must not keep the connection past its limit.
+      await session.finishCurrent();
       session.sendError(ApiErrors.connectionLimitReached(Math.round(this.options.maxConnectionMs / 60000)));
       ws.close(1000, 'connection limit reached');
     }, this.options.maxConnectionMs);
@@ -137,11 +147,10 @@ export class WsGateway {
   }
 }
 
-function reject(socket: Duplex, status: number, err: ApiError): void {
+function reject(socket: Duplex, status: number, err: ApiError, headers: Record<string, string> = {}): void {
   const body = JSON.stringify(toHttpErrorBody(err));
-  const reasons: Record<number, string> = { 401: 'Unauthorized', 404: 'Not Found', 429: 'Too Many Requests' };
-  const reason = reasons[status] ?? 'Service Unavailable';
+  const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
   socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`,
   );
 }

@@ -143,3 +143,64 @@ describe('answerText', () => {
     for (const n of [1, 3, 10, 40, 200]) expect(answerText({ userText: 'a b c', called: ['x', 'y', 'z'] }, n).split(' ')).toHaveLength(n);
   });
 });
+
+describe('the simulated model given explicit instructions', () => {
+  const exec: ToolSpec = {
+    name: 'exec_command',
+    parameters: {
+      type: 'object',
+      properties: { cmd: { type: 'string' }, workdir: { type: 'string' }, shell: { type: 'string' }, yield_time_ms: { type: 'number' } },
+      required: ['cmd'],
+    },
+  };
+  const header: RenderHeader = { tools: [...tools, exec] };
+
+  it('runs each quoted command with the tool the user names, filling only required properties, then answers', () => {
+    const entries: ConversationEntry[] = [user('Run `printf hi > a.txt` then `git add a.txt` with exec_command, please.')];
+    const calls: unknown[] = [];
+    for (;;) {
+      const { entry } = step(header, entries);
+      entries.push(entry);
+      if (entry.kind !== 'function_call') break;
+      expect(entry.name).toBe('exec_command');
+      calls.push(JSON.parse(entry.arguments));
+      entries.push(toolOutputFor(entry, 'ok'));
+    }
+    expect(calls).toEqual([{ cmd: 'printf hi > a.txt' }, { cmd: 'git add a.txt' }]);
+    expect(entries[entries.length - 1]).toMatchObject({ kind: 'message', role: 'assistant' });
+  });
+
+  it('makes at most SIM_TOOL_CALLS instructed calls', () => {
+    const { entry } = step(header, [user('Use exec_command: `ls` `pwd` `id`')], { toolCalls: 0, answerWords: 3 });
+    expect(entry.kind).toBe('message');
+  });
+
+  it('ignores quoted text when no offered tool is named, and a named tool without quoted text', () => {
+    const plain = step(header, [user('Weather for `Oslo`?')]).entry;
+    const named = step(header, [user('Weather via exec_command?')]).entry;
+    const baseline = (text: string) => step({ tools }, [user(text)]).entry;
+    expect(plain.kind).toBe('function_call');
+    expect(named.kind).toBe('function_call');
+    if (plain.kind === 'function_call') expect(JSON.parse(plain.arguments)).not.toEqual({ cmd: 'Oslo' });
+    expect(baseline('Weather for `Oslo`?').kind).toBe('function_call');
+  });
+
+  it('sends a fenced block to a custom (freeform) tool as its input, and each span to the tool named after it', () => {
+    const patch: ToolSpec = { name: 'apply_patch', freeform: { type: 'text' }, parameters: { type: 'object', properties: {} } };
+    const mixed: RenderHeader = { tools: [exec, patch] };
+    const text = 'Apply\n```\n*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch\n```\nwith apply_patch, then run `git add a.txt` with exec_command.';
+    const entries: ConversationEntry[] = [user(text)];
+    const calls: ConversationEntry[] = [];
+    for (;;) {
+      const { entry } = step(mixed, entries);
+      entries.push(entry);
+      if (entry.kind !== 'function_call' && entry.kind !== 'custom_tool_call') break;
+      calls.push(entry);
+      entries.push(toolOutputFor(entry, 'ok'));
+    }
+    expect(calls.map((c) => (c.kind === 'custom_tool_call' ? [c.name, c.input] : c.kind === 'function_call' ? [c.name, JSON.parse(c.arguments)] : []))).toEqual([
+      ['apply_patch', '*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch\n'],
+      ['exec_command', { cmd: 'git add a.txt' }],
+    ]);
+  });
+});

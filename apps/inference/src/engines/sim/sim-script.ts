@@ -1,6 +1,7 @@
 import type { ConversationEntry, ParsedPrompt, ParsedPromptMessage, ParsedTool } from '@fastloop/model-profiles';
 import { argumentsForSchema } from '../../schema-arguments';
 import { freeformInput } from './sim-freeform-input';
+import { instructedCalls } from './sim-instructions';
 import { createRandom, hashString, pickIndex } from '@fastloop/service-kit';
 
 /**
@@ -36,8 +37,11 @@ export function scriptCompletion(parsed: ParsedPrompt, options: SimScriptOptions
   const state = turnState(parsed.messages);
   const lastIsUser = state.last?.author === 'user';
   const lastIsToolOutput = state.last !== undefined && isToolOutput(state.last);
-  const wantsTool = parsed.tools.length > 0 && state.called.length < options.toolCalls && (lastIsUser || lastIsToolOutput);
-  if (wantsTool) return toolCall(parsed.tools, state);
+  // A user who names a tool and quotes what to run gets exactly those calls (see sim-instructions).
+  const instructed = instructedCalls(parsed.tools, state.userText);
+  const limit = instructed ? Math.min(instructed.length, options.toolCalls) : options.toolCalls;
+  const wantsTool = parsed.tools.length > 0 && state.called.length < limit && (lastIsUser || lastIsToolOutput);
+  if (wantsTool) return instructed ? instructed[state.called.length] : toolCall(parsed.tools, state);
   return { kind: 'message', role: 'assistant', text: answerText(state, options.answerWords) };
 }
 

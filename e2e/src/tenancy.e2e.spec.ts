@@ -1,6 +1,7 @@
 import { inferenceV1 } from '@fastloop/proto';
 import { callUnary, createGrpcClient } from '@fastloop/service-kit';
 import { stackEnv } from './clients';
+import { stackForThisFile } from './file-stack';
 
 const MODEL = 'fastloop-sim';
 /** The second tenant and the admin key the fixture configures (stack-fixture.ts). */
@@ -22,8 +23,8 @@ async function usage(key: string, query = ''): Promise<{ status: number; body: a
   return { status: res.status, body: await res.json() };
 }
 
-/** Registered by stack.e2e.spec.ts. */
-export function tenancySuite(): void {
+stackForThisFile();
+
   describe('tenancy', () => {
     it('never lets another tenant see a prompt as cached, while its own tenant reuses it', async () => {
       const { key } = stackEnv();
@@ -71,4 +72,3 @@ export function tenancySuite(): void {
       expect((await fetch(`${stackEnv().url}/v1/usage`)).status).toBe(401);
     });
   });
-}

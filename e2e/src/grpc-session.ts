@@ -1,0 +1,40 @@
+import { Metadata } from '@grpc/grpc-js';
+import { responsesV1 } from '@fastloop/proto';
+import { createGrpcClient } from '@fastloop/service-kit';
+import { stackEnv } from './clients';
+
+/** A gRPC bidi session: write response.create events, read the same events WebSocket mode sends. */
+export function openSession(key = stackEnv().key) {
+  const client = createGrpcClient(responsesV1.ResponsesServiceClient, stackEnv().grpc);
+  const md = new Metadata();
+  md.set('authorization', `Bearer ${key}`);
+  const call = client.session(md);
+  const events: any[] = [];
+  const waiters: (() => void)[] = [];
+  call.on('data', (m: responsesV1.SessionResponse) => {
+    const e = JSON.parse(m.eventJson);
+    expect(e.type).toBe(m.type);
+    events.push(e);
+    waiters.splice(0).forEach((w) => w());
+  });
+  call.on('error', () => waiters.splice(0).forEach((w) => w()));
+  const untilTerminal = async (from: number) => {
+    for (;;) {
+      const done = events.slice(from).find((e) => /^(response\.(completed|failed|incomplete)|error)$/.test(e.type));
+      if (done) return events.slice(from, events.indexOf(done) + 1);
+      await new Promise<void>((r) => waiters.push(r));
+    }
+  };
+  return {
+    call,
+    async create(body: Record<string, unknown>) {
+      const from = events.length;
+      call.write({ eventJson: JSON.stringify({ type: 'response.create', ...body }) });
+      return untilTerminal(from);
+    },
+    close() {
+      call.end();
+      client.close();
+    },
+  };
+}
