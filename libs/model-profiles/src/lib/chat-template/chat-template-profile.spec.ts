@@ -71,6 +71,9 @@ describeModel('chat-template profile on stories260K (tokenizer from the GGUF voc
         // stories260K's detokenizer does not give back control and non-ASCII characters exactly,
         // and a model writes JSON arguments (arbitrary text is covered by the render property).
         fc.pre(!(entry.kind === 'message' && !/^[\x20-\x7e]*$/.test(entry.text)));
+        // Where the markers are plain text (not special tokens, as in stories260K), a model that
+        // writes one literally is read as writing the marker: that text cannot round-trip.
+        fc.pre(!(entry.kind === 'message' && /<tool_call>|<\|im_end\|>|<\|eot_id\|>/.test(entry.text)));
         fc.pre(!(entry.kind === 'function_call' && !isAsciiJsonObject(entry.arguments)));
         const parser = profile.createOutputParser();
         const events: ParseEvent[] = [];

@@ -10,7 +10,7 @@ export interface ToolCallFormat {
   readonly endMarkers: readonly string[];
 }
 
-export const HERMES_FORMAT: ToolCallFormat = { family: 'hermes', endMarkers: ['<|im_end|>', '<|eot_id|>', '<|end|>'] };
+export const HERMES_FORMAT: ToolCallFormat = { family: 'hermes', endMarkers: ['<|im_end|>', '<|eot_id|>'] };
 
 const CALL_OPEN = '<tool_call>';
 const CALL_CLOSE = '</tool_call>';
