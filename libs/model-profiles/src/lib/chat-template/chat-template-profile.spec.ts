@@ -92,6 +92,22 @@ describeModel('chat-template profile on stories260K (tokenizer from the GGUF voc
     );
   });
 
+  it('streams a call\'s arguments as they are sampled, once its name is known', () => {
+    const args = '{"city": "Paris", "days": 3, "note": "bring an umbrella"}';
+    const tokens = profile.renderCompletion({ kind: 'function_call', name: 'get_weather', arguments: args, callId: 'c' });
+    const parser = profile.createOutputParser();
+    const perToken = tokens.map((t) => parser.push([t]));
+    const events = [...perToken.flat(), ...parser.finish()];
+    const startAt = perToken.findIndex((e) => e.some((x) => x.type === 'item_start'));
+    const deltaPushes = perToken.filter((e) => e.some((x) => x.type === 'delta')).length;
+    expect(startAt).toBeGreaterThan(0);
+    expect(startAt).toBeLessThan(tokens.length / 2);
+    expect(deltaPushes).toBeGreaterThan(3);
+    const text = events.filter((e): e is Extract<ParseEvent, { type: 'delta' }> => e.type === 'delta').map((e) => e.text).join('');
+    expect(text).toBe(args);
+    expect(events.at(-1)).toEqual({ type: 'item_end', stop: 'call' });
+  });
+
   it('reads tools, tool choice and response format back from the header only', () => {
     const schema = { type: 'object' as const, properties: { city: { type: 'string' as const } }, required: ['city'] };
     const header = { tools: [{ name: 'get_weather', parameters: schema }], toolChoice: 'required' as const, responseFormat: { name: 'out', schema } };
