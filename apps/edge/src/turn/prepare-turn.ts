@@ -62,7 +62,8 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
   const header = toHeader(body);
   const entries = previous ? previous.entries.append(newEntries) : AppendLog.from(newEntries);
   // Another model's profile (tokenizer, chat format) shares nothing: render the whole conversation.
-  const rendered = previous && previous.route.profile === route.profile
+  // A template that is not append-stable is rendered whole each turn (renderConversation does).
+  const rendered = previous && previous.route.profile === route.profile && profile.appendStable !== false
     ? extendConversation(profile, previous.rendered, header, newEntries)
     : renderConversation(profile, header, entries, deps.renderCache);
   const promptLength = rendered.tokens.length + profile.renderGenerationPrompt().length;

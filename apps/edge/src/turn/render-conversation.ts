@@ -75,6 +75,7 @@ export function renderConversation(
   entries: Iterable<ConversationEntry>,
   cache?: EntryRenderCache,
 ): RenderedConversation {
+  if (profile.appendStable === false) return renderWhole(profile, header, [...entries]);
   const headerTokens = profile.renderHeader(header);
   const out: number[] = headerTokens.slice();
   const ends: number[] = [];
@@ -84,6 +85,32 @@ export function renderConversation(
     ends.push(out.length);
   }
   return { header, headerKey: headerKeyOf(header), headerLength: headerTokens.length, tokens: TokenLog.from(out), entryEnds: AppendLog.from(ends) };
+}
+
+let wholeRenders = 0;
+
+/**
+ * A template that is not append-stable (adding a message changes earlier tokens) is rendered whole
+ * every turn. Its header key is never reused, so the next turn sends the whole prompt with the
+ * previous response as parent: the worker reuses the KV up to the first token that changed, i.e.
+ * prefills from the first changed message on.
+ */
+export function renderWhole(profile: ModelProfile, header: RenderHeader, entries: readonly ConversationEntry[]): RenderedConversation {
+  const full = profile.render(header, entries);
+  const generation = profile.renderGenerationPrompt();
+  const cut = full.length - generation.length;
+  const endsWithGeneration = cut >= 0 && generation.every((t, i) => full[cut + i] === t);
+  // The generation prompt is appended separately (planGenerate); a template that does not end with
+  // it cannot be split, and is refused rather than sent with it twice.
+  if (!endsWithGeneration) throw new Error(`profile ${profile.id}: full render does not end with the generation prompt`);
+  const tokens = full.slice(0, cut);
+  return {
+    header,
+    headerKey: `whole:${++wholeRenders}:${headerKeyOf(header)}`,
+    headerLength: 0,
+    tokens: TokenLog.from(tokens),
+    entryEnds: AppendLog.from(entries.map(() => tokens.length)),
+  };
 }
 
 /**
