@@ -45,6 +45,8 @@ export const inferenceConfigSchema = z.object({
   OPENAI_COMPAT_MODEL: z.string().min(1).default('default'),
   /** openai-compatible: llama-server slots a session is pinned to by its key; 0 = the server picks. */
   OPENAI_COMPAT_SLOTS: env.int(0, 0),
+  /** openai-compatible: how often the upstream's `/health` is checked; NOT_SERVING while it fails. */
+  INFERENCE_ENGINE_HEALTH_INTERVAL_MS: env.int(5_000, 100),
   /** openai-compatible: bearer token for the upstream, if it wants one. */
   OPENAI_COMPAT_API_KEY: z.string().min(1).optional(),
   /** Calls generating at once; more fail fast with `worker_overloaded` so the edge can go elsewhere. */

@@ -45,6 +45,11 @@ export interface Engine {
   readonly simulated: boolean;
   /** Streams sampled token chunks. Ends when done or when `signal` aborts (without throwing). */
   generate(request: EngineRequest): AsyncIterable<readonly number[]>;
+  /**
+   * For engines in front of another server: whether it can take calls now. The worker polls it and
+   * reports NOT_SERVING while it is false, so the router sends traffic elsewhere.
+   */
+  checkHealth?(signal: AbortSignal): Promise<boolean>;
   /** Releases the engine's resources. Idempotent. */
   close(): Promise<void>;
 }

@@ -135,3 +135,20 @@ describe('OpenAiCompatibleEngine against fakes of each upstream', () => {
     await up.closed; // the fake sees its response closed: the upstream generation was cancelled
   });
 });
+
+describe('OpenAiCompatibleEngine health', () => {
+  it('is healthy while the upstream answers GET /health with 200, not when it fails or is gone', async () => {
+    let status = 200;
+    const server = createServer((req, res) => res.writeHead(req.url === '/health' ? status : 404).end());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    servers.push(server);
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const engine = new OpenAiCompatibleEngine({ baseUrl: url, dialect: 'sglang', model: 'm', slots: 0, logger: pino({ level: 'silent' }) });
+    const signal = new AbortController().signal;
+    expect(await engine.checkHealth(signal)).toBe(true);
+    status = 503; // e.g. SGLang while its model loads
+    expect(await engine.checkHealth(signal)).toBe(false);
+    const gone = new OpenAiCompatibleEngine({ baseUrl: 'http://127.0.0.1:1', dialect: 'vllm', model: 'm', slots: 0, logger: pino({ level: 'silent' }) });
+    expect(await gone.checkHealth(signal)).toBe(false);
+  });
+});

@@ -88,6 +88,17 @@ export class OpenAiCompatibleEngine implements Engine {
     return response;
   }
 
+  /** vLLM, SGLang and llama-server all answer `GET /health` with 200 once the model is loaded. */
+  async checkHealth(signal: AbortSignal): Promise<boolean> {
+    try {
+      const res = await this.fetch(new URL('/health', this.options.baseUrl), { signal });
+      await res.body?.cancel();
+      return res.ok;
+    } catch {
+      return false;
+    }
+  }
+
   /** The llama-server slot a session keeps, so its KV stays in one slot across turns. */
   private slotOf(sessionKey: string | undefined): number | undefined {
     if (this.options.slots <= 0 || !sessionKey) return undefined;
