@@ -32,6 +32,10 @@ async function workerCounter(name: string, label = ''): Promise<number> {
   return sum;
 }
 
+// The generation prompt (`<|im_start|>assistant\n`) is part of a turn's prompt, but an empty answer
+// leaves no assistant entry in the next one: a continuation reuses at least the rest.
+const GENERATION_PROMPT_SLACK = 10;
+
 const completed = (events: Array<{ type: string; [k: string]: any }>) => {
   const last = events[events.length - 1];
   if (last.type !== 'response.completed' && last.type !== 'response.incomplete') throw new Error(`turn ended with ${JSON.stringify(last).slice(0, 300)}`);
@@ -89,7 +93,7 @@ describeModel('a real model behind the worker (llamacpp on stories260K)', () => 
       const second = completed(await ws.create({ model: modelId, previous_response_id: first.id, input: 'Then?', max_output_tokens: 16, store: false }));
       const evaluated = (await workerCounter('inference_engine_evaluated_tokens_total')) - evaluatedBefore;
       const cached = second.usage.input_tokens_details.cached_tokens;
-      expect(cached).toBeGreaterThanOrEqual(first.usage.input_tokens);
+      expect(cached).toBeGreaterThanOrEqual(first.usage.input_tokens - GENERATION_PROMPT_SLACK);
       expect(evaluated).toBe(second.usage.input_tokens - cached);
     } finally {
       ws.close();
@@ -101,15 +105,17 @@ describeModel('a real model behind the worker (llamacpp on stories260K)', () => 
     const b = new WsConversation();
     try {
       const [a1, b1] = await Promise.all([
-        a.create({ model: modelId, input: 'A cat sat.', max_output_tokens: 16, store: false }).then(completed),
-        b.create({ model: modelId, input: 'A big red dog ran.', max_output_tokens: 16, store: false }).then(completed),
+        a.create({ model: modelId, input: 'A cat sat on the mat all day long and slept.', max_output_tokens: 16, store: false }).then(completed),
+        b.create({ model: modelId, input: 'Ben and his big red dog ran to the park to play.', max_output_tokens: 16, store: false }).then(completed),
       ]);
       const [a2, b2] = await Promise.all([
         a.create({ model: modelId, previous_response_id: a1.id, input: 'And?', max_output_tokens: 16, store: false }).then(completed),
         b.create({ model: modelId, previous_response_id: b1.id, input: 'And?', max_output_tokens: 16, store: false }).then(completed),
       ]);
-      expect(a2.usage.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(a1.usage.input_tokens);
-      expect(b2.usage.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(b1.usage.input_tokens);
+      // Each continuation found its own conversation in the KV, far beyond the few header tokens the
+      // two conversations share (what it would get from the other one's sequence).
+      expect(a2.usage.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(a1.usage.input_tokens - GENERATION_PROMPT_SLACK);
+      expect(b2.usage.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(b1.usage.input_tokens - GENERATION_PROMPT_SLACK);
     } finally {
       a.close();
       b.close();
@@ -120,23 +126,20 @@ describeModel('a real model behind the worker (llamacpp on stories260K)', () => 
     const before = await workerCounter('inference_completion_tokens_total');
     const cancelledBefore = await workerCounter('inference_requests_total', 'outcome="cancelled"');
     const controller = new AbortController();
-    const stream = await openaiClient().responses.create(
-      { model: modelId, input: 'Lily', max_output_tokens: 400, stream: true },
-      { signal: controller.signal },
-    );
+    const stream = await openaiClient().responses.create({ model: modelId, input: 'Lily', max_output_tokens: 400, stream: true }, { signal: controller.signal });
     try {
-      for await (const e of stream) if (e.type === 'response.output_text.delta') controller.abort();
+      // Cancel as early as possible: on a loaded machine the cancel takes a while to reach the
+      // worker, and the whole 400 tokens take only ~0.4 s on this model.
+      for await (const e of stream) if (e.type === 'response.created' || e.type === 'response.output_text.delta') controller.abort();
     } catch {
       // the SDK rejects the iteration on abort
     }
-    // The worker counts what it sent once the call ends; wait for that, then compare.
-    let sent = 0;
-    for (let i = 0; i < 50 && sent === 0; i++) {
+    let cancelled = cancelledBefore;
+    for (let i = 0; i < 50 && cancelled === cancelledBefore; i++) {
       await new Promise((r) => setTimeout(r, 100));
-      sent = (await workerCounter('inference_completion_tokens_total')) - before;
+      cancelled = await workerCounter('inference_requests_total', 'outcome="cancelled"');
     }
-    expect(sent).toBeGreaterThan(0);
-    expect(sent).toBeLessThan(400);
-    expect(await workerCounter('inference_requests_total', 'outcome="cancelled"')).toBe(cancelledBefore + 1);
+    expect(cancelled).toBe(cancelledBefore + 1);
+    expect((await workerCounter('inference_completion_tokens_total')) - before).toBeLessThan(400);
   });
 });
