@@ -4,7 +4,9 @@ import fc from 'fast-check';
 import type { ConversationEntry, ModelProfile, ParseEvent } from '../model-profile';
 import { assistantEntry, chunk, conversationEntry, renderHeader } from '../testing/conversation-arbitraries';
 import { createChatTemplateProfile } from './chat-template-profile';
+import { DEFAULT_CHAT_TEMPLATE } from './default-chat-template';
 import { loadGgufModelFiles, ModelFileError } from './gguf-model-files';
+import { HERMES_FORMAT, LLAMA3_JSON_FORMAT, toolCallFormatOf } from './tool-call-parser';
 import type { ModelFiles } from './text-tokenizer';
 
 const MODEL = resolve(__dirname, '../../../../../../shared/models/stories260K.gguf');
@@ -117,6 +119,27 @@ describeModel('chat-template profile on stories260K (tokenizer from the GGUF voc
     expect(parsed.toolChoice).toBe('required');
     expect(parsed.responseFormat).toEqual({ name: 'out', schema });
     expect(parsed.endsWithGenerationPrompt).toBe(true);
+  });
+
+  it('parses Llama 3 JSON tool calls for a Llama 3 template, and its plain answers as messages', () => {
+    const llama3 = `{{- bos_token }}{% for m in messages %}<|start_header_id|>{{ m.role }}<|end_header_id|>
+
+{{ m.content }}<|eot_id|>{% endfor %}{% if add_generation_prompt %}<|start_header_id|>assistant<|end_header_id|>
+
+{% endif %}`;
+    expect(toolCallFormatOf(llama3)).toBe(LLAMA3_JSON_FORMAT);
+    expect(toolCallFormatOf(DEFAULT_CHAT_TEMPLATE)).toBe(HERMES_FORMAT);
+    const p = createChatTemplateProfile({ id: 'gguf:llama3', files, template: llama3 });
+    const parse = (text: string) => {
+      const parser = p.createOutputParser();
+      return [...parser.push(files.tokenizer.encodeText(text)), ...parser.finish()];
+    };
+    expect(parse('{"name": "get_weather", "parameters": {"city": "Paris"}}')).toEqual([
+      { type: 'item_start', item: { kind: 'function_call', name: 'get_weather' } },
+      { type: 'delta', text: '{"city":"Paris"}' },
+      { type: 'item_end', stop: 'call' },
+    ]);
+    expect(parse('It is sunny.')[0]).toEqual({ type: 'item_start', item: { kind: 'message' } });
   });
 
   it('detects a template that is not append-stable', () => {

@@ -11,6 +11,15 @@ export interface ToolCallFormat {
 }
 
 export const HERMES_FORMAT: ToolCallFormat = { family: 'hermes', endMarkers: ['<|im_end|>', '<|eot_id|>'] };
+export const LLAMA3_JSON_FORMAT: ToolCallFormat = { family: 'llama3-json', endMarkers: ['<|eot_id|>', '<|eom_id|>'] };
+
+/**
+ * The tool-call family a chat template trains its model on: Llama 3 templates (header ids) answer
+ * with a bare JSON call; ChatML/Hermes/Qwen ones (and ours) with `<tool_call>` tags.
+ */
+export function toolCallFormatOf(template: string): ToolCallFormat {
+  return template.includes('<|start_header_id|>') && !template.includes('<tool_call>') ? LLAMA3_JSON_FORMAT : HERMES_FORMAT;
+}
 
 const CALL_OPEN = '<tool_call>';
 const CALL_CLOSE = '</tool_call>';
