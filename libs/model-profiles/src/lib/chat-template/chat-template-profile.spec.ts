@@ -1,5 +1,6 @@
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import fc from 'fast-check';
 import type { ConversationEntry, ModelProfile, ParseEvent } from '../model-profile';
 import { assistantEntry, chunk, conversationEntry, renderHeader } from '../testing/conversation-arbitraries';
@@ -145,6 +146,13 @@ describeModel('chat-template profile on stories260K (tokenizer from the GGUF voc
   it('detects a template that is not append-stable', () => {
     const countdown = createChatTemplateProfile({ id: 'gguf:countdown', files, template: COUNTDOWN_TEMPLATE });
     expect(countdown.appendStable).toBe(false);
+  });
+
+  it('takes the chat template from a tokenizer_config.json beside a GGUF file that has none', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gguf-'));
+    symlinkSync(MODEL, join(dir, 'model.gguf'));
+    writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify({ chat_template: [{ name: 'default', template: COUNTDOWN_TEMPLATE }] }));
+    expect((await loadGgufModelFiles(join(dir, 'model.gguf'))).chatTemplate).toBe(COUNTDOWN_TEMPLATE);
   });
 
   it('refuses a missing or corrupt model file with a clear error', async () => {

@@ -1,4 +1,5 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { ModelFiles, TextTokenizer } from './text-tokenizer';
 import { loadNodeLlamaCpp } from './node-llama-cpp-module';
 
@@ -44,7 +45,7 @@ export async function loadGgufModelFiles(path: string): Promise<ModelFiles> {
   const metadata = model.fileInfo.metadata as { tokenizer?: { chat_template?: string } };
   return {
     tokenizer,
-    chatTemplate: typeof metadata.tokenizer?.chat_template === 'string' ? metadata.tokenizer.chat_template : undefined,
+    chatTemplate: typeof metadata.tokenizer?.chat_template === 'string' ? metadata.tokenizer.chat_template : templateBeside(path),
     trainContextSize: contextLength(model.fileInfo.metadata),
     bosText: tokens.bosString ?? '',
     eosText: tokens.eosString ?? '',
@@ -100,4 +101,26 @@ function encodeMarkup(text: string, specials: ReadonlyArray<[string, number]>, e
   }
   for (const t of encodeText(plain)) out.push(t);
   return out;
+}
+
+/**
+ * The `chat_template` of a Hugging Face `tokenizer_config.json` beside the GGUF file, for files
+ * converted without one in their metadata (a string, or the `default` of a named list).
+ */
+function templateBeside(modelPath: string): string | undefined {
+  const file = join(dirname(modelPath), 'tokenizer_config.json');
+  if (!existsSync(file)) return undefined;
+  let config: { chat_template?: unknown };
+  try {
+    config = JSON.parse(readFileSync(file, 'utf8')) as { chat_template?: unknown };
+  } catch (cause) {
+    throw new ModelFileError(`unreadable ${file}: ${(cause as Error).message}`, { cause });
+  }
+  const template = config.chat_template;
+  if (typeof template === 'string') return template;
+  if (Array.isArray(template)) {
+    const named = template.find((t: { name?: unknown }) => t?.name === 'default') as { template?: unknown } | undefined;
+    return typeof named?.template === 'string' ? named.template : undefined;
+  }
+  return undefined;
 }
