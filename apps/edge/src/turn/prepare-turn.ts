@@ -71,7 +71,8 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
   const profile = await resolveProfile(route.profile);
   const entries = previous ? previous.entries.append(newEntries) : AppendLog.from(newEntries);
   // Another model's profile (tokenizer, chat format) shares nothing: render the whole conversation.
-  const extend = previous && previous.route.profile === route.profile ? previous.rendered : undefined;
+  // A template that is not append-stable is rendered whole each turn (renderConversation does).
+  const extend = previous && previous.route.profile === route.profile && profile.appendStable !== false ? previous.rendered : undefined;
   let rendered: RenderedConversation;
   let contextOverflow: ApiError | undefined;
   try {
