@@ -53,7 +53,7 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: (event: Re
   try {
     if (prepared.contextOverflow) {
       await open();
-      usage = zeroUsage(0); // nothing was prefilled or sampled
+      meter.promptTokens = 0; // nothing reached a worker: nothing was prefilled or sampled
       throw prepared.contextOverflow;
     }
     if (req.generate) {
