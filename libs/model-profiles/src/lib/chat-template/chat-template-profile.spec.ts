@@ -71,6 +71,8 @@ describeModel('chat-template profile on stories260K (tokenizer from the GGUF voc
     fc.assert(
       fc.property(fc.oneof(assistantEntry(), jsonCall()), fc.array(fc.integer({ min: 1, max: 7 }), { maxLength: 40 }), (entry, sizes) => {
         fc.pre(entry.kind !== 'reasoning' && !(entry.kind === 'message' && entry.text.trim() !== entry.text));
+        // These formats sample only JSON tool calls; a freeform call is history, never a completion.
+        fc.pre(entry.kind !== 'custom_tool_call');
         // stories260K's detokenizer does not give back control and non-ASCII characters exactly,
         // and a model writes JSON arguments (arbitrary text is covered by the render property).
         fc.pre(!(entry.kind === 'message' && !/^[\x20-\x7e]*$/.test(entry.text)));
