@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { DEFAULT_PROFILE_ID, ggufProfileId } from '@fastloop/model-profiles';
 import { ConfigError, env, internalTokenSchema, loadConfig, type LoadConfigOptions } from '@fastloop/service-kit';
+import { DIALECTS } from './engines/openai-compatible/dialects';
 
-/** Engines this worker can run: the simulated accelerator, or llama.cpp in-process. */
-export const ENGINE_NAMES = ['sim', 'llamacpp'] as const;
+/** Engines this worker can run: the simulated accelerator, llama.cpp in-process, or an upstream server. */
+export const ENGINE_NAMES = ['sim', 'llamacpp', 'openai-compatible'] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
 
 /**
@@ -38,6 +39,18 @@ export const inferenceConfigSchema = z.object({
   LLAMACPP_THREADS: env.int(1, 1),
   /** llamacpp: layers offloaded to a GPU node-llama-cpp finds (CUDA/Vulkan/Metal); 0 = CPU only. */
   LLAMACPP_GPU_LAYERS: env.int(0, 0),
+  /** openai-compatible: base URL of the upstream (vLLM, SGLang or llama-server). Required with that engine. */
+  OPENAI_COMPAT_URL: z.url().optional(),
+  /** openai-compatible: which token-id API the upstream speaks. */
+  OPENAI_COMPAT_DIALECT: z.enum(DIALECTS).default('vllm'),
+  /** openai-compatible: the model name the upstream serves (vLLM's `model`). */
+  OPENAI_COMPAT_MODEL: z.string().min(1).default('default'),
+  /** openai-compatible: llama-server slots a session is pinned to by its key; 0 = the server picks. */
+  OPENAI_COMPAT_SLOTS: env.int(0, 0),
+  /** openai-compatible: how often the upstream's `/health` is checked; NOT_SERVING while it fails. */
+  INFERENCE_ENGINE_HEALTH_INTERVAL_MS: env.int(5_000, 100),
+  /** openai-compatible: bearer token for the upstream, if it wants one. */
+  OPENAI_COMPAT_API_KEY: z.string().min(1).optional(),
   /** Calls generating at once; more fail fast with `worker_overloaded` so the edge can go elsewhere. */
   INFERENCE_MAX_CONCURRENCY: env.int(64, 1),
   /** Upper bound on sampled tokens per call, applied when a request asks for 0 (unset) or more. */
@@ -77,6 +90,9 @@ export function profileIdOf(config: Pick<InferenceConfig, 'INFERENCE_ENGINE' | '
 /** Loads and validates the worker's configuration; a bad value throws ConfigError naming the field. */
 export function loadInferenceConfig(options: LoadConfigOptions = {}): InferenceConfig {
   const config = loadConfig(inferenceConfigSchema, options);
+  if (config.INFERENCE_ENGINE === 'openai-compatible' && !config.OPENAI_COMPAT_URL) {
+    throw new ConfigError('invalid configuration: OPENAI_COMPAT_URL: required with INFERENCE_ENGINE=openai-compatible');
+  }
   if (config.INFERENCE_ENGINE === 'llamacpp' && !config.LLAMACPP_MODEL_PATH) {
     throw new ConfigError('invalid configuration: LLAMACPP_MODEL_PATH: required with INFERENCE_ENGINE=llamacpp (a GGUF model file)');
   }

@@ -4,6 +4,7 @@ import { ConfigError } from '@fastloop/service-kit';
 import { profileIdOf, type InferenceConfig } from './config';
 import type { Engine } from './engine';
 import { LlamaCppEngine } from './engines/llamacpp/llamacpp-engine';
+import { OpenAiCompatibleEngine } from './engines/openai-compatible/openai-compatible-engine';
 import { SimEngine } from './engines/sim/sim-engine';
 
 /**
@@ -21,7 +22,7 @@ export async function loadProfile(config: Pick<InferenceConfig, 'INFERENCE_ENGIN
   }
 }
 
-/** Builds the engine INFERENCE_ENGINE names (openai-compatible goes here next). */
+/** Builds the engine INFERENCE_ENGINE names. */
 export async function createEngine(config: InferenceConfig, profile: ModelProfile, logger: Logger): Promise<Engine> {
   switch (config.INFERENCE_ENGINE) {
     case 'sim':
@@ -45,6 +46,15 @@ export async function createEngine(config: InferenceConfig, profile: ModelProfil
         threads: config.LLAMACPP_THREADS,
         gpuLayers: config.LLAMACPP_GPU_LAYERS,
         logger: logger.child({ engine: 'llamacpp' }),
+      });
+    case 'openai-compatible':
+      return new OpenAiCompatibleEngine({
+        baseUrl: config.OPENAI_COMPAT_URL ?? '',
+        dialect: config.OPENAI_COMPAT_DIALECT,
+        model: config.OPENAI_COMPAT_MODEL,
+        slots: config.OPENAI_COMPAT_SLOTS,
+        apiKey: config.OPENAI_COMPAT_API_KEY,
+        logger: logger.child({ engine: 'openai-compatible' }),
       });
   }
 }

@@ -70,6 +70,11 @@ export interface Engine {
    * prompt safety blocked after its call finished. Engines without their own KV state omit it.
    */
   forget?(sessionKey: string): void;
+  /**
+   * For engines in front of another server: whether it can take calls now. The worker polls it and
+   * reports NOT_SERVING while it is false, so the router sends traffic elsewhere.
+   */
+  checkHealth?(signal: AbortSignal): Promise<boolean>;
   /** Releases the engine's resources. Idempotent. */
   close(): Promise<void>;
 }

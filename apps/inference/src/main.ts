@@ -1,5 +1,6 @@
 import { createLogger, createMetricsRegistry, installShutdown, startAdminServer } from '@fastloop/service-kit';
 import { loadInferenceConfig } from './config';
+import { watchEngineHealth } from './engine-health';
 import { startInferenceWorker } from './inference-worker';
 
 /** Inference worker: InferenceService/Generate in front of one (here: simulated) accelerator. */
@@ -15,11 +16,17 @@ async function main(): Promise<void> {
     isReady: () => worker.grpc.health.isServing(),
     logger,
   });
-  worker.grpc.health.set(true);
+  // SERVING once started; an engine in front of another server only while that server answers.
+  const stopHealthWatch = await watchEngineHealth({
+    engine: worker.engine,
+    setServing: (serving) => worker.grpc.health.set(serving),
+    intervalMs: config.INFERENCE_ENGINE_HEALTH_INTERVAL_MS,
+    logger,
+  });
   installShutdown({
     logger,
     steps: [
-      { name: 'health NOT_SERVING', run: () => worker.grpc.health.set(false) },
+      { name: 'health NOT_SERVING', run: () => (stopHealthWatch(), worker.grpc.health.set(false)) },
       { name: 'drain gRPC and close engine', run: () => worker.close(20_000) },
       { name: 'close admin server', run: () => admin.close() },
     ],

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { getProfile, type ConversationEntry, type RenderHeader } from '@fastloop/model-profiles';
+import { getProfile, type ConversationEntry, type ModelProfile, type RenderHeader } from '@fastloop/model-profiles';
 import { EntryRenderCache } from './entry-render-cache';
 import { extendConversation, headerKeyOf, renderConversation, sameHeader } from './render-conversation';
 
@@ -92,5 +92,32 @@ describe('sameHeader', () => {
     const b: RenderHeader = { tools: [{ name: 'f', parameters: { properties: {}, type: 'object' } }] };
     expect(sameHeader(a, b)).toBe(false);
     expect(sameHeader({ tools: [{ name: 'f', description: undefined }] }, { tools: [{ name: 'f' }] })).toBe(true);
+  });
+});
+
+describe('renderConversation with a template that is not append-stable', () => {
+  // Numbers the conversation's length up front, as templates that count turns do: appending an
+  // entry changes the first token, so entries cannot be rendered one by one.
+  const countdown: ModelProfile = {
+    ...profile,
+    appendStable: false,
+    render: (h, es) => [es.length, ...profile.render(h, es)],
+  };
+  const entries: ConversationEntry[] = [
+    { kind: 'message', role: 'user', text: 'hi' },
+    { kind: 'message', role: 'assistant', text: 'hello' },
+  ];
+
+  it('renders the whole conversation with the template, generation prompt left off', () => {
+    const rendered = renderConversation(countdown, { tools: [] }, entries);
+    const full = countdown.render({ tools: [] }, entries);
+    expect(rendered.tokens.slice(0)).toEqual(Uint32Array.from(full.slice(0, full.length - profile.renderGenerationPrompt().length)));
+  });
+
+  it('never reuses a header key, so the next turn resends and the worker reuses only what still matches', () => {
+    const a = renderConversation(countdown, { tools: [] }, entries.slice(0, 1));
+    const b = renderConversation(countdown, { tools: [] }, entries);
+    expect(a.headerKey).not.toBe(b.headerKey);
+    expect(a.tokens.at(0)).not.toBe(b.tokens.at(0));
   });
 });

@@ -81,6 +81,11 @@ export function renderConversation(
   cache?: EntryRenderCache,
   limits: RenderLimits = {},
 ): RenderedConversation {
+  if (profile.appendStable === false) {
+    const whole = renderWhole(profile, header, [...entries]);
+    if (limits.maxTokens !== undefined && whole.tokens.length > limits.maxTokens) throw new TokenBudgetExceededError(limits.maxTokens);
+    return whole;
+  }
   const headerTokens = profile.renderHeader(header, limits);
   const out: number[] = headerTokens.slice();
   const ends: number[] = [];
@@ -92,6 +97,32 @@ export function renderConversation(
     if (limits.maxTokens !== undefined && out.length > limits.maxTokens) throw new TokenBudgetExceededError(limits.maxTokens);
   }
   return { header, headerKey: headerKeyOf(header), headerLength: headerTokens.length, tokens: TokenLog.from(out), entryEnds: AppendLog.from(ends) };
+}
+
+let wholeRenders = 0;
+
+/**
+ * A template that is not append-stable (adding a message changes earlier tokens) is rendered whole
+ * every turn. Its header key is never reused, so the next turn sends the whole prompt with the
+ * previous response as parent: the worker reuses the KV up to the first token that changed, i.e.
+ * prefills from the first changed message on.
+ */
+export function renderWhole(profile: ModelProfile, header: RenderHeader, entries: readonly ConversationEntry[]): RenderedConversation {
+  const full = profile.render(header, entries);
+  const generation = profile.renderGenerationPrompt();
+  const cut = full.length - generation.length;
+  const endsWithGeneration = cut >= 0 && generation.every((t, i) => full[cut + i] === t);
+  // The generation prompt is appended separately (planGenerate); a template that does not end with
+  // it cannot be split, and is refused rather than sent with it twice.
+  if (!endsWithGeneration) throw new Error(`profile ${profile.id}: full render does not end with the generation prompt`);
+  const tokens = full.slice(0, cut);
+  return {
+    header,
+    headerKey: `whole:${++wholeRenders}:${headerKeyOf(header)}`,
+    headerLength: 0,
+    tokens: TokenLog.from(tokens),
+    entryEnds: AppendLog.from(entries.map(() => tokens.length)),
+  };
 }
 
 /**

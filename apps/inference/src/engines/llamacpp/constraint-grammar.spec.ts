@@ -33,6 +33,13 @@ describe('constraintGbnf', () => {
     expect(constraintGbnf({ kind: 'tool_call', schema }, json)).toBe('root ::= "<tool_call>\\n" json-value-root "\\n</tool_call>"\njson-value-root ::= "{" ws "}"\nws ::= [ ]?');
   });
 
+  it('keeps integers integral (node-llama-cpp would allow 8e-4)', () => {
+    const withInteger = 'root ::= integer-number-rule\ninteger-number-rule ::= "-"? ("0" | [1-9] [0-9]{0,15}) ([eE] [-+]? ("0" | [1-9] [0-9]{0,15}))?';
+    expect(constraintGbnf({ kind: 'json', schema }, withInteger)).toBe(
+      'root ::= json-value-root\njson-value-root ::= integer-number-rule\ninteger-number-rule ::= "-"? ("0" | [1-9] [0-9]{0,15})',
+    );
+  });
+
   it('uses the JSON grammar alone for a response format', () => {
     expect(constraintGbnf({ kind: 'json', schema }, json)).toBe('root ::= json-value-root\njson-value-root ::= "{" ws "}"\nws ::= [ ]?');
   });

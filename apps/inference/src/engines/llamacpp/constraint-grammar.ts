@@ -44,6 +44,9 @@ export function constraintGbnf(constraint: Constraint, jsonGrammar: string): str
   if (rootIndex < 0) throw new Error('JSON-schema grammar has no root rule');
   const body = lines[rootIndex].slice('root ::='.length).replace(/\s*"(\\n)+"\s*\[\\n\]\*\s*$/, '');
   lines[rootIndex] = `json-value-root ::=${body}`;
+  // node-llama-cpp lets an integer carry any exponent, and 8e-4 is not an integer: no exponent here.
+  const integer = lines.findIndex((l) => l.startsWith('integer-number-rule ::='));
+  if (integer >= 0) lines[integer] = 'integer-number-rule ::= "-"? ("0" | [1-9] [0-9]{0,15})';
   const root = constraint.kind === 'tool_call' ? 'root ::= "<tool_call>\\n" json-value-root "\\n</tool_call>"' : 'root ::= json-value-root';
   return [root, ...lines].join('\n');
 }

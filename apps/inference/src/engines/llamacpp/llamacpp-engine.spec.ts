@@ -100,6 +100,17 @@ describeModel('LlamaCppEngine on stories260K (real llama.cpp, one thread)', () =
     expect(checkSchema(JSON.parse(args), parameters)).toEqual([]);
   });
 
+  it('samples a text.format json_schema answer under its grammar', async () => {
+    const schema = { type: 'object' as const, properties: { title: { type: 'string' as const, maxLength: 20 }, happy: { type: 'boolean' as const } }, required: ['title', 'happy'] };
+    const prompt = [...profile.renderHeader({ tools: [], responseFormat: { name: 'story', schema } }), ...turn('A short story.')];
+    const { tokens } = await run(prompt, { maxOutputTokens: 120, sessionKey: 'json' });
+    const parser = profile.createOutputParser();
+    const events: ParseEvent[] = [...parser.push(tokens), ...parser.finish()];
+    expect(events[0]).toEqual({ type: 'item_start', item: { kind: 'message' } });
+    const text = events.filter((e): e is Extract<ParseEvent, { type: 'delta' }> => e.type === 'delta').map((e) => e.text).join('');
+    expect(checkSchema(JSON.parse(text), schema)).toEqual([]);
+  });
+
   it('refuses a prompt that leaves no room in the context window', async () => {
     await expect(run(new Array(engine.contextSize).fill(100))).rejects.toMatchObject({ code: 'context_length_exceeded' });
   });

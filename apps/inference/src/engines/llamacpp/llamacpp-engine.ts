@@ -86,8 +86,13 @@ export class LlamaCppEngine implements Engine {
       const sequence = lease.slot.sequence;
       // llama.cpp needs at least one evaluated token to sample from, even on a full match.
       const reuse = Math.min(lease.commonPrefix, prompt.length - 1);
+      const held = sequence.nextTokenIndex;
       if (sequence.nextTokenIndex > reuse) await sequence.eraseContextTokenRanges([{ start: reuse, end: sequence.nextTokenIndex }]);
       request.onPrefill?.({ cachedTokens: reuse, evaluatedTokens: prompt.length - reuse });
+      const { logger } = this.options;
+      if (logger.isLevelEnabled('debug')) {
+        logger.debug({ engine: 'llamacpp', sessionKey: request.sessionKey, promptTokens: prompt.length, reused: reuse, held }, 'sequence leased');
+      }
       const limit = Math.min(request.maxOutputTokens, this.contextSize - prompt.length);
       const grammarEvaluationState = grammar ? new this.lib.LlamaGrammarEvaluationState({ model: this.model, grammar }) : undefined;
       let sampled = 0;

@@ -43,6 +43,26 @@ describe('SequencePool', () => {
     expect(d.slot).toBe(b.slot); // then b, released before a
   });
 
+  it('does not erase a long conversation for a new one that shares only its header', () => {
+    const conversation = held(1, 5, 6, 7, 8, 9, 10, 11, 12);
+    const empty = held();
+    const pool = new SequencePool([conversation, empty]);
+    const lease = pool.tryAcquire([1, 5, 99], 'new')!;
+    expect(lease.slot.sequence).toBe(empty);
+    // ...but a prompt that continues it gets it.
+    pool.release(lease.slot);
+    expect(pool.tryAcquire([1, 5, 6, 7, 8, 9, 10, 11, 12, 13], 'old')!.slot.sequence).toBe(conversation);
+  });
+
+  it('takes the least recently used sequence when every one holds another conversation', () => {
+    const pool = new SequencePool([held(1, 2, 3, 4), held(1, 6, 7, 8)]);
+    const first = pool.tryAcquire([1, 2, 3, 4, 5], 'a')!;
+    pool.release(first.slot);
+    const lease = pool.tryAcquire([9, 9], 'c')!;
+    expect(lease.slot).not.toBe(first.slot);
+    expect(lease.commonPrefix).toBe(0);
+  });
+
   it('never hands out a busy sequence, and a waiter gets the one released', async () => {
     const pool = new SequencePool([held()]);
     const first = pool.tryAcquire([1], 'a')!;

@@ -27,9 +27,9 @@ export interface Lease<S extends HeldSequence> {
 
 /**
  * A fixed number of KV sequences shared by all sessions. A call gets the idle sequence whose KV
- * shares the longest prefix with its prompt (its own session's, or any other's after its own was
- * taken); when none shares anything, the least recently used idle one is reused (LRU eviction).
- * With every sequence busy, callers wait in arrival order.
+ * it mostly continues (its own session's, or any other's by content after its own was taken);
+ * otherwise the least recently used idle one is reused (LRU eviction). With every sequence busy,
+ * callers wait in arrival order.
  */
 export class SequencePool<S extends HeldSequence> {
   private readonly slots: PoolSlot<S>[];
@@ -68,27 +68,32 @@ export class SequencePool<S extends HeldSequence> {
 
   /**
    * Leases the best idle sequence for `prompt` at once, or returns undefined when all are busy.
+   * A sequence is worth continuing when the prompt keeps at least as much of its KV as it erases
+   * (a continuation keeps all of it); among those the longest match wins, then the session's own,
+   * then the least recently used. A shared header alone does not justify erasing a long
+   * conversation: with no such sequence the least recently used one is taken (empty ones first).
    * Content is matched only within `salt` (the tenant's cache salt): another tenant's KV state
    * counts as sharing nothing, so it is overwritten rather than reused.
    */
   tryAcquire(prompt: readonly number[], sessionKey: string | undefined, salt = ''): Lease<S> | undefined {
     let best: Lease<S> | undefined;
+    let lru: Lease<S> | undefined;
     for (const slot of this.slots) {
       if (slot.busy) continue;
       const commonPrefix = slot.salt === salt ? commonPrefixLength(slot.sequence.contextTokens, prompt) : 0;
-      const better =
-        best === undefined ||
-        commonPrefix > best.commonPrefix ||
-        (commonPrefix === best.commonPrefix && ownedBy(slot, sessionKey) && !ownedBy(best.slot, sessionKey)) ||
-        (commonPrefix === best.commonPrefix && ownedBy(slot, sessionKey) === ownedBy(best.slot, sessionKey) && slot.lastUsed < best.slot.lastUsed);
-      if (better) best = { slot, commonPrefix };
+      const candidate = { slot, commonPrefix };
+      if (lru === undefined || slot.lastUsed < lru.slot.lastUsed) lru = candidate;
+      const erased = slot.sequence.contextTokens.length - commonPrefix;
+      if (erased > commonPrefix) continue;
+      if (best === undefined || better(candidate, best, sessionKey)) best = candidate;
     }
-    if (!best) return undefined;
-    best.slot.busy = true;
-    best.slot.sessionKey = sessionKey;
-    best.slot.salt = salt;
-    best.slot.lastUsed = ++this.clock;
-    return best;
+    const lease = best ?? lru;
+    if (!lease) return undefined;
+    lease.slot.busy = true;
+    lease.slot.sessionKey = sessionKey;
+    lease.slot.salt = salt;
+    lease.slot.lastUsed = ++this.clock;
+    return lease;
   }
 
   /**
@@ -118,6 +123,14 @@ export class SequencePool<S extends HeldSequence> {
   all(): readonly S[] {
     return this.slots.map((s) => s.sequence);
   }
+}
+
+function better(a: Lease<HeldSequence>, b: Lease<HeldSequence>, sessionKey: string | undefined): boolean {
+  if (a.commonPrefix !== b.commonPrefix) return a.commonPrefix > b.commonPrefix;
+  const ownA = ownedBy(a.slot, sessionKey);
+  const ownB = ownedBy(b.slot, sessionKey);
+  if (ownA !== ownB) return ownA;
+  return a.slot.lastUsed < b.slot.lastUsed;
 }
 
 function ownedBy(slot: PoolSlot<HeldSequence>, sessionKey: string | undefined): boolean {

@@ -5,7 +5,7 @@ import { entryMessage, headerMessages, headerOptions } from './entry-messages';
 import { parseTemplatePrompt } from './template-prompt-parser';
 import { ChatTemplateRenderer, type RenderedText, type TemplateMessage } from './template-renderer';
 import type { ModelFiles } from './text-tokenizer';
-import { HERMES_FORMAT, ToolCallOutputParser, type ToolCallFormat } from './tool-call-parser';
+import { ToolCallOutputParser, toolCallFormatOf, type ToolCallFormat } from './tool-call-parser';
 
 /** Options of {@link createChatTemplateProfile}. */
 export interface ChatTemplateProfileOptions {
@@ -32,7 +32,7 @@ export function createChatTemplateProfile(options: ChatTemplateProfileOptions): 
   const tok = files.tokenizer;
   const source = options.template ?? files.chatTemplate ?? DEFAULT_CHAT_TEMPLATE;
   const renderer = new ChatTemplateRenderer(source, tok, { bos_token: files.bosText, eos_token: files.eosText });
-  const toolCalls = options.toolCalls ?? HERMES_FORMAT;
+  const toolCalls = options.toolCalls ?? toolCallFormatOf(source);
   const anchor = renderer.renderText(ANCHOR, NO_TOOLS);
   const generationMarkup = tail(renderer.renderText(ANCHOR, { ...NO_TOOLS, addGenerationPrompt: true }), anchor.markup);
   const generationPrompt = renderer.tokenize(generationMarkup, []);

@@ -42,7 +42,21 @@ export function entryMessage(e: ConversationEntry): TemplateMessage | undefined 
         content: '',
         tool_calls: [{ id: e.callId, type: 'function', function: { name: qualifiedName(e.name, e.namespace), arguments: e.arguments.trim() === '' ? '{}' : e.arguments } }],
       };
+    case 'custom_tool_call':
+      // Chat templates know only JSON tool calls: a freeform call (Codex's apply_patch) is one whose
+      // argument object carries the text, so the model still sees what it did.
+      return {
+        role: 'assistant',
+        content: '',
+        tool_calls: [{ id: e.callId, type: 'function', function: { name: qualifiedName(e.name, e.namespace), arguments: JSON.stringify({ input: e.input }) } }],
+      };
     case 'function_call_output':
       return { role: 'tool', content: e.output, tool_call_id: e.callId, name: qualifiedName(e.name, e.namespace) };
+    default:
+      return unhandledEntry(e);
   }
+}
+
+function unhandledEntry(e: never): never {
+  throw new Error(`Unhandled conversation entry: ${JSON.stringify(e)}`);
 }

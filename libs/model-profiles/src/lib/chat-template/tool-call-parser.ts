@@ -10,7 +10,16 @@ export interface ToolCallFormat {
   readonly endMarkers: readonly string[];
 }
 
-export const HERMES_FORMAT: ToolCallFormat = { family: 'hermes', endMarkers: ['<|im_end|>', '<|eot_id|>', '<|end|>'] };
+export const HERMES_FORMAT: ToolCallFormat = { family: 'hermes', endMarkers: ['<|im_end|>', '<|eot_id|>'] };
+export const LLAMA3_JSON_FORMAT: ToolCallFormat = { family: 'llama3-json', endMarkers: ['<|eot_id|>', '<|eom_id|>'] };
+
+/**
+ * The tool-call family a chat template trains its model on: Llama 3 templates (header ids) answer
+ * with a bare JSON call; ChatML/Hermes/Qwen ones (and ours) with `<tool_call>` tags.
+ */
+export function toolCallFormatOf(template: string): ToolCallFormat {
+  return template.includes('<|start_header_id|>') && !template.includes('<tool_call>') ? LLAMA3_JSON_FORMAT : HERMES_FORMAT;
+}
 
 const CALL_OPEN = '<tool_call>';
 const CALL_CLOSE = '</tool_call>';
@@ -26,6 +35,8 @@ export class ToolCallOutputParser implements OutputParser {
   private decodedLength = 0;
   private buffer = '';
   private inCall = false;
+  /** Inside a call whose name is known: its arguments are being streamed. */
+  private streamingArgs = false;
   private messageOpen = false;
   private finished = false;
 
@@ -50,9 +61,16 @@ export class ToolCallOutputParser implements OutputParser {
   finish(): ParseEvent[] {
     if (this.finished) return [];
     const events = this.drain(true);
-    if (this.inCall || this.buffer !== '') events.push(...this.text(this.inCall ? CALL_OPEN + this.buffer : this.buffer));
+    if (this.streamingArgs) {
+      // Cut off mid-call (length): what was sampled of the arguments, and the item ends.
+      if (this.buffer !== '') events.push({ type: 'delta', text: this.buffer });
+      events.push({ type: 'item_end', stop: 'eos' });
+    } else if (this.inCall || this.buffer !== '') {
+      events.push(...this.text(this.inCall ? CALL_OPEN + this.buffer : this.buffer));
+    }
     this.buffer = '';
     this.inCall = false;
+    this.streamingArgs = false;
     if (this.messageOpen) events.push({ type: 'item_end', stop: 'eos' });
     this.messageOpen = false;
     this.finished = true;
@@ -63,11 +81,16 @@ export class ToolCallOutputParser implements OutputParser {
     const events: ParseEvent[] = [];
     for (;;) {
       if (this.inCall) {
+        if (!this.streamingArgs) events.push(...this.callHead());
         const close = this.buffer.indexOf(CALL_CLOSE);
-        if (close < 0) return events;
-        events.push(...this.call(this.buffer.slice(0, close)));
+        if (close < 0) {
+          if (this.streamingArgs) events.push(...this.argumentsSoFar());
+          return events;
+        }
+        events.push(...(this.streamingArgs ? this.lastArguments(this.buffer.slice(0, close)) : this.call(this.buffer.slice(0, close))));
         this.buffer = this.buffer.slice(close + CALL_CLOSE.length).replace(/^\s+/, '');
         this.inCall = false;
+        this.streamingArgs = false;
         continue;
       }
       const open = this.format.family === 'hermes' ? this.buffer.indexOf(CALL_OPEN) : -1;
@@ -119,6 +142,42 @@ export class ToolCallOutputParser implements OutputParser {
     return [{ type: 'item_end', stop }];
   }
 
+  /**
+   * Once `{"name": "...", "arguments":` has arrived the item starts, and the arguments stream as
+   * deltas from then on. Calls written another way are buffered to their closing tag.
+   */
+  private callHead(): ParseEvent[] {
+    const head = CALL_HEAD.exec(this.buffer);
+    if (!head) return [];
+    let name: string;
+    try {
+      name = JSON.parse(head[1]) as string;
+    } catch {
+      return [];
+    }
+    if (name === '') return [];
+    this.buffer = this.buffer.slice(head[0].length);
+    this.streamingArgs = true;
+    return callEvents(name, undefined);
+  }
+
+  /** The arguments text so far, minus what may be the call's closing `}` and tag. */
+  private argumentsSoFar(): ParseEvent[] {
+    let end = this.buffer.length - partialMarkerLength(this.buffer, [CALL_CLOSE]);
+    end = trimmedEnd(this.buffer, end);
+    if (end > 0 && this.buffer[end - 1] === '}') end = trimmedEnd(this.buffer, end - 1);
+    if (end <= 0) return [];
+    const text = this.buffer.slice(0, end);
+    this.buffer = this.buffer.slice(end);
+    return [{ type: 'delta', text }];
+  }
+
+  /** The rest of the arguments before the closing tag (without the call object's `}`); the item ends. */
+  private lastArguments(body: string): ParseEvent[] {
+    const rest = body.replace(/\s*\}\s*$/, '');
+    return [...(rest !== '' ? [{ type: 'delta' as const, text: rest }] : []), { type: 'item_end', stop: 'call' }];
+  }
+
   private call(body: string): ParseEvent[] {
     const parsed = parseCall(body, 'arguments');
     if (!parsed) return this.text(CALL_OPEN + body + CALL_CLOSE);
@@ -126,10 +185,21 @@ export class ToolCallOutputParser implements OutputParser {
   }
 }
 
-function callEvents(qualified: string, args: string): ParseEvent[] {
+// `{"name": "<json string>", "arguments": ` and the arguments' first character: from there they stream.
+const CALL_HEAD = /^\s*\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"arguments"\s*:\s*(?=\S)/;
+
+/** The start of a function_call item; with `args`, its one delta and its end too. */
+function callEvents(qualified: string, args: string | undefined): ParseEvent[] {
   const dot = qualified.lastIndexOf('.');
   const item = dot > 0 ? { kind: 'function_call' as const, name: qualified.slice(dot + 1), namespace: qualified.slice(0, dot) } : { kind: 'function_call' as const, name: qualified };
+  if (args === undefined) return [{ type: 'item_start', item }];
   return [{ type: 'item_start', item }, { type: 'delta', text: args }, { type: 'item_end', stop: 'call' }];
+}
+
+/** `end` moved back over whitespace. */
+function trimmedEnd(text: string, end: number): number {
+  while (end > 0 && /\s/.test(text[end - 1])) end--;
+  return end;
 }
 
 function llamaCall(text: string): ParseEvent[] | undefined {
