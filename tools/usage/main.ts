@@ -4,6 +4,7 @@
  * FASTLOOP_API_KEY (else OPENAI_API_KEY, else the launcher's dev key) say where and as whom.
  */
 import { parseArgs } from 'node:util';
+import { usageListSchema } from '@fastloop/protocol';
 import { formatUsageTable } from './usage-table';
 
 async function main(): Promise<void> {
@@ -15,12 +16,14 @@ async function main(): Promise<void> {
   const url = new URL('/v1/usage', base);
   for (const name of ['start', 'end', 'model', 'tenant'] as const) if (values[name]) url.searchParams.set(name, values[name]);
   const res = await fetch(url, { headers: { authorization: `Bearer ${key}` } });
-  const body = (await res.json()) as Parameters<typeof formatUsageTable>[0] & { error?: { message: string; code: string } };
+  const body: unknown = await res.json();
   if (!res.ok) {
-    process.stderr.write(`GET ${url.pathname}${url.search}: ${res.status} ${body.error?.code ?? ''}: ${body.error?.message ?? ''}\n`);
+    const error = (body as { error?: { message?: string; code?: string } }).error;
+    process.stderr.write(`GET ${url.pathname}${url.search}: ${res.status} ${error?.code ?? ''}: ${error?.message ?? ''}\n`);
     process.exit(1);
   }
-  process.stdout.write(values.json ? `${JSON.stringify(body, null, 2)}\n` : formatUsageTable(body));
+  const list = usageListSchema.parse(body);
+  process.stdout.write(values.json ? `${JSON.stringify(list, null, 2)}\n` : formatUsageTable(list));
 }
 
 main().catch((err: unknown) => {

@@ -1,15 +1,7 @@
-/** A row of `GET /v1/usage` (and its totals, which have no tenant, model or date). */
-export interface UsageTableRow {
-  tenant?: string;
-  model?: string;
-  date?: string;
-  responses: number;
-  input_tokens: number;
-  cached_tokens: number;
-  output_tokens: number;
-  reasoning_tokens: number;
-  cost_usd: number;
-}
+import type { UsageCounters, UsageRow } from '@fastloop/protocol';
+
+/** A row of `GET /v1/usage`, or its totals (which have no tenant, model or date). */
+type UsageTableRow = UsageCounters & Partial<Pick<UsageRow, 'tenant' | 'model' | 'date'>>;
 
 const COLUMNS: [header: string, cell: (r: UsageTableRow) => string, right: boolean][] = [
   ['date', (r) => r.date ?? '', false],

@@ -146,3 +146,4 @@ export {
   type StartedFunctionCall,
 } from './lib/output-assembler';
 export { formatSse } from './lib/format-sse';
+export * from './lib/usage-list-schema';

@@ -1,33 +1,7 @@
 import type { routerV1 } from '@fastloop/proto';
-import { ApiError } from '@fastloop/protocol';
+import { ApiError, type UsageCounters, type UsageList, type UsageRow } from '@fastloop/protocol';
 
-/** Counters of one usage row or of the totals, as `GET /v1/usage` returns them. */
-export interface UsageCounters {
-  responses: number;
-  input_tokens: number;
-  cached_tokens: number;
-  output_tokens: number;
-  reasoning_tokens: number;
-  cost_usd: number;
-}
-
-/** One tenant's use of one model on one UTC day. */
-export interface UsageRow extends UsageCounters {
-  tenant: string;
-  model: string;
-  date: string;
-}
-
-/** The body of `GET /v1/usage`. */
-export interface UsageList {
-  object: 'list';
-  data: UsageRow[];
-  totals: UsageCounters;
-  start: string;
-  end: string;
-  /** More rows matched than one report returns. */
-  has_more: boolean;
-}
+export type { UsageCounters, UsageList, UsageRow } from '@fastloop/protocol';
 
 /** What one report asks billing for; the tenant is already scoped by the caller's key. */
 export interface UsageQuery {
