@@ -66,6 +66,11 @@ describe('buildServiceEnv', () => {
     expect(buildServiceEnv('inference', inputs())).toMatchObject({ GRPC_PORT: '5003', WORKER_ID: 'sim-0' });
   });
 
+  it("points safety's guard at the stack's own inference worker when SAFETY_GUARD_ADDRESS is `inference`", () => {
+    expect(buildServiceEnv('safety', inputs({ SAFETY_GUARD_ADDRESS: 'inference' })).SAFETY_GUARD_ADDRESS).toBe('127.0.0.1:5003');
+    expect(buildServiceEnv('safety', inputs({ SAFETY_GUARD_ADDRESS: '10.0.0.7:50055' })).SAFETY_GUARD_ADDRESS).toBe('10.0.0.7:50055');
+  });
+
   it('wires the edge to safety, router, Redis and the API keys', () => {
     expect(buildServiceEnv('edge', inputs())).toMatchObject({
       PORT: '8080',

@@ -114,6 +114,8 @@ export function buildServiceEnv(name: ServiceName, inputs: EnvInputs): Record<st
   const local = (port: number | undefined) => `127.0.0.1:${port}`;
   switch (name) {
     case 'safety':
+      // `SAFETY_GUARD_ADDRESS=inference`: the stack's own inference worker serves the guard model too.
+      if (env.SAFETY_GUARD_ADDRESS === 'inference') env.SAFETY_GUARD_ADDRESS = local(ports.inference.grpc);
       return { ...env, GRPC_PORT: String(own.grpc) };
     case 'router':
       return { ...env, GRPC_PORT: String(own.grpc), INFERENCE_WORKERS: `${SIM_WORKER_ID}=${local(ports.inference.grpc)}` };

@@ -77,6 +77,14 @@ export const inferenceConfigSchema = z.object({
   SIM_TOOL_CALLS: env.int(2, 0),
   /** Simulated accelerator: words in its final answer. */
   SIM_ANSWER_WORDS: env.int(40, 1),
+  /**
+   * Simulated accelerator playing a policy (guard) model: comma-separated, case-insensitive terms that
+   * make its verdict `unsafe` when a guard prompt's new messages contain one (default none: `safe`).
+   */
+  SIM_GUARD_BLOCK_TERMS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((t) => t.trim()).filter((t) => t.length > 0)),
 });
 
 export type InferenceConfig = Readonly<z.infer<typeof inferenceConfigSchema>>;

@@ -35,6 +35,7 @@ export async function createEngine(config: InferenceConfig, profile: ModelProfil
           jitter: config.SIM_JITTER,
         },
         script: { toolCalls: config.SIM_TOOL_CALLS, answerWords: config.SIM_ANSWER_WORDS },
+        guard: { blockTerms: config.SIM_GUARD_BLOCK_TERMS },
         logger: logger.child({ engine: 'sim', simulated: true }),
       });
     case 'llamacpp':

@@ -60,13 +60,13 @@ export const safetyConfigSchema = z.object({
   SAFETY_GUARD_ADDRESS: z.string().min(1).optional(),
   /** The guard's engine model name on that worker. */
   SAFETY_GUARD_MODEL: z.string().min(1).default('gpt-oss-safeguard-20b'),
-  /** Model profile (tokenizer + chat format) the guard conversation is rendered with. */
+  /** Model profile (tokenizer + chat format) the guard conversation is rendered with; `gguf:<path>` reads a GGUF file. */
   SAFETY_GUARD_PROFILE: z.string().min(1).default('harmony-o200k'),
-  /** The policy given to the guard as its instructions. */
+  /** The policy given to the guard as its instructions (the one-word answer instruction is appended). */
   SAFETY_GUARD_POLICY: z
     .string()
     .min(1)
-    .default('Classify each user message against the policy: content that seeks or enables harm, or leaks credentials, is unsafe. Answer with one word: safe or unsafe.'),
+    .default('Classify each user message against the policy: content that seeks or enables harm, or leaks credentials, is unsafe.'),
   /** Whether tenants and models without their own `guard` setting ask the guard (default false). */
   SAFETY_GUARD_DEFAULT: env.bool(false),
   /** Deadline of one guard call. */

@@ -1,5 +1,5 @@
 import { createLogger, createMetricsRegistry, installShutdown, startAdminServer, startGrpcServer } from '@fastloop/service-kit';
-import { getProfile } from '@fastloop/model-profiles';
+import { resolveProfile } from '@fastloop/model-profiles';
 import { Classifier } from './classifier';
 import { GuardJudge } from './guard/guard-judge';
 import { GrpcGuardWorker } from './guard/guard-worker';
@@ -29,7 +29,7 @@ async function main(): Promise<void> {
   const guard = guardWorker && {
     judge: new GuardJudge({
       worker: guardWorker,
-      profile: getProfile(config.SAFETY_GUARD_PROFILE),
+      profile: await resolveProfile(config.SAFETY_GUARD_PROFILE),
       model: config.SAFETY_GUARD_MODEL,
       policy: config.SAFETY_GUARD_POLICY,
       timeoutMs: config.SAFETY_GUARD_TIMEOUT_MS,

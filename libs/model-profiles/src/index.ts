@@ -36,3 +36,12 @@ export { loadNodeLlamaCpp, type NodeLlamaCpp } from './lib/chat-template/node-ll
 export type { ModelFiles, TextTokenizer } from './lib/chat-template/text-tokenizer';
 export { HERMES_FORMAT, LLAMA3_JSON_FORMAT, toolCallFormatOf, type ToolCallFormat } from './lib/chat-template/tool-call-parser';
 export { HarmonyToken } from './lib/harmony/harmony-tokens';
+export {
+  GUARD_ANSWER_INSTRUCTION,
+  GUARD_RESPONSE_FORMAT,
+  GUARD_VERDICTS,
+  guardHeader,
+  isGuardPrompt,
+  readGuardVerdict,
+  type GuardVerdictWord,
+} from './lib/guard-verdict';

@@ -1,4 +1,4 @@
-import { getProfile } from '@fastloop/model-profiles';
+import { getProfile, guardHeader } from '@fastloop/model-profiles';
 import { safetyV1, type inferenceV1 } from '@fastloop/proto';
 import { DomainError } from '@fastloop/service-kit';
 import { Classifier } from '../classifier';
@@ -64,7 +64,7 @@ describe('GuardJudge through Generate sessions', () => {
       const req = worker.requests.at(-1)!;
       // What the worker holds is exactly the guard conversation rendered from scratch.
       const entries = all.map((i) => ({ kind: 'message' as const, role: 'user' as const, text: `[${i.itemType === 'message' ? 'input' : 'tool'}] ${i.text}` }));
-      expect(worker.prompts.at(-1)).toEqual(profile.render({ instructions: POLICY, tools: [] }, entries));
+      expect(worker.prompts.at(-1)).toEqual(profile.render(guardHeader(POLICY), entries));
       if (t > 0) {
         expect(req.parentSessionKey).toBe(worker.requests.at(-2)!.sessionKey);
         expect(req.prefixLen).toBeGreaterThan(0);
@@ -115,9 +115,22 @@ describe('GuardJudge through Generate sessions', () => {
     expect(res.findings[0]).toMatchObject({ ruleId: 'guard-unavailable', action });
   });
 
-  it('reads a one-word verdict', () => {
+  it('reads a one-word verdict and nothing else', () => {
     expect(readVerdict('unsafe')).toBe('block');
-    expect(readVerdict('<|channel|>final<|message|>Safe')).toBe('allow');
-    expect(readVerdict('something else')).toBe('allow');
+    expect(readVerdict('"unsafe"')).toBe('block');
+    expect(readVerdict('<|channel|>final<|message|>Safe.')).toBe('allow');
+    expect(readVerdict('something else')).toBeUndefined();
+    expect(readVerdict('safe, but unsafe')).toBeUndefined();
+  });
+
+  it('judges an answer that is not a verdict like an unavailable guard', async () => {
+    const worker = new FakeGuardWorker();
+    const generate = worker.generate.bind(worker);
+    worker.generate = async (req) => ({ ...(await generate(req)), tokens: profile.encodeText('Once upon a time') });
+    const calls: string[] = [];
+    const judge = new GuardJudge({ worker, profile, model: 'guard', policy: POLICY, timeoutMs: 1000, maxOutputTokens: 8, observe: (c) => calls.push(c.result) });
+    const res = await judge.judge(turnItems(0), null);
+    expect(res.verdict).toBe('unavailable');
+    expect(calls).toEqual(['unreadable']);
   });
 });

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { ConversationEntry, ModelProfile } from '@fastloop/model-profiles';
+import { guardHeader, readGuardVerdict, type ConversationEntry, type ModelProfile } from '@fastloop/model-profiles';
 import type { safetyV1 } from '@fastloop/proto';
 import { DomainError } from '@fastloop/service-kit';
 import { invalidSafetyState } from '../errors';
@@ -40,7 +40,8 @@ export interface GuardJudgeOptions {
 
 /** One guard call, as metrics see it. */
 export interface GuardCall {
-  readonly result: 'allow' | 'block' | 'unavailable' | 'prefix_miss';
+  /** `unreadable`: the guard answered something other than a verdict (judged like `unavailable`). */
+  readonly result: 'allow' | 'block' | 'unavailable' | 'unreadable' | 'prefix_miss';
   /** Prompt tokens sent (what the worker had to prefill beyond the session it holds). */
   readonly sentTokens: number;
   /** Tokens the worker reports it reused. */
@@ -53,7 +54,8 @@ export interface GuardCall {
  * as instructions plus every classified item as a user message; the worker keeps it as a session
  * whose key and length travel in the safety state, so each call sends only the new items' tokens
  * and the generation prompt — the prefill per turn is proportional to what is new, not to the
- * history. The verdict is a one-word completion (`safe` / `unsafe`).
+ * history. The verdict is a one-word completion (`safe` / `unsafe`, see `guardHeader`: formats with a
+ * response format constrain it); anything else is `unreadable` and judged like an unavailable guard.
  */
 export class GuardJudge {
   constructor(private readonly options: GuardJudgeOptions) {}
@@ -69,7 +71,7 @@ export class GuardJudge {
     if (entries.length === 0) return { verdict: 'allow', session, sentTokens: 0 };
     const added = entries.flatMap((e) => o.profile.renderEntry(e));
     // Append-stable rendering: header ++ entries ++ generation prompt equals render() of them all.
-    const conversation = session ? added : [...o.profile.renderHeader({ instructions: o.policy, tools: [] }), ...added];
+    const conversation = session ? added : [...o.profile.renderHeader(guardHeader(o.policy)), ...added];
     const prefixLen = session ? session.prefixLen : 0;
     const key = `guard_${randomUUID()}`;
     const tokens = [...conversation, ...o.profile.renderGenerationPrompt()];
@@ -92,9 +94,10 @@ export class GuardJudge {
         o.timeoutMs,
       );
       const next = { key, prefixLen: prefixLen + conversation.length };
-      const verdict = readVerdict(o.profile.decode(completion.tokens));
-      observe(verdict, completion.cachedTokens);
-      return { verdict, session: next, sentTokens: tokens.length };
+      const stops = new Set(o.profile.stopTokens);
+      const verdict = readVerdict(o.profile.decode(completion.tokens.filter((t) => !stops.has(t))));
+      observe(verdict ?? 'unreadable', completion.cachedTokens);
+      return { verdict: verdict ?? 'unavailable', session: next, sentTokens: tokens.length };
     } catch (err) {
       if (err instanceof DomainError && err.code === 'prefix_miss') {
         observe('prefix_miss');
@@ -118,7 +121,8 @@ function toEntry(item: safetyV1.SafetyItem): ConversationEntry {
   return { kind: 'message', role: 'user', text: `[${streamOf(item.itemType, item.role)}] ${item.text}` };
 }
 
-/** `unsafe`/`block` anywhere in the answer blocks; anything else (`safe`, noise) allows. */
-export function readVerdict(answer: string): 'allow' | 'block' {
-  return /\b(?:unsafe|block)\b/i.test(answer) ? 'block' : 'allow';
+/** `unsafe` blocks, `safe` allows; anything else is no verdict (undefined). */
+export function readVerdict(answer: string): 'allow' | 'block' | undefined {
+  const word = readGuardVerdict(answer);
+  return word === undefined ? undefined : word === 'unsafe' ? 'block' : 'allow';
 }

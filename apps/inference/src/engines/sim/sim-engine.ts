@@ -4,6 +4,7 @@ import type { ModelProfile, ParsedPrompt, PromptReader } from '@fastloop/model-p
 import type { Engine, EngineRequest } from '../../engine';
 import { createRandom, hashNumbers } from '@fastloop/service-kit';
 import { dueCount, nextWakeDelay, scheduleTokens, timeToFirstTokenMs, type SimPace } from './sim-pacing';
+import { guardCompletion, type SimGuardOptions } from './sim-guard';
 import { scriptCompletion, type SimScriptOptions } from './sim-script';
 
 /** Options of {@link SimEngine}. */
@@ -14,6 +15,8 @@ export interface SimEngineOptions {
   pace: SimPace;
   /** Agent script (SIM_TOOL_CALLS, SIM_ANSWER_WORDS). */
   script: SimScriptOptions;
+  /** Guard policy, for prompts that ask for a guard verdict (SIM_GUARD_BLOCK_TERMS); default: none blocks. */
+  guard?: SimGuardOptions;
   /** Minimum spacing of chunks after the first, ms; default 5. */
   tickMs?: number;
   /** Clock; default `performance.now`. */
@@ -71,7 +74,7 @@ export class SimEngine implements Engine {
    * session's turn costs O(new tokens)); without one it parses the whole prompt.
    */
   complete(prompt: ArrayLike<number>, log?: object): number[] {
-    return simulateCompletion(this.options.profile, prompt, this.options.script, this.options.logger, log && this.readerFor(log));
+    return simulateCompletion(this.options.profile, prompt, this.options.script, this.options.logger, log && this.readerFor(log), this.options.guard);
   }
 
   // Keyed weakly by the log: a reader lives as long as some held sequence still uses its log.
@@ -92,10 +95,18 @@ export class SimEngine implements Engine {
 }
 
 /**
- * Reads `prompt` like the model would and renders what it answers, as tokens. A prompt the profile
+ * Reads `prompt` like the model would and renders what it answers, as tokens: a verdict when the
+ * prompt asks for one (sim-guard), else the agent script's next step. A prompt the profile
  * cannot take apart is read as an empty conversation: a model still answers garbage with something.
  */
-export function simulateCompletion(profile: ModelProfile, prompt: ArrayLike<number>, script: SimScriptOptions, logger?: Logger, reader?: PromptReader): number[] {
+export function simulateCompletion(
+  profile: ModelProfile,
+  prompt: ArrayLike<number>,
+  script: SimScriptOptions,
+  logger?: Logger,
+  reader?: PromptReader,
+  guard: SimGuardOptions = { blockTerms: [] },
+): number[] {
   let parsed: ParsedPrompt;
   try {
     parsed = reader !== undefined ? reader.read(prompt) : profile.parsePrompt(Array.from(prompt));
@@ -103,7 +114,7 @@ export function simulateCompletion(profile: ModelProfile, prompt: ArrayLike<numb
     logger?.debug({ err, engine: 'sim' }, 'simulated model could not parse the prompt; answering without context');
     parsed = { messages: [], tools: [], endsWithGenerationPrompt: true };
   }
-  return profile.renderCompletion(scriptCompletion(parsed, script));
+  return profile.renderCompletion(guardCompletion(parsed, guard) ?? scriptCompletion(parsed, script));
 }
 
 /** The completion up to and including its first stop token, at most `max` tokens. */
