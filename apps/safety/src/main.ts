@@ -38,6 +38,7 @@ async function main(): Promise<void> {
         metrics.guardCalls.inc({ result: call.result });
         metrics.guardPromptTokens.inc(call.sentTokens);
         metrics.guardCachedTokens.inc(call.cachedTokens);
+        metrics.guardPrefillTokens.inc(Math.max(0, call.promptTokens - call.cachedTokens));
         metrics.guardDuration.observe(call.seconds);
       },
     }),

@@ -16,6 +16,8 @@ export interface SafetyMetrics {
   readonly guardPromptTokens: Counter;
   /** `safety_guard_cached_tokens_total`: tokens the guard worker reused from its session. */
   readonly guardCachedTokens: Counter;
+  /** `safety_guard_prefill_tokens_total`: guard prompt tokens the worker evaluated (prompt − cached). */
+  readonly guardPrefillTokens: Counter;
   /** `safety_guard_duration_seconds`: one guard Generate call. */
   readonly guardDuration: Histogram;
 }
@@ -40,6 +42,7 @@ export function createSafetyMetrics(registry: Registry): SafetyMetrics {
     guardCalls: new Counter({ name: 'safety_guard_calls_total', help: 'Guard model calls by result.', labelNames: ['result'], registers: [registry] }),
     guardPromptTokens: new Counter({ name: 'safety_guard_prompt_tokens_total', help: 'Prompt tokens sent to the guard worker.', registers: [registry] }),
     guardCachedTokens: new Counter({ name: 'safety_guard_cached_tokens_total', help: 'Tokens the guard worker reused from its session.', registers: [registry] }),
+    guardPrefillTokens: new Counter({ name: 'safety_guard_prefill_tokens_total', help: 'Guard prompt tokens the worker had to prefill (prompt minus cached).', registers: [registry] }),
     guardDuration: new Histogram({
       name: 'safety_guard_duration_seconds',
       help: 'One guard Generate call.',

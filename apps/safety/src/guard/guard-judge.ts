@@ -46,6 +46,8 @@ export interface GuardCall {
   readonly sentTokens: number;
   /** Tokens the worker reports it reused. */
   readonly cachedTokens: number;
+  /** The whole guard prompt the worker ran (held prefix + sent); minus `cachedTokens`, what it prefilled. */
+  readonly promptTokens: number;
   readonly seconds: number;
 }
 
@@ -76,8 +78,8 @@ export class GuardJudge {
     const key = `guard_${randomUUID()}`;
     const tokens = [...conversation, ...o.profile.renderGenerationPrompt()];
     const started = performance.now();
-    const observe = (result: GuardCall['result'], cachedTokens = 0) =>
-      o.observe?.({ result, sentTokens: tokens.length, cachedTokens, seconds: (performance.now() - started) / 1000 });
+    const observe = (result: GuardCall['result'], cachedTokens = 0, promptTokens = 0) =>
+      o.observe?.({ result, sentTokens: tokens.length, cachedTokens, promptTokens, seconds: (performance.now() - started) / 1000 });
     try {
       const completion = await o.worker.generate(
         {
@@ -96,7 +98,7 @@ export class GuardJudge {
       const next = { key, prefixLen: prefixLen + conversation.length };
       const stops = new Set(o.profile.stopTokens);
       const verdict = readVerdict(o.profile.decode(completion.tokens.filter((t) => !stops.has(t))));
-      observe(verdict ?? 'unreadable', completion.cachedTokens);
+      observe(verdict ?? 'unreadable', completion.cachedTokens, completion.promptTokens);
       return { verdict: verdict ?? 'unavailable', session: next, sentTokens: tokens.length };
     } catch (err) {
       if (err instanceof DomainError && err.code === 'prefix_miss') {
