@@ -1,22 +1,21 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Stack } from '@fastloop/launcher';
+import { ggufProfileId } from '@fastloop/model-profiles';
+import { getFreePort, startNodeService, type OwnedProcess } from '@fastloop/service-kit';
 import { expectWellFormedStream, WsConversation } from './clients';
 import { stackForThisFile } from './file-stack';
 import { MetricsScrape } from './metrics';
 
-// The policy (guard) model at process level: safety asks the stack's own inference worker, whose
-// simulated engine plays a guard that answers `unsafe` when the new text names a planted term.
 const MODEL = 'fastloop-sim';
 const PLANTED = 'project falcon';
-const stack = stackForThisFile({
-  SAFETY_GUARD_ADDRESS: 'inference',
-  SAFETY_GUARD_DEFAULT: 'true',
-  SIM_GUARD_BLOCK_TERMS: PLANTED,
-  SIM_ANSWER_WORDS: '12',
-});
+const repoRoot = resolve(__dirname, '../..');
 
 /** The safety service's guard counters. */
-async function guardCounters() {
-  const m = await MetricsScrape.of(stack(), 'safety');
+async function counters(stack: Stack) {
+  const m = await MetricsScrape.of(stack, 'safety');
   return {
+    sent: m.value('safety_guard_prompt_tokens_total'),
     prefilled: m.value('safety_guard_prefill_tokens_total'),
     cached: m.value('safety_guard_cached_tokens_total'),
     allow: m.value('safety_guard_calls_total', { result: 'allow' }),
@@ -27,7 +26,17 @@ async function guardCounters() {
 
 const question = (t: number) => `Turn ${t}: please summarise the notes in file-${t}.md for me, briefly and plainly.`;
 
+// The policy (guard) model at process level: safety asks the stack's own inference worker, whose
+// simulated engine plays a guard that answers `unsafe` when the new text names a planted term.
 describe('a guard model on the stack’s simulated worker', () => {
+  const stack = stackForThisFile({
+    SAFETY_GUARD_ADDRESS: 'inference',
+    SAFETY_GUARD_DEFAULT: 'true',
+    SIM_GUARD_BLOCK_TERMS: PLANTED,
+    SIM_ANSWER_WORDS: '12',
+  });
+  const guardCounters = () => counters(stack());
+
   it('judges every turn of a WebSocket conversation, prefilling only the new tokens, and blocks the planted term', async () => {
     const conv = new WsConversation();
     try {
@@ -67,6 +76,99 @@ describe('a guard model on the stack’s simulated worker', () => {
       const fresh = await conv.create({ model: MODEL, input: question(6), store: false });
       expect(expectWellFormedStream(fresh).type).toBe('response.completed');
       expect((await guardCounters()).allow).toBeGreaterThan(afterBlock.allow);
+    } finally {
+      conv.close();
+    }
+  });
+});
+
+// The same mechanism with a real model as the guard: stories260K through llama.cpp on its own worker
+// process, owned by this test. Its verdicts mean nothing; what is shown is that the verdict is
+// constrained (the grammar of the guard's response format), that each turn reuses the guard's KV
+// prefix, and that the worker prefills per turn about what is new.
+const GGUF = resolve(__dirname, '../../../shared/models/stories260K.gguf');
+const describeModel = existsSync(GGUF) ? describe : describe.skip;
+if (!existsSync(GGUF)) process.stderr.write(`skipping the llamacpp guard e2e: ${GGUF} is absent\n`);
+const TOKEN = 'guard-e2e-internal-token-0123456789';
+
+describeModel('a real guard model (llamacpp on stories260K) on a worker of its own', () => {
+  let worker: OwnedProcess | undefined;
+  const ports = { grpc: 0, admin: 0 };
+  beforeAll(async () => {
+    ports.grpc = await getFreePort();
+    ports.admin = await getFreePort();
+    worker = await startNodeService({
+      name: 'guard-inference',
+      entry: join(repoRoot, 'apps/inference/src/main.ts'),
+      cwd: repoRoot,
+      env: {
+        ...process.env,
+        INFERENCE_ENGINE: 'llamacpp',
+        LLAMACPP_MODEL_PATH: GGUF,
+        LLAMACPP_THREADS: '1',
+        WORKER_ID: 'guard-0',
+        GRPC_PORT: String(ports.grpc),
+        ADMIN_PORT: String(ports.admin),
+        FASTLOOP_INTERNAL_TOKEN: TOKEN,
+        LOG_LEVEL: 'warn',
+      },
+      readyUrl: `http://127.0.0.1:${ports.admin}/readyz`,
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await worker?.stop(5_000);
+  });
+  const stack = stackForThisFile(() => ({
+    FASTLOOP_INTERNAL_TOKEN: TOKEN,
+    SAFETY_GUARD_ADDRESS: `127.0.0.1:${ports.grpc}`,
+    SAFETY_GUARD_PROFILE: ggufProfileId(GGUF),
+    SAFETY_GUARD_MODEL: 'stories260K',
+    SAFETY_GUARD_POLICY: 'Judge the story.',
+    SAFETY_GUARD_MAX_OUTPUT_TOKENS: '16',
+    SAFETY_GUARD_TIMEOUT_MS: '20000',
+    SAFETY_GUARD_DEFAULT: 'true',
+    // Its meaningless `unsafe` flags instead of blocking, so the conversation goes on.
+    SAFETY_ACTIONS: 'policy=flag',
+    SIM_ANSWER_WORDS: '3',
+    // Output moderation starts a guard session of its own per response (its state starts empty);
+    // off here, the worker serves one guard conversation and its per-turn prefill is what is new.
+    EDGE_OUTPUT_MODERATION: 'false',
+  }));
+
+  it('answers only verdicts, reuses its KV prefix every turn and prefills about what is new', async () => {
+    const workerMetrics = async () => {
+      const text = await (await fetch(`http://127.0.0.1:${ports.admin}/metrics`)).text();
+      const value = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+      return { evaluated: value('inference_engine_evaluated_tokens_total'), cached: value('inference_cached_tokens_total') };
+    };
+    const conv = new WsConversation();
+    try {
+      const prefilled: number[] = [];
+      const reused: number[] = [];
+      let previous: string | undefined;
+      let before = { ...(await counters(stack())), ...(await workerMetrics()) };
+      for (let t = 0; t < 4; t++) {
+        const events = await conv.create({ model: MODEL, input: `Tom saw a cat ${t}.`, store: false, ...(previous ? { previous_response_id: previous } : {}) });
+        const done = expectWellFormedStream(events);
+        expect(done.type).toBe('response.completed');
+        previous = done.response.id;
+        const after = { ...(await counters(stack())), ...(await workerMetrics()) };
+        expect(after.allow + after.block).toBeGreaterThan(before.allow + before.block);
+        expect(after.failed).toBe(0); // every completion was `safe` or `unsafe`: the grammar held
+        // What safety saw prefilled is what the engine evaluated (this worker serves only the guard).
+        expect(after.prefilled - before.prefilled).toBe(after.evaluated - before.evaluated);
+        prefilled.push(after.prefilled - before.prefilled);
+        reused.push(after.cached - before.cached);
+        // The worker prefilled nothing of the history: at most what safety sent this turn.
+        expect(prefilled[t]).toBeLessThanOrEqual(after.sent - before.sent);
+        before = after;
+      }
+      expect(reused[0]).toBe(0);
+      for (let t = 1; t < 4; t++) {
+        expect(prefilled[t]).toBeLessThan(prefilled[0]); // the first turn also prefilled the policy header
+        if (t > 1) expect(prefilled[t]).toBeLessThan(prefilled[1] * 1.5);
+        expect(reused[t]).toBeGreaterThan(reused[t - 1]);
+      }
     } finally {
       conv.close();
     }

@@ -63,7 +63,7 @@ export class Classifier {
     const blockedByRules = e.previous.block !== null || e.hits.some((h) => e.policy.actions[h.rule.category] === 'block');
     if (!guard || !e.policy.guard || blockedByRules || request.items.length === 0) return this.rulesOnly(e);
     const judged = await guard.judge.judge(request.items, e.previous.guard ?? null, request.tenant ?? '');
-    const hit = guardHit(judged.verdict, guard.failOpen, e.previous.itemsSeen, request.items);
+    const hit = guardHit(judged.verdict, guard.failOpen, e.policy.actions.policy, e.previous.itemsSeen, request.items);
     const hits = hit ? [...e.hits, hit] : e.hits;
     return this.respond(e.policy, e.codec, e.previous.block, hits, { ...e.next, ...(judged.session ? { guard: judged.session } : {}) });
   }
@@ -227,11 +227,15 @@ const GUARD_DOWN_RULE: Rule = { id: 'guard-unavailable', category: 'policy', des
 // After every rule: a guard finding never hides a rule's.
 const GUARD_RULE_INDEX = 1_000_000;
 
-/** The guard's verdict as a hit spanning the new items, or null when it allows. */
-function guardHit(verdict: 'allow' | 'block' | 'unavailable', failOpen: boolean, first: number, items: readonly safetyV1.SafetyItem[]): Hit | null {
-  if (verdict === 'allow') return null;
+/**
+ * The guard's verdict as a hit spanning the new items, or null when it allows. An `unsafe` verdict
+ * takes the `policy` category's action (block by default; redact, which has no span to mask here,
+ * flags); an unavailable guard blocks unless fail-open.
+ */
+function guardHit(verdict: 'allow' | 'block' | 'unavailable', failOpen: boolean, policyAction: Action, first: number, items: readonly safetyV1.SafetyItem[]): Hit | null {
+  if (verdict === 'allow' || (verdict === 'block' && policyAction === 'allow')) return null;
   const rule = verdict === 'block' ? GUARD_RULE : GUARD_DOWN_RULE;
-  const action: Action = verdict === 'unavailable' && failOpen ? 'flag' : 'block';
+  const action: Action = verdict === 'block' ? (policyAction === 'block' ? 'block' : 'flag') : failOpen ? 'flag' : 'block';
   const last = first + items.length - 1;
   return { rule, ruleIndex: GUARD_RULE_INDEX, itemIndex: first, start: 0, endItemIndex: last, end: items[items.length - 1].text.length, provisional: false, score: 0, action };
 }

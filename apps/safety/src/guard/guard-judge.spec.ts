@@ -39,9 +39,9 @@ class FakeGuardWorker implements GuardWorker {
   close(): void {}
 }
 
-function guarded(worker: FakeGuardWorker, failOpen = false) {
+function guarded(worker: FakeGuardWorker, failOpen = false, actions: Record<string, string> = {}) {
   const judge = new GuardJudge({ worker, profile, model: 'guard', policy: POLICY, timeoutMs: 1000, maxOutputTokens: 8 });
-  const policies = new PolicyBook({ policies: { tenants: { g: { terms: [], regexes: [], actions: {}, guard: true } }, models: {} }, defaultActions: DEFAULT_ACTIONS, injectionThreshold: 10 });
+  const policies = new PolicyBook({ policies: { tenants: { g: { terms: [], regexes: [], actions, guard: true } }, models: {} }, defaultActions: DEFAULT_ACTIONS, injectionThreshold: 10 });
   return new Classifier({ stateSecret: 'guard-test-secret-value', maxItemBytes: 1 << 20, policies, guard: { judge, failOpen } });
 }
 
@@ -83,6 +83,13 @@ describe('GuardJudge through Generate sessions', () => {
     expect(res.verdict).toBe(safetyV1.Verdict.VERDICT_BLOCK);
     expect(res.findings[0]).toMatchObject({ ruleId: 'guard-model', itemIndex: 2, endItemIndex: 2, action: safetyV1.Action.ACTION_BLOCK });
     expect(res.findings[0].message).not.toContain('forbidden');
+  });
+
+  it('takes the policy category action for an unsafe verdict: flag records it and lets the turn through', async () => {
+    const c = guarded(new FakeGuardWorker(), false, { policy: 'flag' });
+    const res = await c.classifyAsync({ state: Buffer.alloc(0), items: [user('the forbidden topic: details')], tenant: 'g', model: 'm' });
+    expect(res.verdict).toBe(safetyV1.Verdict.VERDICT_ALLOW);
+    expect(res.findings[0]).toMatchObject({ ruleId: 'guard-model', action: safetyV1.Action.ACTION_FLAG });
   });
 
   it('does not ask the guard when the rules already block, nor for tenants without a guard', async () => {
