@@ -5,7 +5,8 @@ import { renderWithinLimits } from './render-within-limits';
 import { DomainError } from '@fastloop/service-kit';
 import { AppendLog, type LogView } from './append-log';
 import type { CallTarget, ConversationState, RouteDecision } from './conversation-state';
-import { headerScans, itemsToEntries, itemsToScans, LOCAL_SHELL_TOOL } from './item-conversion';
+import { headerScans, itemsToEntries, itemsToScans, LOCAL_SHELL_TOOL, type ConversionContext } from './item-conversion';
+import { SealError } from './reasoning-seal';
 import { extendConversation, renderConversation, sameHeader, type RenderedConversation } from './render-conversation';
 import type { TurnDeps, TurnRequest } from './turn-deps';
 import { RouteCache } from './route-cache';
@@ -49,7 +50,7 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
   const items = previous ? previous.items.append(newItems) : AppendLog.from(newItems);
   const inputStart = previous ? previous.items.length : 0;
   const calls = previous ? (previous.calls as Map<string, CallTarget>) : new Map<string, CallTarget>();
-  const newEntries = itemsToEntries(newItems, calls, inputStart);
+  const newEntries = itemsToEntries(newItems, calls, inputStart, conversionContext(deps, req.principal.tenant));
   timer.mark('validate', req.validateMs);
   timer.record('load', req.loadMs);
 
@@ -86,6 +87,25 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
   timer.mark('render');
 
   return { items, inputStart, entries, calls, rendered, profile, route, safety, contextOverflow };
+}
+
+/**
+ * How this tenant's items convert: sealed reasoning opens under the deployment's keys, and a blob
+ * that does not open is the client's error (400 `invalid_encrypted_content`).
+ */
+export function conversionContext(deps: Pick<TurnDeps, 'reasoningSeal'>, tenant: string): ConversionContext {
+  const seal = deps.reasoningSeal;
+  if (!seal) return {};
+  return {
+    openReasoning: (encrypted, param) => {
+      try {
+        return seal.open(encrypted, tenant);
+      } catch (err) {
+        if (!(err instanceof SealError)) throw err;
+        throw ApiErrors.invalidRequest(`The encrypted content ${err.message} and could not be verified.`, param, 'invalid_encrypted_content');
+      }
+    },
+  };
 }
 
 /** `input` as items: a string is one user message. */
@@ -194,13 +214,13 @@ async function classifyItems(deps: TurnDeps, req: TurnRequest, items: LogView<In
   let state = prev ? prev.safetyState : Buffer.alloc(0);
   let res: safetyV1.ClassifyResponse;
   try {
-    res = await deps.backends.classify({ state, items: itemsToScans(items.slice(from)), tenant: req.principal.tenant }, req.signal);
+    res = await deps.backends.classify({ state, items: itemsToScans(items.slice(from), from, conversionContext(deps, req.principal.tenant)), tenant: req.principal.tenant }, req.signal);
   } catch (err) {
     if (!(err instanceof DomainError && err.code === 'invalid_safety_state')) throw backendError('safety', err);
     // The state was minted under another secret or rule set: classify the whole conversation again.
     from = 0;
     state = Buffer.alloc(0);
-    res = await deps.backends.classify({ state, items: itemsToScans(items.slice()), tenant: req.principal.tenant }, req.signal).catch((e) => {
+    res = await deps.backends.classify({ state, items: itemsToScans(items.slice(), 0, conversionContext(deps, req.principal.tenant)), tenant: req.principal.tenant }, req.signal).catch((e) => {
       throw backendError('safety', e);
     });
   }

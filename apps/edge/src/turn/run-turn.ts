@@ -35,7 +35,9 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: (event: Re
   // Decided before response.created, so every event and the final object say whether it is stored.
   const storing = req.body.store !== false && deps.store !== undefined && deps.store.accepting?.() !== false;
   const body = storing || req.body.store === false ? req.body : { ...req.body, store: false };
-  const writer = new TurnWriter(body, { id: newId('resp'), model: prepared.route.model, previousResponseId: req.previous?.response.id }, emit);
+  const seal = deps.reasoningSeal;
+  const sealReasoning = seal && body.include?.includes('reasoning.encrypted_content') ? (text: string) => seal.seal(text, req.principal.tenant) : undefined;
+  const writer = new TurnWriter(body, { id: newId('resp'), model: prepared.route.model, previousResponseId: req.previous?.response.id }, emit, sealReasoning);
   let verdict: SafetyResult | undefined;
   // Nothing reaches the client before the safety verdict: a blocked prompt is an error, not a response.
   const open = async (): Promise<SafetyResult> => {
