@@ -13,6 +13,7 @@ import { itemsToEntries } from './item-conversion';
 import type { TurnDeps, TurnRequest } from './turn-deps';
 import { TurnWriter } from './turn-writer';
 import { cacheSaltOf } from './cache-salt';
+import { generateConstraints } from './generate-constraints';
 
 /** The result of a turn that got as far as `response.created`. */
 export interface TurnOutcome {
@@ -150,7 +151,7 @@ async function streamTokens(
     const onAbort = () => call.abort();
     req.signal.addEventListener('abort', onAbort, { once: true });
     try {
-      const request = toGenerateRequest(req, route, plan, maxOutput, prepared.profile.stopTokens);
+      const request = toGenerateRequest(req, route, plan, maxOutput, prepared);
       const stream = deps.backends.generate(route.workerAddress, request, call.signal)[Symbol.asyncIterator]();
       const first = stream.next();
       first.catch(() => undefined); // read below, after the verdict
@@ -232,7 +233,7 @@ function fullPlan(prepared: PreparedTurn, gen: readonly number[], responseId: st
   return planGenerate(responseId, prepared.rendered, gen, undefined, '');
 }
 
-function toGenerateRequest(req: TurnRequest, route: RouteDecision, plan: GeneratePlan, maxOutput: number, stopTokens: readonly number[]): inferenceV1.GenerateRequest {
+function toGenerateRequest(req: TurnRequest, route: RouteDecision, plan: GeneratePlan, maxOutput: number, prepared: PreparedTurn): inferenceV1.GenerateRequest {
   return {
     sessionKey: plan.sessionKey,
     parentSessionKey: plan.parentSessionKey,
@@ -242,7 +243,8 @@ function toGenerateRequest(req: TurnRequest, route: RouteDecision, plan: Generat
     model: route.engineModel,
     sampling: { temperature: req.body.temperature ?? undefined, topP: req.body.top_p ?? undefined },
     maxOutputTokens: maxOutput,
-    stopTokens: [...stopTokens],
+    stopTokens: [...prepared.profile.stopTokens],
+    constraints: generateConstraints(req.body, prepared.rendered.header),
   };
 }
 
