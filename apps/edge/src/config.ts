@@ -89,6 +89,12 @@ export const edgeConfigSchema = z.object({
    * worker goes unnoticed.
    */
   EDGE_ROUTE_CACHE_TTL_MS: env.int(30_000, 0),
+  /**
+   * Keys sealing reasoning `encrypted_content`: comma-separated `kid:base64key` entries (32-byte
+   * AES-256 keys); the first seals, all open, so a new key is rotated in first and an old one kept
+   * until its blobs are gone. Unset: a development key (a warning is logged at start).
+   */
+  EDGE_REASONING_KEYS: z.string().optional(),
   /** Entries in the process-wide cache of rendered item tokens used by the HTTP path. */
   EDGE_RENDER_CACHE_ENTRIES: env.int(50_000, 0),
   // Bounds on one request (see turn/edge-limits.ts and README "Limits"); each refusal is a 400

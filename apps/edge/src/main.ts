@@ -26,6 +26,7 @@ import { StoreWriter } from './store/store-writer';
 import { EntryRenderCache } from './turn/entry-render-cache';
 import { HeaderVerdicts } from './safety/header-verdicts';
 import { RouteCache } from './turn/route-cache';
+import { DEV_REASONING_KEYS, parseReasoningKeys, ReasoningSeal } from './turn/reasoning-seal';
 import type { TurnDeps } from './turn/turn-deps';
 import { edgeLimitsFromConfig } from './turn/edge-limits';
 import { UsageOutbox, usageOutboxOptionsFromConfig, UsageReporter } from './usage';
@@ -38,6 +39,8 @@ async function main(): Promise<void> {
   // The router may name any profile; build their tokenizer tables before taking traffic.
   for (const id of listProfileIds()) getProfile(id).warmUp();
   const metrics = new EdgeMetrics(registry);
+  if (!config.EDGE_REASONING_KEYS) logger.warn('EDGE_REASONING_KEYS is not set: using the development key; anyone who knows it can read and forge reasoning encrypted_content');
+  const reasoningSeal = new ReasoningSeal(parseReasoningKeys(config.EDGE_REASONING_KEYS ?? DEV_REASONING_KEYS));
   const auth = new ApiKeyAuth(config.FASTLOOP_API_KEYS, config.FASTLOOP_ADMIN_API_KEYS);
   const backends = new BackendClients({
     safetyAddress: config.SAFETY_ADDRESS,
@@ -58,7 +61,7 @@ async function main(): Promise<void> {
     isAvailable: () => redis.status === 'ready',
   });
   const renderCache = new EntryRenderCache(config.EDGE_RENDER_CACHE_ENTRIES);
-  const loader = new StoredStateLoader(store, storeWriter, renderCache);
+  const loader = new StoredStateLoader(store, storeWriter, renderCache, reasoningSeal);
   const usage = new UsageOutbox(usageOutboxOptionsFromConfig(config, { redisUrl: config.REDIS_URL, registry, logger: logger.child({ component: 'usage' }) }));
   const routeCache = new RouteCache(config.EDGE_ROUTE_CACHE_TTL_MS);
   const items = new StoredItemLookup(store, storeWriter);
@@ -75,6 +78,7 @@ async function main(): Promise<void> {
     limits: edgeLimitsFromConfig(config),
     headerVerdicts: new HeaderVerdicts(config.EDGE_SAFETY_HEADER_CACHE_ENTRIES),
     outputModeration: config.EDGE_OUTPUT_MODERATION ? { chunkChars: config.EDGE_OUTPUT_MODERATION_CHUNK_CHARS } : undefined,
+    reasoningSeal,
   };
   const budget = new StateCacheBudget(config.EDGE_CACHE_TOTAL_BYTES, metrics);
   const limits = new ConnectionLimits({ maxConnections: config.EDGE_MAX_CONNECTIONS, maxPerTenant: config.EDGE_MAX_CONNECTIONS_PER_TENANT });

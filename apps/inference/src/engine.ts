@@ -1,4 +1,5 @@
 import type { EngineName } from './config';
+import type { RequestConstraints } from './request-constraints';
 import type { SequenceLog } from './sequence-log';
 
 /** One generation as an engine sees it: a full token prompt, never items, tenants or billing. */
@@ -44,6 +45,11 @@ export interface EngineRequest {
    * skip and evaluate: the worker then reports the engine's skip as `cached_tokens`.
    */
   onPrefill?(prefill: EnginePrefill): void;
+  /**
+   * What the request forces (tool_choice, JSON text.format). The one source every chat format
+   * carries: harmony prompts do not say it; chat-template prompts also do (llamacpp reads those).
+   */
+  constraints?: RequestConstraints;
 }
 
 /** How an engine prefilled one prompt. */

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { ServerWritableStream } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { inferenceV1 } from '@fastloop/proto';
+import { parseConstraints, type RequestConstraints } from './request-constraints';
 import { DomainError, toGrpcError } from '@fastloop/service-kit';
 import { saltSeed } from './block-hash';
 import { effectiveMaxOutputTokens, limitChunk } from './completion-limits';
@@ -132,9 +133,11 @@ export class GenerateService {
   private async run(call: GenerateCall, arrivedAt: number, signal: AbortSignal): Promise<void> {
     const request = call.request;
     const { metrics } = this.options;
+    // Checked before the prompt touches the session cache.
+    const constraints = parseConstraints(request.constraints);
     const assembled = this.assemble(request);
     metrics.workerSeconds.observe({ ...this.engineLabel, part: 'prepare' }, (this.now() - arrivedAt) / 1000);
-    const result = await this.stream(call, request, assembled, arrivedAt, signal);
+    const result = await this.stream(call, request, assembled, arrivedAt, signal, constraints);
     const cancelled = result.finish === FinishReason.FINISH_REASON_CANCELLED;
     const keepStart = this.now();
     // A cancelled call keeps nothing: the caller may have cancelled because safety blocked the
@@ -206,6 +209,7 @@ export class GenerateService {
     assembled: PreparedPrompt,
     arrivedAt: number,
     signal: AbortSignal,
+    constraints: RequestConstraints | undefined,
   ): Promise<StreamResult> {
     const maxOutputTokens = effectiveMaxOutputTokens(request.maxOutputTokens, this.options.maxOutputTokens);
     const stopTokens = new Set([...this.options.profileStopTokens, ...request.stopTokens]);
@@ -228,6 +232,7 @@ export class GenerateService {
       sessionKey: request.parentSessionKey || request.sessionKey ? scopedKey(request.cacheSalt, request.parentSessionKey || request.sessionKey) : undefined,
       cacheSalt: request.cacheSalt,
       onPrefill: (p) => (prefill = p),
+      constraints,
     });
     for await (const chunk of chunks) {
       if (signal.aborted) break;

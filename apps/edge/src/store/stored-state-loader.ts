@@ -1,5 +1,6 @@
 import { resolveProfile } from '@fastloop/model-profiles';
-import { toHeader } from '../turn/prepare-turn';
+import { conversionContext, toHeader } from '../turn/prepare-turn';
+import type { ReasoningSeal } from '../turn/reasoning-seal';
 import { AppendLog } from '../turn/append-log';
 import type { CallTarget, ConversationState } from '../turn/conversation-state';
 import { itemsToEntries } from '../turn/item-conversion';
@@ -19,6 +20,7 @@ export class StoredStateLoader implements StateLoader {
     private readonly store: ResponseStore,
     private readonly writer: StoreWriter,
     private readonly renderCache: EntryRenderCache,
+    private readonly reasoningSeal?: ReasoningSeal,
   ) {}
 
   async load(id: string, tenant: string): Promise<ConversationState | undefined> {
@@ -27,7 +29,7 @@ export class StoredStateLoader implements StateLoader {
     if (!record) return undefined;
     const items = await this.store.items(record, 0, record.itemsLength);
     const calls = new Map<string, CallTarget>();
-    const entries = itemsToEntries(items, calls);
+    const entries = itemsToEntries(items, calls, 0, conversionContext({ reasoningSeal: this.reasoningSeal }, tenant));
     const profile = await resolveProfile(record.route.profile);
     const header = toHeader(record.response);
     return {

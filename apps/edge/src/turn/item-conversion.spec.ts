@@ -151,7 +151,7 @@ describe('item conversion', () => {
     const text = itemsToScans(items)[last].text;
     const start = text.indexOf('SECRET');
     const masks = new Map([[last, [{ start, end: start + 'SECRET'.length, ruleId: 'r' }]]]);
-    const masked = itemsToEntries(items, new Map<string, CallTarget>(), 0, masks);
+    const masked = itemsToEntries(items, new Map<string, CallTarget>(), 0, { masks });
     const plain = itemsToEntries(items, new Map<string, CallTarget>());
     const rendered = profile.decode(profile.renderEntry(masked[masked.length - 1]));
     expect(rendered).not.toContain('SECRET');
@@ -161,7 +161,7 @@ describe('item conversion', () => {
   it('never masks a tool name: a span over the name and the text masks only the text', () => {
     const items = validateItems([{ type: 'function_call_output', name: 'exec', namespace: 'shell', output: 'secret here' }]);
     expect(itemsToScans(items)[0].text).toBe('shell\nexec\nsecret here');
-    const [entry] = itemsToEntries(items, new Map<string, CallTarget>(), 0, new Map([[0, [{ start: 2, end: 17, ruleId: 'r' }]]]));
+    const [entry] = itemsToEntries(items, new Map<string, CallTarget>(), 0, { masks: new Map([[0, [{ start: 2, end: 17, ruleId: 'r' }]]]) });
     expect(entry).toMatchObject({ name: 'exec', namespace: 'shell', output: '[redacted r] here' });
   });
 });

@@ -26,17 +26,32 @@ type OutputAnswers =
   | { by: 'name'; name: string; namespace?: string }
   | { by: 'tool'; callId: string; target: CallTarget };
 
-/** Narrows a validated wire item. Exhaustive: a new known item type does not compile until handled here. */
-function narrow(item: InputItem): NarrowedItem {
-  if (!isKnownInputItem(item)) return { kind: 'carried', text: carriedText(item) };
-  return narrowKnown(item);
+/**
+ * What conversion needs beyond the items. `openReasoning` opens a reasoning item's
+ * `encrypted_content` (sealed for the caller's tenant) to the text the model wrote, throwing an
+ * ApiError for a blob that does not open; without it the item's `content` / `summary` is read.
+ */
+export interface ConversionContext {
+  openReasoning?: (encrypted: string, param: string) => string;
+  /** Redactions by item index: spans of the item's scan text masked in what the model reads. */
+  masks?: ReadonlyMap<number, readonly Mask[]>;
 }
 
-function narrowKnown(item: KnownInputItem): NarrowedItem {
+/** Narrows a validated wire item. Exhaustive: a new known item type does not compile until handled here. */
+function narrow(item: InputItem, index: number, ctx: ConversionContext): NarrowedItem {
+  if (!isKnownInputItem(item)) return { kind: 'carried', text: carriedText(item) };
+  return narrowKnown(item, index, ctx);
+}
+
+function narrowKnown(item: KnownInputItem, index: number, ctx: ConversionContext): NarrowedItem {
   switch (item.type) {
     case 'message':
       return { kind: 'message', role: item.role, text: contentText(item.content) };
     case 'reasoning':
+      // Sealed reasoning is what the model wrote, whatever the client kept of content and summary.
+      if (item.encrypted_content !== undefined && ctx.openReasoning) {
+        return { kind: 'reasoning', text: ctx.openReasoning(item.encrypted_content, `input[${index}].encrypted_content`) };
+      }
       return { kind: 'reasoning', text: reasoningText(item.content ?? [], item.summary) };
     case 'function_call':
       return withNamespace({ kind: 'call', format: 'function', callId: item.call_id, name: item.name, body: item.arguments }, item.namespace);
@@ -70,11 +85,11 @@ function narrowKnown(item: KnownInputItem): NarrowedItem {
  * conversation, for error params. Items the format cannot render yield no entry. `masks` (by
  * conversation index) are safety's redaction spans in each item's scan text, masked in the entry.
  */
-export function itemsToEntries(items: readonly InputItem[], calls: Map<string, CallTarget>, offset = 0, masks?: ReadonlyMap<number, readonly Mask[]>): ConversationEntry[] {
+export function itemsToEntries(items: readonly InputItem[], calls: Map<string, CallTarget>, offset = 0, ctx: ConversionContext = {}): ConversationEntry[] {
   const entries: ConversationEntry[] = [];
   items.forEach((item, i) => {
-    const narrowed = narrow(item);
-    const itemMasks = masks?.get(offset + i);
+    const narrowed = narrow(item, offset + i, ctx);
+    const itemMasks = ctx.masks?.get(offset + i);
     const entry = toEntry(itemMasks ? maskNarrowed(narrowed, itemMasks) : narrowed, calls, offset + i);
     if (entry) entries.push(entry);
   });
@@ -82,8 +97,8 @@ export function itemsToEntries(items: readonly InputItem[], calls: Map<string, C
 }
 
 /** What safety scans of each item: one scan item per wire item, in order (findings index them). */
-export function itemsToScans(items: readonly InputItem[]): safetyV1.SafetyItem[] {
-  return items.map((item) => toScan(item.type, narrow(item)));
+export function itemsToScans(items: readonly InputItem[], offset = 0, ctx: ConversionContext = {}): safetyV1.SafetyItem[] {
+  return items.map((item, i) => toScan(item.type, narrow(item, offset + i, ctx)));
 }
 
 function toEntry(item: NarrowedItem, calls: Map<string, CallTarget>, index: number): ConversationEntry | undefined {

@@ -5,7 +5,8 @@ import { renderWithinLimits } from './render-within-limits';
 import { DomainError } from '@fastloop/service-kit';
 import { AppendLog, type LogView } from './append-log';
 import type { CallTarget, ConversationState, RouteDecision } from './conversation-state';
-import { itemsToEntries, itemsToScans, LOCAL_SHELL_TOOL } from './item-conversion';
+import { itemsToEntries, itemsToScans, LOCAL_SHELL_TOOL, type ConversionContext } from './item-conversion';
+import { SealError } from './reasoning-seal';
 import { renderConversation, type RenderedConversation } from './render-conversation';
 import type { TurnDeps, TurnRequest } from './turn-deps';
 import { RouteCache } from './route-cache';
@@ -60,7 +61,8 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
   const items = previous ? previous.items.append(newItems) : AppendLog.from(newItems);
   const inputStart = previous ? previous.items.length : 0;
   const calls = previous ? (previous.calls as Map<string, CallTarget>) : new Map<string, CallTarget>();
-  const newEntries = itemsToEntries(newItems, calls, inputStart);
+  const ctx = conversionContext(deps, req.principal.tenant);
+  const newEntries = itemsToEntries(newItems, calls, inputStart, ctx);
   timer.mark('validate', req.validateMs);
   timer.record('load', req.loadMs);
 
@@ -112,13 +114,13 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
     redact: (findings) => {
       if (contextOverflow) return undefined; // the turn fails after the verdict; nothing is rendered for a worker
       if (!previous?.unmasked) {
-        const masked = maskedEntries(newItems, calls, inputStart, findings);
+        const masked = maskedEntries(newItems, calls, inputStart, findings, ctx);
         if (!masked) return undefined;
         const all = previous ? previous.entries.append(masked) : AppendLog.from(masked);
         return { ...prepared, entries: all, rendered: render(all, masked, extend), redacted: true };
       }
       // A reloaded redacted conversation: mask every item and render it all again.
-      const masked = maskedEntries(items.slice(), new Map(), 0, findings);
+      const masked = maskedEntries(items.slice(), new Map(), 0, findings, ctx);
       if (!masked) return undefined;
       const all = AppendLog.from(masked);
       return { ...prepared, entries: all, rendered: render(all, masked, undefined), redacted: true };
@@ -128,10 +130,35 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
 }
 
 /** This turn's entries with redactions applied, or undefined when none applies to them. */
-function maskedEntries(newItems: readonly InputItem[], calls: Map<string, CallTarget>, inputStart: number, findings: readonly safetyV1.Finding[]): ConversationEntry[] | undefined {
+function maskedEntries(
+  newItems: readonly InputItem[],
+  calls: Map<string, CallTarget>,
+  inputStart: number,
+  findings: readonly safetyV1.Finding[],
+  ctx: ConversionContext,
+): ConversationEntry[] | undefined {
   const masks = redactionMasks(findings, inputStart, inputStart + newItems.length);
   if (masks.size === 0) return undefined;
-  return itemsToEntries(newItems, calls, inputStart, masks);
+  return itemsToEntries(newItems, calls, inputStart, { ...ctx, masks });
+}
+
+/**
+ * How this tenant's items convert: sealed reasoning opens under the deployment's keys, and a blob
+ * that does not open is the client's error (400 `invalid_encrypted_content`).
+ */
+export function conversionContext(deps: Pick<TurnDeps, 'reasoningSeal'>, tenant: string): ConversionContext {
+  const seal = deps.reasoningSeal;
+  if (!seal) return {};
+  return {
+    openReasoning: (encrypted, param) => {
+      try {
+        return seal.open(encrypted, tenant);
+      } catch (err) {
+        if (!(err instanceof SealError)) throw err;
+        throw ApiErrors.invalidRequest(`The encrypted content ${err.message} and could not be verified.`, param, 'invalid_encrypted_content');
+      }
+    },
+  };
 }
 
 /** `input` as items: a string is one user message. */
@@ -219,7 +246,8 @@ async function classify(deps: TurnDeps, req: TurnRequest, items: LogView<InputIt
   const prev = req.previous;
   let from = prev ? prev.safetyItems : 0;
   let state = prev ? prev.safetyState : Buffer.alloc(0);
-  const request = (fromItem: number) => ({ state, items: itemsToScans(items.slice(fromItem)), tenant: req.principal.tenant, model: req.body.model });
+  const ctx = conversionContext(deps, req.principal.tenant);
+  const request = (fromItem: number) => ({ state, items: itemsToScans(items.slice(fromItem), fromItem, ctx), tenant: req.principal.tenant, model: req.body.model });
   let res: safetyV1.ClassifyResponse;
   try {
     res = await deps.backends.classify(request(from), req.signal);

@@ -16,6 +16,7 @@ import { recordNoticed } from '../safety/safety-findings';
 import { finishModeration, moderatorFor } from '../safety/moderate-turn';
 import type { OutputSink } from '../safety/output-moderator';
 import { cacheSaltOf } from './cache-salt';
+import { generateConstraints } from './generate-constraints';
 
 /** The result of a turn that got as far as `response.created`. */
 export interface TurnOutcome {
@@ -38,7 +39,9 @@ export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: (event: Re
   // Decided before response.created, so every event and the final object say whether it is stored.
   const storing = req.body.store !== false && deps.store !== undefined && deps.store.accepting?.() !== false;
   const body = storing || req.body.store === false ? req.body : { ...req.body, store: false };
-  const writer = new TurnWriter(body, { id: newId('resp'), model: prepared.route.model, previousResponseId: req.previous?.response.id }, emit);
+  const seal = deps.reasoningSeal;
+  const sealReasoning = seal && body.include?.includes('reasoning.encrypted_content') ? (text: string) => seal.seal(text, req.principal.tenant) : undefined;
+  const writer = new TurnWriter(body, { id: newId('resp'), model: prepared.route.model, previousResponseId: req.previous?.response.id }, emit, sealReasoning);
   let verdict: SafetyResult | undefined;
   // The turn as the model reads it: `prepared`, or a copy with redacted spans masked.
   let turn = prepared;
@@ -161,7 +164,7 @@ async function streamTokens(
     req.signal.addEventListener('abort', onAbort, { once: true });
     stopped.signal.addEventListener('abort', onAbort, { once: true });
     try {
-      const request = toGenerateRequest(req, route, plan, maxOutput, prepared.profile.stopTokens);
+      const request = toGenerateRequest(req, route, plan, maxOutput, prepared);
       const stream = deps.backends.generate(route.workerAddress, request, call.signal)[Symbol.asyncIterator]();
       const first = stream.next();
       first.catch(() => undefined); // read below, after the verdict
@@ -260,7 +263,7 @@ function fullPlan(prepared: PreparedTurn, gen: readonly number[], responseId: st
   return planGenerate(responseId, prepared.rendered, gen, undefined, '');
 }
 
-function toGenerateRequest(req: TurnRequest, route: RouteDecision, plan: GeneratePlan, maxOutput: number, stopTokens: readonly number[]): inferenceV1.GenerateRequest {
+function toGenerateRequest(req: TurnRequest, route: RouteDecision, plan: GeneratePlan, maxOutput: number, prepared: PreparedTurn): inferenceV1.GenerateRequest {
   return {
     sessionKey: plan.sessionKey,
     parentSessionKey: plan.parentSessionKey,
@@ -270,7 +273,8 @@ function toGenerateRequest(req: TurnRequest, route: RouteDecision, plan: Generat
     model: route.engineModel,
     sampling: { temperature: req.body.temperature ?? undefined, topP: req.body.top_p ?? undefined },
     maxOutputTokens: maxOutput,
-    stopTokens: [...stopTokens],
+    stopTokens: [...prepared.profile.stopTokens],
+    constraints: generateConstraints(req.body, prepared.rendered.header),
   };
 }
 

@@ -8,6 +8,7 @@ import type { EdgeLimits } from './edge-limits';
 import type { RouteCache } from './route-cache';
 import type { HeaderVerdicts } from '../safety/header-verdicts';
 import type { ConversationState } from './conversation-state';
+import type { ReasoningSeal } from './reasoning-seal';
 import type { InputItem, ResponseCreateRequest } from '@fastloop/protocol';
 
 /** Where finished responses go after their terminal event (never awaited by the turn). */
@@ -45,6 +46,11 @@ export interface TurnDeps {
   items?: ItemLookup;
   /** Bounds on one request's shape and rendering; DEFAULT_EDGE_LIMITS when absent. */
   limits?: EdgeLimits;
+  /**
+   * Seals reasoning for `include: ["reasoning.encrypted_content"]` and opens it when sent back;
+   * absent: no `encrypted_content` is written, and one sent back is read as its content/summary.
+   */
+  reasoningSeal?: ReasoningSeal;
 }
 
 /** Finds a stored item by id within one tenant. */

@@ -4,6 +4,7 @@ import {
   OutputAssembler,
   toResponseError,
   type ApiError,
+  type EndItemOptions,
   type ResponseCreateRequest,
   type ResponseObject,
   type ResponseStreamEvent,
@@ -24,11 +25,18 @@ export class TurnWriter {
   private readonly localShell: boolean;
   /** Arguments of a `local_shell` call being written; its item goes out whole when it ends. */
   private shellArgs: string | null = null;
+  /** Text of the reasoning item being written, for its `encrypted_content`. */
+  private reasoningText = '';
 
+  /**
+   * @param sealReasoning set when the client asked for `reasoning.encrypted_content`: seals a
+   *   finished reasoning item's text for the client to send back.
+   */
   constructor(
     body: ResponseCreateRequest,
     identity: { id: string; model: string; previousResponseId?: string },
     private readonly emit: (event: ResponseStreamEvent) => void,
+    private readonly sealReasoning?: (text: string) => string,
   ) {
     this.response = createResponseObject(body, { ...identity, createdAt: Date.now() / 1000 });
     this.assembler = new OutputAssembler(this.stream, emit);
@@ -49,19 +57,19 @@ export class TurnWriter {
   }
 
   startMessage(): void {
-    this.flushShellCall();
+    this.endItem();
     this.assembler.startMessage();
   }
 
   startReasoning(): void {
-    this.flushShellCall();
+    this.endItem();
+    this.reasoningText = '';
     this.assembler.startReasoning();
   }
 
   startFunctionCall(name: string, namespace?: string): void {
-    this.flushShellCall();
+    this.endItem();
     if (this.localShell && namespace === undefined && name === LOCAL_SHELL_TOOL) {
-      this.assembler.endItem();
       this.shellArgs = '';
       return;
     }
@@ -69,7 +77,7 @@ export class TurnWriter {
   }
 
   startCustomToolCall(name: string, namespace?: string): void {
-    this.flushShellCall();
+    this.endItem();
     this.assembler.startCustomToolCall(name, namespace);
   }
 
@@ -82,16 +90,21 @@ export class TurnWriter {
     const kind = this.assembler.openItemType;
     if (kind === 'function_call') this.assembler.appendArguments(text);
     else if (kind === 'custom_tool_call') this.assembler.appendInput(text);
-    else if (kind === 'reasoning') this.assembler.appendReasoning(text);
+    else if (kind === 'reasoning') {
+      this.reasoningText += text;
+      this.assembler.appendReasoning(text);
+    }
     else {
       if (kind === null) this.assembler.startMessage();
       this.assembler.appendText(text);
     }
   }
 
-  endItem(): void {
+  endItem(options: EndItemOptions = {}): void {
     this.flushShellCall();
-    this.assembler.endItem();
+    if (this.sealReasoning && this.assembler.openItemType === 'reasoning') {
+      this.assembler.endItem({ ...options, encryptedContent: this.sealReasoning(this.reasoningText) });
+    } else this.assembler.endItem(options);
   }
 
   /**
@@ -118,8 +131,7 @@ export class TurnWriter {
 
   /** The output token limit cut the response short. */
   incomplete(usage: Usage, reason: 'max_output_tokens' | 'content_filter'): void {
-    this.flushShellCall();
-    this.assembler.endItem({ status: 'incomplete' });
+    this.endItem({ status: 'incomplete' });
     this.settle('incomplete', usage);
     this.response.incomplete_details = { reason };
     this.emit(this.stream.incomplete(this.response));
@@ -127,16 +139,14 @@ export class TurnWriter {
 
   failed(err: ApiError): void {
     if (this.stream.terminated) return;
-    this.flushShellCall();
-    this.assembler.endItem({ status: 'incomplete' });
+    this.endItem({ status: 'incomplete' });
     this.settle('failed', null);
     this.response.error = toResponseError(err);
     this.emit(this.stream.failed(this.response));
   }
 
   private settle(status: ResponseObject['status'], usage: Usage | null): void {
-    this.flushShellCall();
-    this.assembler.endItem();
+    this.endItem();
     this.response.status = status;
     this.response.output = [...this.assembler.output];
     this.response.usage = usage;

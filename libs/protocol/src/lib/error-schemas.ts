@@ -50,6 +50,7 @@ export const ApiErrorCodeSchema = z.enum([
   'previous_response_not_found',
   'not_found',
   'invalid_prompt',
+  'invalid_encrypted_content',
   'context_length_exceeded',
   'payload_too_large',
   'websocket_connection_limit_reached',

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { ModelProfile, ParsedPrompt, PromptReader } from '@fastloop/model-profiles';
 import type { Engine, EngineRequest } from '../../engine';
+import type { RequestConstraints } from '../../request-constraints';
 import { createRandom, hashNumbers } from '@fastloop/service-kit';
 import { dueCount, nextWakeDelay, scheduleTokens, timeToFirstTokenMs, type SimPace } from './sim-pacing';
 import { guardCompletion, type SimGuardOptions } from './sim-guard';
@@ -47,7 +48,7 @@ export class SimEngine implements Engine {
   async *generate(request: EngineRequest): AsyncGenerator<readonly number[]> {
     if (this.closed) throw new Error('sim engine is closed');
     const readStart = this.now();
-    const completion = cutCompletion(this.complete(request.prompt, request.promptLog), request.maxOutputTokens, request.stopTokens);
+    const completion = cutCompletion(this.complete(request.prompt, request.promptLog, request.constraints), request.maxOutputTokens, request.stopTokens);
     request.onPromptRead?.(this.now() - readStart);
     const { pace } = this.options;
     const seed = request.seed ?? hashNumbers(request.prompt.slice(-SEED_WINDOW), request.prompt.length);
@@ -73,8 +74,9 @@ export class SimEngine implements Engine {
    * prompt lives in, the sim keeps what it read of that log and reads only the new messages (a
    * session's turn costs O(new tokens)); without one it parses the whole prompt.
    */
-  complete(prompt: ArrayLike<number>, log?: object): number[] {
-    return simulateCompletion(this.options.profile, prompt, this.options.script, this.options.logger, log && this.readerFor(log), this.options.guard);
+  complete(prompt: ArrayLike<number>, log?: object, constraints?: RequestConstraints): number[] {
+    const { logger, guard } = this.options;
+    return simulateCompletion(this.options.profile, prompt, this.options.script, { logger, reader: log && this.readerFor(log), constraints, guard });
   }
 
   // Keyed weakly by the log: a reader lives as long as some held sequence still uses its log.
@@ -94,19 +96,24 @@ export class SimEngine implements Engine {
   }
 }
 
+/** Optional inputs of {@link simulateCompletion}. */
+export interface SimulateOptions {
+  logger?: Logger;
+  /** Reads an append-only prompt incrementally (see SimEngine.complete). */
+  reader?: PromptReader;
+  /** The request's forced tool choice and format; they win over what the prompt's format carries. */
+  constraints?: RequestConstraints;
+  /** Guard policy, for prompts that ask for a guard verdict; default: no term blocks. */
+  guard?: SimGuardOptions;
+}
+
 /**
  * Reads `prompt` like the model would and renders what it answers, as tokens: a verdict when the
  * prompt asks for one (sim-guard), else the agent script's next step. A prompt the profile
  * cannot take apart is read as an empty conversation: a model still answers garbage with something.
  */
-export function simulateCompletion(
-  profile: ModelProfile,
-  prompt: ArrayLike<number>,
-  script: SimScriptOptions,
-  logger?: Logger,
-  reader?: PromptReader,
-  guard: SimGuardOptions = { blockTerms: [] },
-): number[] {
+export function simulateCompletion(profile: ModelProfile, prompt: ArrayLike<number>, script: SimScriptOptions, options: SimulateOptions = {}): number[] {
+  const { logger, reader, constraints, guard = { blockTerms: [] } } = options;
   let parsed: ParsedPrompt;
   try {
     parsed = reader !== undefined ? reader.read(prompt) : profile.parsePrompt(Array.from(prompt));
@@ -114,6 +121,8 @@ export function simulateCompletion(
     logger?.debug({ err, engine: 'sim' }, 'simulated model could not parse the prompt; answering without context');
     parsed = { messages: [], tools: [], endsWithGenerationPrompt: true };
   }
+  // A copy: a reader may hand back the parse it keeps.
+  if (constraints) parsed = { ...parsed, toolChoice: constraints.toolChoice ?? parsed.toolChoice, responseFormat: constraints.responseFormat ?? parsed.responseFormat };
   return profile.renderCompletion(guardCompletion(parsed, guard) ?? scriptCompletion(parsed, script));
 }
 

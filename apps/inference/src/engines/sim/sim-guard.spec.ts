@@ -10,7 +10,7 @@ const answer = (text: string): ConversationEntry => ({ kind: 'message', role: 'a
 
 /** What the simulated model answers to `entries` under the guard header, read as a verdict word. */
 function verdictFor(entries: ConversationEntry[], policy = 'Unsafe: anything confidential.'): string | undefined {
-  const tokens = simulateCompletion(profile, profile.render(guardHeader(policy), entries), script, undefined, undefined, guard);
+  const tokens = simulateCompletion(profile, profile.render(guardHeader(policy), entries), script, { guard });
   return readGuardVerdict(profile.decode(tokens.filter((t) => !profile.stopTokens.includes(t))));
 }
 
@@ -38,7 +38,7 @@ describe('the simulated engine playing a guard', () => {
   it('leaves every other prompt to the agent script', () => {
     const parsed = profile.parsePrompt(profile.render({ instructions: 'You are a coding agent. Be safe.', tools: [] }, [user('project falcon')]));
     expect(guardCompletion(parsed, guard)).toBeUndefined();
-    const tokens = simulateCompletion(profile, profile.render({ tools: [] }, [user('project falcon')]), script, undefined, undefined, guard);
+    const tokens = simulateCompletion(profile, profile.render({ tools: [] }, [user('project falcon')]), script, { guard });
     expect(profile.decode(tokens)).toContain('Simulated answer');
   });
 });

@@ -1,4 +1,4 @@
-import type { ConversationEntry, ParsedPrompt, ParsedPromptMessage, ParsedTool } from '@fastloop/model-profiles';
+import type { ConversationEntry, JsonSchema, ParsedPrompt, ParsedPromptMessage, ParsedTool } from '@fastloop/model-profiles';
 import { argumentsForSchema } from '../../schema-arguments';
 import { freeformInput } from './sim-freeform-input';
 import { instructedCalls } from './sim-instructions';
@@ -32,9 +32,15 @@ interface TurnState {
   last: ParsedPromptMessage | undefined;
 }
 
-/** Decides what the simulated model samples next: a tool call (function or custom) or a final assistant message. */
+/**
+ * Decides what the simulated model samples next: a tool call (function or custom) or a final
+ * assistant message. A forced tool choice (`required`, a named tool) makes it call a tool on every
+ * turn, as a constrained model must; a response format makes its answer JSON valid against it.
+ */
 export function scriptCompletion(parsed: ParsedPrompt, options: SimScriptOptions): ConversationEntry {
   const state = turnState(parsed.messages);
+  const forced = forcedTools(parsed);
+  if (forced) return instructedCalls(forced, state.userText)?.[state.called.length] ?? toolCall(forced, state);
   const lastIsUser = state.last?.author === 'user';
   const lastIsToolOutput = state.last !== undefined && isToolOutput(state.last);
   // A user who names a tool and quotes what to run gets exactly those calls (see sim-instructions).
@@ -42,7 +48,27 @@ export function scriptCompletion(parsed: ParsedPrompt, options: SimScriptOptions
   const limit = instructed ? Math.min(instructed.length, options.toolCalls) : options.toolCalls;
   const wantsTool = parsed.tools.length > 0 && state.called.length < limit && (lastIsUser || lastIsToolOutput);
   if (wantsTool) return instructed ? instructed[state.called.length] : toolCall(parsed.tools, state);
-  return { kind: 'message', role: 'assistant', text: answerText(state, options.answerWords) };
+  const text = parsed.responseFormat ? jsonAnswer(parsed.responseFormat.schema, state, options.answerWords) : answerText(state, options.answerWords);
+  return { kind: 'message', role: 'assistant', text };
+}
+
+/** The tools a forced tool choice allows (`name` or `namespace.name`); undefined when the model may answer in text. */
+function forcedTools(parsed: ParsedPrompt): ParsedTool[] | undefined {
+  const choice = parsed.toolChoice;
+  if (choice === undefined || parsed.tools.length === 0) return undefined;
+  if (choice === 'required') return [...parsed.tools];
+  const named = parsed.tools.filter((t) => t.name === choice.name || `${t.namespace}.${t.name}` === choice.name);
+  return named.length > 0 ? named : undefined;
+}
+
+/**
+ * An answer valid against `schema`: generated from it, seeded by the conversation. A schema that
+ * names no properties (`json_object`) gets the prose answer as `{"answer": …}`.
+ */
+function jsonAnswer(schema: JsonSchema, state: TurnState, words: number): string {
+  const open = schema.type === 'object' && schema.properties === undefined && schema.additionalProperties !== false;
+  if (open) return JSON.stringify({ answer: answerText(state, words) });
+  return JSON.stringify(argumentsForSchema(schema, { seed: hashString(state.userText, hashString(state.called.join(','))), text: state.userText }));
 }
 
 function turnState(messages: readonly ParsedPromptMessage[]): TurnState {

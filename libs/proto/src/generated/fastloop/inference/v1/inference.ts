@@ -105,6 +105,26 @@ export interface GenerateRequest {
    * what another sent. Empty = the shared, unsalted space.
    */
   cacheSalt: string;
+  /**
+   * What the request forces the output to be (tool_choice, text.format). Engines whose chat format
+   * carries them in the prompt (chat templates) may read them from there; harmony prompts do not
+   * carry them, so this is the one source every engine can read. Absent = the model chooses.
+   */
+  constraints?: GenerateConstraints | undefined;
+}
+
+/** Constraints on a completion, from the request's `tool_choice` and `text.format`. */
+export interface GenerateConstraints {
+  /**
+   * "" (the model chooses), "required" (some offered tool), or the one tool to call, as the model
+   * is offered it: `name`, or `namespace.name` for a namespace member.
+   */
+  toolChoice: string;
+  /**
+   * `text.format` as JSON when it asks for JSON: {"type":"json_object"} or
+   * {"type":"json_schema","name":…,"schema":{…},"strict":bool}. "" = free text.
+   */
+  responseFormatJson: string;
 }
 
 export interface ForgetSessionRequest {
@@ -266,6 +286,7 @@ function createBaseGenerateRequest(): GenerateRequest {
     stopTokens: [],
     parentSessionKey: "",
     cacheSalt: "",
+    constraints: undefined,
   };
 }
 
@@ -305,6 +326,9 @@ export const GenerateRequest: MessageFns<GenerateRequest> = {
     }
     if (message.cacheSalt !== "") {
       writer.uint32(74).string(message.cacheSalt);
+    }
+    if (message.constraints !== undefined) {
+      GenerateConstraints.encode(message.constraints, writer.uint32(82).fork()).join();
     }
     return writer;
   },
@@ -414,6 +438,14 @@ export const GenerateRequest: MessageFns<GenerateRequest> = {
             message.cacheSalt = reader.string();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.constraints = GenerateConstraints.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -461,6 +493,7 @@ export const GenerateRequest: MessageFns<GenerateRequest> = {
         : isSet(object.cache_salt)
         ? globalThis.String(object.cache_salt)
         : "",
+      constraints: isSet(object.constraints) ? GenerateConstraints.fromJSON(object.constraints) : undefined,
     };
   },
 
@@ -493,6 +526,9 @@ export const GenerateRequest: MessageFns<GenerateRequest> = {
     if (message.cacheSalt !== "") {
       obj.cacheSalt = message.cacheSalt;
     }
+    if (message.constraints !== undefined) {
+      obj.constraints = GenerateConstraints.toJSON(message.constraints);
+    }
     return obj;
   },
 
@@ -512,6 +548,102 @@ export const GenerateRequest: MessageFns<GenerateRequest> = {
     message.stopTokens = object.stopTokens?.map((e) => e) || [];
     message.parentSessionKey = object.parentSessionKey ?? "";
     message.cacheSalt = object.cacheSalt ?? "";
+    message.constraints = (object.constraints !== undefined && object.constraints !== null)
+      ? GenerateConstraints.fromPartial(object.constraints)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseGenerateConstraints(): GenerateConstraints {
+  return { toolChoice: "", responseFormatJson: "" };
+}
+
+export const GenerateConstraints: MessageFns<GenerateConstraints> = {
+  encode(message: GenerateConstraints, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.toolChoice !== "") {
+      writer.uint32(10).string(message.toolChoice);
+    }
+    if (message.responseFormatJson !== "") {
+      writer.uint32(18).string(message.responseFormatJson);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GenerateConstraints {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGenerateConstraints();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.toolChoice = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.responseFormatJson = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GenerateConstraints {
+    return {
+      toolChoice: isSet(object.toolChoice)
+        ? globalThis.String(object.toolChoice)
+        : isSet(object.tool_choice)
+        ? globalThis.String(object.tool_choice)
+        : "",
+      responseFormatJson: isSet(object.responseFormatJson)
+        ? globalThis.String(object.responseFormatJson)
+        : isSet(object.response_format_json)
+        ? globalThis.String(object.response_format_json)
+        : "",
+    };
+  },
+
+  toJSON(message: GenerateConstraints): unknown {
+    const obj: any = {};
+    if (message.toolChoice !== "") {
+      obj.toolChoice = message.toolChoice;
+    }
+    if (message.responseFormatJson !== "") {
+      obj.responseFormatJson = message.responseFormatJson;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GenerateConstraints>, I>>(base?: I): GenerateConstraints {
+    return GenerateConstraints.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GenerateConstraints>, I>>(object: I): GenerateConstraints {
+    const message = createBaseGenerateConstraints();
+    message.toolChoice = object.toolChoice ?? "";
+    message.responseFormatJson = object.responseFormatJson ?? "";
     return message;
   },
 };
