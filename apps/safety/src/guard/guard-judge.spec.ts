@@ -65,6 +65,7 @@ describe('GuardJudge through Generate sessions', () => {
       // What the worker holds is exactly the guard conversation rendered from scratch.
       const entries = all.map((i) => ({ kind: 'message' as const, role: 'user' as const, text: `[${i.itemType === 'message' ? 'input' : 'tool'}] ${i.text}` }));
       expect(worker.prompts.at(-1)).toEqual(profile.render(guardHeader(POLICY), entries));
+      expect(JSON.parse(req.constraints!.responseFormatJson)).toMatchObject({ type: 'json_schema', schema: { enum: ['safe', 'unsafe'] } });
       if (t > 0) {
         expect(req.parentSessionKey).toBe(worker.requests.at(-2)!.sessionKey);
         expect(req.prefixLen).toBeGreaterThan(0);

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { guardHeader, readGuardVerdict, type ConversationEntry, type ModelProfile } from '@fastloop/model-profiles';
+import { GUARD_RESPONSE_FORMAT, guardHeader, readGuardVerdict, type ConversationEntry, type ModelProfile } from '@fastloop/model-profiles';
 import type { safetyV1 } from '@fastloop/proto';
 import { DomainError } from '@fastloop/service-kit';
 import { invalidSafetyState } from '../errors';
@@ -92,6 +92,8 @@ export class GuardJudge {
           sampling: { temperature: 0 },
           maxOutputTokens: o.maxOutputTokens,
           stopTokens: [...o.profile.stopTokens],
+          // The verdict's format as a request constraint too: harmony prompts do not carry it.
+          constraints: { toolChoice: '', responseFormatJson: VERDICT_FORMAT_JSON },
         },
         o.timeoutMs,
       );
@@ -110,6 +112,8 @@ export class GuardJudge {
     }
   }
 }
+
+const VERDICT_FORMAT_JSON = JSON.stringify({ type: 'json_schema', ...GUARD_RESPONSE_FORMAT, strict: true });
 
 /**
  * The guard worker's `cache_salt` for a tenant: the guard's prompts carry the tenant's content, so
