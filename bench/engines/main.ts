@@ -1,8 +1,8 @@
 /**
  * bench/engines: per engine (sim; llamacpp on a GGUF, stories260K by default), time to first token
  * and decode rate of a WebSocket continuation vs a stateless resend of the same conversation as
- * its history grows to the model's context, plus a cold resend that reuses no prefix. Run under
- * the shared lock: `flock /work/wt/.e2e.lock npx tsx bench/engines/main.ts [--model <gguf>]`.
+ * its history grows to the model's context, plus a cold resend that reuses no prefix. Run it on an
+ * otherwise idle machine: `npx tsx bench/engines/main.ts [--model <gguf>]`.
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';

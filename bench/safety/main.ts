@@ -5,7 +5,7 @@
 // (gRPC included, which is a floor of ~1–2 ms on this machine whatever is scanned).
 // The policy (guard) model part runs the real inference worker with the simulated engine (no
 // content prefix caching) and compares the tokens it has to prefill per turn.
-// Run: flock /work/wt/.e2e.lock npx tsx bench/safety/main.ts [--repeats N]
+// Run (on an otherwise idle machine): npx tsx bench/safety/main.ts [--repeats N]
 //   (writes bench/results/safety.{json,md})
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
