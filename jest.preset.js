@@ -5,7 +5,7 @@ const { pathsToModuleNameMapper } = require('ts-jest');
 const { compilerOptions } = require('./tsconfig.base.json');
 
 module.exports = {
-  testEnvironment: 'node',
+  testEnvironment: path.join(__dirname, 'tools/jest/owned-process-environment.js'),
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: path.join(__dirname, 'tsconfig.base.json') }],
   },

@@ -13,8 +13,8 @@ const KEY = 'sk-e2e-aisdk';
 let stack: Stack;
 
 beforeAll(async () => {
-  stack = await startTestStack({ FASTLOOP_API_KEYS: `${KEY}:aisdk-tenant`, SIM_TOOL_CALLS: '2' });
-}, 120_000);
+  stack = await startTestStack({ FASTLOOP_API_KEYS: `${KEY}:aisdk-tenant`, SIM_TOOL_CALLS: '2', SIM_ANSWER_WORDS: '150' }); // longer than output moderation's held-back window, so text streams in several deltas
+}, 300_000); // two starts (one retry) of up to the readiness budget each
 
 afterAll(async () => {
   await stack?.stop();

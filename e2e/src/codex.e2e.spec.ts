@@ -32,7 +32,7 @@ let proxy: RecordingProxy;
 beforeAll(async () => {
   stack = await startTestStack({ FASTLOOP_API_KEYS: `${KEY}:codex-tenant`, SIM_TOOL_CALLS: '2' });
   proxy = await RecordingProxy.start(stack.url);
-}, 120_000);
+}, 300_000); // two starts (one retry) of up to the readiness budget each
 
 afterAll(async () => {
   removeTempDirs();

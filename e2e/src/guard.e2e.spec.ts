@@ -114,7 +114,7 @@ describeModel('a real guard model (llamacpp on stories260K) on a worker of its o
       },
       readyUrl: `http://127.0.0.1:${ports.admin}/readyz`,
     });
-  }, 120_000);
+  }, 300_000); // two starts (one retry) of up to the readiness budget each
   afterAll(async () => {
     await worker?.stop(5_000);
   });

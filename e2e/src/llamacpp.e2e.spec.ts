@@ -48,7 +48,7 @@ describeModel('a real model behind the worker (llamacpp on stories260K)', () => 
     modelId = served.modelId;
     stack = await startTestStack({ ...served.env, LLAMACPP_SEQUENCES: '4' });
     useStack(stack);
-  }, 120_000);
+  }, 300_000); // two starts (one retry) of up to the readiness budget each
 
   afterAll(async () => {
     if (stack) process.stderr.write(`llamacpp e2e stack logs: ${stack.logDir}\n`);

@@ -15,7 +15,7 @@ let stack: Stack;
 beforeAll(async () => {
   stack = await startTestStack({ SIM_TOOL_CALLS: '2' });
   useStack(stack);
-}, 120_000);
+}, 300_000); // two starts (one retry) of up to the readiness budget each
 
 afterAll(async () => {
   useStack(undefined);
