@@ -84,20 +84,27 @@ function callIdOrName(ctx: { value: { call_id?: string; name?: string }; issues:
   }
 }
 
+/** A tool's result item of `type`: the same shape for function and custom tools. */
+function toolOutputItemSchema<T extends 'function_call_output' | 'custom_tool_call_output'>(type: T) {
+  return z
+    .looseObject({
+      type: z.literal(type),
+      call_id: optionalField(z.string()),
+      name: optionalField(z.string()),
+      namespace: optionalField(z.string()),
+      output: z.union([z.string(), z.array(ContentPartSchema)]),
+      id: optionalField(z.string()),
+      status: optionalField(ItemStatusSchema),
+    })
+    .check(callIdOrName);
+}
+
 /**
  * The result of a tool call: a string or a list of parts (`input_text`, `input_image`, …).
  * `call_id` is optional because coding agents (Codex CLI) send outputs that name the tool by
  * `name`/`namespace` instead; the edge pairs those with the latest call of that tool.
  */
-export const FunctionCallOutputItemSchema = z.looseObject({
-  type: z.literal('function_call_output'),
-  call_id: optionalField(z.string()),
-  name: optionalField(z.string()),
-  namespace: optionalField(z.string()),
-  output: z.union([z.string(), z.array(ContentPartSchema)]),
-  id: optionalField(z.string()),
-  status: optionalField(ItemStatusSchema),
-}).check(callIdOrName);
+export const FunctionCallOutputItemSchema = toolOutputItemSchema('function_call_output');
 /** A `function_call_output` input item. */
 export type FunctionCallOutputItem = z.infer<typeof FunctionCallOutputItemSchema>;
 
@@ -115,15 +122,7 @@ export const CustomToolCallItemSchema = z.looseObject({
 export type CustomToolCallItem = z.infer<typeof CustomToolCallItemSchema>;
 
 /** The result of a custom tool call: a string or a list of parts; like a function call's, by `call_id` or by `name`. */
-export const CustomToolCallOutputItemSchema = z.looseObject({
-  type: z.literal('custom_tool_call_output'),
-  call_id: optionalField(z.string()),
-  name: optionalField(z.string()),
-  namespace: optionalField(z.string()),
-  output: z.union([z.string(), z.array(ContentPartSchema)]),
-  id: optionalField(z.string()),
-  status: optionalField(ItemStatusSchema),
-}).check(callIdOrName);
+export const CustomToolCallOutputItemSchema = toolOutputItemSchema('custom_tool_call_output');
 /** A `custom_tool_call_output` input item. */
 export type CustomToolCallOutputItem = z.infer<typeof CustomToolCallOutputItemSchema>;
 
