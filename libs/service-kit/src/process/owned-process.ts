@@ -158,9 +158,16 @@ export function spawnOwned(options: SpawnOwnedOptions): OwnedProcess {
   return new OwnedProcess(child, options);
 }
 
+/**
+ * Node flags every service gets, space-separated (`FASTLOOP_SERVICE_NODE_ARGS="--cpu-prof
+ * --cpu-prof-dir=/tmp/prof"`): for profiling a whole stack, since NODE_OPTIONS refuses such flags.
+ */
+export const SERVICE_NODE_ARGS_ENV = 'FASTLOOP_SERVICE_NODE_ARGS';
+
 /** Starts `node --import tsx <entry>` as an {@link OwnedProcess}. */
 export function spawnNodeService(options: SpawnNodeServiceOptions): OwnedProcess {
-  return spawnOwned({ ...options, command: process.execPath, args: ['--import', 'tsx', options.entry] });
+  const extra = ((options.env ?? process.env)[SERVICE_NODE_ARGS_ENV] ?? '').split(' ').filter(Boolean);
+  return spawnOwned({ ...options, command: process.execPath, args: [...extra, '--import', 'tsx', options.entry] });
 }
 
 /** The owned processes of this process that are still running, oldest first. */
