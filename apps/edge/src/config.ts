@@ -42,6 +42,13 @@ export const edgeConfigSchema = z.object({
    * has reached the (self-hosted) worker. false: nothing reaches a worker before the verdict.
    */
   EDGE_SAFETY_OVERLAP: env.bool(true),
+  /**
+   * Classify and Generate run on long-lived multiplexed gRPC streams (one message each way per
+   * call) instead of a gRPC call each; false: a call each (as a peer without the streams gets).
+   */
+  EDGE_GRPC_MUX: env.bool(true),
+  /** Multiplexed streams kept to safety; each is one pick of the channel's round robin (one pod). */
+  EDGE_SAFETY_STREAMS: env.int(4, 1),
   /** Deadline for a Classify call. */
   SAFETY_TIMEOUT_MS: env.int(5_000, 1),
   /** Distinct request headers (instructions + tools) whose safety verdict is remembered (LRU). */

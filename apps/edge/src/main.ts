@@ -50,6 +50,8 @@ async function main(): Promise<void> {
     inferenceTimeoutMs: config.INFERENCE_TIMEOUT_MS,
     inferenceIdleTimeoutMs: config.INFERENCE_IDLE_TIMEOUT_MS,
     internalToken: config.FASTLOOP_INTERNAL_TOKEN,
+    mux: config.EDGE_GRPC_MUX,
+    safetyStreams: config.EDGE_SAFETY_STREAMS,
   });
   // The store's commands fail after a bounded wait instead of queueing forever (BullMQ-style
   // `maxRetriesPerRequest: null`): a client asking for a stored response gets a 503, not a hang.

@@ -1,9 +1,8 @@
 import { performance } from 'node:perf_hooks';
-import type { ServerWritableStream } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { inferenceV1 } from '@fastloop/proto';
 import { parseConstraints, type RequestConstraints } from './request-constraints';
-import { DomainError, toGrpcError } from '@fastloop/service-kit';
+import { DomainError, MuxServer, toGrpcError, type StreamingCall } from '@fastloop/service-kit';
 import { saltSeed } from './block-hash';
 import { effectiveMaxOutputTokens, limitChunk } from './completion-limits';
 import type { Engine, EnginePrefill } from './engine';
@@ -15,7 +14,8 @@ import { validatePromptTokens } from './prompt-validation';
 import type { SessionCache } from './session-cache';
 
 const { FinishReason } = inferenceV1;
-type GenerateCall = ServerWritableStream<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse>;
+// A plain Generate call or one on a GenerateStream (mux.proto): the same handler serves both.
+type GenerateCall = StreamingCall<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse>;
 
 /** Options of {@link GenerateService}. */
 export interface GenerateServiceOptions {
@@ -63,6 +63,8 @@ export class GenerateService {
   private idleWaiters: Array<() => void> = [];
   private readonly now: () => number;
   private readonly engineLabel: { engine: string };
+  /** GenerateStream's calls; drained with the gRPC server. */
+  readonly mux = new MuxServer();
 
   constructor(private readonly options: GenerateServiceOptions) {
     this.now = options.now ?? (() => performance.now());
@@ -73,6 +75,7 @@ export class GenerateService {
   implementation(): inferenceV1.InferenceServiceServer {
     return {
       generate: (call: GenerateCall) => void this.handle(call),
+      generateStream: (stream) => this.mux.serveStreaming<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse>(stream, (call) => void this.handle(call)),
       forgetSession: (call, callback) => callback(null, { forgotten: this.forget(call.request) }),
     };
   }

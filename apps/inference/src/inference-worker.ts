@@ -75,6 +75,7 @@ export async function startInferenceWorker(options: InferenceWorkerOptions): Pro
         name: INFERENCE_SERVICE_NAME,
         definition: inferenceV1.InferenceServiceService,
         implementation: service.implementation(),
+        drain: () => service.mux.drain(),
       },
     ],
   });

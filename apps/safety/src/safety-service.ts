@@ -1,6 +1,6 @@
 import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
 import { safetyV1 } from '@fastloop/proto';
-import { DomainError, toGrpcError, type GrpcServiceBinding, type Logger } from '@fastloop/service-kit';
+import { DomainError, MuxServer, toGrpcError, type GrpcServiceBinding, type Logger } from '@fastloop/service-kit';
 import type { Classifier } from './classifier';
 import type { SafetyMetrics } from './metrics';
 
@@ -15,25 +15,32 @@ export interface SafetyServiceDeps {
 
 /** Binds {@link Classifier} to gRPC: metrics, logging (never of item text) and error mapping. */
 export function createSafetyService(deps: SafetyServiceDeps): GrpcServiceBinding {
+  const classify = async (request: safetyV1.ClassifyRequest): Promise<safetyV1.ClassifyResponse> => {
+    const endTimer = deps.metrics.classifyDuration.startTimer();
+    try {
+      const response = await deps.classifier.classifyAsync(request);
+      record(deps.metrics, request.items.length, response);
+      return response;
+    } catch (err) {
+      deps.metrics.classifications.inc({ verdict: 'error' });
+      logFailure(deps.logger, request, err);
+      throw err;
+    } finally {
+      endTimer();
+    }
+  };
+  // ClassifyStream's calls (mux.proto): the edge keeps a few such streams instead of a call each.
+  const mux = new MuxServer();
   const implementation: safetyV1.SafetyServiceServer = {
     classify: (call: ServerUnaryCall<safetyV1.ClassifyRequest, safetyV1.ClassifyResponse>, callback: sendUnaryData<safetyV1.ClassifyResponse>) => {
-      const endTimer = deps.metrics.classifyDuration.startTimer();
-      deps.classifier.classifyAsync(call.request).then(
-        (response) => {
-          endTimer();
-          record(deps.metrics, call.request.items.length, response);
-          callback(null, response);
-        },
-        (err: unknown) => {
-          endTimer();
-          deps.metrics.classifications.inc({ verdict: 'error' });
-          logFailure(deps.logger, call.request, err);
-          callback(toGrpcError(err));
-        },
+      classify(call.request).then(
+        (response) => callback(null, response),
+        (err: unknown) => callback(toGrpcError(err)),
       );
     },
+    classifyStream: (stream) => mux.serveUnary(stream, classify),
   };
-  return { name: SAFETY_SERVICE_NAME, definition: safetyV1.SafetyServiceService, implementation };
+  return { name: SAFETY_SERVICE_NAME, definition: safetyV1.SafetyServiceService, implementation, drain: () => mux.drain() };
 }
 
 const ACTION_LABEL: Partial<Record<safetyV1.Action, string>> = {

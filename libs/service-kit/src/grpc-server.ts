@@ -9,6 +9,8 @@ export interface GrpcServiceBinding {
   name: string;
   definition: ServiceDefinition;
   implementation: UntypedServiceImplementation;
+  /** Called when the server starts draining, before it stops accepting (ends multiplexed streams). */
+  drain?: () => void;
 }
 
 export interface GrpcServerOptions {
@@ -62,6 +64,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcS
     close(graceMs = 10_000) {
       closing ??= new Promise<void>((resolve) => {
         health.set(false);
+        for (const s of options.services) s.drain?.();
         const timer = setTimeout(() => {
           server.forceShutdown();
           resolve();

@@ -7,6 +7,7 @@ export * from './health';
 export * from './grpc-errors';
 export * from './grpc-server';
 export * from './grpc-client';
+export * from './mux';
 export * from './internal-auth';
 export * from './shutdown';
 export * from './redis';

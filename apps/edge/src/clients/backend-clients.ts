@@ -1,6 +1,6 @@
 import { status as GrpcStatus, type ClientReadableStream } from '@grpc/grpc-js';
 import { inferenceV1, routerV1, safetyV1 } from '@fastloop/proto';
-import { callUnary, createGrpcClient, DomainError, fromGrpcError } from '@fastloop/service-kit';
+import { callUnary, createGrpcClient, DomainError, fromGrpcError, MuxClient } from '@fastloop/service-kit';
 
 export interface BackendClientOptions {
   safetyAddress: string;
@@ -11,6 +11,14 @@ export interface BackendClientOptions {
   inferenceIdleTimeoutMs: number;
   /** FASTLOOP_INTERNAL_TOKEN, sent on every call (safety, router and inference require it). */
   internalToken?: string;
+  /**
+   * EDGE_GRPC_MUX: Classify and Generate calls run on long-lived multiplexed streams (mux.proto)
+   * instead of one gRPC call each; a peer without the stream methods gets plain calls. Default off
+   * here (the edge's config turns it on).
+   */
+  mux?: boolean;
+  /** EDGE_SAFETY_STREAMS: multiplexed streams kept to safety (each reaches one safety pod). */
+  safetyStreams?: number;
 }
 
 /**
@@ -21,15 +29,28 @@ export class BackendClients {
   private readonly safety: safetyV1.SafetyServiceClient;
   private readonly router: routerV1.RouterServiceClient;
   private readonly workers = new Map<string, inferenceV1.InferenceServiceClient>();
+  private readonly safetyMux?: MuxClient<safetyV1.ClassifyRequest, safetyV1.ClassifyResponse>;
+  private readonly workerMuxes = new Map<string, MuxClient<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse>>();
   private closed = false;
 
   constructor(private readonly options: BackendClientOptions) {
-    this.safety = createGrpcClient(safetyV1.SafetyServiceClient, options.safetyAddress, {}, options.internalToken);
+    const safety = createGrpcClient(safetyV1.SafetyServiceClient, options.safetyAddress, {}, options.internalToken);
+    this.safety = safety;
     this.router = createGrpcClient(routerV1.RouterServiceClient, options.routerAddress, {}, options.internalToken);
+    if (options.mux) this.safetyMux = new MuxClient(() => safety.classifyStream(), { streams: options.safetyStreams ?? 4 });
   }
 
-  classify(request: safetyV1.ClassifyRequest, signal?: AbortSignal): Promise<safetyV1.ClassifyResponse> {
-    return callUnary(this.safety.classify, this.safety, request, { deadlineMs: this.options.safetyTimeoutMs, signal });
+  async classify(request: safetyV1.ClassifyRequest, signal?: AbortSignal): Promise<safetyV1.ClassifyResponse> {
+    const settings = { deadlineMs: this.options.safetyTimeoutMs, signal };
+    const mux = this.safetyMux;
+    if (mux && !mux.unsupported) {
+      try {
+        return await mux.unary(request, settings);
+      } catch (err) {
+        if (!mux.unsupported) throw err; // a safety service from before ClassifyStream: plain calls
+      }
+    }
+    return callUnary(this.safety.classify, this.safety, request, settings);
   }
 
   route(request: routerV1.RouteRequest, signal?: AbortSignal): Promise<routerV1.RouteResponse> {
@@ -46,11 +67,10 @@ export class BackendClients {
    * goes silent longer than the idle timeout.
    */
   async *generate(address: string, request: inferenceV1.GenerateRequest, signal?: AbortSignal): AsyncGenerator<inferenceV1.GenerateResponse> {
-    const client = this.worker(address);
-    const call: ClientReadableStream<inferenceV1.GenerateResponse> = client.generate(request, {
-      deadline: Date.now() + this.options.inferenceTimeoutMs,
-    });
-    const onAbort = () => call.cancel();
+    const cancel = new AbortController();
+    const source = this.generateSource(address, request, cancel.signal);
+    const onAbort = () => cancel.abort();
+    if (signal?.aborted) onAbort();
     signal?.addEventListener('abort', onAbort, { once: true });
     let idle: NodeJS.Timeout | undefined;
     let idleError: DomainError | undefined;
@@ -58,12 +78,12 @@ export class BackendClients {
       clearTimeout(idle);
       idle = setTimeout(() => {
         idleError = new DomainError('inference_idle_timeout', `inference worker sent nothing for ${this.options.inferenceIdleTimeoutMs} ms`, GrpcStatus.DEADLINE_EXCEEDED, true);
-        call.cancel();
+        cancel.abort();
       }, this.options.inferenceIdleTimeoutMs);
     };
     armIdle();
     try {
-      for await (const message of call as AsyncIterable<inferenceV1.GenerateResponse>) {
+      for await (const message of source) {
         armIdle();
         yield message;
       }
@@ -72,6 +92,35 @@ export class BackendClients {
     } finally {
       clearTimeout(idle);
       signal?.removeEventListener('abort', onAbort);
+      cancel.abort();
+    }
+  }
+
+  /** The worker's responses: on its multiplexed stream, or as a plain call to a worker without one. */
+  private async *generateSource(address: string, request: inferenceV1.GenerateRequest, signal: AbortSignal): AsyncGenerator<inferenceV1.GenerateResponse> {
+    const mux = this.workerMux(address);
+    if (mux && !mux.unsupported) {
+      let yielded = false;
+      try {
+        for await (const message of mux.stream(request, { deadlineMs: this.options.inferenceTimeoutMs, signal })) {
+          yielded = true;
+          yield message;
+        }
+        return;
+      } catch (err) {
+        if (yielded || !mux.unsupported) throw err; // a worker from before GenerateStream: a plain call
+      }
+    }
+    const call: ClientReadableStream<inferenceV1.GenerateResponse> = this.worker(address).generate(request, {
+      deadline: Date.now() + this.options.inferenceTimeoutMs,
+    });
+    const onAbort = () => call.cancel();
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      yield* call as AsyncIterable<inferenceV1.GenerateResponse>;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
       call.cancel();
     }
   }
@@ -92,10 +141,24 @@ export class BackendClients {
     return client;
   }
 
+  private workerMux(address: string): MuxClient<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse> | undefined {
+    if (!this.options.mux) return undefined;
+    let mux = this.workerMuxes.get(address);
+    if (!mux) {
+      const client = this.worker(address);
+      mux = new MuxClient(() => client.generateStream());
+      this.workerMuxes.set(address, mux);
+    }
+    return mux;
+  }
+
   /** Closes every channel. Idempotent. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.safetyMux?.close();
+    for (const m of this.workerMuxes.values()) m.close();
+    this.workerMuxes.clear();
     this.safety.close();
     this.router.close();
     for (const c of this.workers.values()) c.close();

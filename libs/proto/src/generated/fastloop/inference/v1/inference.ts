@@ -10,9 +10,11 @@ import {
   type CallOptions,
   type ChannelCredentials,
   Client,
+  type ClientDuplexStream,
   type ClientOptions,
   type ClientReadableStream,
   type ClientUnaryCall,
+  type handleBidiStreamingCall,
   type handleServerStreamingCall,
   type handleUnaryCall,
   makeGenericClientConstructor,
@@ -20,6 +22,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { CallError, Cancel, End } from "../../mux/v1/mux";
 
 export const protobufPackage = "fastloop.inference.v1";
 
@@ -68,6 +71,19 @@ export function finishReasonToJSON(object: FinishReason): string {
     default:
       return "UNRECOGNIZED";
   }
+}
+
+export interface GenerateStreamRequest {
+  callId: number;
+  op?: { $case: "start"; value: GenerateRequest } | { $case: "cancel"; value: Cancel } | undefined;
+}
+
+export interface GenerateStreamResponse {
+  callId: number;
+  event?: { $case: "message"; value: GenerateResponse } | { $case: "end"; value: End } | {
+    $case: "error";
+    value: CallError;
+  } | undefined;
 }
 
 export interface SamplingParams {
@@ -169,6 +185,269 @@ export interface GenerateDone {
 export interface GenerateResponse {
   event?: { $case: "chunk"; value: TokenChunk } | { $case: "done"; value: GenerateDone } | undefined;
 }
+
+function createBaseGenerateStreamRequest(): GenerateStreamRequest {
+  return { callId: 0, op: undefined };
+}
+
+export const GenerateStreamRequest: MessageFns<GenerateStreamRequest> = {
+  encode(message: GenerateStreamRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.callId !== 0) {
+      writer.uint32(8).uint32(message.callId);
+    }
+    switch (message.op?.$case) {
+      case "start":
+        GenerateRequest.encode(message.op.value, writer.uint32(18).fork()).join();
+        break;
+      case "cancel":
+        Cancel.encode(message.op.value, writer.uint32(26).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GenerateStreamRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGenerateStreamRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.callId = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.op = { $case: "start", value: GenerateRequest.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.op = { $case: "cancel", value: Cancel.decode(reader, reader.uint32()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GenerateStreamRequest {
+    return {
+      callId: isSet(object.callId)
+        ? globalThis.Number(object.callId)
+        : isSet(object.call_id)
+        ? globalThis.Number(object.call_id)
+        : 0,
+      op: isSet(object.start)
+        ? { $case: "start", value: GenerateRequest.fromJSON(object.start) }
+        : isSet(object.cancel)
+        ? { $case: "cancel", value: Cancel.fromJSON(object.cancel) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: GenerateStreamRequest): unknown {
+    const obj: any = {};
+    if (message.callId !== 0) {
+      obj.callId = Math.round(message.callId);
+    }
+    if (message.op?.$case === "start") {
+      obj.start = GenerateRequest.toJSON(message.op.value);
+    } else if (message.op?.$case === "cancel") {
+      obj.cancel = Cancel.toJSON(message.op.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GenerateStreamRequest>, I>>(base?: I): GenerateStreamRequest {
+    return GenerateStreamRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GenerateStreamRequest>, I>>(object: I): GenerateStreamRequest {
+    const message = createBaseGenerateStreamRequest();
+    message.callId = object.callId ?? 0;
+    switch (object.op?.$case) {
+      case "start": {
+        if (object.op?.value !== undefined && object.op?.value !== null) {
+          message.op = { $case: "start", value: GenerateRequest.fromPartial(object.op.value) };
+        }
+        break;
+      }
+      case "cancel": {
+        if (object.op?.value !== undefined && object.op?.value !== null) {
+          message.op = { $case: "cancel", value: Cancel.fromPartial(object.op.value) };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseGenerateStreamResponse(): GenerateStreamResponse {
+  return { callId: 0, event: undefined };
+}
+
+export const GenerateStreamResponse: MessageFns<GenerateStreamResponse> = {
+  encode(message: GenerateStreamResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.callId !== 0) {
+      writer.uint32(8).uint32(message.callId);
+    }
+    switch (message.event?.$case) {
+      case "message":
+        GenerateResponse.encode(message.event.value, writer.uint32(18).fork()).join();
+        break;
+      case "end":
+        End.encode(message.event.value, writer.uint32(26).fork()).join();
+        break;
+      case "error":
+        CallError.encode(message.event.value, writer.uint32(34).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GenerateStreamResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGenerateStreamResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.callId = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.event = { $case: "message", value: GenerateResponse.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.event = { $case: "end", value: End.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.event = { $case: "error", value: CallError.decode(reader, reader.uint32()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GenerateStreamResponse {
+    return {
+      callId: isSet(object.callId)
+        ? globalThis.Number(object.callId)
+        : isSet(object.call_id)
+        ? globalThis.Number(object.call_id)
+        : 0,
+      event: isSet(object.message)
+        ? { $case: "message", value: GenerateResponse.fromJSON(object.message) }
+        : isSet(object.end)
+        ? { $case: "end", value: End.fromJSON(object.end) }
+        : isSet(object.error)
+        ? { $case: "error", value: CallError.fromJSON(object.error) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: GenerateStreamResponse): unknown {
+    const obj: any = {};
+    if (message.callId !== 0) {
+      obj.callId = Math.round(message.callId);
+    }
+    if (message.event?.$case === "message") {
+      obj.message = GenerateResponse.toJSON(message.event.value);
+    } else if (message.event?.$case === "end") {
+      obj.end = End.toJSON(message.event.value);
+    } else if (message.event?.$case === "error") {
+      obj.error = CallError.toJSON(message.event.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<GenerateStreamResponse>, I>>(base?: I): GenerateStreamResponse {
+    return GenerateStreamResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<GenerateStreamResponse>, I>>(object: I): GenerateStreamResponse {
+    const message = createBaseGenerateStreamResponse();
+    message.callId = object.callId ?? 0;
+    switch (object.event?.$case) {
+      case "message": {
+        if (object.event?.value !== undefined && object.event?.value !== null) {
+          message.event = { $case: "message", value: GenerateResponse.fromPartial(object.event.value) };
+        }
+        break;
+      }
+      case "end": {
+        if (object.event?.value !== undefined && object.event?.value !== null) {
+          message.event = { $case: "end", value: End.fromPartial(object.event.value) };
+        }
+        break;
+      }
+      case "error": {
+        if (object.event?.value !== undefined && object.event?.value !== null) {
+          message.event = { $case: "error", value: CallError.fromPartial(object.event.value) };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
 
 function createBaseSamplingParams(): SamplingParams {
   return { temperature: undefined, topP: undefined, seed: undefined };
@@ -1235,6 +1514,22 @@ export const InferenceServiceService = {
       Buffer.from(ForgetSessionResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ForgetSessionResponse => ForgetSessionResponse.decode(value),
   },
+  /**
+   * Generate calls multiplexed on one long-lived stream (the edge keeps one per worker), with the
+   * same semantics per call: each `start` is a Generate request, its GenerateResponses come back
+   * tagged with its call id and end with `end` (after GenerateDone) or `error`; `cancel` stops it.
+   */
+  generateStream: {
+    path: "/fastloop.inference.v1.InferenceService/GenerateStream" as const,
+    requestStream: true as const,
+    responseStream: true as const,
+    requestSerialize: (value: GenerateStreamRequest): Buffer =>
+      Buffer.from(GenerateStreamRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GenerateStreamRequest => GenerateStreamRequest.decode(value),
+    responseSerialize: (value: GenerateStreamResponse): Buffer =>
+      Buffer.from(GenerateStreamResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GenerateStreamResponse => GenerateStreamResponse.decode(value),
+  },
 } as const;
 
 export interface InferenceServiceServer extends UntypedServiceImplementation {
@@ -1244,6 +1539,12 @@ export interface InferenceServiceServer extends UntypedServiceImplementation {
    * the call started must not stay reusable). Unknown keys are not an error.
    */
   forgetSession: handleUnaryCall<ForgetSessionRequest, ForgetSessionResponse>;
+  /**
+   * Generate calls multiplexed on one long-lived stream (the edge keeps one per worker), with the
+   * same semantics per call: each `start` is a Generate request, its GenerateResponses come back
+   * tagged with its call id and end with `end` (after GenerateDone) or `error`; `cancel` stops it.
+   */
+  generateStream: handleBidiStreamingCall<GenerateStreamRequest, GenerateStreamResponse>;
 }
 
 export interface InferenceServiceClient extends Client {
@@ -1272,6 +1573,17 @@ export interface InferenceServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ForgetSessionResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * Generate calls multiplexed on one long-lived stream (the edge keeps one per worker), with the
+   * same semantics per call: each `start` is a Generate request, its GenerateResponses come back
+   * tagged with its call id and end with `end` (after GenerateDone) or `error`; `cancel` stops it.
+   */
+  generateStream(): ClientDuplexStream<GenerateStreamRequest, GenerateStreamResponse>;
+  generateStream(options: Partial<CallOptions>): ClientDuplexStream<GenerateStreamRequest, GenerateStreamResponse>;
+  generateStream(
+    metadata: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientDuplexStream<GenerateStreamRequest, GenerateStreamResponse>;
 }
 
 export const InferenceServiceClient = makeGenericClientConstructor(

@@ -10,14 +10,17 @@ import {
   type CallOptions,
   type ChannelCredentials,
   Client,
+  type ClientDuplexStream,
   type ClientOptions,
   type ClientUnaryCall,
+  type handleBidiStreamingCall,
   type handleUnaryCall,
   makeGenericClientConstructor,
   type Metadata,
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { CallError, Cancel, End } from "../../mux/v1/mux";
 
 export const protobufPackage = "fastloop.safety.v1";
 
@@ -157,6 +160,19 @@ export function actionToJSON(object: Action): string {
   }
 }
 
+export interface ClassifyStreamRequest {
+  callId: number;
+  op?: { $case: "start"; value: ClassifyRequest } | { $case: "cancel"; value: Cancel } | undefined;
+}
+
+export interface ClassifyStreamResponse {
+  callId: number;
+  event?: { $case: "message"; value: ClassifyResponse } | { $case: "end"; value: End } | {
+    $case: "error";
+    value: CallError;
+  } | undefined;
+}
+
 /** One piece of text the model will read, already flattened by the caller. */
 export interface SafetyItem {
   /**
@@ -217,6 +233,269 @@ export interface ClassifyResponse {
    */
   windowChars: number;
 }
+
+function createBaseClassifyStreamRequest(): ClassifyStreamRequest {
+  return { callId: 0, op: undefined };
+}
+
+export const ClassifyStreamRequest: MessageFns<ClassifyStreamRequest> = {
+  encode(message: ClassifyStreamRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.callId !== 0) {
+      writer.uint32(8).uint32(message.callId);
+    }
+    switch (message.op?.$case) {
+      case "start":
+        ClassifyRequest.encode(message.op.value, writer.uint32(18).fork()).join();
+        break;
+      case "cancel":
+        Cancel.encode(message.op.value, writer.uint32(26).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ClassifyStreamRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseClassifyStreamRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.callId = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.op = { $case: "start", value: ClassifyRequest.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.op = { $case: "cancel", value: Cancel.decode(reader, reader.uint32()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ClassifyStreamRequest {
+    return {
+      callId: isSet(object.callId)
+        ? globalThis.Number(object.callId)
+        : isSet(object.call_id)
+        ? globalThis.Number(object.call_id)
+        : 0,
+      op: isSet(object.start)
+        ? { $case: "start", value: ClassifyRequest.fromJSON(object.start) }
+        : isSet(object.cancel)
+        ? { $case: "cancel", value: Cancel.fromJSON(object.cancel) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: ClassifyStreamRequest): unknown {
+    const obj: any = {};
+    if (message.callId !== 0) {
+      obj.callId = Math.round(message.callId);
+    }
+    if (message.op?.$case === "start") {
+      obj.start = ClassifyRequest.toJSON(message.op.value);
+    } else if (message.op?.$case === "cancel") {
+      obj.cancel = Cancel.toJSON(message.op.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ClassifyStreamRequest>, I>>(base?: I): ClassifyStreamRequest {
+    return ClassifyStreamRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ClassifyStreamRequest>, I>>(object: I): ClassifyStreamRequest {
+    const message = createBaseClassifyStreamRequest();
+    message.callId = object.callId ?? 0;
+    switch (object.op?.$case) {
+      case "start": {
+        if (object.op?.value !== undefined && object.op?.value !== null) {
+          message.op = { $case: "start", value: ClassifyRequest.fromPartial(object.op.value) };
+        }
+        break;
+      }
+      case "cancel": {
+        if (object.op?.value !== undefined && object.op?.value !== null) {
+          message.op = { $case: "cancel", value: Cancel.fromPartial(object.op.value) };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseClassifyStreamResponse(): ClassifyStreamResponse {
+  return { callId: 0, event: undefined };
+}
+
+export const ClassifyStreamResponse: MessageFns<ClassifyStreamResponse> = {
+  encode(message: ClassifyStreamResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.callId !== 0) {
+      writer.uint32(8).uint32(message.callId);
+    }
+    switch (message.event?.$case) {
+      case "message":
+        ClassifyResponse.encode(message.event.value, writer.uint32(18).fork()).join();
+        break;
+      case "end":
+        End.encode(message.event.value, writer.uint32(26).fork()).join();
+        break;
+      case "error":
+        CallError.encode(message.event.value, writer.uint32(34).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ClassifyStreamResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseClassifyStreamResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.callId = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.event = { $case: "message", value: ClassifyResponse.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.event = { $case: "end", value: End.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.event = { $case: "error", value: CallError.decode(reader, reader.uint32()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ClassifyStreamResponse {
+    return {
+      callId: isSet(object.callId)
+        ? globalThis.Number(object.callId)
+        : isSet(object.call_id)
+        ? globalThis.Number(object.call_id)
+        : 0,
+      event: isSet(object.message)
+        ? { $case: "message", value: ClassifyResponse.fromJSON(object.message) }
+        : isSet(object.end)
+        ? { $case: "end", value: End.fromJSON(object.end) }
+        : isSet(object.error)
+        ? { $case: "error", value: CallError.fromJSON(object.error) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: ClassifyStreamResponse): unknown {
+    const obj: any = {};
+    if (message.callId !== 0) {
+      obj.callId = Math.round(message.callId);
+    }
+    if (message.event?.$case === "message") {
+      obj.message = ClassifyResponse.toJSON(message.event.value);
+    } else if (message.event?.$case === "end") {
+      obj.end = End.toJSON(message.event.value);
+    } else if (message.event?.$case === "error") {
+      obj.error = CallError.toJSON(message.event.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ClassifyStreamResponse>, I>>(base?: I): ClassifyStreamResponse {
+    return ClassifyStreamResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ClassifyStreamResponse>, I>>(object: I): ClassifyStreamResponse {
+    const message = createBaseClassifyStreamResponse();
+    message.callId = object.callId ?? 0;
+    switch (object.event?.$case) {
+      case "message": {
+        if (object.event?.value !== undefined && object.event?.value !== null) {
+          message.event = { $case: "message", value: ClassifyResponse.fromPartial(object.event.value) };
+        }
+        break;
+      }
+      case "end": {
+        if (object.event?.value !== undefined && object.event?.value !== null) {
+          message.event = { $case: "end", value: End.fromPartial(object.event.value) };
+        }
+        break;
+      }
+      case "error": {
+        if (object.event?.value !== undefined && object.event?.value !== null) {
+          message.event = { $case: "error", value: CallError.fromPartial(object.event.value) };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
 
 function createBaseSafetyItem(): SafetyItem {
   return { itemType: "", role: "", text: "" };
@@ -832,10 +1111,30 @@ export const SafetyServiceService = {
     responseSerialize: (value: ClassifyResponse): Buffer => Buffer.from(ClassifyResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ClassifyResponse => ClassifyResponse.decode(value),
   },
+  /**
+   * Classify calls multiplexed on one long-lived stream (the edge keeps one): each `start` is a
+   * ClassifyRequest, answered by one `message` or an `error` with its call id; `cancel` drops it.
+   */
+  classifyStream: {
+    path: "/fastloop.safety.v1.SafetyService/ClassifyStream" as const,
+    requestStream: true as const,
+    responseStream: true as const,
+    requestSerialize: (value: ClassifyStreamRequest): Buffer =>
+      Buffer.from(ClassifyStreamRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ClassifyStreamRequest => ClassifyStreamRequest.decode(value),
+    responseSerialize: (value: ClassifyStreamResponse): Buffer =>
+      Buffer.from(ClassifyStreamResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ClassifyStreamResponse => ClassifyStreamResponse.decode(value),
+  },
 } as const;
 
 export interface SafetyServiceServer extends UntypedServiceImplementation {
   classify: handleUnaryCall<ClassifyRequest, ClassifyResponse>;
+  /**
+   * Classify calls multiplexed on one long-lived stream (the edge keeps one): each `start` is a
+   * ClassifyRequest, answered by one `message` or an `error` with its call id; `cancel` drops it.
+   */
+  classifyStream: handleBidiStreamingCall<ClassifyStreamRequest, ClassifyStreamResponse>;
 }
 
 export interface SafetyServiceClient extends Client {
@@ -854,6 +1153,16 @@ export interface SafetyServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ClassifyResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * Classify calls multiplexed on one long-lived stream (the edge keeps one): each `start` is a
+   * ClassifyRequest, answered by one `message` or an `error` with its call id; `cancel` drops it.
+   */
+  classifyStream(): ClientDuplexStream<ClassifyStreamRequest, ClassifyStreamResponse>;
+  classifyStream(options: Partial<CallOptions>): ClientDuplexStream<ClassifyStreamRequest, ClassifyStreamResponse>;
+  classifyStream(
+    metadata: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientDuplexStream<ClassifyStreamRequest, ClassifyStreamResponse>;
 }
 
 export const SafetyServiceClient = makeGenericClientConstructor(

@@ -1,0 +1,3 @@
+export * from './mux-frames';
+export * from './mux-client';
+export * from './mux-server';

@@ -1,0 +1,282 @@
+import { status as GrpcStatus, type ClientDuplexStream } from '@grpc/grpc-js';
+import { DomainError, fromGrpcError } from '../grpc-errors';
+import { fromCallError, type MuxRequestFrame, type MuxResponseFrame } from './mux-frames';
+
+/** Opens one multiplexed stream (the generated client's bidi method, bound). */
+export type OpenMuxStream<Req, Res> = () => ClientDuplexStream<MuxRequestFrame<Req>, MuxResponseFrame<Res>>;
+
+export interface MuxClientOptions {
+  /**
+   * Streams kept open and used in turn. Each stream is one pick of the channel's load balancer,
+   * so a peer name that resolves to several pods needs several streams to reach more than one.
+   * Default 1.
+   */
+  streams?: number;
+  /**
+   * A stream older than this takes no new calls (it closes once its calls end) and a fresh one
+   * is opened: new pods behind the name get their share, as with a max connection age. Default 60 s.
+   */
+  maxStreamAgeMs?: number;
+  /** Messages buffered for slow readers, over all calls, before the streams are paused. Default 4096. */
+  highWaterMark?: number;
+}
+
+export interface MuxCallSettings {
+  /** Deadline for the call in ms (every call has one). */
+  deadlineMs: number;
+  /** Cancels the call when aborted. */
+  signal?: AbortSignal;
+}
+
+interface CallSink<Res> {
+  message(value: Res): void;
+  end(): void;
+  fail(err: DomainError): void;
+}
+
+/** One open stream and the calls running on it. */
+class MuxStream<Req, Res> {
+  readonly calls = new Map<number, CallSink<Res>>();
+  readonly openedAt = Date.now();
+  retired = false;
+  closed = false;
+  private nextId = 1;
+
+  constructor(
+    readonly duplex: ClientDuplexStream<MuxRequestFrame<Req>, MuxResponseFrame<Res>>,
+    private readonly onClosed: (stream: MuxStream<Req, Res>, err: DomainError) => void,
+  ) {
+    duplex.on('data', (frame: MuxResponseFrame<Res>) => this.deliver(frame));
+    duplex.on('error', (err: unknown) => this.close(fromGrpcError(err)));
+    // The server ended the stream (it is draining): calls still open on it cannot finish here.
+    duplex.on('end', () => this.close(new DomainError('unavailable', 'the peer closed the multiplexed stream', GrpcStatus.UNAVAILABLE, true)));
+  }
+
+  start(request: Req, sink: CallSink<Res>): number {
+    let id = this.nextId;
+    while (this.calls.has(id)) id = (id % 0xffff_ffff) + 1;
+    this.nextId = (id % 0xffff_ffff) + 1;
+    this.calls.set(id, sink);
+    this.duplex.write({ callId: id, op: { $case: 'start', value: request } });
+    return id;
+  }
+
+  cancel(id: number): void {
+    if (!this.calls.delete(id) || this.closed) return;
+    this.duplex.write({ callId: id, op: { $case: 'cancel', value: {} } });
+    this.endIfRetiredAndIdle();
+  }
+
+  finished(id: number): void {
+    this.calls.delete(id);
+    this.endIfRetiredAndIdle();
+  }
+
+  endIfRetiredAndIdle(): void {
+    if (this.retired && !this.closed && this.calls.size === 0) {
+      this.closed = true;
+      this.duplex.end();
+    }
+  }
+
+  close(err: DomainError): void {
+    const calls = [...this.calls.values()];
+    this.calls.clear();
+    const wasClosed = this.closed;
+    this.closed = true;
+    if (!wasClosed) this.duplex.cancel();
+    this.onClosed(this, err); // first: a caller that falls back on UNIMPLEMENTED sees `unsupported` set
+    for (const sink of calls) sink.fail(err);
+  }
+
+  private deliver(frame: MuxResponseFrame<Res>): void {
+    const sink = this.calls.get(frame.callId);
+    if (!sink || !frame.event) return; // a call this side cancelled: its last frames may still arrive
+    const event = frame.event;
+    if (event.$case === 'message') sink.message(event.value);
+    else if (event.$case === 'end') {
+      this.finished(frame.callId);
+      sink.end();
+    } else {
+      this.finished(frame.callId);
+      sink.fail(fromCallError(event.value));
+    }
+  }
+}
+
+/**
+ * Runs many calls of one RPC over a few long-lived bidi streams (mux.proto): a call costs one
+ * message each way instead of an HTTP/2 stream with headers, trailers and grpc-js's per-call setup
+ * on both sides (0.7 ms round trip → 0.1 ms on loopback, bench/results/transport-floor.md).
+ * Calls fail as plain calls would: DomainErrors with the peer's code, `deadline_exceeded` at the
+ * deadline, `cancelled` on abort, `unavailable` (retryable) when the stream breaks or the peer
+ * drains. A peer without the stream method (UNIMPLEMENTED) sets {@link unsupported}, so the caller
+ * can fall back to plain calls.
+ */
+export class MuxClient<Req, Res> {
+  private readonly streams: Array<MuxStream<Req, Res> | undefined>;
+  private turn = 0;
+  private buffered = 0;
+  private paused = false;
+  private closedForGood = false;
+  /** The peer answered UNIMPLEMENTED: it predates the stream method. */
+  unsupported = false;
+
+  constructor(
+    private readonly open: OpenMuxStream<Req, Res>,
+    private readonly options: MuxClientOptions = {},
+  ) {
+    this.streams = new Array<MuxStream<Req, Res> | undefined>(Math.max(1, options.streams ?? 1)).fill(undefined);
+  }
+
+  /** A unary call: resolves with the peer's one response. */
+  unary(request: Req, settings: MuxCallSettings): Promise<Res> {
+    return new Promise<Res>((resolve, reject) => {
+      let settled = false;
+      const settle = (fn: () => void) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        settings.signal?.removeEventListener('abort', onAbort);
+        fn();
+      };
+      const { stream, id } = this.start(request, {
+        message: (value) => {
+          stream.finished(id);
+          settle(() => resolve(value));
+        },
+        end: () => settle(() => reject(new DomainError('internal', 'the peer ended the call without a response', GrpcStatus.INTERNAL))),
+        fail: (err) => settle(() => reject(err)),
+      });
+      const timer = setTimeout(() => {
+        stream.cancel(id);
+        settle(() => reject(deadlineExceeded()));
+      }, settings.deadlineMs);
+      const onAbort = () => {
+        stream.cancel(id);
+        settle(() => reject(cancelled()));
+      };
+      if (settings.signal?.aborted) onAbort();
+      else settings.signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** A server-streaming call: the peer's messages until its end; stopping early cancels the call. */
+  async *stream(request: Req, settings: MuxCallSettings): AsyncGenerator<Res> {
+    const queue: Res[] = [];
+    let head = 0;
+    let ended = false;
+    let error: DomainError | undefined;
+    let wake: (() => void) | undefined;
+    const { stream, id } = this.start(request, {
+      message: (value) => {
+        queue.push(value);
+        this.buffered++;
+        if (this.buffered >= this.highWaterMark) this.pause();
+        wake?.();
+      },
+      end: () => {
+        ended = true;
+        wake?.();
+      },
+      fail: (err) => {
+        error ??= err;
+        wake?.();
+      },
+    });
+    const stop = (err: DomainError) => {
+      error ??= err;
+      stream.cancel(id);
+      wake?.();
+    };
+    const timer = setTimeout(() => stop(deadlineExceeded()), settings.deadlineMs);
+    const onAbort = () => stop(cancelled());
+    if (settings.signal?.aborted) onAbort();
+    else settings.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      for (;;) {
+        if (error && (settings.signal?.aborted || error.code === 'deadline_exceeded')) throw error;
+        if (head < queue.length) {
+          const value = queue[head];
+          queue[head++] = undefined as unknown as Res;
+          this.consumed(1);
+          if (head === queue.length) queue.length = head = 0;
+          yield value;
+          continue;
+        }
+        if (error) throw error;
+        if (ended) return;
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+      }
+    } finally {
+      clearTimeout(timer);
+      settings.signal?.removeEventListener('abort', onAbort);
+      this.consumed(queue.length - head);
+      if (!ended && !error) stream.cancel(id);
+    }
+  }
+
+  /** Ends every stream; calls still running fail with `unavailable`. */
+  close(): void {
+    this.closedForGood = true;
+    for (const stream of this.streams) stream?.close(new DomainError('unavailable', 'the client is closing', GrpcStatus.UNAVAILABLE, true));
+  }
+
+  /** Calls running now, over all streams. */
+  get activeCalls(): number {
+    return this.streams.reduce((n, s) => n + (s?.calls.size ?? 0), 0);
+  }
+
+  private get highWaterMark(): number {
+    return this.options.highWaterMark ?? 4096;
+  }
+
+  private start(request: Req, sink: CallSink<Res>): { stream: MuxStream<Req, Res>; id: number } {
+    if (this.closedForGood) throw new DomainError('unavailable', 'the client is closed', GrpcStatus.UNAVAILABLE, true);
+    const slot = this.turn;
+    this.turn = (this.turn + 1) % this.streams.length;
+    let stream = this.streams[slot];
+    if (stream && Date.now() - stream.openedAt > (this.options.maxStreamAgeMs ?? 60_000)) {
+      stream.retired = true;
+      stream.endIfRetiredAndIdle();
+      stream = undefined;
+    }
+    if (!stream || stream.closed) {
+      stream = new MuxStream(this.open(), (closed, err) => this.onStreamClosed(closed, err));
+      if (this.paused) stream.duplex.pause();
+      this.streams[slot] = stream;
+    }
+    return { stream, id: stream.start(request, sink) };
+  }
+
+  private onStreamClosed(stream: MuxStream<Req, Res>, err: DomainError): void {
+    if (err.grpcStatus === GrpcStatus.UNIMPLEMENTED) this.unsupported = true;
+    const slot = this.streams.indexOf(stream);
+    if (slot >= 0) this.streams[slot] = undefined;
+  }
+
+  private consumed(n: number): void {
+    if (n <= 0) return;
+    this.buffered -= n;
+    if (this.paused && this.buffered <= this.highWaterMark / 2) {
+      this.paused = false;
+      for (const s of this.streams) s?.duplex.resume();
+    }
+  }
+
+  // Back-pressure: past the mark the streams stop reading, so HTTP/2 flow control holds the peer.
+  private pause(): void {
+    if (this.paused) return;
+    this.paused = true;
+    for (const s of this.streams) s?.duplex.pause();
+  }
+}
+
+function deadlineExceeded(): DomainError {
+  return new DomainError('deadline_exceeded', 'Deadline exceeded', GrpcStatus.DEADLINE_EXCEEDED, true);
+}
+
+function cancelled(): DomainError {
+  return new DomainError('cancelled', 'Cancelled on client', GrpcStatus.CANCELLED, false);
+}

@@ -1,0 +1,172 @@
+import { EventEmitter } from 'node:events';
+import { status as GrpcStatus, type ServerDuplexStream } from '@grpc/grpc-js';
+import { DomainError } from '../grpc-errors';
+import { toCallError, type MuxRequestFrame, type MuxResponseFrame } from './mux-frames';
+
+type ServerMuxStream<Req, Res> = ServerDuplexStream<MuxRequestFrame<Req>, MuxResponseFrame<Res>>;
+
+/**
+ * What a server-streaming handler uses of its call; a grpc-js ServerWritableStream has it, and so
+ * does a call on a multiplexed stream ({@link MuxServerCall}), so one handler serves both.
+ */
+export interface StreamingCall<Req, Res> {
+  readonly request: Req;
+  readonly cancelled: boolean;
+  /** False when the transport's buffer is full: wait for 'drain'. */
+  write(message: Res): boolean;
+  end(): void;
+  on(event: 'cancelled' | 'drain', listener: () => void): unknown;
+  off(event: 'cancelled' | 'drain', listener: () => void): unknown;
+  /** Fails the call with a grpc-js error object (`toGrpcError`), as grpc-js server streams do. */
+  emit(event: 'error', err: unknown): boolean;
+}
+
+/** One call on a multiplexed stream, shaped like a grpc-js server stream. */
+export class MuxServerCall<Req, Res> extends EventEmitter implements StreamingCall<Req, Res> {
+  cancelled = false;
+  private finished = false;
+
+  constructor(
+    readonly request: Req,
+    private readonly callId: number,
+    private readonly stream: StreamState<Req, Res>,
+  ) {
+    super();
+    this.on('error', (err: unknown) => this.finish({ $case: 'error', value: toCallError(err) }));
+  }
+
+  write(message: Res): boolean {
+    if (this.finished || this.cancelled) return true;
+    return this.stream.send({ callId: this.callId, event: { $case: 'message', value: message } });
+  }
+
+  end(): void {
+    this.finish({ $case: 'end', value: {} });
+  }
+
+  /** The caller cancelled, or the stream broke. */
+  cancel(): void {
+    if (this.finished || this.cancelled) return;
+    this.cancelled = true;
+    this.stream.forget(this.callId);
+    this.emit('cancelled');
+  }
+
+  private finish(event: NonNullable<MuxResponseFrame<Res>['event']>): void {
+    if (this.finished || this.cancelled) return;
+    this.finished = true;
+    this.stream.send({ callId: this.callId, event });
+    this.stream.forget(this.callId);
+  }
+}
+
+/** One client's multiplexed stream and its running calls. */
+class StreamState<Req, Res> {
+  readonly calls = new Map<number, MuxServerCall<Req, Res>>();
+  /** The client half-closed: it starts nothing more. */
+  halfClosed = false;
+  private ended = false;
+
+  constructor(
+    readonly duplex: ServerMuxStream<Req, Res>,
+    private readonly server: MuxServer,
+  ) {}
+
+  send(frame: MuxResponseFrame<Res>): boolean {
+    if (this.ended) return true;
+    return this.duplex.write(frame);
+  }
+
+  forget(callId: number): void {
+    this.calls.delete(callId);
+    if (this.server.draining || this.halfClosed) this.endIfIdle();
+  }
+
+  endIfIdle(): void {
+    if (this.ended || this.calls.size > 0) return;
+    this.ended = true;
+    this.duplex.end();
+    this.server.untrack(this);
+  }
+
+  /** The client went away or half-closed with nothing pending: stop every call. */
+  cancelAll(): void {
+    for (const call of [...this.calls.values()]) call.cancel();
+    this.ended = true;
+    this.server.untrack(this);
+  }
+}
+
+/**
+ * The server side of the multiplexed streams (mux.proto) of one service: runs each `start` frame
+ * through the same handler a plain call uses, and ends its streams when the server drains, each
+ * once its calls have finished (calls started after the drain began get `unavailable`, retryable,
+ * as a new call on a draining server would).
+ */
+export class MuxServer {
+  draining = false;
+  private readonly streams = new Set<StreamState<unknown, unknown>>();
+
+  /** Serves a stream whose calls are server-streaming: `handler` gets each call as a grpc-js-like stream. */
+  serveStreaming<Req, Res>(duplex: ServerMuxStream<Req, Res>, handler: (call: StreamingCall<Req, Res>) => void): void {
+    this.serve(duplex, handler);
+  }
+
+  /** Serves a stream whose calls are unary: `handler` answers each request once. */
+  serveUnary<Req, Res>(duplex: ServerMuxStream<Req, Res>, handler: (request: Req) => Promise<Res>): void {
+    this.serve(duplex, (call) => {
+      handler(call.request).then(
+        (response) => {
+          call.write(response);
+          call.end();
+        },
+        (err: unknown) => call.emit('error', err),
+      );
+    });
+  }
+
+  /** Starts draining: idle streams end now, busy ones when their last call ends. */
+  drain(): void {
+    this.draining = true;
+    for (const stream of [...this.streams]) stream.endIfIdle();
+  }
+
+  /** @internal */
+  untrack(stream: StreamState<unknown, unknown>): void {
+    this.streams.delete(stream);
+  }
+
+  private serve<Req, Res>(duplex: ServerMuxStream<Req, Res>, handler: (call: MuxServerCall<Req, Res>) => void): void {
+    const stream = new StreamState<Req, Res>(duplex, this);
+    this.streams.add(stream as StreamState<unknown, unknown>);
+    duplex.on('data', (frame: MuxRequestFrame<Req>) => {
+      const op = frame.op;
+      if (op?.$case === 'cancel') {
+        stream.calls.get(frame.callId)?.cancel();
+        return;
+      }
+      if (op?.$case !== 'start' || stream.calls.has(frame.callId)) {
+        stream.send({ callId: frame.callId, event: { $case: 'error', value: toCallError(new DomainError('invalid_frame', 'a frame must start a new call id or cancel a running one', GrpcStatus.INVALID_ARGUMENT)) } });
+        return;
+      }
+      if (this.draining) {
+        stream.send({ callId: frame.callId, event: { $case: 'error', value: toCallError(new DomainError('unavailable', 'the server is draining', GrpcStatus.UNAVAILABLE, true)) } });
+        return;
+      }
+      const call = new MuxServerCall<Req, Res>(op.value, frame.callId, stream);
+      stream.calls.set(frame.callId, call);
+      handler(call);
+    });
+    duplex.on('drain', () => {
+      for (const call of stream.calls.values()) call.emit('drain');
+    });
+    // The client half-closed: it starts nothing more; close once its calls are done.
+    duplex.on('end', () => {
+      stream.halfClosed = true;
+      stream.endIfIdle();
+    });
+    duplex.on('cancelled', () => stream.cancelAll());
+    duplex.on('error', () => stream.cancelAll());
+    duplex.on('close', () => stream.cancelAll());
+  }
+}
