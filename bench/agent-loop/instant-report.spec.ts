@@ -32,4 +32,14 @@ describe('the instant-engine test', () => {
     expect(md).toContain('| ws flat: last 5 / first 5 <= 1.5× | 1.50× (4.00 → 6.00 ms) | yes |');
     expect(md).toContain('| … of which the simulator reading the prompt | 0.10 → 0.10 |');
   });
+
+  it('puts multiplexed streams beside a gRPC call each, against the floor of the open stream', () => {
+    const options = parseOptions(instantArgs([]), '/repo');
+    const records = Array.from({ length: 50 }, (_, i) => turn('ws', i + 1, 4));
+    const plain = Array.from({ length: 50 }, (_, i) => turn('ws', i + 1, 5.5));
+    const md = renderInstantMarkdown(buildReport(options, { summaries: [], ratios: [], targets: [], notes: [], records }), { generatedAt: 'x', rows: [], wsSum: 0.5, grpcSum: 2.5, muxSum: 1 }, plain);
+    expect(md).toContain('on the edge\'s open multiplexed stream 1.00 ms = **1.50 ms** before the edge does any work (as a grpc-js call of its own: 2.50 ms, 3.00 ms in all)');
+    expect(md).toContain('| client: send → first output item | 4.00 → 4.00 | 5.50 → 5.50 |');
+    expect(md).toContain('multiplexed streams 4.00 ms vs 5.50 ms at turns 46–50 (the default)');
+  });
 });

@@ -15,6 +15,7 @@ import { buildReport, renderJson } from './report-json';
 import { renderInstantMarkdown, type TransportFloor } from './instant-report';
 import { loadCorpus } from './source-corpus';
 import { summarizeMode } from './summary';
+import type { TurnRecord } from './rollout-runner';
 import { runTps } from './tps-run';
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
@@ -45,13 +46,24 @@ async function main(): Promise<void> {
   });
   const floor = JSON.parse(readFileSync(join(floorDir, 'transport-floor.json'), 'utf8')) as TransportFloor;
   const tps = options.tps[0];
-  const records = await runTps(options, tps, loadCorpus(REPO_ROOT), progress);
+  const corpus = loadCorpus(REPO_ROOT);
+  // Each repetition runs twice, back to back on fresh stacks: the edge's default (Classify and
+  // Generate on multiplexed streams) with every mode, then WebSocket alone with a gRPC call each
+  // (EDGE_GRPC_MUX=false), so machine drift hits both sides alike.
+  const records: TurnRecord[] = [];
+  const plainCalls: TurnRecord[] = [];
+  for (let rep = 1; rep <= options.reps; rep++) {
+    records.push(...(await runTps({ ...options, reps: 1, firstRep: rep }, tps, corpus, progress)));
+    plainCalls.push(...(await runTps({ ...options, reps: 1, firstRep: rep, modes: ['ws'], extraEnv: { EDGE_GRPC_MUX: 'false' } }, tps, corpus, progress)));
+  }
   const summaries = options.modes.map((mode) => summarizeMode(mode, tps, records));
   const report = buildReport(options, { summaries, ratios: [], targets: [], notes: [], records });
-  const md = renderInstantMarkdown(report, floor);
+  const md = renderInstantMarkdown(report, floor, plainCalls);
   writeFileSync(join(options.outDir, 'instant-engine.json'), renderJson(report));
+  const plainOptions = { ...options, modes: ['ws' as const], extraEnv: { EDGE_GRPC_MUX: 'false' } };
+  writeFileSync(join(options.outDir, 'instant-engine-plain-calls.json'), renderJson(buildReport(plainOptions, { summaries: [summarizeMode('ws', tps, plainCalls)], ratios: [], targets: [], notes: [], records: plainCalls })));
   writeFileSync(join(options.outDir, 'instant-engine.md'), md);
-  process.stdout.write(`${md}\nwrote ${join(options.outDir, 'instant-engine.{md,json}')}\n`);
+  process.stdout.write(`${md}\nwrote ${join(options.outDir, 'instant-engine.{md,json}')} and instant-engine-plain-calls.json\n`);
 }
 
 if (require.main === module) {

@@ -38,6 +38,10 @@ export interface BenchOptions {
   readonly outDir: string;
   /** `--quick`: the defaults above for a run of well under a minute. */
   readonly quick: boolean;
+  /** Set by programs, not the command line: more environment for every stack (e.g. EDGE_GRPC_MUX). */
+  readonly extraEnv?: Readonly<Record<string, string>>;
+  /** Set by programs: the number of the first interleaved repetition (turn order rotates with it). Default 1. */
+  readonly firstRep?: number;
 }
 
 /** Thrown for a bad command line; the message names the option. */

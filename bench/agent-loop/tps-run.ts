@@ -53,8 +53,9 @@ export async function runTps(options: BenchOptions, tps: number, corpus: readonl
         await Promise.all(links.map((l) => l.close()));
       }
     });
-  for (let rep = 1; rep <= options.reps; rep++) {
-    records.push(...(await run('interleaved', rep, options.modes, `[tps=${tps}] interleaved rep ${rep}/${options.reps}`)));
+  const firstRep = options.firstRep ?? 1;
+  for (let rep = firstRep; rep < firstRep + options.reps; rep++) {
+    records.push(...(await run('interleaved', rep, options.modes, `[tps=${tps}] interleaved rep ${rep}/${firstRep + options.reps - 1}`)));
   }
   for (let rep = 1; rep <= options.soloReps; rep++) {
     const shift = (rep - 1) % options.modes.length;
@@ -115,7 +116,7 @@ async function runMeasured(stack: Stack, options: BenchOptions, tps: number, cor
 /** Starts a private stack for `tps`, runs `work` on it, and stops it. A service crash fails the run with its log tail. */
 async function withStack<T>(options: BenchOptions, tps: number, progress: Progress, tag: string, work: (stack: Stack) => Promise<T>): Promise<T> {
   progress(`${tag}: starting a fresh stack (SIM_TOOL_CALLS=${options.turns - 1}, SIM_TTFT_MS=${options.ttftMs})`);
-  const stack = await startStack({ port: 0, privateRedis: true, logLevel: 'warn', env: stackEnv(options, tps) });
+  const stack = await startStack({ port: 0, privateRedis: true, logLevel: 'warn', env: { ...stackEnv(options, tps), ...options.extraEnv } });
   try {
     return await raceCrash(stack, work(stack));
   } finally {
