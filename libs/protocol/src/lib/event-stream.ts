@@ -42,17 +42,20 @@ export class EventStream {
     return this.next++;
   }
 
-  // Lifecycle events snapshot the response: callers keep mutating their object (output,
-  // status, usage) after the event is built, possibly before it is serialised.
+  // Lifecycle events snapshot the response: callers keep changing their object (output,
+  // status, usage) after the event is built, possibly before it is serialised. They replace its
+  // fields rather than edit them in place, and what comes from the request (instructions, tools,
+  // text, metadata: most of the object's weight, resent every turn) is never changed, so a copy
+  // of the top level with its own output items is a snapshot, without a deep clone per event.
 
   /** `response.created`. */
   created(response: ResponseObject): StreamEventOf<'response.created'> {
-    return { type: 'response.created', sequence_number: this.seq(), response: structuredClone(response) };
+    return { type: 'response.created', sequence_number: this.seq(), response: snapshot(response) };
   }
 
   /** `response.in_progress`. */
   inProgress(response: ResponseObject): StreamEventOf<'response.in_progress'> {
-    return { type: 'response.in_progress', sequence_number: this.seq(), response: structuredClone(response) };
+    return { type: 'response.in_progress', sequence_number: this.seq(), response: snapshot(response) };
   }
 
   /** Terminal `response.completed`. */
@@ -71,7 +74,7 @@ export class EventStream {
   }
 
   private terminal<T extends TerminalEvent['type']>(type: T, response: ResponseObject): StreamEventOf<T> {
-    const event = { type, sequence_number: this.seq(), response: structuredClone(response) } as StreamEventOf<T>;
+    const event = { type, sequence_number: this.seq(), response: snapshot(response) } as StreamEventOf<T>;
     this.ended = true;
     return event;
   }
@@ -198,4 +201,9 @@ export class EventStream {
 
 function partFields(at: PartPosition) {
   return { item_id: at.itemId, output_index: at.outputIndex, content_index: at.contentIndex };
+}
+
+/** The response as it is now (see the lifecycle events above). */
+function snapshot(response: ResponseObject): ResponseObject {
+  return { ...response, output: structuredClone(response.output) };
 }
