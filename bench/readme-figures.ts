@@ -64,17 +64,19 @@ export function linkFigures(reports: [string, BenchReport][]): string[] {
 }
 
 /** The instant-engine figure and the capacity figures. */
-export function floorAndLoadFigures(instant: BenchReport | undefined, floorMs: number | undefined, load: LoadReport | undefined): string[] {
+export function floorAndLoadFigures(instant: BenchReport | undefined, floorMs: number | undefined, load: LoadReport | undefined, plainCalls?: BenchReport): string[] {
   const lines: string[] = [];
   if (instant) {
     const ws = instant.records.filter((r) => r.mode === 'ws');
     const n = instant.options.turns;
     const first = windowMedian(ws, 1, 5, (r) => r.firstOutputMs);
     const last = windowMedian(ws, n - 4, n, (r) => r.firstOutputMs);
+    const plainLast = plainCalls ? windowMedian(plainCalls.records, n - 4, n, (r) => r.firstOutputMs) : undefined;
     lines.push(
       '',
       `- **Instant engine** ([bench/results/instant-engine.md](bench/results/instant-engine.md)): WebSocket time to the first output item ${fmt(first)} ms at turns 1–5, ` +
-        `${fmt(last)} ms at turns ${n - 4}–${n} (${fmt(last / first)}×), against a transport floor of ${fmt(floorMs ?? NaN)} ms measured in the same run.`,
+        `${fmt(last)} ms at turns ${n - 4}–${n} (${fmt(last / first)}×), against a transport floor of ${fmt(floorMs ?? NaN)} ms measured in the same run` +
+        (plainLast === undefined ? '.' : `; with a gRPC call per Classify and Generate instead of the multiplexed streams, ${fmt(plainLast)} ms at turns ${n - 4}–${n}.`),
     );
   }
   if (load) {
@@ -95,12 +97,17 @@ function main(): void {
     const r = read<BenchReport>(join(results, 'link', p, 'agent-loop.json'));
     return r ? [[p, r] as [string, BenchReport]] : [];
   });
-  const floor = read<{ wsSum: number; grpcSum: number }>(join(results, 'instant-engine-floor', 'transport-floor.json'));
+  const floor = read<{ wsSum: number; grpcSum: number; muxSum?: number }>(join(results, 'instant-engine-floor', 'transport-floor.json'));
   const block = [
     START,
     ...agentLoopFigures(on, off),
     ...linkFigures(links),
-    ...floorAndLoadFigures(read<BenchReport>(join(results, 'instant-engine.json')), floor && floor.wsSum + floor.grpcSum, read<LoadReport>(join(results, 'load.json'))),
+    ...floorAndLoadFigures(
+      read<BenchReport>(join(results, 'instant-engine.json')),
+      floor && floor.wsSum + (floor.muxSum ?? floor.grpcSum),
+      read<LoadReport>(join(results, 'load.json')),
+      read<BenchReport>(join(results, 'instant-engine-plain-calls.json')),
+    ),
     END,
   ].join('\n');
   const readmePath = join(ROOT, 'README.md');
