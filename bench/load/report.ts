@@ -39,9 +39,12 @@ export function renderLoadMarkdown(report: LoadReport): string {
     `Each loop plays agent-loop rollouts over WebSocket mode (~2k-token instructions, ten tools, 2.8–8 KB tool outputs of real source, each conversation ` +
       `with its own nonce) of up to ${options.turns} turns, then starts a new conversation on a new socket; ${fmt(options.durationS)} s per level; engine ` +
       `SIM_TOKENS_PER_SECOND=${options.tps}, SIM_TTFT_MS=50. First output = client send → first \`response.output_item.added\` (engine time included). ` +
-      'Edge CPU and memory from /proc; event-loop delay from the edge\'s `nodejs_eventloop_lag_*` over the level; heap after = 10 s (quick: 3 s) after the level\'s sockets closed, without a forced GC, so a heap that stays up may just not have been collected yet; a leak shows as growth from level to level.',
+      'Edge CPU and RSS from /proc; event-loop delay from the edge\'s `nodejs_eventloop_lag_*` over the level. ' +
+      `Live heap = V8 heap used right after a forced full GC (the edge runs with \`--expose-gc\` and its admin port answers \`POST /debug/gc\`), ` +
+      `taken at the level's start and ${fmt((report.loops[0]?.edge.settleMs ?? 0) / 1000)} s after its sockets closed: after ≈ before means the level left nothing behind; ` +
+      'growth that levels off from level to level is bounded caches filling, growth that keeps on is a leak.',
     '',
-    '| loops | turns/s | tokens/s streamed | first output p50 (ms) | p99 (ms) | edge CPU per turn (ms) | event-loop delay p50 / p99 (ms) | edge RSS before → peak (MB) | heap before → after (MB) | errors |',
+    '| loops | turns/s | tokens/s streamed | first output p50 (ms) | p99 (ms) | edge CPU per turn (ms) | event-loop delay p50 / p99 (ms) | edge RSS before → peak (MB) | live heap before → after (MB) | errors |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const r of report.loops) {
