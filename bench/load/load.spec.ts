@@ -46,7 +46,9 @@ describe('the load report', () => {
 
   it('writes one row per concurrency level, the relay ceiling and the memory per idle connection', () => {
     const md = renderLoadMarkdown(report);
-    expect(md).toContain('| 100 | 200 | 4000 | 60.0 | 120 | 1.50 | 1.00 / 12.0 | 100 → 180 | 40.0 → 41.0 | 0 |');
+    expect(md).toContain('| 100 | 200 | 4000 | 60.0 | 120 | 1.50 | 1.00 / 12.0 | 100 → 180 | 40.0 → 41.0 | 1.00 → 1.00 | 0 |');
+    expect(md).toContain('after a forced full GC');
+    expect(md).toContain("Live heap from the first level's start to the last level's end: **40.0 → 41.0 MB**");
     expect(md).toContain('**Ceiling: 60000 tokens/s** (16 streams)');
     expect(md).toContain('**20.5 KB RSS per connection**');
     expect(md).toContain('target < 30.0 KB: met');
