@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { fetchMetrics, parseNodeMetrics, sampleProcess } from './process-stats';
+import { forceGc, sampleProcess } from './process-stats';
 
 /** Target memory per idle WebSocket connection on the edge. */
 export const IDLE_TARGET_BYTES = 30 * 1024;
@@ -11,22 +11,24 @@ export interface IdleResult {
   failed: number;
   rssBeforeBytes: number;
   rssAfterBytes: number;
+  /** Live heap (heap used right after a forced full GC) before and with the connections open. */
   heapBeforeBytes: number;
   heapAfterBytes: number;
   /** (RSS after − before) / connections. */
   rssPerConnectionBytes: number;
+  /** (live heap after − before) / connections. */
   heapPerConnectionBytes: number;
 }
 
 /**
  * Opens `count` WebSocket connections to the edge (authenticated, nothing sent), `batch` at a
- * time, waits for the edge to settle, and divides the growth of its resident memory (and heap) by
- * the connections held. Closes them all before returning.
+ * time, waits for the edge to settle, and divides the growth of its resident memory (and of its
+ * live heap, measured after a forced full GC) by the connections held. Closes them all before returning.
  */
 export async function runIdle(target: { wsUrl: string; apiKey: string; edgePid: number; edgeAdminPort: number }, count: number, batch = 250): Promise<IdleResult> {
   const settle = () => new Promise((r) => setTimeout(r, 3000));
   await settle();
-  const heapBefore = parseNodeMetrics(await fetchMetrics(target.edgeAdminPort)).heapUsedBytes;
+  const heapBefore = (await forceGc(target.edgeAdminPort)).heap.used_heap_size;
   const before = sampleProcess(target.edgePid);
   const sockets: WebSocket[] = [];
   let failed = 0;
@@ -44,8 +46,8 @@ export async function runIdle(target: { wsUrl: string; apiKey: string; edgePid: 
     });
   for (let i = 0; i < count; i += batch) await Promise.all(Array.from({ length: Math.min(batch, count - i) }, open));
   await settle();
+  const heapAfter = (await forceGc(target.edgeAdminPort)).heap.used_heap_size;
   const after = sampleProcess(target.edgePid);
-  const heapAfter = parseNodeMetrics(await fetchMetrics(target.edgeAdminPort)).heapUsedBytes;
   await Promise.all(
     sockets.map(
       (ws) =>

@@ -11,6 +11,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startStack, type Stack } from '@fastloop/launcher';
+import { SERVICE_NODE_ARGS_ENV } from '@fastloop/service-kit';
 import { loadCorpus } from '../agent-loop/source-corpus';
 import { fmt } from '../agent-loop/summary';
 import { runLoops, type LoopsResult } from './agent-loops';
@@ -35,6 +36,10 @@ const COMMON_ENV = {
   // (1,000 per tenant by default) above what the benchmark opens, so it measures memory, not the cap.
   EDGE_MAX_CONNECTIONS: '30000',
   EDGE_MAX_CONNECTIONS_PER_TENANT: '30000',
+  // The edge's admin port then answers POST /debug/gc: heap is measured after a full collection,
+  // so what a level leaves behind is not confused with garbage not yet collected. Flags the caller
+  // set (e.g. --cpu-prof) are kept.
+  [SERVICE_NODE_ARGS_ENV]: [process.env[SERVICE_NODE_ARGS_ENV], '--expose-gc'].filter(Boolean).join(' '),
 };
 
 async function withStack<T>(env: Record<string, string>, work: (stack: Stack) => Promise<T>): Promise<T> {

@@ -1,4 +1,4 @@
-import { fetchMetrics, parseNodeMetrics, sampleProcess, type ProcessSample } from './process-stats';
+import { fetchMetrics, forceGc, parseNodeMetrics, sampleProcess, type ProcessSample } from './process-stats';
 
 /** What the edge process did during one phase of the load benchmark. */
 export interface EdgeUsage {
@@ -10,9 +10,15 @@ export interface EdgeUsage {
   rssBeforeBytes: number;
   /** Highest RSS sampled (once a second) during the phase. */
   rssPeakBytes: number;
+  /** Live heap at the phase start: heap used right after a forced full GC. */
   heapBeforeBytes: number;
-  /** Heap used once the phase's connections are closed and the edge had `settleMs` to collect. */
+  /** Live heap once the phase's connections are closed, the edge had {@link settleMs}, and a full GC ran. */
   heapAfterBytes: number;
+  /** How long after the phase's connections closed the after-figures were taken. */
+  settleMs: number;
+  /** Memory outside the V8 heap (Buffers, array buffers) after the same collections. */
+  externalBeforeBytes: number;
+  externalAfterBytes: number;
   rssAfterBytes: number;
 }
 
@@ -20,6 +26,7 @@ export interface EdgeUsage {
 export class EdgeWatch {
   private before: ProcessSample | undefined;
   private heapBefore = NaN;
+  private externalBefore = NaN;
   private peak = 0;
   private timer: NodeJS.Timeout | undefined;
   private atEnd: { cpuMs: number; eventLoopP50Ms: number; eventLoopP99Ms: number } | undefined;
@@ -29,10 +36,15 @@ export class EdgeWatch {
     private readonly adminPort: number,
   ) {}
 
-  /** Samples the edge at rest, resets its event-loop histogram (a scrape does), and starts sampling RSS. */
+  /**
+   * Collects the edge's garbage and samples its live heap, resets its event-loop histogram (a
+   * scrape does), and starts sampling RSS.
+   */
   async start(): Promise<void> {
-    const metrics = parseNodeMetrics(await fetchMetrics(this.adminPort));
-    this.heapBefore = metrics.heapUsedBytes;
+    const gc = await forceGc(this.adminPort);
+    this.heapBefore = gc.heap.used_heap_size;
+    this.externalBefore = gc.memory.external;
+    await fetchMetrics(this.adminPort);
     this.before = sampleProcess(this.pid);
     this.peak = this.before.rssBytes;
     this.timer = setInterval(() => {
@@ -47,20 +59,27 @@ export class EdgeWatch {
     this.atEnd = { cpuMs, eventLoopP50Ms: metrics.eventLoopP50Ms, eventLoopP99Ms: metrics.eventLoopP99Ms };
   }
 
-  /** Call after the phase's connections are closed: waits `settleMs`, then samples memory. */
+  /**
+   * Call after the phase's connections are closed: waits `settleMs` (for closes and writes still
+   * in flight), forces a full GC, then samples memory. What survives is what the phase left behind.
+   */
   async finish(settleMs: number): Promise<EdgeUsage> {
     clearInterval(this.timer);
     await new Promise((r) => setTimeout(r, settleMs));
+    const peak = Math.max(this.peak, sampleProcess(this.pid).rssBytes);
+    const gc = await forceGc(this.adminPort);
     const after = sampleProcess(this.pid);
-    const metrics = parseNodeMetrics(await fetchMetrics(this.adminPort));
     return {
       cpuMs: this.atEnd!.cpuMs,
       eventLoopP50Ms: this.atEnd!.eventLoopP50Ms,
       eventLoopP99Ms: this.atEnd!.eventLoopP99Ms,
       rssBeforeBytes: this.before!.rssBytes,
-      rssPeakBytes: Math.max(this.peak, after.rssBytes),
+      rssPeakBytes: Math.max(peak, after.rssBytes),
       heapBeforeBytes: this.heapBefore,
-      heapAfterBytes: metrics.heapUsedBytes,
+      heapAfterBytes: gc.heap.used_heap_size,
+      settleMs,
+      externalBeforeBytes: this.externalBefore,
+      externalAfterBytes: gc.memory.external,
       rssAfterBytes: after.rssBytes,
     };
   }

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { get } from 'node:http';
+import { request } from 'node:http';
+import { DEBUG_GC_PATH, type GcReport } from '@fastloop/service-kit';
 
 /** CPU time and resident memory of a process, from /proc (Linux). */
 export interface ProcessSample {
@@ -29,30 +30,49 @@ export interface NodeMetrics {
   /** Event-loop delay p50 / p99 since the previous scrape (prom-client resets its histogram on each collect), ms. */
   eventLoopP50Ms: number;
   eventLoopP99Ms: number;
-  heapUsedBytes: number;
 }
 
-/** Parses prom-client's default Node metrics out of a Prometheus text page. */
+/**
+ * Parses prom-client's default Node metrics out of a Prometheus text page. (Not its heap figure:
+ * heap used without a forced GC counts garbage not yet collected; see {@link forceGc}.)
+ */
 export function parseNodeMetrics(text: string): NodeMetrics {
   const value = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})?\\s+(\\S+)`, 'm').exec(text)?.[1] ?? NaN);
   return {
     eventLoopP50Ms: value('nodejs_eventloop_lag_p50_seconds') * 1000,
     eventLoopP99Ms: value('nodejs_eventloop_lag_p99_seconds') * 1000,
-    heapUsedBytes: value('nodejs_heap_size_used_bytes'),
   };
 }
 
 /** GET http://127.0.0.1:<port>/metrics as text. */
-export function fetchMetrics(port: number): Promise<string> {
+export async function fetchMetrics(port: number): Promise<string> {
+  const res = await adminCall(port, 'GET', '/metrics');
+  if (res.status !== 200) throw new Error(`GET /metrics on :${port} answered ${res.status}`);
+  return res.body;
+}
+
+/**
+ * Forces a full garbage collection in the service behind admin `port` and returns the heap that
+ * survived it (service-kit's `POST /debug/gc`, there only when the service runs with `--expose-gc`).
+ */
+export async function forceGc(port: number): Promise<GcReport> {
+  const res = await adminCall(port, 'POST', DEBUG_GC_PATH);
+  if (res.status === 404) throw new Error(`no ${DEBUG_GC_PATH} on :${port}: start the service with --expose-gc (FASTLOOP_SERVICE_NODE_ARGS)`);
+  if (res.status !== 200) throw new Error(`POST ${DEBUG_GC_PATH} on :${port} answered ${res.status}`);
+  return JSON.parse(res.body) as GcReport;
+}
+
+function adminCall(port: number, method: string, path: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = get({ host: '127.0.0.1', port, path: '/metrics', agent: false }, (res) => {
-      let text = '';
+    const req = request({ host: '127.0.0.1', port, method, path, agent: false }, (res) => {
+      let body = '';
       res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve(text));
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
       res.on('error', reject);
     });
     req.on('error', reject);
-    req.setTimeout(10_000, () => req.destroy(new Error(`GET /metrics on :${port} timed out`)));
+    req.setTimeout(10_000, () => req.destroy(new Error(`${method} ${path} on :${port} timed out`)));
+    req.end();
   });
 }

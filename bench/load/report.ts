@@ -39,15 +39,28 @@ export function renderLoadMarkdown(report: LoadReport): string {
     `Each loop plays agent-loop rollouts over WebSocket mode (~2k-token instructions, ten tools, 2.8–8 KB tool outputs of real source, each conversation ` +
       `with its own nonce) of up to ${options.turns} turns, then starts a new conversation on a new socket; ${fmt(options.durationS)} s per level; engine ` +
       `SIM_TOKENS_PER_SECOND=${options.tps}, SIM_TTFT_MS=50. First output = client send → first \`response.output_item.added\` (engine time included). ` +
-      'Edge CPU and memory from /proc; event-loop delay from the edge\'s `nodejs_eventloop_lag_*` over the level; heap after = 10 s (quick: 3 s) after the level\'s sockets closed, without a forced GC, so a heap that stays up may just not have been collected yet; a leak shows as growth from level to level.',
+      'Edge CPU and RSS from /proc; event-loop delay from the edge\'s `nodejs_eventloop_lag_*` over the level. ' +
+      `Live heap = V8 heap used right after a forced full GC (the edge runs with \`--expose-gc\` and its admin port answers \`POST /debug/gc\`), ` +
+      `taken at the level's start and ${fmt((report.loops[0]?.edge.settleMs ?? 0) / 1000)} s after its sockets closed: after ≈ before means the level left nothing behind; ` +
+      'growth that levels off from level to level is bounded caches filling, growth that keeps on is a leak. External = memory outside the V8 heap (Buffers) after the same collection.',
     '',
-    '| loops | turns/s | tokens/s streamed | first output p50 (ms) | p99 (ms) | edge CPU per turn (ms) | event-loop delay p50 / p99 (ms) | edge RSS before → peak (MB) | heap before → after (MB) | errors |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| loops | turns/s | tokens/s streamed | first output p50 (ms) | p99 (ms) | edge CPU per turn (ms) | event-loop delay p50 / p99 (ms) | edge RSS before → peak (MB) | live heap before → after (MB) | external before → after (MB) | errors |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const r of report.loops) {
     lines.push(
       `| ${r.loops} | ${fmt(r.turnsPerS)} | ${fmt(r.tokensPerS)} | ${fmt(r.firstOutputP50Ms)} | ${fmt(r.firstOutputP99Ms)} | ${fmt(r.edgeCpuMsPerTurn)} | ` +
-        `${fmt(r.edge.eventLoopP50Ms)} / ${fmt(r.edge.eventLoopP99Ms)} | ${mb(r.edge.rssBeforeBytes)} → ${mb(r.edge.rssPeakBytes)} | ${mb(r.edge.heapBeforeBytes)} → ${mb(r.edge.heapAfterBytes)} | ${r.errors} |`,
+        `${fmt(r.edge.eventLoopP50Ms)} / ${fmt(r.edge.eventLoopP99Ms)} | ${mb(r.edge.rssBeforeBytes)} → ${mb(r.edge.rssPeakBytes)} | ${mb(r.edge.heapBeforeBytes)} → ${mb(r.edge.heapAfterBytes)} | ` +
+        `${mb(r.edge.externalBeforeBytes)} → ${mb(r.edge.externalAfterBytes)} | ${r.errors} |`,
+    );
+  }
+  const first = report.loops[0];
+  const last = report.loops[report.loops.length - 1];
+  if (first && last) {
+    lines.push(
+      '',
+      `Live heap from the first level's start to the last level's end: **${mb(first.edge.heapBeforeBytes)} → ${mb(last.edge.heapAfterBytes)} MB** ` +
+        `(external ${mb(first.edge.externalBeforeBytes)} → ${mb(last.edge.externalAfterBytes)} MB).`,
     );
   }
   const failures = report.loops.filter((r) => r.errors > 0);
@@ -78,7 +91,7 @@ export function renderLoadMarkdown(report: LoadReport): string {
       '## Idle connections',
       '',
       `${i.connections} authenticated WebSocket connections held open (${i.failed} failed to open): edge RSS ${mb(i.rssBeforeBytes)} → ${mb(i.rssAfterBytes)} MB, ` +
-        `heap ${mb(i.heapBeforeBytes)} → ${mb(i.heapAfterBytes)} MB: **${kb(i.rssPerConnectionBytes)} KB RSS per connection** (heap ${kb(i.heapPerConnectionBytes)} KB); ` +
+        `live heap ${mb(i.heapBeforeBytes)} → ${mb(i.heapAfterBytes)} MB (after a forced GC): **${kb(i.rssPerConnectionBytes)} KB RSS per connection** (live heap ${kb(i.heapPerConnectionBytes)} KB); ` +
         `target < ${kb(IDLE_TARGET_BYTES)} KB: ${i.rssPerConnectionBytes < IDLE_TARGET_BYTES ? 'met' : '**not met**'}.`,
     );
   }

@@ -2,9 +2,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
+import { DEBUG_GC_PATH, exposedGc, forceGc } from './debug-gc';
 
 export interface AdminServerOptions {
-  /** Port for /healthz, /readyz and /metrics; 0 picks a free one. */
+  /**
+   * Port for /healthz, /readyz and /metrics (and `POST /debug/gc` when node runs with
+   * `--expose-gc`); 0 picks a free one.
+   */
   port: number;
   /** Bind address; default 127.0.0.1 (set 0.0.0.0 in containers). */
   host?: string;
@@ -19,7 +23,12 @@ export interface AdminServer {
   close(): Promise<void>;
 }
 
-/** Serves the operational endpoints every service exposes, apart from its main traffic port. */
+/**
+ * Serves the operational endpoints every service exposes, apart from its main traffic port.
+ * `POST /debug/gc` forces a full garbage collection and answers the surviving heap as JSON
+ * ({@link GcReport}), for leak checks such as bench/load; it exists only when the process was
+ * started with `--expose-gc` (404 otherwise, like any unknown path).
+ */
 export async function startAdminServer(options: AdminServerOptions): Promise<AdminServer> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -35,6 +44,13 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
       );
       return;
     }
+    const gc = path === DEBUG_GC_PATH ? exposedGc() : undefined;
+    if (gc) {
+      if (req.method !== 'POST') return sendText(res, 405, 'use POST\n', undefined, { allow: 'POST' });
+      const report = forceGc(gc);
+      options.logger.info({ gcMs: report.gcMs, heapUsedBytes: report.heap.used_heap_size }, 'forced garbage collection');
+      return sendText(res, 200, `${JSON.stringify(report)}\n`, 'application/json');
+    }
     sendText(res, 404, 'not found\n');
   });
   await listen(server, options.port, options.host ?? '127.0.0.1');
@@ -45,8 +61,8 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   };
 }
 
-function sendText(res: import('node:http').ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8'): void {
-  res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
+function sendText(res: import('node:http').ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8', headers: Record<string, string> = {}): void {
+  res.writeHead(status, { ...headers, 'content-type': type, 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }
 

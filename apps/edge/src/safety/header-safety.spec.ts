@@ -110,6 +110,16 @@ describe('HeaderVerdicts', () => {
     await new Promise((r) => setImmediate(r));
     expect(v.size).toBe(1); // b; the failed x (which evicted a) is forgotten
   });
+
+  it("keeps a verdict's findings but not safety's carried state, a view that pins its whole message buffer", async () => {
+    const v = new HeaderVerdicts();
+    const slab = Buffer.alloc(8192);
+    const finding = { ruleId: 'r', itemIndex: 0, message: 'm', category: 1, action: 2, start: 0, endItemIndex: 0, end: 1, score: 0, provisional: false };
+    const res = await v.get('a', () => Promise.resolve({ verdict: 1, state: slab.subarray(10, 30), findings: [finding], itemsSeen: 1, windowChars: 1 }));
+    expect(res).toMatchObject({ verdict: 1, findings: [finding], itemsSeen: 1 });
+    expect(res.state.buffer).not.toBe(slab.buffer);
+    expect((await v.get('a', () => Promise.reject(new Error('not called')))).state.byteLength).toBe(0);
+  });
 });
 
 describe('redaction', () => {

@@ -8,7 +8,8 @@ export const DEFAULT_HEADER_VERDICTS = 1024;
  * Verdicts of request headers (instructions + tools), classified once per distinct header and
  * reused while it is unchanged: an agent sends the same instructions and tools every turn, so
  * they cost one Classify per (tenant, model, header), not one per turn. Bounded LRU; a failed
- * classification is forgotten so the next turn retries it.
+ * classification is forgotten so the next turn retries it. An entry is the verdict and its
+ * findings (a few hundred bytes), without safety's carried state (see {@link withoutState}).
  */
 export class HeaderVerdicts {
   private readonly entries = new Map<string, Promise<safetyV1.ClassifyResponse>>();
@@ -30,7 +31,7 @@ export class HeaderVerdicts {
       this.entries.set(key, hit);
       return hit;
     }
-    const verdict = classify();
+    const verdict = classify().then(withoutState);
     this.entries.set(key, verdict);
     verdict.catch(() => this.entries.delete(key));
     while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
@@ -40,4 +41,16 @@ export class HeaderVerdicts {
   get size(): number {
     return this.entries.size;
   }
+}
+
+const NO_STATE = Buffer.alloc(0);
+
+/**
+ * A header is classified alone and never continued, so its verdict needs no carried state. The
+ * decoded state is a view into the buffer its gRPC message arrived in, usually an 8 KB slab of
+ * Node's Buffer pool: kept, each entry pinned a slab (8 MB at the default bound, the external
+ * memory that grew from level to level in bench/load).
+ */
+function withoutState(res: safetyV1.ClassifyResponse): safetyV1.ClassifyResponse {
+  return { ...res, state: NO_STATE };
 }

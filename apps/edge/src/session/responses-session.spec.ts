@@ -219,6 +219,58 @@ describe('ResponsesSession', () => {
     expect(s.usage).toHaveLength(0);
   });
 
+  describe('ends every Generate stream it opens, not leaving one to the idle timeout', () => {
+    const unavailable = () => {
+      throw new DomainError('unavailable', 'safety overloaded', 14, true);
+    };
+    it.each([
+      ['a prompt the verdict blocks', 'please BLOCK-ME', undefined, 'invalid_prompt'],
+      ['a verdict that fails', 'hi', unavailable, 'safety_unavailable'],
+      ['a prompt restarted with redactions', 'my REDACT-ME', undefined, undefined],
+      ['a completed turn', 'hi', undefined, undefined],
+    ])('after %s (safety overlap: the first chunk is read ahead of the verdict)', async (_case, input, classify, code) => {
+      const backends = new FakeBackends();
+      if (classify) backends.classify = async () => classify();
+      const s = open(backends);
+      const events = await s.create({ input });
+      if (code) expect(events[0]).toMatchObject({ type: 'error', error: { code } });
+      else expect(terminal(events).type).toBe('response.completed');
+      expect(backends.generateCalls.length).toBeGreaterThan(0);
+      expect(backends.openGenerateStreams).toBe(0);
+    });
+
+    it('after an error while a chunk is handled (nothing else cancels that call)', async () => {
+      const { deps, backends } = fakeDeps();
+      const events: any[] = [];
+      const session = new ResponsesSession({
+        deps,
+        principal: { tenant: 't', keyId: 'k' },
+        transport: 'websocket',
+        cache: new ConnectionStateCache(new StateCacheBudget(1 << 30), 1 << 28),
+        send: (e) => {
+          if (e.type === 'response.output_item.added') throw new Error('socket write failed');
+          events.push(e);
+        },
+        logger: deps.logger,
+        maxQueued: 4,
+      });
+      session.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', store: false, tools, input: 'hi' }));
+      await session.whenIdle();
+      expect(terminal(events)).toMatchObject({ type: 'response.failed' });
+      expect(backends.openGenerateStreams).toBe(0);
+    });
+
+    it('after the client goes away mid-stream', async () => {
+      const backends = new FakeBackends();
+      const s = open(backends);
+      s.session.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', store: false, tools, input: 'hi' }));
+      while (!s.events.some((e) => e.type === 'response.output_item.added')) await new Promise((r) => setImmediate(r));
+      s.session.close();
+      await s.session.whenIdle();
+      expect(backends.openGenerateStreams).toBe(0);
+    });
+  });
+
   it.each([true, false])(
     'ends a continuation that outgrows the context window in response.failed with context_length_exceeded, sending nothing to a worker (safety overlap %s)',
     async (overlap) => {

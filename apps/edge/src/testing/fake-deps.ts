@@ -31,6 +31,11 @@ export class FakeBackends {
   redactMarker = 'REDACT-ME';
   /** Make the next Generate fail with this error before any token. */
   failNextGenerate?: DomainError;
+  /**
+   * Generate streams started whose cleanup has not run yet. The real client's holds the gRPC call
+   * and its idle timer, so one the edge abandons without `return()` lingers until the idle timeout.
+   */
+  openGenerateStreams = 0;
 
   /**
    * Like the real service, items are scanned as one text with the tail of earlier calls carried in
@@ -78,7 +83,16 @@ export class FakeBackends {
     return { models: [{ id: 'fake-model', ownedBy: 'test', created: 0, aliases: [], contextWindow: 131072 }] };
   }
 
-  async *generate(_address: string, req: inferenceV1.GenerateRequest, signal?: AbortSignal): AsyncGenerator<inferenceV1.GenerateResponse> {
+  async *generate(address: string, req: inferenceV1.GenerateRequest, signal?: AbortSignal): AsyncGenerator<inferenceV1.GenerateResponse> {
+    this.openGenerateStreams++;
+    try {
+      yield* this.stream(address, req, signal);
+    } finally {
+      this.openGenerateStreams--;
+    }
+  }
+
+  private async *stream(_address: string, req: inferenceV1.GenerateRequest, signal?: AbortSignal): AsyncGenerator<inferenceV1.GenerateResponse> {
     this.generateCalls.push(req);
     const failure = this.failNextGenerate;
     this.failNextGenerate = undefined;

@@ -163,9 +163,10 @@ async function streamTokens(
     const onAbort = () => call.abort();
     req.signal.addEventListener('abort', onAbort, { once: true });
     stopped.signal.addEventListener('abort', onAbort, { once: true });
+    let stream: AsyncIterator<inferenceV1.GenerateResponse> | undefined;
     try {
       const request = toGenerateRequest(req, route, plan, maxOutput, prepared);
-      const stream = deps.backends.generate(route.workerAddress, request, call.signal)[Symbol.asyncIterator]();
+      stream = deps.backends.generate(route.workerAddress, request, call.signal)[Symbol.asyncIterator]();
       const first = stream.next();
       first.catch(() => undefined); // read below, after the verdict
       timer.mark('queue');
@@ -224,6 +225,7 @@ async function streamTokens(
     } finally {
       req.signal.removeEventListener('abort', onAbort);
       stopped.signal.removeEventListener('abort', onAbort);
+      endStream(call, stream);
     }
   }
   if (!stopped.signal.aborted) applyParseEvents(sink, parser.finish());
@@ -237,6 +239,19 @@ async function streamTokens(
   if (done.finishReason === inferenceV1.FinishReason.FINISH_REASON_LENGTH) writer.incomplete(usage, 'max_output_tokens');
   else writer.completed(usage);
   return { usage, plan, route };
+}
+
+/**
+ * Ends an attempt's Generate stream however the attempt was left. Cancelling the call is not
+ * enough: a stream that had yielded a chunk nobody asked the next of (the first chunk, read ahead
+ * of a verdict that blocked or failed) stays suspended, its call and idle timer held until
+ * INFERENCE_IDLE_TIMEOUT_MS (in bench/load, ~390 such calls after 500 loops with the safety
+ * service overloaded); one left by an exception was not even cancelled, so the worker kept the
+ * call open, blocked on flow control, that long. `return()` runs the stream's cleanup now.
+ */
+function endStream(call: AbortController, stream: AsyncIterator<inferenceV1.GenerateResponse> | undefined): void {
+  call.abort();
+  stream?.return?.(undefined).catch(() => undefined);
 }
 
 /** ForgetSession for a call whose prompt must not stay on the worker; failures are only logged. */
