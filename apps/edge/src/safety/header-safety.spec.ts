@@ -6,6 +6,7 @@ import { flattenStrings, headerSafetyItems } from './header-items';
 import { HeaderVerdicts } from './header-verdicts';
 import type { ConversationState } from '../turn/conversation-state';
 import { StoredStateLoader } from '../store/stored-state-loader';
+import { ownedCopy } from '../turn/prepare-turn';
 import type { ResponseStore } from '../store/response-store';
 import type { StoreWriter } from '../store/store-writer';
 
@@ -206,5 +207,14 @@ describe('redaction across a store reload', () => {
     const prompt = getProfile('harmony-o200k').decode(backends.prompts.at(-1)!);
     expect(prompt).toContain('key [redacted marker] here');
     expect(prompt).not.toContain('REDACT-ME');
+  });
+});
+
+describe('the safety state a conversation keeps', () => {
+  it('is a copy in a buffer of its own, not a view of the message buffer or a shared pool slab', () => {
+    const slab = Buffer.alloc(8192, 7);
+    const state = ownedCopy(slab.subarray(100, 140));
+    expect(state.equals(slab.subarray(100, 140))).toBe(true);
+    expect(state.buffer.byteLength).toBe(40);
   });
 });

@@ -262,7 +262,18 @@ async function classify(deps: TurnDeps, req: TurnRequest, items: LogView<InputIt
   }
   if (res.verdict === safetyV1.Verdict.VERDICT_BLOCK) throw blockedError(res, (i) => `input item ${i} was`);
   const headerNoticed = await header;
-  return { state: res.state, itemsSeen: res.itemsSeen, noticed: [...headerNoticed, ...noticed(res, 'input')] };
+  return { state: ownedCopy(res.state), itemsSeen: res.itemsSeen, noticed: [...headerNoticed, ...noticed(res, 'input')] };
+}
+
+/**
+ * The bytes in a buffer of their own: decoded `bytes` are a view of the whole gRPC receive buffer
+ * (8 KB or more), and `Buffer.from` would put small copies in a shared 8 KB pool slab; either one
+ * is kept alive for as long as the connection cache keeps the conversation.
+ */
+export function ownedCopy(bytes: Uint8Array): Buffer {
+  const copy = Buffer.allocUnsafeSlow(bytes.length);
+  copy.set(bytes);
+  return copy;
 }
 
 /** The header's verdict (cached per distinct header); throws when it blocks. */
