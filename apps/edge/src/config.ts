@@ -104,6 +104,8 @@ export const edgeConfigSchema = z.object({
   EDGE_REASONING_KEYS: z.string().optional(),
   /** Entries in the process-wide cache of rendered item tokens used by the HTTP path. */
   EDGE_RENDER_CACHE_ENTRIES: env.int(50_000, 0),
+  /** Tokens the render cache holds over all entries (its memory bound: ~8 bytes a token). */
+  EDGE_RENDER_CACHE_TOKENS: env.int(8_000_000, 0),
   // Bounds on one request (see turn/edge-limits.ts and README "Limits"); each refusal is a 400
   // whose message names the limit.
   /** Items in `input`. */

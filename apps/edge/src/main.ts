@@ -62,7 +62,7 @@ async function main(): Promise<void> {
     retryForMs: config.EDGE_STORE_RETRY_MS,
     isAvailable: () => redis.status === 'ready',
   });
-  const renderCache = new EntryRenderCache(config.EDGE_RENDER_CACHE_ENTRIES);
+  const renderCache = new EntryRenderCache(config.EDGE_RENDER_CACHE_ENTRIES, config.EDGE_RENDER_CACHE_TOKENS);
   const loader = new StoredStateLoader(store, storeWriter, renderCache, reasoningSeal);
   const usage = new UsageOutbox(usageOutboxOptionsFromConfig(config, { redisUrl: config.REDIS_URL, registry, logger: logger.child({ component: 'usage' }) }));
   const routeCache = new RouteCache(config.EDGE_ROUTE_CACHE_TTL_MS);

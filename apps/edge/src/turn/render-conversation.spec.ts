@@ -53,6 +53,17 @@ describe('EntryRenderCache', () => {
     for (let i = 0; i < 10; i++) cache.render(profile, { kind: 'message', role: 'user', text: `m${i}` });
     expect(cache.size).toBe(3);
   });
+
+  it('holds at most its bound of tokens, and does not keep an entry over an eighth of it', () => {
+    const cache = new EntryRenderCache(1000, 800);
+    const big: ConversationEntry = { kind: 'message', role: 'user', text: 'word '.repeat(200) };
+    expect(cache.render(profile, big)).toEqual(profile.renderEntry(big));
+    expect(cache.size).toBe(0);
+    for (let i = 0; i < 200; i++) cache.render(profile, { kind: 'message', role: 'user', text: `message number ${i} `.repeat(3) });
+    expect(cache.tokens).toBeLessThanOrEqual(800);
+    expect(cache.size).toBeGreaterThan(5);
+    expect(cache.size).toBeLessThan(200);
+  });
 });
 
 describe('sameHeader', () => {
