@@ -2,7 +2,7 @@ import { parseOptions } from './agent-loop/options';
 import { buildReport } from './agent-loop/report-json';
 import type { TurnRecord } from './agent-loop/rollout-runner';
 import { summarizeMode } from './agent-loop/summary';
-import { agentLoopFigures, linkFigures } from './readme-figures';
+import { agentLoopFigures, floorFigures, linkFigures } from './readme-figures';
 import { suiteSteps } from './run-all';
 
 function records(mode: TurnRecord['mode'], phase: TurnRecord['phase'], wallMs: number, overheadMs: number): TurnRecord[] {
@@ -32,6 +32,20 @@ describe('the README benchmark figures', () => {
 
   it('give the WebSocket gain per link preset', () => {
     expect(linkFigures([['home', report({ 'http-stateless': 1000, 'http-previous': 800, ws: 500 })]])).toContain('| home | 50.0% | 37.5% |');
+  });
+});
+
+describe('the transport floor figure', () => {
+  it('quotes each hop from the report, the open stream as the floor when measured', () => {
+    const rows = [
+      { hop: 'gRPC (grpc-js): Generate call → handler', p50: 0.65 },
+      { hop: 'gRPC (grpc-js): chunk write → client', p50: 0.42 },
+      { hop: 'gRPC stream (mux): Generate start → handler', p50: 0.2 },
+      { hop: 'gRPC stream (mux): chunk write → client', p50: 0.3 },
+    ];
+    const [line] = floorFigures({ rows, wsSum: 0.13, grpcSum: 1.07, muxSum: 0.5 });
+    expect(line).toContain('a Generate call as a grpc-js call of its own 0.65 there + 0.42 ms back (1.07 ms), on the edge\'s open multiplexed stream 0.20 there + 0.30 ms back (0.50 ms): 0.63 ms before');
+    expect(floorFigures(undefined)).toEqual([]);
   });
 });
 

@@ -63,6 +63,27 @@ export function linkFigures(reports: [string, BenchReport][]): string[] {
   return lines;
 }
 
+/** What bench/micro/transport-floor.bench.ts writes (the fields quoted). */
+export interface FloorReport {
+  rows: { hop: string; p50: number }[];
+  wsSum: number;
+  grpcSum: number;
+  muxSum?: number;
+}
+
+/** The transport floor, hop by hop, from its report. */
+export function floorFigures(floor: FloorReport | undefined): string[] {
+  if (!floor) return [];
+  const p50 = (prefix: string) => floor.rows.filter((r) => r.hop.startsWith(prefix)).map((r) => fmt(r.p50)).join(' there + ');
+  const parts = [
+    `- **Transport floor** ([bench/results/transport-floor.md](bench/results/transport-floor.md), same idle run, p50): the client's WebSocket ${fmt(floor.wsSum)} ms both ways; ` +
+      `a Generate call as a grpc-js call of its own ${p50('gRPC (grpc-js)')} ms back (${fmt(floor.grpcSum)} ms)`,
+  ];
+  if (floor.muxSum !== undefined) parts.push(`, on the edge's open multiplexed stream ${p50('gRPC stream (mux)')} ms back (${fmt(floor.muxSum)} ms)`);
+  parts.push(`: ${fmt(floor.wsSum + (floor.muxSum ?? floor.grpcSum))} ms before the edge does any work.`);
+  return [parts.join('')];
+}
+
 /** The instant-engine figure and the capacity figures. */
 export function floorAndLoadFigures(instant: BenchReport | undefined, floorMs: number | undefined, load: LoadReport | undefined, plainCalls?: BenchReport): string[] {
   const lines: string[] = [];
@@ -108,6 +129,7 @@ function main(): void {
       read<LoadReport>(join(results, 'load.json')),
       read<BenchReport>(join(results, 'instant-engine-plain-calls.json')),
     ),
+    ...floorFigures(read<FloorReport>(join(results, 'transport-floor.json'))),
     END,
   ].join('\n');
   const readmePath = join(ROOT, 'README.md');
