@@ -1,7 +1,7 @@
 /**
  * Capacity benchmark: many agents on one edge. Against the real stack with the simulated engine:
  * 1. N concurrent WebSocket agent loops (10, 100, 500) for a bounded time each;
- * 2. the relay ceiling: K streams at 4,000 tokens/s each, raised until the added p99 gap between
+ * 2. the relay ceiling: K streams at 4,000 tokens/s each, raised until the added p99 stall between
  *    text deltas exceeds 2 ms;
  * 3. memory per idle WebSocket connection with 10,000 open.
  * Writes load.{json,md,svg}. See bench/load/README.md.

@@ -12,7 +12,7 @@ export interface LoadOptions {
   readonly tps: number;
   /** Relay ceiling: streams at this many tokens/s each (`--stream-tps`). Default 4000. */
   readonly streamTps: number;
-  /** Relay ceiling: concurrent stream counts tried, in order, until the added p99 gap exceeds the limit (`--streams`). Default 1,2,4,…,256; `--quick` up to 32. */
+  /** Relay ceiling: concurrent stream counts tried, in order, until the added p99 stall exceeds the limit (`--streams`). Default 1,2,4,…,256; `--quick` up to 32. */
   readonly streams: readonly number[];
   /** Relay ceiling: seconds per stream count (`--relay-duration`). Default 8; `--quick` 4. */
   readonly relayDurationS: number;
