@@ -6,11 +6,11 @@ export interface Corkable {
 
 /**
  * Returns a function that corks `stream` until the end of the current tick (`process.nextTick`).
- * Called before each write, it makes the events one batch of work emits together (a chunk's
- * deltas, an item's `done` events and the terminal event, `created` with the first item) leave in
- * one writev instead of one syscall each; writev was the edge's largest single cost in the relay
- * benchmark's profile (bench/load). Nothing waits for I/O or a timer: the batch is flushed before
- * the event loop moves on, so the first delta leaves as soon as the work that parsed it is done.
+ * Called before each write, it makes the events one batch of work emits together (`created` with
+ * the first item, an item's `done` events with the terminal event, a chunk's deltas) leave in one
+ * writev instead of one syscall each: a short turn's 7 events cost ≈ 56 instead of ≈ 86 µs
+ * (apps/edge/bench/relay-frames.bench.ts). Nothing waits for I/O or a timer: the batch is flushed
+ * before the event loop moves on, so the first delta leaves as soon as the work that parsed it is done.
  */
 export function tickCork(stream: Corkable): () => void {
   let corked = false;
