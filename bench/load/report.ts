@@ -66,7 +66,7 @@ export function renderLoadMarkdown(report: LoadReport): string {
         `A step is within bound while its p99 stall exceeds one stream's by at most ${MAX_ADDED_P99_GAP_MS} ms (the engine's own pacing and the worker's timers are in both).`,
       '',
       `Chunking in effect: INFERENCE_MAX_CHUNK_TOKENS=${options.chunkTokens ?? "the worker's default"}; the edge writes one delta per output item per TokenChunk ` +
-        `(and per output-moderation release) and corks each tick's WebSocket frames into one write; output moderation ${options.outputModeration ? 'on' : 'off'}` +
+        `(and per output-moderation release) and writes the WebSocket frames of one piece of work (corked until the next microtask) in one syscall; output moderation ${options.outputModeration ? 'on' : 'off'}` +
         `${options.outputModeration ? ' (deltas leave as Classify verdicts release them, EDGE_OUTPUT_MODERATION_CHUNK_CHARS apart)' : ''}. ` +
         'Tokens per TokenChunk from the worker\'s `inference_completion_tokens_total` / `inference_token_chunks_total` over the step; tokens per delta frame at the client.',
       '',

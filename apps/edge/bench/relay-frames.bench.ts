@@ -1,7 +1,7 @@
 /**
  * What the edge pays per relayed token, by how many tokens each delta frame carries: a long
  * harmony answer parsed (applyParseEvents, TurnWriter) and sent as WebSocket frames to a client
- * in another process over loopback, tokens fed `chunk` at a time; with and without the per-tick
+ * in another process over loopback, tokens fed `chunk` at a time; with and without the microtask
  * cork. CPU time of this process only (the client's is not counted).
  *
  *   npx tsx apps/edge/bench/relay-frames.bench.ts
@@ -9,7 +9,7 @@
  * Measured (2 shared cores, Node 20), CPU µs per token: 1 token a frame ≈ 8.8–9.5, 4 ≈ 2.3,
  * 18 (the simulated engine's chunk at 4,000 tokens/s) ≈ 0.66, 56 (one output-moderation release
  * at EDGE_OUTPUT_MODERATION_CHUNK_CHARS=256) ≈ 0.29, 256 ≈ 0.17: a frame costs ≈ 8.5 µs whatever
- * it carries (the write syscall, the event object, JSON). The tick cork changes nothing when a
+ * it carries (the write syscall, the event object, JSON). The cork changes nothing when a
  * tick sends one frame, and takes a short turn (7 events in one tick) from ≈ 86 to ≈ 56 µs.
  */
 import { fork } from 'node:child_process';
@@ -20,7 +20,7 @@ import { getProfile } from '@fastloop/model-profiles';
 import { createUsage, type ResponseCreateRequest } from '@fastloop/protocol';
 import { applyParseEvents } from '../src/turn/apply-parse-events';
 import { TurnWriter } from '../src/turn/turn-writer';
-import { tickCork } from '../src/session/tick-cork';
+import { microtaskCork } from '../src/session/microtask-cork';
 
 const profile = getProfile('harmony-o200k');
 const WORDS = 'the relay forwards each parsed piece of text as soon as it arrives from the worker'.split(' ');
@@ -44,7 +44,7 @@ async function main(): Promise<void> {
   const [[socket]] = (await Promise.all([once(wss, 'connection'), once(client, 'message')])) as [[WebSocket], unknown];
   const raw = (socket as unknown as { _socket: import('node:net').Socket })._socket;
   process.stdout.write(`${completion.length} tokens a response; CPU µs per token of this process (parse, events, JSON, frames)\n`);
-  process.stdout.write(`${'tokens/frame'.padEnd(14)}${'no cork'.padStart(10)}${'tick cork'.padStart(12)}\n`);
+  process.stdout.write(`${'tokens/frame'.padEnd(14)}${'no cork'.padStart(10)}${'corked'.padStart(12)}\n`);
   for (const chunk of [1, 4, 18, 56, 256]) {
     const row = [];
     for (const corked of [false, true]) row.push(await measure(socket, raw, client, chunk, corked));
@@ -63,7 +63,7 @@ const usage = createUsage({ inputTokens: 2000, outputTokens: call.length });
 
 /** Whole turns, each in one tick: created → the call's item → completed; returns CPU µs per turn. */
 async function measureTurns(ws: WebSocket, raw: import('node:net').Socket, client: ReturnType<typeof fork>, corked: boolean): Promise<number> {
-  const cork = corked ? tickCork(raw) : () => undefined;
+  const cork = corked ? microtaskCork(raw) : () => undefined;
   const send = (event: object) => {
     cork();
     ws.send(JSON.stringify(event));
@@ -95,7 +95,7 @@ async function measureTurns(ws: WebSocket, raw: import('node:net').Socket, clien
 
 /** Relays the answer until ~1 s of CPU was spent; returns CPU µs per token. */
 async function measure(ws: WebSocket, raw: import('node:net').Socket, client: ReturnType<typeof fork>, chunk: number, corked: boolean): Promise<number> {
-  const cork = corked ? tickCork(raw) : () => undefined;
+  const cork = corked ? microtaskCork(raw) : () => undefined;
   const send = (event: object) => {
     cork();
     ws.send(JSON.stringify(event));

@@ -8,7 +8,7 @@ import type { TurnDeps } from '../turn/turn-deps';
 import { ConnectionStateCache, type StateCacheBudget } from '../session/state-cache';
 import { ResponsesSession, type StateLoader } from '../session/responses-session';
 import type { ConnectionLimits } from '../session/connection-limits';
-import { tickCork } from '../session/tick-cork';
+import { microtaskCork } from '../session/microtask-cork';
 
 export interface WsGatewayOptions {
   deps: TurnDeps;
@@ -76,7 +76,7 @@ export class WsGateway {
     const logger = deps.logger.child({ connectionId, tenant: principal.tenant, transport: 'websocket' });
     const cache = new ConnectionStateCache(this.options.budget, this.options.connectionCacheBytes, deps.metrics);
     // ws writes every frame straight to the socket it was handed: corking that socket batches frames.
-    const cork = tickCork(socket);
+    const cork = microtaskCork(socket);
     const session = new ResponsesSession({
       deps,
       principal,

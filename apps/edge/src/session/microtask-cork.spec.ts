@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { tickCork } from './tick-cork';
+import { microtaskCork } from './microtask-cork';
 
 /** A stream that records each batch it is handed: one write, or a writev of what was corked. */
 function batchRecorder() {
@@ -17,33 +17,37 @@ function batchRecorder() {
   return { stream, batches };
 }
 
-const nextTick = () => new Promise((r) => process.nextTick(r));
-
-describe('tickCork', () => {
-  it('hands the writes of one tick on as one batch before the next', async () => {
+describe('microtaskCork', () => {
+  it('hands the writes of one piece of synchronous work on as one batch', async () => {
     const { stream, batches } = batchRecorder();
-    const cork = tickCork(stream);
+    const cork = microtaskCork(stream);
     for (const text of ['a', 'b', 'c']) {
       cork();
       stream.write(text);
     }
     expect(batches).toEqual([]);
-    await nextTick();
+    await Promise.resolve();
     expect(batches).toEqual([['a', 'b', 'c']]);
     expect(stream.writableCorked).toBe(0);
   });
 
-  it('corks again in a later tick', async () => {
+  it('flushes before work queued after it runs, so later work cannot hold earlier frames back', async () => {
     const { stream, batches } = batchRecorder();
-    const cork = tickCork(stream);
+    const cork = microtaskCork(stream);
+    const later = Promise.resolve().then(() => {
+      // Queued before the first write: runs first, and sees nothing flushed yet.
+      expect(batches).toEqual([]);
+    });
     cork();
     stream.write('a');
-    await nextTick();
+    await Promise.resolve();
+    expect(batches).toEqual([['a']]);
     cork();
     stream.write('b');
     stream.write('c');
     expect(stream.writableCorked).toBe(1);
-    await nextTick();
+    await later;
+    await Promise.resolve();
     expect(batches).toEqual([['a'], ['b', 'c']]);
   });
 });
