@@ -24,8 +24,12 @@ describe('parseLoadOptions', () => {
   });
 
   it('leaves the chunking to the stack unless told, and takes output moderation on or off', () => {
-    expect(parseLoadOptions([], '/r')).toMatchObject({ chunkTokens: undefined, outputModeration: true });
-    expect(parseLoadOptions(['--chunk-tokens', '64', '--output-moderation', 'off'], '/r')).toMatchObject({ chunkTokens: 64, outputModeration: false });
+    expect(parseLoadOptions([], '/r')).toMatchObject({ chunkTokens: undefined, outputModeration: true, moderationChunkChars: undefined });
+    expect(parseLoadOptions(['--chunk-tokens', '64', '--output-moderation', 'off', '--moderation-chunk-chars=1024'], '/r')).toMatchObject({
+      chunkTokens: 64,
+      outputModeration: false,
+      moderationChunkChars: 1024,
+    });
     expect(() => parseLoadOptions(['--output-moderation', 'maybe'], '/r')).toThrow(/--output-moderation must be on or off/);
   });
 });

@@ -88,6 +88,7 @@ async function main(): Promise<void> {
     EDGE_OUTPUT_MODERATION: String(options.outputModeration),
   };
   if (options.chunkTokens !== undefined) relayEnv.INFERENCE_MAX_CHUNK_TOKENS = String(options.chunkTokens);
+  if (options.moderationChunkChars !== undefined) relayEnv.EDGE_OUTPUT_MODERATION_CHUNK_CHARS = String(options.moderationChunkChars);
   const relay = await withStack(relayEnv, (stack) => runRelay(target(stack), options.streams, options.relayDurationS, options.streamTps, progress));
   // Its own fresh stack: after the relay's streams the edge's heap shrinks as it collects garbage,
   // which would be counted against the connections (a negative figure once).

@@ -22,6 +22,18 @@ export function buildLoadReport(options: LoadOptions, parts: Pick<LoadReport, 'l
   return { generatedAt: new Date().toISOString(), environment: { node: process.version, cpus: cpu.length, cpuModel: cpu[0]?.model.trim() ?? 'unknown' }, options: rest, ...parts };
 }
 
+/** The relay's chunking settings, and where its measured chunk sizes come from. */
+function chunkingInEffect(options: LoadReport['options']): string {
+  const moderation = options.outputModeration
+    ? `on: deltas leave as Classify verdicts release them, one call per EDGE_OUTPUT_MODERATION_CHUNK_CHARS=${options.moderationChunkChars ?? "the edge's default"} new characters`
+    : 'off';
+  return (
+    `Chunking in effect: INFERENCE_MAX_CHUNK_TOKENS=${options.chunkTokens ?? "the worker's default"}; the edge writes one delta per output item per TokenChunk ` +
+    `(and per output-moderation release), and the frames one piece of work emits in one write; output moderation ${moderation}. ` +
+    "Tokens per TokenChunk from the worker's `inference_completion_tokens_total` / `inference_token_chunks_total` over the step; tokens per delta frame at the client."
+  );
+}
+
 const mb = (bytes: number) => fmt(bytes / (1024 * 1024));
 const kb = (bytes: number) => fmt(bytes / 1024);
 
@@ -65,10 +77,7 @@ export function renderLoadMarkdown(report: LoadReport): string {
         'Stall = the gap a random instant of the stream falls in (gaps weighted by their length), which unlike the per-frame figure does not change when the same text comes in fewer, larger frames. ' +
         `A step is within bound while its p99 stall exceeds one stream's by at most ${MAX_ADDED_P99_GAP_MS} ms (the engine's own pacing and the worker's timers are in both).`,
       '',
-      `Chunking in effect: INFERENCE_MAX_CHUNK_TOKENS=${options.chunkTokens ?? "the worker's default"}; the edge writes one delta per output item per TokenChunk ` +
-        `(and per output-moderation release) and writes the WebSocket frames of one piece of work (corked until the next microtask) in one syscall; output moderation ${options.outputModeration ? 'on' : 'off'}` +
-        `${options.outputModeration ? ' (deltas leave as Classify verdicts release them, EDGE_OUTPUT_MODERATION_CHUNK_CHARS apart)' : ''}. ` +
-        'Tokens per TokenChunk from the worker\'s `inference_completion_tokens_total` / `inference_token_chunks_total` over the step; tokens per delta frame at the client.',
+      chunkingInEffect(options),
       '',
       '| streams | tokens/s relayed | gap per frame p50 / p99 (ms) | stall p50 / p99 (ms) | added p99 stall (ms) | edge CPU (%) | edge CPU per 1k tokens (ms) | tokens per TokenChunk | tokens per delta frame | errors |',
       '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
