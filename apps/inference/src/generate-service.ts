@@ -244,14 +244,17 @@ export class GenerateService {
       elapsedMs: () => this.now() - arrivedAt,
       firstCounts: () => ({ promptTokens: assembled.prompt.length, cachedTokens: prefill?.cachedTokens ?? assembled.cachedTokens }),
       signal,
-      onChunk: () => this.options.metrics.tokenChunks.inc(this.engineLabel),
+      onChunk: (written) => {
+        // engine_ttft_ms: the call's arrival to the first chunk written, as the chunk says.
+        ttftMs ??= written.engineElapsedMs;
+        this.options.metrics.tokenChunks.inc(this.engineLabel);
+      },
     });
     try {
       for await (const chunk of chunks) {
         if (signal.aborted) break;
         const limited = limitChunk(chunk, completion.length, maxOutputTokens, stopTokens);
         if (limited.tokens.length > 0) {
-          ttftMs ??= this.now() - arrivedAt;
           for (const t of limited.tokens) completion.push(t);
           await writer.push(limited.tokens);
         }

@@ -20,8 +20,8 @@ export interface TokenChunkWriterOptions {
   firstCounts: () => Pick<inferenceV1.TokenChunk, 'promptTokens' | 'cachedTokens'>;
   /** The call's cancellation: nothing waits for a drain past it. */
   signal: AbortSignal;
-  /** Called once per TokenChunk written, with its token count (a metric). */
-  onChunk?: (tokens: number) => void;
+  /** Called with each TokenChunk as it is written. */
+  onChunk?: (chunk: inferenceV1.TokenChunk) => void;
 }
 
 /**
@@ -92,7 +92,7 @@ export class TokenChunkWriter {
       const counts = this.first ? this.options.firstCounts() : { promptTokens: 0, cachedTokens: 0 };
       this.first = false;
       const value: inferenceV1.TokenChunk = { tokens, engineElapsedMs: this.options.elapsedMs(), ...counts };
-      this.options.onChunk?.(tokens.length);
+      this.options.onChunk?.(value);
       this.flowing = this.call.write({ event: { $case: 'chunk', value } });
     }
   }
