@@ -3,6 +3,7 @@ import { parseNodeMetrics, sampleProcess } from './process-stats';
 import { buildLoadReport, renderLoadMarkdown } from './report';
 import { renderLoadSvg } from './report-svg';
 import type { LoopsResult } from './agent-loops';
+import { chunkCounters, timeWeightedPercentile } from './relay';
 
 const edge = { cpuMs: 900, eventLoopP50Ms: 1, eventLoopP99Ms: 12, rssBeforeBytes: 100 * 2 ** 20, rssPeakBytes: 180 * 2 ** 20, heapBeforeBytes: 40 * 2 ** 20, heapAfterBytes: 41 * 2 ** 20, settleMs: 3000, externalBeforeBytes: 2 ** 20, externalAfterBytes: 2 ** 20, rssAfterBytes: 120 * 2 ** 20 };
 const loops = (n: number, p99: number): LoopsResult => ({
@@ -21,6 +22,16 @@ describe('parseLoadOptions', () => {
     expect(() => parseLoadOptions(['--loops', 'many'], '/r')).toThrow(/--loops/);
     expect(() => parseLoadOptions(['--bogus', '1'], '/r')).toThrow(/unknown option --bogus/);
   });
+
+  it('leaves the chunking to the stack unless told, and takes output moderation on or off', () => {
+    expect(parseLoadOptions([], '/r')).toMatchObject({ chunkTokens: undefined, outputModeration: true, moderationChunkChars: undefined });
+    expect(parseLoadOptions(['--chunk-tokens', '64', '--output-moderation', 'off', '--moderation-chunk-chars=1024'], '/r')).toMatchObject({
+      chunkTokens: 64,
+      outputModeration: false,
+      moderationChunkChars: 1024,
+    });
+    expect(() => parseLoadOptions(['--output-moderation', 'maybe'], '/r')).toThrow(/--output-moderation must be on or off/);
+  });
 });
 
 describe('process stats', () => {
@@ -37,10 +48,36 @@ describe('process stats', () => {
   });
 });
 
+describe('timeWeightedPercentile', () => {
+  it('weighs each gap by its length, so splitting a frame into several written together changes nothing', () => {
+    const frames = [10, 10, 10, 30];
+    const split = [10, 0.01, 0.01, 10, 0.01, 10, 0.01, 0.01, 30];
+    expect(timeWeightedPercentile(frames, 0.99)).toBe(30);
+    expect(timeWeightedPercentile(split, 0.99)).toBe(30);
+    expect(timeWeightedPercentile(split, 0.5)).toBe(timeWeightedPercentile(frames, 0.5));
+    expect(timeWeightedPercentile([], 0.99)).toBeNaN();
+  });
+});
+
+describe('chunkCounters', () => {
+  it("sums the worker's completion tokens and TokenChunk messages over its engines", () => {
+    const text = 'inference_completion_tokens_total{engine="sim"} 400\ninference_token_chunks_total{engine="sim"} 20\ninference_token_chunks_total{engine="x"} 5\n';
+    expect(chunkCounters(text)).toEqual({ tokens: 400, chunks: 25 });
+  });
+});
+
 describe('the load report', () => {
   const report = buildLoadReport(parseLoadOptions(['--quick'], '/r'), {
     loops: [loops(10, 80), loops(100, 120)],
-    relay: { streamTps: 4000, ceilingTokensPerS: 60_000, ceilingStreams: 16, steps: [{ streams: 1, tokensPerS: 3900, gapP50Ms: 5, gapP99Ms: 7, addedP99Ms: 0, edgeCpuPercent: 3, errors: 0 }, { streams: 16, tokensPerS: 60_000, gapP50Ms: 5, gapP99Ms: 8.5, addedP99Ms: 1.5, edgeCpuPercent: 40, errors: 0 }] },
+    relay: {
+      streamTps: 4000,
+      ceilingTokensPerS: 60_000,
+      ceilingStreams: 16,
+      steps: [
+        { streams: 1, tokensPerS: 3900, gapP50Ms: 0.5, gapP99Ms: 7, stallP50Ms: 5, stallP99Ms: 7, addedP99Ms: 0, edgeCpuPercent: 3, edgeCpuMsPer1kTokens: 7.7, tokensPerChunk: 21, tokensPerDelta: 63, errors: 0 },
+        { streams: 16, tokensPerS: 60_000, gapP50Ms: 0.5, gapP99Ms: 8.5, stallP50Ms: 5, stallP99Ms: 8.5, addedP99Ms: 1.5, edgeCpuPercent: 40, edgeCpuMsPer1kTokens: 6.7, tokensPerChunk: 22, tokensPerDelta: 64, errors: 0 },
+      ],
+    },
     idle: { connections: 2000, failed: 0, rssBeforeBytes: 100 * 2 ** 20, rssAfterBytes: 140 * 2 ** 20, heapBeforeBytes: 40 * 2 ** 20, heapAfterBytes: 60 * 2 ** 20, rssPerConnectionBytes: 20_971, heapPerConnectionBytes: 10_485 },
   });
 
@@ -50,6 +87,8 @@ describe('the load report', () => {
     expect(md).toContain('after a forced full GC');
     expect(md).toContain("Live heap from the first level's start to the last level's end: **40.0 → 41.0 MB**");
     expect(md).toContain('**Ceiling: 60000 tokens/s** (16 streams)');
+    expect(md).toContain('| 16 | 60000 | 0.50 / 8.50 | 5.00 / 8.50 | 1.50 | 40.0 | 6.70 | 22.0 | 64.0 | 0 |');
+    expect(md).toContain("INFERENCE_MAX_CHUNK_TOKENS=the worker's default");
     expect(md).toContain('**20.5 KB RSS per connection**');
     expect(md).toContain('target < 30.0 KB: met');
   });

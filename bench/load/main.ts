@@ -1,7 +1,7 @@
 /**
  * Capacity benchmark: many agents on one edge. Against the real stack with the simulated engine:
  * 1. N concurrent WebSocket agent loops (10, 100, 500) for a bounded time each;
- * 2. the relay ceiling: K streams at 4,000 tokens/s each, raised until the added p99 gap between
+ * 2. the relay ceiling: K streams at 4,000 tokens/s each, raised until the added p99 stall between
  *    text deltas exceeds 2 ms;
  * 3. memory per idle WebSocket connection with 10,000 open.
  * Writes load.{json,md,svg}. See bench/load/README.md.
@@ -55,7 +55,13 @@ async function withStack<T>(env: Record<string, string>, work: (stack: Stack) =>
   }
 }
 
-const target = (stack: Stack) => ({ wsUrl: stack.wsUrl, apiKey: API_KEY, edgePid: stack.services.edge.pid, edgeAdminPort: stack.services.edge.ports.admin });
+const target = (stack: Stack) => ({
+  wsUrl: stack.wsUrl,
+  apiKey: API_KEY,
+  edgePid: stack.services.edge.pid,
+  edgeAdminPort: stack.services.edge.ports.admin,
+  workerAdminPort: stack.services.inference.ports.admin,
+});
 
 async function agentLoops(options: LoadOptions): Promise<LoopsResult[]> {
   const corpus = loadCorpus(REPO_ROOT);
@@ -79,7 +85,15 @@ async function main(): Promise<void> {
   const started = performance.now();
   const loops = await agentLoops(options);
   // A long answer per request, no tools: the relay stack streams messages at streamTps.
-  const relayEnv = { SIM_TOOL_CALLS: '0', SIM_ANSWER_WORDS: '1500', SIM_TOKENS_PER_SECOND: String(options.streamTps), SIM_TTFT_MS: '0' };
+  const relayEnv: Record<string, string> = {
+    SIM_TOOL_CALLS: '0',
+    SIM_ANSWER_WORDS: '1500',
+    SIM_TOKENS_PER_SECOND: String(options.streamTps),
+    SIM_TTFT_MS: '0',
+    EDGE_OUTPUT_MODERATION: String(options.outputModeration),
+  };
+  if (options.chunkTokens !== undefined) relayEnv.INFERENCE_MAX_CHUNK_TOKENS = String(options.chunkTokens);
+  if (options.moderationChunkChars !== undefined) relayEnv.EDGE_OUTPUT_MODERATION_CHUNK_CHARS = String(options.moderationChunkChars);
   const relay = await withStack(relayEnv, (stack) => runRelay(target(stack), options.streams, options.relayDurationS, options.streamTps, progress));
   // Its own fresh stack: after the relay's streams the edge's heap shrinks as it collects garbage,
   // which would be counted against the connections (a negative figure once).

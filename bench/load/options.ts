@@ -12,10 +12,16 @@ export interface LoadOptions {
   readonly tps: number;
   /** Relay ceiling: streams at this many tokens/s each (`--stream-tps`). Default 4000. */
   readonly streamTps: number;
-  /** Relay ceiling: concurrent stream counts tried, in order, until the added p99 gap exceeds the limit (`--streams`). Default 1,2,4,…,256; `--quick` up to 32. */
+  /** Relay ceiling: concurrent stream counts tried, in order, until the added p99 stall exceeds the limit (`--streams`). Default 1,2,4,…,256; `--quick` up to 32. */
   readonly streams: readonly number[];
   /** Relay ceiling: seconds per stream count (`--relay-duration`). Default 8; `--quick` 4. */
   readonly relayDurationS: number;
+  /** Relay ceiling: the worker's INFERENCE_MAX_CHUNK_TOKENS (`--chunk-tokens`). Default: the worker's own (256). */
+  readonly chunkTokens: number | undefined;
+  /** Relay ceiling: the edge's EDGE_OUTPUT_MODERATION (`--output-moderation on|off`). Default on, as deployed. */
+  readonly outputModeration: boolean;
+  /** Relay ceiling: the edge's EDGE_OUTPUT_MODERATION_CHUNK_CHARS (`--moderation-chunk-chars`). Default: the edge's own (256). */
+  readonly moderationChunkChars: number | undefined;
   /** Idle WebSocket connections opened for the memory-per-connection figure (`--idle`). Default 10,000; `--quick` 2,000. */
   readonly idle: number;
   /** Seeds the workload (`--seed`). Default 1. */
@@ -31,7 +37,8 @@ export class LoadOptionsError extends Error {
 }
 
 export const LOAD_USAGE = `usage: npm run bench:load -- [--quick] [--loops 10,100,500] [--duration S] [--turns N] [--tps N]
-       [--stream-tps N] [--streams 1,2,4] [--relay-duration S] [--idle N] [--seed N] [--out DIR]`;
+       [--stream-tps N] [--streams 1,2,4] [--relay-duration S] [--chunk-tokens N] [--output-moderation on|off]
+       [--moderation-chunk-chars N] [--idle N] [--seed N] [--out DIR]`;
 
 /** Parses the command line; `--quick` changes the defaults, explicit options win. */
 export function parseLoadOptions(argv: readonly string[], repoRoot: string): LoadOptions {
@@ -51,7 +58,7 @@ export function parseLoadOptions(argv: readonly string[], repoRoot: string): Loa
     if (value === undefined) throw new LoadOptionsError(`--${name} needs a value\n${LOAD_USAGE}`);
     raw.set(name, value);
   }
-  const known = ['loops', 'duration', 'turns', 'tps', 'stream-tps', 'streams', 'relay-duration', 'idle', 'seed', 'out'];
+  const known = ['loops', 'duration', 'turns', 'tps', 'stream-tps', 'streams', 'relay-duration', 'chunk-tokens', 'output-moderation', 'moderation-chunk-chars', 'idle', 'seed', 'out'];
   for (const name of raw.keys()) if (!known.includes(name)) throw new LoadOptionsError(`unknown option --${name}\n${LOAD_USAGE}`);
   const out = raw.get('out') ?? join('bench', 'results');
   const doubling = (max: number) => Array.from({ length: Math.log2(max) + 1 }, (_, i) => 2 ** i);
@@ -63,6 +70,9 @@ export function parseLoadOptions(argv: readonly string[], repoRoot: string): Loa
     streamTps: num(raw, 'stream-tps', 4000, 1, 1e7),
     streams: ints(raw, 'streams', doubling(quick ? 32 : 256), 1, 5000),
     relayDurationS: num(raw, 'relay-duration', quick ? 4 : 8, 1, 600),
+    chunkTokens: raw.has('chunk-tokens') ? ints(raw, 'chunk-tokens', [], 1, 1_000_000)[0] : undefined,
+    outputModeration: onOff(raw, 'output-moderation', true),
+    moderationChunkChars: raw.has('moderation-chunk-chars') ? ints(raw, 'moderation-chunk-chars', [], 1, 1_000_000)[0] : undefined,
     idle: ints(raw, 'idle', [quick ? 2000 : 10_000], 0, 19_000)[0],
     seed: ints(raw, 'seed', [1], 0, 2 ** 31)[0],
     outDir: isAbsolute(out) ? out : resolve(repoRoot, out),
@@ -78,6 +88,13 @@ function ints(raw: Map<string, string>, name: string, fallback: number[], min: n
     throw new LoadOptionsError(`--${name} must be integers from ${min} to ${max}, got '${text}'`);
   }
   return values;
+}
+
+function onOff(raw: Map<string, string>, name: string, fallback: boolean): boolean {
+  const text = raw.get(name);
+  if (text === undefined) return fallback;
+  if (text !== 'on' && text !== 'off') throw new LoadOptionsError(`--${name} must be on or off, got '${text}'`);
+  return text === 'on';
 }
 
 function num(raw: Map<string, string>, name: string, fallback: number, min: number, max: number): number {

@@ -1,8 +1,9 @@
 import WebSocket from 'ws';
 import { percentile } from '../agent-loop/summary';
 import { EdgeWatch } from './phase-stats';
+import { fetchMetrics } from './process-stats';
 
-/** The p99 inter-delta gap may grow by at most this much over one stream's before a stream count counts as relayed. */
+/** The p99 stall (time-weighted inter-delta gap) may grow by at most this much over one stream's before a stream count counts as relayed. */
 export const MAX_ADDED_P99_GAP_MS = 2;
 
 /** One stream count of the relay test. */
@@ -10,12 +11,21 @@ export interface RelayStep {
   streams: number;
   /** Output tokens delivered per second over all streams. */
   tokensPerS: number;
-  /** Gaps between consecutive text deltas of one response, at the client, ms. */
+  /** Gaps between consecutive text delta frames of one response, at the client, per frame, ms. */
   gapP50Ms: number;
   gapP99Ms: number;
-  /** gapP99Ms − the single stream's gapP99Ms. */
+  /** The same gaps weighted by their length ({@link timeWeightedPercentile}): how long text stalls, ms. */
+  stallP50Ms: number;
+  stallP99Ms: number;
+  /** stallP99Ms − the single stream's stallP99Ms: the bound of the ceiling. */
   addedP99Ms: number;
   edgeCpuPercent: number;
+  /** Edge CPU time per 1,000 tokens relayed, ms. */
+  edgeCpuMsPer1kTokens: number;
+  /** Tokens per TokenChunk message the worker wrote (its inference_* counters over the step). */
+  tokensPerChunk: number;
+  /** Tokens per `response.output_text.delta` frame the client received. */
+  tokensPerDelta: number;
   errors: number;
 }
 
@@ -32,13 +42,15 @@ export interface RelayResult {
  * a long message), records when each `response.output_text.delta` frame arrives, and sends the
  * next as soon as one completes, until `deadline`.
  */
-async function stream(wsUrl: string, apiKey: string, deadline: number, gaps: number[]): Promise<{ tokens: number; errors: number }> {
+async function stream(wsUrl: string, apiKey: string, deadline: number, gaps: number[]): Promise<{ tokens: number; deltas: number; errors: number }> {
   const ws = new WebSocket(wsUrl, { headers: { authorization: `Bearer ${apiKey}` }, perMessageDeflate: false });
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
     ws.once('error', reject);
   });
   let tokens = 0;
+  let deltas = 0;
+  let completedDeltas = 0;
   let errors = 0;
   // The one response in flight ends with a terminal event, or with the socket closing under it.
   let settle: (() => void) | undefined;
@@ -62,12 +74,16 @@ async function stream(wsUrl: string, apiKey: string, deadline: number, gaps: num
             const now = performance.now();
             if (!Number.isNaN(last)) gaps.push(now - last);
             last = now;
+            deltas++;
             return;
           }
           const event = JSON.parse(text) as { type: string; response?: { usage?: { output_tokens?: number } } };
-          if (event.type === 'response.completed') tokens += event.response?.usage?.output_tokens ?? 0;
-          else if (event.type !== 'response.failed' && event.type !== 'error') return;
-          else errors++;
+          if (event.type === 'response.completed') {
+            tokens += event.response?.usage?.output_tokens ?? 0;
+            // Deltas of a response that did not complete are not in any token count either.
+            completedDeltas = deltas;
+          } else if (event.type === 'response.failed' || event.type === 'error') errors++;
+          else return;
           done();
         };
         settle = done;
@@ -79,17 +95,37 @@ async function stream(wsUrl: string, apiKey: string, deadline: number, gaps: num
     ws.removeAllListeners('close');
     ws.close();
   }
-  return { tokens, errors };
+  return { tokens, deltas: completedDeltas, errors };
+}
+
+/**
+ * The gap a random instant of the streams falls in, at quantile `q`: each gap weighted by its own
+ * length. A per-frame percentile changes with the chunking alone: frames written together arrive
+ * ~0 ms apart, so splitting the same text into more frames adds near-zero gaps and lowers the
+ * per-frame p99 although no text arrives sooner. Weighted by length those gaps count for nothing,
+ * so the figure compares chunkings: it moves only when text really waits longer.
+ */
+export function timeWeightedPercentile(gaps: readonly number[], q: number): number {
+  const sorted = gaps.filter((g) => Number.isFinite(g) && g > 0).sort((a, b) => a - b);
+  const total = sorted.reduce((s, g) => s + g, 0);
+  if (total === 0) return NaN;
+  let seen = 0;
+  for (const g of sorted) {
+    seen += g;
+    if (seen >= q * total) return g;
+  }
+  return sorted[sorted.length - 1];
 }
 
 /**
  * Raises the number of concurrent streams (each at the engine's `streamTps`) step by step and
- * measures the gaps between text deltas at the client. A step is within bound while its p99 gap
- * exceeds the single stream's by at most {@link MAX_ADDED_P99_GAP_MS}; the ceiling is the highest
- * aggregate tokens/s of such a step. Stops after the first step out of bound.
+ * measures the gaps between text deltas at the client. A step is within bound while its p99 stall
+ * ({@link timeWeightedPercentile} of the gaps) exceeds the single stream's by at most
+ * {@link MAX_ADDED_P99_GAP_MS}; the ceiling is the highest aggregate tokens/s of such a step.
+ * Stops after the first step out of bound.
  */
 export async function runRelay(
-  target: { wsUrl: string; apiKey: string; edgePid: number; edgeAdminPort: number },
+  target: { wsUrl: string; apiKey: string; edgePid: number; edgeAdminPort: number; workerAdminPort: number },
   streamCounts: readonly number[],
   durationS: number,
   streamTps: number,
@@ -101,21 +137,29 @@ export async function runRelay(
     progress(`relay: ${streams} stream(s) at ${streamTps} tokens/s each for ${durationS} s`);
     const watch = new EdgeWatch(target.edgePid, target.edgeAdminPort);
     await watch.start();
+    const workerBefore = chunkCounters(await fetchMetrics(target.workerAdminPort));
     const gaps: number[] = [];
     const t0 = performance.now();
     const results = await Promise.all(Array.from({ length: streams }, () => stream(target.wsUrl, target.apiKey, t0 + durationS * 1000, gaps)));
     const elapsedS = (performance.now() - t0) / 1000;
     await watch.loadEnded();
     const edge = await watch.finish(500);
-    const gapP99Ms = percentile(gaps, 0.99);
-    if (Number.isNaN(baseline)) baseline = gapP99Ms;
+    const workerAfter = chunkCounters(await fetchMetrics(target.workerAdminPort));
+    const tokens = results.reduce((s, r) => s + r.tokens, 0);
+    const stallP99Ms = timeWeightedPercentile(gaps, 0.99);
+    if (Number.isNaN(baseline)) baseline = stallP99Ms;
     const step: RelayStep = {
       streams,
-      tokensPerS: results.reduce((s, r) => s + r.tokens, 0) / elapsedS,
+      tokensPerS: tokens / elapsedS,
       gapP50Ms: percentile(gaps, 0.5),
-      gapP99Ms,
-      addedP99Ms: gapP99Ms - baseline,
+      gapP99Ms: percentile(gaps, 0.99),
+      stallP50Ms: timeWeightedPercentile(gaps, 0.5),
+      stallP99Ms,
+      addedP99Ms: stallP99Ms - baseline,
       edgeCpuPercent: (edge.cpuMs / (elapsedS * 1000)) * 100,
+      edgeCpuMsPer1kTokens: (edge.cpuMs / tokens) * 1000,
+      tokensPerChunk: (workerAfter.tokens - workerBefore.tokens) / (workerAfter.chunks - workerBefore.chunks),
+      tokensPerDelta: tokens / results.reduce((s, r) => s + r.deltas, 0),
       errors: results.reduce((s, r) => s + r.errors, 0),
     };
     steps.push(step);
@@ -124,4 +168,14 @@ export async function runRelay(
   const within = steps.filter((s) => s.addedP99Ms <= MAX_ADDED_P99_GAP_MS && s.errors === 0);
   const best = within.reduce<RelayStep | undefined>((a, s) => (a === undefined || s.tokensPerS > a.tokensPerS ? s : a), undefined);
   return { streamTps, steps, ceilingTokensPerS: best?.tokensPerS ?? NaN, ceilingStreams: best?.streams ?? 0 };
+}
+
+/** The worker's completion tokens and TokenChunk messages so far, from its /metrics page. */
+export function chunkCounters(metricsText: string): { tokens: number; chunks: number } {
+  const total = (name: string) => {
+    let sum = 0;
+    for (const m of metricsText.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})?\\s+(\\S+)`, 'gm'))) sum += Number(m[1]);
+    return sum;
+  };
+  return { tokens: total('inference_completion_tokens_total'), chunks: total('inference_token_chunks_total') };
 }

@@ -14,7 +14,7 @@ interface Series {
 
 /**
  * Hand-written SVG: (1) first-output p50/p99 against concurrent agent loops (log x), with turns/s
- * labelled per point; (2) the relay's added p99 delta gap against aggregate tokens/s, with the
+ * labelled per point; (2) the relay's added p99 stall (time-weighted delta gap) against aggregate tokens/s, with the
  * 2 ms bound.
  */
 export function renderLoadSvg(report: LoadReport): string {
@@ -31,7 +31,7 @@ export function renderLoadSvg(report: LoadReport): string {
   if (report.relay && report.relay.steps.length > 0) {
     const steps = report.relay.steps;
     panels.push(
-      panel(panels.length, `Relay: streams at ${report.relay.streamTps} tokens/s each`, 'tokens/s relayed (all streams)', 'added p99 gap, ms', false, [
+      panel(panels.length, `Relay: streams at ${report.relay.streamTps} tokens/s each`, 'tokens/s relayed (all streams)', 'added p99 stall, ms', false, [
         { label: 'added p99', color: '#009E73', points: steps.map((s) => [s.tokensPerS, s.addedP99Ms]) },
         { label: `${MAX_ADDED_P99_GAP_MS} ms bound`, color: '#999999', points: [[Math.min(...steps.map((s) => s.tokensPerS)), MAX_ADDED_P99_GAP_MS], [Math.max(...steps.map((s) => s.tokensPerS)), MAX_ADDED_P99_GAP_MS]] },
       ], steps.map((s) => [s.tokensPerS, s.addedP99Ms, `${s.streams}`])),

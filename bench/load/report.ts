@@ -22,6 +22,18 @@ export function buildLoadReport(options: LoadOptions, parts: Pick<LoadReport, 'l
   return { generatedAt: new Date().toISOString(), environment: { node: process.version, cpus: cpu.length, cpuModel: cpu[0]?.model.trim() ?? 'unknown' }, options: rest, ...parts };
 }
 
+/** The relay's chunking settings, and where its measured chunk sizes come from. */
+function chunkingInEffect(options: LoadReport['options']): string {
+  const moderation = options.outputModeration
+    ? `on: deltas leave as Classify verdicts release them, one call per EDGE_OUTPUT_MODERATION_CHUNK_CHARS=${options.moderationChunkChars ?? "the edge's default"} new characters`
+    : 'off';
+  return (
+    `Chunking in effect: INFERENCE_MAX_CHUNK_TOKENS=${options.chunkTokens ?? "the worker's default"}; the edge writes one delta per output item per TokenChunk ` +
+    `(and per output-moderation release), and the frames one piece of work emits in one write; output moderation ${moderation}. ` +
+    "Tokens per TokenChunk from the worker's `inference_completion_tokens_total` / `inference_token_chunks_total` over the step; tokens per delta frame at the client."
+  );
+}
+
 const mb = (bytes: number) => fmt(bytes / (1024 * 1024));
 const kb = (bytes: number) => fmt(bytes / 1024);
 
@@ -74,14 +86,21 @@ export function renderLoadMarkdown(report: LoadReport): string {
       '',
       '## Relay ceiling',
       '',
-      `K concurrent WebSocket streams, each a long answer at ${r.streamTps} tokens/s from the engine; the gap between consecutive text deltas of a response is timed at the client. ` +
-        `A step is within bound while its p99 gap exceeds one stream's by at most ${MAX_ADDED_P99_GAP_MS} ms (the engine's own pacing and the worker's timers are in both).`,
+      `K concurrent WebSocket streams, each a long answer at ${r.streamTps} tokens/s from the engine; the gap between consecutive text delta frames of a response is timed at the client. ` +
+        'Stall = the gap a random instant of the stream falls in (gaps weighted by their length), which unlike the per-frame figure does not change when the same text comes in fewer, larger frames. ' +
+        `A step is within bound while its p99 stall exceeds one stream's by at most ${MAX_ADDED_P99_GAP_MS} ms (the engine's own pacing and the worker's timers are in both).`,
       '',
-      '| streams | tokens/s relayed | delta gap p50 (ms) | p99 (ms) | added p99 (ms) | edge CPU (%) | errors |',
-      '|---:|---:|---:|---:|---:|---:|---:|',
-      ...r.steps.map((s) => `| ${s.streams} | ${fmt(s.tokensPerS)} | ${fmt(s.gapP50Ms)} | ${fmt(s.gapP99Ms)} | ${fmt(s.addedP99Ms)} | ${fmt(s.edgeCpuPercent)} | ${s.errors} |`),
+      chunkingInEffect(options),
       '',
-      `**Ceiling: ${fmt(r.ceilingTokensPerS)} tokens/s** (${r.ceilingStreams} streams) relayed with ≤ ${MAX_ADDED_P99_GAP_MS} ms added p99 gap.`,
+      '| streams | tokens/s relayed | gap per frame p50 / p99 (ms) | stall p50 / p99 (ms) | added p99 stall (ms) | edge CPU (%) | edge CPU per 1k tokens (ms) | tokens per TokenChunk | tokens per delta frame | errors |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      ...r.steps.map(
+        (s) =>
+          `| ${s.streams} | ${fmt(s.tokensPerS)} | ${fmt(s.gapP50Ms)} / ${fmt(s.gapP99Ms)} | ${fmt(s.stallP50Ms)} / ${fmt(s.stallP99Ms)} | ${fmt(s.addedP99Ms)} | ${fmt(s.edgeCpuPercent)} | ` +
+          `${fmt(s.edgeCpuMsPer1kTokens)} | ${fmt(s.tokensPerChunk)} | ${fmt(s.tokensPerDelta)} | ${s.errors} |`,
+      ),
+      '',
+      `**Ceiling: ${fmt(r.ceilingTokensPerS)} tokens/s** (${r.ceilingStreams} streams) relayed with ≤ ${MAX_ADDED_P99_GAP_MS} ms added p99 stall.`,
     );
   }
   if (report.idle) {

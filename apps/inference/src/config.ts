@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { DEFAULT_PROFILE_ID, ggufProfileId } from '@fastloop/model-profiles';
 import { ConfigError, env, internalTokenSchema, loadConfig, type LoadConfigOptions } from '@fastloop/service-kit';
 import { DIALECTS } from './engines/openai-compatible/dialects';
+import { DEFAULT_MAX_CHUNK_TOKENS } from './token-chunk-writer';
 
 /** Engines this worker can run: the simulated accelerator, llama.cpp in-process, or an upstream server. */
 export const ENGINE_NAMES = ['sim', 'llamacpp', 'openai-compatible'] as const;
@@ -55,6 +56,12 @@ export const inferenceConfigSchema = z.object({
   INFERENCE_MAX_CONCURRENCY: env.int(64, 1),
   /** Upper bound on sampled tokens per call, applied when a request asks for 0 (unset) or more. */
   INFERENCE_MAX_OUTPUT_TOKENS: env.int(32_768, 1),
+  /**
+   * Tokens per TokenChunk message at most. Also how many sampled tokens the worker holds while a
+   * caller's stream does not drain (they leave as one message when it does); past it the engine
+   * waits for the caller.
+   */
+  INFERENCE_MAX_CHUNK_TOKENS: env.int(DEFAULT_MAX_CHUNK_TOKENS, 1),
   /** Total tokens of all session sequences held for prefix reuse (LRU evicts beyond it). */
   INFERENCE_SESSION_CACHE_TOKENS: env.int(4_000_000, 0),
   /** Number of sessions held for prefix reuse (LRU evicts beyond it). */

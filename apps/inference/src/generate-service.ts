@@ -12,6 +12,7 @@ import { matchPrefix } from './prefix-match';
 import { assemblePrompt, sessionSequence, type AssembledPrompt } from './prompt-assembly';
 import { validatePromptTokens } from './prompt-validation';
 import type { SessionCache } from './session-cache';
+import { TokenChunkWriter } from './token-chunk-writer';
 
 const { FinishReason } = inferenceV1;
 // A plain Generate call or one on a GenerateStream (mux.proto): the same handler serves both.
@@ -33,6 +34,8 @@ export interface GenerateServiceOptions {
   maxOutputTokens: number;
   /** INFERENCE_PREFIX_CACHING: reuse any held prefix by content, not only the session's; default true. */
   prefixCaching?: boolean;
+  /** INFERENCE_MAX_CHUNK_TOKENS: tokens per TokenChunk at most, and held while the caller does not drain; default 256. */
+  maxChunkTokens?: number;
   /** Clock; default `performance.now`. */
   now?: () => number;
 }
@@ -237,28 +240,35 @@ export class GenerateService {
       onPrefill: (p) => (prefill = p),
       constraints,
     });
-    for await (const chunk of chunks) {
-      if (signal.aborted) break;
-      const limited = limitChunk(chunk, completion.length, maxOutputTokens, stopTokens);
-      if (limited.tokens.length > 0) {
-        const elapsedMs = this.now() - arrivedAt;
-        const first = ttftMs === undefined;
-        ttftMs ??= elapsedMs;
-        for (const t of limited.tokens) completion.push(t);
-        // The first chunk says what was prefilled, so a caller cut off before Done can bill it.
-        const value: inferenceV1.TokenChunk = {
-          tokens: [...limited.tokens],
-          engineElapsedMs: elapsedMs,
-          promptTokens: first ? assembled.prompt.length : 0,
-          // An engine with its own KV state reported its real skip before the first token.
-          cachedTokens: first ? (prefill?.cachedTokens ?? assembled.cachedTokens) : 0,
-        };
-        const flowing = call.write({ event: { $case: 'chunk', value } });
-        if (!flowing) await waitForDrain(call, signal);
+    // The first chunk says what was prefilled, so a caller cut off before Done can bill it; an
+    // engine with its own KV state reported its real skip before the first token.
+    const writer = new TokenChunkWriter(call, {
+      maxChunkTokens: this.options.maxChunkTokens,
+      elapsedMs: () => this.now() - arrivedAt,
+      firstCounts: () => ({ promptTokens: assembled.prompt.length, cachedTokens: prefill?.cachedTokens ?? assembled.cachedTokens }),
+      signal,
+      onChunk: (written) => {
+        // engine_ttft_ms: the call's arrival to the first chunk written, as the chunk says.
+        ttftMs ??= written.engineElapsedMs;
+        this.options.metrics.tokenChunks.inc(this.engineLabel);
+      },
+    });
+    try {
+      for await (const chunk of chunks) {
+        if (signal.aborted) break;
+        const limited = limitChunk(chunk, completion.length, maxOutputTokens, stopTokens);
+        if (limited.tokens.length > 0) {
+          for (const t of limited.tokens) completion.push(t);
+          await writer.push(limited.tokens);
+        }
+        finish = limited.finish;
+        // Leaving the loop returns the engine's generator, which frees what it holds.
+        if (finish !== undefined || signal.aborted) break;
       }
-      finish = limited.finish;
-      // Leaving the loop returns the engine's generator, which frees what it holds.
-      if (finish !== undefined || signal.aborted) break;
+      // Done goes out after every token: what a drain held is written first.
+      await writer.flush();
+    } finally {
+      writer.close();
     }
     if (signal.aborted) finish = FinishReason.FINISH_REASON_CANCELLED;
     // An engine that ends without a stop token has hit its end of sequence: STOP.
@@ -339,18 +349,4 @@ function finishOutcome(finish: inferenceV1.FinishReason): GenerateOutcome {
  */
 export function scopedKey(salt: string, key: string): string {
   return salt === '' ? key : `${salt}\u0000${key}`;
-}
-
-/** Waits until the call's buffer drains, or the call is cancelled. */
-function waitForDrain(call: GenerateCall, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      call.off('drain', done);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    call.on('drain', done);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -12,6 +12,8 @@ export interface InferenceMetrics {
   /** `cachedTokens` split by who found them; the two sources sum to it. */
   cachedTokensBySource: Counter<'engine' | 'source'>;
   completionTokens: Counter<'engine'>;
+  /** TokenChunk messages written: completion tokens / chunks = tokens per gRPC message. */
+  tokenChunks: Counter<'engine'>;
   /** Prompt tokens the engine evaluated (engines with their own KV state report it; the rest were cached). */
   engineEvaluatedTokens: Counter<'engine'>;
   ttft: Histogram<'engine'>;
@@ -72,6 +74,12 @@ export function createInferenceMetrics(registry: Registry, info: EngineInfo): In
       registers,
     }),
     completionTokens: new Counter({ name: 'inference_completion_tokens_total', help: 'Tokens sampled and sent', labelNames: engine, registers }),
+    tokenChunks: new Counter({
+      name: 'inference_token_chunks_total',
+      help: 'TokenChunk messages written (inference_completion_tokens_total / this = tokens per message)',
+      labelNames: engine,
+      registers,
+    }),
     engineEvaluatedTokens: new Counter({
       name: 'inference_engine_evaluated_tokens_total',
       help: 'Prompt tokens the engine really evaluated (reported by engines that keep KV state, e.g. llamacpp)',

@@ -244,6 +244,45 @@ describe('InferenceService/Generate lifecycle', () => {
     }
   });
 
+  it('sends what the engine sampled while the caller did not read in fewer, larger chunks, none over INFERENCE_MAX_CHUNK_TOKENS', async () => {
+    const total = 20_000;
+    let pulled = 0;
+    // One token per step, as llama.cpp yields them.
+    const stepper: Engine = {
+      name: 'sim',
+      simulated: true,
+      async *generate() {
+        for (let i = 0; i < total; i++) {
+          pulled++;
+          if (i % 50 === 0) await new Promise((r) => setImmediate(r));
+          yield [100_000 + (i % 50_000)];
+        }
+      },
+      close: async () => undefined,
+    };
+    const t = await startTestWorker({ INFERENCE_MAX_OUTPUT_TOKENS: '10000000', INFERENCE_MAX_CHUNK_TOKENS: '64' }, stepper);
+    try {
+      const { call, result } = generate(t.client, { tokens: [1, 2, 3], maxOutputTokens: 10_000_000 });
+      call.pause();
+      let last = -1;
+      await eventually(async () => {
+        const stalled = pulled === last;
+        last = pulled;
+        await new Promise((r) => setTimeout(r, 100));
+        return stalled;
+      });
+      call.resume();
+      const { tokens, chunks } = await result;
+      expect(tokens).toEqual(Array.from({ length: total }, (_, i) => 100_000 + (i % 50_000)));
+      expect(chunks[0]).toHaveLength(1); // the first token is never held
+      expect(chunks.length).toBeLessThan(total / 4);
+      expect(Math.max(...chunks.map((c) => c.length))).toBe(64);
+      expect(await metricValue(t.registry, 'inference_token_chunks_total', { engine: 'sim' })).toBe(chunks.length);
+    } finally {
+      await t.close();
+    }
+  }, 20_000);
+
   it('waits for the caller to read (back-pressure) instead of buffering the whole completion', async () => {
     const total = 200; // the server stalls after a few dozen chunks when nobody reads
     let pulled = 0;

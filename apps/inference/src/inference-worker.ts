@@ -64,6 +64,7 @@ export async function startInferenceWorker(options: InferenceWorkerOptions): Pro
     maxConcurrency: config.INFERENCE_MAX_CONCURRENCY,
     maxOutputTokens: config.INFERENCE_MAX_OUTPUT_TOKENS,
     prefixCaching: config.INFERENCE_PREFIX_CACHING,
+    maxChunkTokens: config.INFERENCE_MAX_CHUNK_TOKENS,
   });
   const grpc = await startGrpcServer({
     port: config.GRPC_PORT,

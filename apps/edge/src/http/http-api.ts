@@ -7,6 +7,7 @@ import { backendError } from '../turn/prepare-turn';
 import { DEFAULT_EDGE_LIMITS } from '../turn/edge-limits';
 import type { TurnDeps } from '../turn/turn-deps';
 import type { StateLoader } from '../session/responses-session';
+import { microtaskCork } from '../session/microtask-cork';
 import { parseJson, readBody } from './read-body';
 import type { ResponseStoreReader } from './store-routes';
 import { handleStoreRoute } from './store-routes';
@@ -93,6 +94,7 @@ export class HttpApi {
       return sendJson(res, 200, outcome.response);
     }
     let started = false;
+    const cork = microtaskCork(res);
     const emit = (event: ResponseStreamEvent) => {
       if (!started) {
         res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
@@ -104,6 +106,7 @@ export class HttpApi {
         res.destroy();
         return;
       }
+      cork();
       res.write(formatSse(event));
     };
     try {

@@ -7,6 +7,8 @@ import { OutputModerator, type OutputSink } from './output-moderator';
 /** A sink that records what the client would receive. */
 class Recorder implements OutputSink {
   readonly ops: string[] = [];
+  /** Every call as made, deltas unmerged; `|` marks where a new batch of work began. */
+  readonly raw: string[] = [];
   text = '';
   currentKind: OutputSink['currentKind'] = null;
   startMessage() {
@@ -22,6 +24,7 @@ class Recorder implements OutputSink {
     this.ops.push(`custom:${name}`);
   }
   delta(text: string) {
+    this.raw.push(`+${text}`);
     this.text += text;
     const last = this.ops.at(-1);
     if (last?.startsWith('"')) this.ops[this.ops.length - 1] = JSON.stringify(JSON.parse(last) + text);
@@ -70,6 +73,31 @@ describe('OutputModerator', () => {
     m.moderator.endItem();
     expect(await m.moderator.finish()).toBe(true);
     expect(m.client.ops).toEqual(['reasoning', '"thinking"', 'end', 'call:f', '"{\\"a\\":1}"', 'end']);
+  });
+
+  it('releases what one verdict frees as one delta, however many deltas queued it', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.string({ minLength: 1, maxLength: 4 }), { maxLength: 40 }), fc.integer({ min: 1, max: 30 }), async (pieces, chunkChars) => {
+        const backends = new FakeBackends();
+        const client = new Recorder();
+        // Marks each verdict's release (its handler runs right after this one).
+        const classify = (r: Parameters<FakeBackends['classify']>[0]) => backends.classify(r).then((res) => (client.raw.push('|'), res));
+        const moderator = new OutputModerator(client, { classify, tenant: 't', model: 'm', chunkChars, onBlock: () => undefined });
+        moderator.startMessage();
+        for (const [i, piece] of pieces.entries()) {
+          client.raw.push('|');
+          moderator.delta(piece);
+          // Verdicts come back every few deltas, so several are queued when one frees them.
+          if (i % 3 === 0) await settle();
+        }
+        moderator.endItem();
+        client.raw.push('|');
+        expect(await moderator.finish()).toBe(true);
+        expect(client.text).toBe(pieces.join(''));
+        expect(client.raw.some((op, i) => op.startsWith('+') && client.raw[i - 1]?.startsWith('+'))).toBe(false);
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it('fails closed when safety cannot be reached', async () => {

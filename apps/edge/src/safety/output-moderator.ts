@@ -44,6 +44,8 @@ export class OutputModerator implements OutputSink {
   private state: Buffer = Buffer.alloc(0);
   private inFlight: Promise<void> | undefined;
   private failure: unknown;
+  /** Set by finish(): no more output comes, so the verdict on the last text releases everything. */
+  private finishing = false;
   /** The first blocking finding, once the output is blocked. */
   blocked: safetyV1.Finding | undefined;
   /** Findings to flag (reported in the response's metadata). */
@@ -98,6 +100,7 @@ export class OutputModerator implements OutputSink {
    * @throws the Classify failure: moderation fails closed.
    */
   async finish(): Promise<boolean> {
+    this.finishing = true;
     while (!this.blocked && this.failure === undefined && (this.inFlight || this.judged < this.received.length)) {
       if (!this.inFlight) this.judgeNext();
       await this.inFlight;
@@ -149,32 +152,42 @@ export class OutputModerator implements OutputSink {
     }
     this.state = res.state;
     this.judged = end;
-    this.releasable = Math.max(this.releasable, end - Math.max(0, res.windowChars - 1));
+    // The last verdict frees the held-back window with the rest: one release, not two in a row.
+    const allJudged = this.finishing && end === this.received.length;
+    this.releasable = allJudged ? Infinity : Math.max(this.releasable, end - Math.max(0, res.windowChars - 1));
     this.release();
     if (this.received.length - this.judged >= this.options.chunkChars) this.judgeNext();
   }
 
-  /** Hands the writer every op whose text is releasable (splitting a delta at the boundary). */
+  /**
+   * Hands the writer every op whose text is releasable (splitting a delta at the boundary). The
+   * text of consecutive deltas goes out as one delta: a verdict releases what several chunks
+   * queued, and one delta per item per release is one event and one frame instead of several.
+   */
   private release(): void {
+    let text = '';
     while (this.queue.length > 0) {
       const op = this.queue[0];
       if ('run' in op) {
-        if (op.pos > this.releasable) return;
+        if (op.pos > this.releasable) break;
+        if (text !== '') this.target.delta(text);
+        text = '';
         op.run(this.target);
       } else {
         let room = this.releasable - op.pos;
         // Never split a surrogate pair across two deltas.
         if (room > 0 && room < op.text.length && isLowSurrogate(op.text.charCodeAt(room))) room--;
-        if (room <= 0) return;
+        if (room <= 0) break;
         if (room < op.text.length) {
-          this.target.delta(op.text.slice(0, room));
+          text += op.text.slice(0, room);
           this.queue[0] = { pos: op.pos + room, text: op.text.slice(room) };
-          return;
+          break;
         }
-        this.target.delta(op.text);
+        text += op.text;
       }
       this.queue.shift();
     }
+    if (text !== '') this.target.delta(text);
   }
 }
 

@@ -1,4 +1,3 @@
-import type { ParseEvent } from '@fastloop/model-profiles';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { inferenceV1 } from '@fastloop/proto';
 import { ApiError, createUsage, newId, type InputItem, type OutputItem, type ResponseStreamEvent, type Usage } from '@fastloop/protocol';
@@ -17,6 +16,7 @@ import { finishModeration, moderatorFor } from '../safety/moderate-turn';
 import type { OutputSink } from '../safety/output-moderator';
 import { cacheSaltOf } from './cache-salt';
 import { generateConstraints } from './generate-constraints';
+import { applyParseEvents } from './apply-parse-events';
 
 /** The result of a turn that got as far as `response.created`. */
 export interface TurnOutcome {
@@ -291,33 +291,6 @@ function toGenerateRequest(req: TurnRequest, route: RouteDecision, plan: Generat
     stopTokens: [...prepared.profile.stopTokens],
     constraints: generateConstraints(req.body, prepared.rendered.header),
   };
-}
-
-/** Emits the events of parsed tokens; true when an output item was opened. */
-function applyParseEvents(writer: OutputSink, events: readonly ParseEvent[]): boolean {
-  let opened = false;
-  for (const ev of events) {
-    if (ev.type === 'delta') writer.delta(ev.text);
-    else if (ev.type === 'item_end') writer.endItem();
-    else {
-      opened = true;
-      switch (ev.item.kind) {
-        case 'function_call':
-          writer.startFunctionCall(ev.item.name, ev.item.namespace);
-          break;
-        case 'custom_tool_call':
-          writer.startCustomToolCall(ev.item.name, ev.item.namespace);
-          break;
-        case 'reasoning':
-          writer.startReasoning();
-          break;
-        case 'message':
-          writer.startMessage();
-          break;
-      }
-    }
-  }
-  return opened;
 }
 
 /** The state a continuation chains from: this turn's items plus the output, rendered. */

@@ -8,6 +8,7 @@ import type { TurnDeps } from '../turn/turn-deps';
 import { ConnectionStateCache, type StateCacheBudget } from '../session/state-cache';
 import { ResponsesSession, type StateLoader } from '../session/responses-session';
 import type { ConnectionLimits } from '../session/connection-limits';
+import { microtaskCork } from '../session/microtask-cork';
 
 export interface WsGatewayOptions {
   deps: TurnDeps;
@@ -66,14 +67,16 @@ export class WsGateway {
       this.options.deps.metrics.errors.inc({ transport: 'websocket', code: slot.code ?? 'too_many_connections' });
       return reject(socket, 429, slot);
     }
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, principal, slot));
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, socket, principal, slot));
   }
 
-  private onConnection(ws: WebSocket, principal: NonNullable<ReturnType<ApiKeyAuth['authenticate']>>, releaseSlot: () => void): void {
+  private onConnection(ws: WebSocket, socket: Duplex, principal: NonNullable<ReturnType<ApiKeyAuth['authenticate']>>, releaseSlot: () => void): void {
     const { deps } = this.options;
     const connectionId = randomUUID();
     const logger = deps.logger.child({ connectionId, tenant: principal.tenant, transport: 'websocket' });
     const cache = new ConnectionStateCache(this.options.budget, this.options.connectionCacheBytes, deps.metrics);
+    // ws writes every frame straight to the socket it was handed: corking that socket batches frames.
+    const cork = microtaskCork(socket);
     const session = new ResponsesSession({
       deps,
       principal,
@@ -91,6 +94,7 @@ export class WsGateway {
           setTimeout(() => ws.terminate(), this.options.slowCloseGraceMs ?? 1_000).unref();
           return;
         }
+        cork();
         ws.send(JSON.stringify(event));
       },
       logger,
