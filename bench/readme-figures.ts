@@ -101,8 +101,14 @@ export function floorAndLoadFigures(instant: BenchReport | undefined, floorMs: n
     );
   }
   if (load) {
-    const loops = load.loops.map((l) => `${l.loops} loops: ${fmt(l.turnsPerS)} turns/s, first output p50 ${fmt(l.firstOutputP50Ms)} / p99 ${fmt(l.firstOutputP99Ms)} ms`).join('; ');
+    const loops = load.loops
+      .map((l) => `${l.loops} loops: ${fmt(l.turnsPerS)} turns/s, first output p50 ${fmt(l.firstOutputP50Ms)} / p99 ${fmt(l.firstOutputP99Ms)} ms, ${l.errors} failed turns`)
+      .join('; ');
     lines.push(`- **Capacity** ([bench/results/load.md](bench/results/load.md)): ${loops}.`);
+    const [first, last] = [load.loops[0], load.loops[load.loops.length - 1]];
+    if (first && last) {
+      lines.push(`  Edge live heap after a forced GC, first level's start → last level's end: ${fmt(first.edge.heapBeforeBytes / 2 ** 20)} → ${fmt(last.edge.heapAfterBytes / 2 ** 20)} MB.`);
+    }
     // Reports from before the stall criterion bounded the per-frame p99 gap instead.
     const bound = load.relay?.steps.some((s) => s.stallP99Ms !== undefined) ? 'stall' : 'gap';
     if (load.relay) lines.push(`  Relay ceiling ${fmt(load.relay.ceilingTokensPerS)} tokens/s (≤ 2 ms added p99 ${bound}).`);
