@@ -92,7 +92,7 @@ export function renderInstantMarkdown(report: BenchReport, floor: TransportFloor
       '',
       '## Multiplexed streams versus a gRPC call each (WebSocket, measured side by side)',
       '',
-      'Each repetition also ran the WebSocket rollout on a fresh stack with `EDGE_GRPC_MUX=false` (Classify and Generate as one grpc-js call each), right after the default run. ' +
+      'Each repetition also ran the WebSocket rollout on a fresh stack with `EDGE_GRPC_MUX=false` (Classify and Generate as one grpc-js call each), beside the default run (before it in every other repetition). ' +
         'Medians as above (ms; first 5 turns → last 5 turns).',
       '',
       '| part | multiplexed streams (default) | a gRPC call each |',

@@ -48,13 +48,14 @@ async function main(): Promise<void> {
   const tps = options.tps[0];
   const corpus = loadCorpus(REPO_ROOT);
   // Each repetition runs twice, back to back on fresh stacks: the edge's default (Classify and
-  // Generate on multiplexed streams) with every mode, then WebSocket alone with a gRPC call each
-  // (EDGE_GRPC_MUX=false), so machine drift hits both sides alike.
+  // Generate on multiplexed streams) with every mode, and WebSocket alone with a gRPC call each
+  // (EDGE_GRPC_MUX=false). Which goes first alternates, so machine drift hits both sides alike.
   const records: TurnRecord[] = [];
   const plainCalls: TurnRecord[] = [];
   for (let rep = 1; rep <= options.reps; rep++) {
-    records.push(...(await runTps({ ...options, reps: 1, firstRep: rep }, tps, corpus, progress)));
-    plainCalls.push(...(await runTps({ ...options, reps: 1, firstRep: rep, modes: ['ws'], extraEnv: { EDGE_GRPC_MUX: 'false' } }, tps, corpus, progress)));
+    const muxed = async () => records.push(...(await runTps({ ...options, reps: 1, firstRep: rep }, tps, corpus, progress)));
+    const plain = async () => plainCalls.push(...(await runTps({ ...options, reps: 1, firstRep: rep, modes: ['ws'], extraEnv: { EDGE_GRPC_MUX: 'false' } }, tps, corpus, progress)));
+    for (const run of rep % 2 === 1 ? [muxed, plain] : [plain, muxed]) await run();
   }
   const summaries = options.modes.map((mode) => summarizeMode(mode, tps, records));
   const report = buildReport(options, { summaries, ratios: [], targets: [], notes: [], records });

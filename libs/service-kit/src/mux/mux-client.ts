@@ -114,7 +114,10 @@ class MuxStream<Req, Res> {
  * can fall back to plain calls.
  */
 export class MuxClient<Req, Res> {
+  /** The streams new calls go to, one per slot. */
   private readonly streams: Array<MuxStream<Req, Res> | undefined>;
+  /** Every open stream: the slots' and retired ones whose calls are still running. */
+  private readonly open = new Set<MuxStream<Req, Res>>();
   private turn = 0;
   private buffered = 0;
   private paused = false;
@@ -123,7 +126,7 @@ export class MuxClient<Req, Res> {
   unsupported = false;
 
   constructor(
-    private readonly open: OpenMuxStream<Req, Res>,
+    private readonly openStream: OpenMuxStream<Req, Res>,
     private readonly options: MuxClientOptions = {},
   ) {
     this.streams = new Array<MuxStream<Req, Res> | undefined>(Math.max(1, options.streams ?? 1)).fill(undefined);
@@ -220,12 +223,14 @@ export class MuxClient<Req, Res> {
   /** Ends every stream; calls still running fail with `unavailable`. */
   close(): void {
     this.closedForGood = true;
-    for (const stream of this.streams) stream?.close(new DomainError('unavailable', 'the client is closing', GrpcStatus.UNAVAILABLE, true));
+    for (const stream of [...this.open]) stream.close(new DomainError('unavailable', 'the client is closing', GrpcStatus.UNAVAILABLE, true));
   }
 
   /** Calls running now, over all streams. */
   get activeCalls(): number {
-    return this.streams.reduce((n, s) => n + (s?.calls.size ?? 0), 0);
+    let n = 0;
+    for (const s of this.open) n += s.calls.size;
+    return n;
   }
 
   private get highWaterMark(): number {
@@ -243,15 +248,17 @@ export class MuxClient<Req, Res> {
       stream = undefined;
     }
     if (!stream || stream.closed) {
-      stream = new MuxStream(this.open(), (closed, err) => this.onStreamClosed(closed, err));
+      stream = new MuxStream(this.openStream(), (closed, err) => this.onStreamClosed(closed, err));
       if (this.paused) stream.duplex.pause();
       this.streams[slot] = stream;
+      this.open.add(stream);
     }
     return { stream, id: stream.start(request, sink) };
   }
 
   private onStreamClosed(stream: MuxStream<Req, Res>, err: DomainError): void {
     if (err.grpcStatus === GrpcStatus.UNIMPLEMENTED) this.unsupported = true;
+    this.open.delete(stream);
     const slot = this.streams.indexOf(stream);
     if (slot >= 0) this.streams[slot] = undefined;
   }
@@ -261,7 +268,7 @@ export class MuxClient<Req, Res> {
     this.buffered -= n;
     if (this.paused && this.buffered <= this.highWaterMark / 2) {
       this.paused = false;
-      for (const s of this.streams) s?.duplex.resume();
+      for (const s of this.open) s.duplex.resume();
     }
   }
 
@@ -269,7 +276,7 @@ export class MuxClient<Req, Res> {
   private pause(): void {
     if (this.paused) return;
     this.paused = true;
-    for (const s of this.streams) s?.duplex.pause();
+    for (const s of this.open) s.duplex.pause();
   }
 }
 

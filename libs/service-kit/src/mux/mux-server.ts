@@ -3,6 +3,9 @@ import { status as GrpcStatus, type ServerDuplexStream } from '@grpc/grpc-js';
 import { DomainError } from '../grpc-errors';
 import { toCallError, type MuxRequestFrame, type MuxResponseFrame } from './mux-frames';
 
+/** Calls one multiplexed stream may run at once by default (a plain HTTP/2 connection's streams are bounded too). */
+export const DEFAULT_MAX_CALLS_PER_STREAM = 10_000;
+
 type ServerMuxStream<Req, Res> = ServerDuplexStream<MuxRequestFrame<Req>, MuxResponseFrame<Res>>;
 
 /**
@@ -107,6 +110,9 @@ export class MuxServer {
   draining = false;
   private readonly streams = new Set<StreamState<unknown, unknown>>();
 
+  /** @param maxCallsPerStream calls one stream may run at once; more get `too_many_calls` (RESOURCE_EXHAUSTED). */
+  constructor(private readonly maxCallsPerStream = DEFAULT_MAX_CALLS_PER_STREAM) {}
+
   /** Serves a stream whose calls are server-streaming: `handler` gets each call as a grpc-js-like stream. */
   serveStreaming<Req, Res>(duplex: ServerMuxStream<Req, Res>, handler: (call: StreamingCall<Req, Res>) => void): void {
     this.serve(duplex, handler);
@@ -147,6 +153,10 @@ export class MuxServer {
       }
       if (op?.$case !== 'start' || stream.calls.has(frame.callId)) {
         stream.send({ callId: frame.callId, event: { $case: 'error', value: toCallError(new DomainError('invalid_frame', 'a frame must start a new call id or cancel a running one', GrpcStatus.INVALID_ARGUMENT)) } });
+        return;
+      }
+      if (stream.calls.size >= this.maxCallsPerStream) {
+        stream.send({ callId: frame.callId, event: { $case: 'error', value: toCallError(new DomainError('too_many_calls', `at most ${this.maxCallsPerStream} calls run on one stream`, GrpcStatus.RESOURCE_EXHAUSTED, true)) } });
         return;
       }
       if (this.draining) {

@@ -157,6 +157,27 @@ describe('multiplexed streams (mux.proto) over real gRPC', () => {
   });
 });
 
+describe('a server stream past its bound of running calls', () => {
+  it('refuses further calls with too_many_calls, retryable, and runs the rest', async () => {
+    const mux = new MuxServer(2);
+    const implementation: safetyV1.SafetyServiceServer = {
+      classify: (_call, cb) => cb(null, safetyV1.ClassifyResponse.fromPartial({})),
+      classifyStream: (stream) => mux.serveUnary(stream, () => new Promise<safetyV1.ClassifyResponse>((ok) => setTimeout(() => ok(safetyV1.ClassifyResponse.fromPartial({ itemsSeen: 1 })), 50))),
+    };
+    const server = await startGrpcServer({ port: 0, logger: silent, services: [{ name: 's', definition: safetyV1.SafetyServiceService, implementation, drain: () => mux.drain() }] });
+    const client = createGrpcClient(safetyV1.SafetyServiceClient, `127.0.0.1:${server.port}`);
+    const muxClient = new MuxClient(() => client.classifyStream());
+    try {
+      const calls = Array.from({ length: 3 }, () => muxClient.unary(safetyV1.ClassifyRequest.fromPartial({}), { deadlineMs: 5000 }).then((r) => r.itemsSeen, (e: DomainError) => e.code));
+      expect(await Promise.all(calls)).toEqual([1, 1, 'too_many_calls']);
+    } finally {
+      muxClient.close();
+      client.close();
+      await server.close(1000);
+    }
+  });
+});
+
 describe('unary calls on a multiplexed stream', () => {
   it('answers each call with its own response and maps errors', async () => {
     const mux = new MuxServer();
