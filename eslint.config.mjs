@@ -22,9 +22,30 @@ export default [
             { sourceTag: 'type:model-profiles', onlyDependOnLibsWithTags: [] },
             { sourceTag: 'type:service-kit', onlyDependOnLibsWithTags: ['type:proto'] },
             // Apps use libs and never each other (billing cannot reach into edge, …).
-            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:protocol', 'type:proto', 'type:model-profiles', 'type:service-kit'] },
-            { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:tool', 'type:protocol', 'type:proto', 'type:model-profiles', 'type:service-kit'] },
-            { sourceTag: 'type:e2e', onlyDependOnLibsWithTags: ['type:tool', 'type:protocol', 'type:proto', 'type:model-profiles', 'type:service-kit'] },
+            {
+              sourceTag: 'type:app',
+              onlyDependOnLibsWithTags: ['type:protocol', 'type:proto', 'type:model-profiles', 'type:service-kit'],
+            },
+            {
+              sourceTag: 'type:tool',
+              onlyDependOnLibsWithTags: [
+                'type:tool',
+                'type:protocol',
+                'type:proto',
+                'type:model-profiles',
+                'type:service-kit',
+              ],
+            },
+            {
+              sourceTag: 'type:e2e',
+              onlyDependOnLibsWithTags: [
+                'type:tool',
+                'type:protocol',
+                'type:proto',
+                'type:model-profiles',
+                'type:service-kit',
+              ],
+            },
             { sourceTag: 'type:deploy', onlyDependOnLibsWithTags: [] },
           ],
         },

@@ -15,14 +15,16 @@ const ROOT = resolve(__dirname, '..');
 const START = '<!-- bench-figures:start -->';
 const END = '<!-- bench-figures:end -->';
 
-const read = <T>(path: string): T | undefined => (existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as T) : undefined);
+const read = <T>(path: string): T | undefined =>
+  existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as T) : undefined;
 const pct = (a: number, b: number) => `${fmt((1 - a / b) * 100)}%`;
 
 /** The agent-loop table at 1,000 tokens/s: overhead windows, rollout times (interleaved and alone), caching on and off. */
 export function agentLoopFigures(on: BenchReport, off: BenchReport | undefined): string[] {
   const tps = on.summaries.some((s) => s.tps === 1000) ? 1000 : on.summaries[0].tps;
   const modes = on.options.modes;
-  const get = (r: BenchReport, mode: string, phase: string) => r.summaries.find((s) => s.tps === tps && s.mode === mode && s.phase === phase);
+  const get = (r: BenchReport, mode: string, phase: string) =>
+    r.summaries.find((s) => s.tps === tps && s.mode === mode && s.phase === phase);
   const row = (label: string, value: (mode: string) => string) => `| ${label} | ${modes.map(value).join(' | ')} |`;
   const inter = (m: string) => get(on, m, 'interleaved');
   const lines = [
@@ -55,7 +57,11 @@ export function agentLoopFigures(on: BenchReport, off: BenchReport | undefined):
 /** One line per link preset: the WebSocket rollout gain over both HTTP modes. */
 export function linkFigures(reports: [string, BenchReport][]): string[] {
   if (reports.length === 0) return [];
-  const lines = ['', '| link ([bench/results/link/link.md](bench/results/link/link.md)) | ws faster than http-stateless | ws faster than http-previous |', '|---|---:|---:|'];
+  const lines = [
+    '',
+    '| link ([bench/results/link/link.md](bench/results/link/link.md)) | ws faster than http-stateless | ws faster than http-previous |',
+    '|---|---:|---:|',
+  ];
   for (const [preset, r] of reports) {
     const t = (m: string) => r.summaries.find((s) => s.mode === m && s.phase === 'interleaved')?.rolloutMs ?? NaN;
     lines.push(`| ${preset} | ${pct(t('ws'), t('http-stateless'))} | ${pct(t('ws'), t('http-previous'))} |`);
@@ -74,18 +80,28 @@ export interface FloorReport {
 /** The transport floor, hop by hop, from its report. */
 export function floorFigures(floor: FloorReport | undefined): string[] {
   if (!floor) return [];
-  const p50 = (prefix: string) => floor.rows.filter((r) => r.hop.startsWith(prefix)).map((r) => fmt(r.p50)).join(' there + ');
+  const p50 = (prefix: string) =>
+    floor.rows
+      .filter((r) => r.hop.startsWith(prefix))
+      .map((r) => fmt(r.p50))
+      .join(' there + ');
   const parts = [
     `- **Transport floor** ([bench/results/transport-floor.md](bench/results/transport-floor.md), same idle run, p50): the client's WebSocket ${fmt(floor.wsSum)} ms both ways; ` +
       `a Generate call as a grpc-js call of its own ${p50('gRPC (grpc-js)')} ms back (${fmt(floor.grpcSum)} ms)`,
   ];
-  if (floor.muxSum !== undefined) parts.push(`, on the edge's open multiplexed stream ${p50('gRPC stream (mux)')} ms back (${fmt(floor.muxSum)} ms)`);
+  if (floor.muxSum !== undefined)
+    parts.push(`, on the edge's open multiplexed stream ${p50('gRPC stream (mux)')} ms back (${fmt(floor.muxSum)} ms)`);
   parts.push(`: ${fmt(floor.wsSum + (floor.muxSum ?? floor.grpcSum))} ms before the edge does any work.`);
   return [parts.join('')];
 }
 
 /** The instant-engine figure and the capacity figures. */
-export function floorAndLoadFigures(instant: BenchReport | undefined, floorMs: number | undefined, load: LoadReport | undefined, plainCalls?: BenchReport): string[] {
+export function floorAndLoadFigures(
+  instant: BenchReport | undefined,
+  floorMs: number | undefined,
+  load: LoadReport | undefined,
+  plainCalls?: BenchReport,
+): string[] {
   const lines: string[] = [];
   if (instant) {
     const ws = instant.records.filter((r) => r.mode === 'ws');
@@ -97,22 +113,33 @@ export function floorAndLoadFigures(instant: BenchReport | undefined, floorMs: n
       '',
       `- **Instant engine** ([bench/results/instant-engine.md](bench/results/instant-engine.md)): WebSocket time to the first output item ${fmt(first)} ms at turns 1–5, ` +
         `${fmt(last)} ms at turns ${n - 4}–${n} (${fmt(last / first)}×), against a transport floor of ${fmt(floorMs ?? NaN)} ms measured in the same run` +
-        (plainLast === undefined ? '.' : `; with a gRPC call per Classify and Generate instead of the multiplexed streams, ${fmt(plainLast)} ms at turns ${n - 4}–${n}.`),
+        (plainLast === undefined
+          ? '.'
+          : `; with a gRPC call per Classify and Generate instead of the multiplexed streams, ${fmt(plainLast)} ms at turns ${n - 4}–${n}.`),
     );
   }
   if (load) {
     const loops = load.loops
-      .map((l) => `${l.loops} loops: ${fmt(l.turnsPerS)} turns/s, first output p50 ${fmt(l.firstOutputP50Ms)} / p99 ${fmt(l.firstOutputP99Ms)} ms, ${l.errors} failed turns`)
+      .map(
+        (l) =>
+          `${l.loops} loops: ${fmt(l.turnsPerS)} turns/s, first output p50 ${fmt(l.firstOutputP50Ms)} / p99 ${fmt(l.firstOutputP99Ms)} ms, ${l.errors} failed turns`,
+      )
       .join('; ');
     lines.push(`- **Capacity** ([bench/results/load.md](bench/results/load.md)): ${loops}.`);
     const [first, last] = [load.loops[0], load.loops[load.loops.length - 1]];
     if (first && last) {
-      lines.push(`  Edge live heap after a forced GC, first level's start → last level's end: ${fmt(first.edge.heapBeforeBytes / 2 ** 20)} → ${fmt(last.edge.heapAfterBytes / 2 ** 20)} MB.`);
+      lines.push(
+        `  Edge live heap after a forced GC, first level's start → last level's end: ${fmt(first.edge.heapBeforeBytes / 2 ** 20)} → ${fmt(last.edge.heapAfterBytes / 2 ** 20)} MB.`,
+      );
     }
     // Reports from before the stall criterion bounded the per-frame p99 gap instead.
     const bound = load.relay?.steps.some((s) => s.stallP99Ms !== undefined) ? 'stall' : 'gap';
-    if (load.relay) lines.push(`  Relay ceiling ${fmt(load.relay.ceilingTokensPerS)} tokens/s (≤ 2 ms added p99 ${bound}).`);
-    if (load.idle) lines.push(`  ${fmt(load.idle.rssPerConnectionBytes / 1024)} KB of edge memory per idle WebSocket connection (${load.idle.connections} open).`);
+    if (load.relay)
+      lines.push(`  Relay ceiling ${fmt(load.relay.ceilingTokensPerS)} tokens/s (≤ 2 ms added p99 ${bound}).`);
+    if (load.idle)
+      lines.push(
+        `  ${fmt(load.idle.rssPerConnectionBytes / 1024)} KB of edge memory per idle WebSocket connection (${load.idle.connections} open).`,
+      );
   }
   return lines;
 }
@@ -126,7 +153,9 @@ function main(): void {
     const r = read<BenchReport>(join(results, 'link', p, 'agent-loop.json'));
     return r ? [[p, r] as [string, BenchReport]] : [];
   });
-  const floor = read<{ wsSum: number; grpcSum: number; muxSum?: number }>(join(results, 'instant-engine-floor', 'transport-floor.json'));
+  const floor = read<{ wsSum: number; grpcSum: number; muxSum?: number }>(
+    join(results, 'instant-engine-floor', 'transport-floor.json'),
+  );
   const block = [
     START,
     ...agentLoopFigures(on, off),

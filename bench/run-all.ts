@@ -24,12 +24,20 @@ export function suiteSteps(quick: boolean, out: string): Step[] {
   ];
   return [
     ['agent loop (65 / 1,000 / 4,000 tok/s, interleaved and alone)', 'bench/agent-loop/main.ts', [...q, '--out', out]],
-    ['agent loop, engine prefix caching off', 'bench/agent-loop/main.ts', [...q, '--prefix-caching', 'off', '--tps', '1000', '--out', join(out, 'prefix-caching-off')]],
+    [
+      'agent loop, engine prefix caching off',
+      'bench/agent-loop/main.ts',
+      [...q, '--prefix-caching', 'off', '--tps', '1000', '--out', join(out, 'prefix-caching-off')],
+    ],
     link('same-host'),
     link('cloud'),
     link('home'),
     ['link side by side', 'bench/agent-loop/link-report.ts', [join(out, 'link')]],
-    ['instant engine beside the transport floor', 'bench/agent-loop/instant.ts', [...(quick ? ['--reps', '1'] : []), '--out', out]],
+    [
+      'instant engine beside the transport floor',
+      'bench/agent-loop/instant.ts',
+      [...(quick ? ['--reps', '1'] : []), '--out', out],
+    ],
     ['transport floor', 'bench/micro/transport-floor.bench.ts', ['--out', out]],
     ['capacity (bench/load)', 'bench/load/main.ts', [...q, '--out', out]],
   ];
@@ -42,7 +50,10 @@ function main(): void {
   for (const [label, script, args] of suiteSteps(quick, out)) {
     const t0 = Date.now();
     process.stderr.write(`\n=== ${label}: tsx ${script} ${args.join(' ')}\n`);
-    const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, script), ...args], { cwd: ROOT, stdio: 'inherit' });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, script), ...args], {
+      cwd: ROOT,
+      stdio: 'inherit',
+    });
     if (r.status !== 0) {
       process.stderr.write(`=== ${label} failed (exit ${r.status ?? r.signal}); stopping\n`);
       process.exit(1);
@@ -50,7 +61,11 @@ function main(): void {
     process.stderr.write(`=== ${label}: ${((Date.now() - t0) / 60_000).toFixed(1)} min\n`);
   }
   // The README quotes the committed reports; a quick run does not touch it.
-  if (!quick) spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'readme-figures.ts')], { cwd: ROOT, stdio: 'inherit' });
+  if (!quick)
+    spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'readme-figures.ts')], {
+      cwd: ROOT,
+      stdio: 'inherit',
+    });
   process.stderr.write(`\nbench:full done in ${((Date.now() - started) / 60_000).toFixed(1)} min; reports in ${out}\n`);
 }
 

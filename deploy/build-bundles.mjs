@@ -48,7 +48,8 @@ export async function buildBundles(options = {}) {
   const outdir = resolve(options.outdir ?? join(repoRoot, 'dist'));
   const services = options.services?.length ? options.services : SERVICES;
   const unknown = services.filter((s) => !SERVICES.includes(s));
-  if (unknown.length) throw new Error(`unknown service(s) ${unknown.join(', ')}; expected some of ${SERVICES.join(', ')}`);
+  if (unknown.length)
+    throw new Error(`unknown service(s) ${unknown.join(', ')}; expected some of ${SERVICES.join(', ')}`);
   mkdirSync(outdir, { recursive: true });
 
   const result = await build({
@@ -87,9 +88,13 @@ function assertOnlyKnownExternals(metafile) {
   const allowed = new Set([...NATIVE_EXTERNALS, ...OPTIONAL_PEERS]);
   const isBuiltin = (path) => path.startsWith('node:') || builtinModules.includes(path);
   for (const [file, output] of Object.entries(metafile.outputs)) {
-    const unknown = output.imports.filter((i) => i.external && !isBuiltin(i.path) && !allowed.has(i.path)).map((i) => i.path);
+    const unknown = output.imports
+      .filter((i) => i.external && !isBuiltin(i.path) && !allowed.has(i.path))
+      .map((i) => i.path);
     if (unknown.length) {
-      throw new Error(`${file} leaves ${[...new Set(unknown)].join(', ')} to runtime require(): bundle it, or add it to NATIVE_EXTERNALS (and the image) or OPTIONAL_PEERS`);
+      throw new Error(
+        `${file} leaves ${[...new Set(unknown)].join(', ')} to runtime require(): bundle it, or add it to NATIVE_EXTERNALS (and the image) or OPTIONAL_PEERS`,
+      );
     }
   }
 }
@@ -104,7 +109,8 @@ async function cli() {
     return;
   }
   const results = await buildBundles({ outdir: values.outdir, services: positionals });
-  for (const r of results) console.log(`${r.service.padEnd(10)} ${(r.bytes / 1024 / 1024).toFixed(1).padStart(6)} MiB  ${r.file}`);
+  for (const r of results)
+    console.log(`${r.service.padEnd(10)} ${(r.bytes / 1024 / 1024).toFixed(1).padStart(6)} MiB  ${r.file}`);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

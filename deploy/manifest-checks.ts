@@ -95,7 +95,8 @@ export function workloadProblems(o: K8sObject): string[] {
   if (!spec?.containers?.length) return [`${describeObject(o)} has no containers`];
   const pod = spec.securityContext ?? {};
   const where = describeObject(o);
-  if (spec.automountServiceAccountToken !== false) problems.push(`${where}: automountServiceAccountToken must be false (no pod talks to the API server)`);
+  if (spec.automountServiceAccountToken !== false)
+    problems.push(`${where}: automountServiceAccountToken must be false (no pod talks to the API server)`);
   for (const hostField of ['hostNetwork', 'hostPID', 'hostIPC'] as const) {
     if (spec[hostField]) problems.push(`${where}: ${hostField} is set`);
   }
@@ -123,7 +124,8 @@ function containerProblems(where: string, c: Container, pod: SecurityContext): s
   if (!sc.capabilities?.drop?.includes('ALL')) problems.push(`${where}: capabilities.drop lacks ALL`);
   if (sc.capabilities?.add?.length) problems.push(`${where}: adds capabilities ${sc.capabilities.add.join(', ')}`);
   const seccomp = (sc.seccompProfile ?? pod.seccompProfile)?.type;
-  if (seccomp !== 'RuntimeDefault' && seccomp !== 'Localhost') problems.push(`${where}: seccompProfile is ${seccomp ?? 'unset'}`);
+  if (seccomp !== 'RuntimeDefault' && seccomp !== 'Localhost')
+    problems.push(`${where}: seccompProfile is ${seccomp ?? 'unset'}`);
   problems.push(...portProblems(where, c), ...probeProblems(where, c), ...writablePathProblems(where, c));
   return problems;
 }
@@ -156,7 +158,8 @@ function probeProblems(where: string, c: Container): string[] {
       problems.push(`${where}: ${kind} port ${namedPort} is not one of the container's named ports`);
     }
     // Kubernetes' grpc probe takes a number only; it must still be a declared port.
-    if (probe.grpc && !numbers.has(probe.grpc.port)) problems.push(`${where}: ${kind} grpc port ${probe.grpc.port} is not a declared containerPort`);
+    if (probe.grpc && !numbers.has(probe.grpc.port))
+      problems.push(`${where}: ${kind} grpc port ${probe.grpc.port} is not a declared containerPort`);
   }
   return problems;
 }
@@ -182,8 +185,13 @@ function scrapeAnnotationProblems(o: K8sObject): string[] {
   const port = Number(annotations['prometheus.io/port']);
   const declared = containersOf(o).flatMap((c) => c.ports ?? []);
   const match = declared.find((p) => p.containerPort === port);
-  if (!match) return [`${describeObject(o)}: prometheus.io/port ${annotations['prometheus.io/port']} is not a declared containerPort`];
-  return match.name === 'admin' ? [] : [`${describeObject(o)}: prometheus.io/port ${port} is '${match.name}', expected the admin port`];
+  if (!match)
+    return [
+      `${describeObject(o)}: prometheus.io/port ${annotations['prometheus.io/port']} is not a declared containerPort`,
+    ];
+  return match.name === 'admin'
+    ? []
+    : [`${describeObject(o)}: prometheus.io/port ${port} is '${match.name}', expected the admin port`];
 }
 
 interface ServiceSpec {
@@ -206,8 +214,12 @@ export function serviceProblems(service: K8sObject, objects: readonly K8sObject[
   const problems: string[] = [];
   for (const p of spec.ports ?? []) {
     if (!p.name) problems.push(`${where}: port ${p.port} has no name`);
-    if (typeof p.targetPort !== 'string') problems.push(`${where}: port ${p.name ?? p.port} targets ${p.targetPort ?? 'nothing'}, not a named port`);
-    else if (!names.has(p.targetPort)) problems.push(`${where}: port ${p.name ?? p.port} targets '${p.targetPort}', which no selected container declares`);
+    if (typeof p.targetPort !== 'string')
+      problems.push(`${where}: port ${p.name ?? p.port} targets ${p.targetPort ?? 'nothing'}, not a named port`);
+    else if (!names.has(p.targetPort))
+      problems.push(
+        `${where}: port ${p.name ?? p.port} targets '${p.targetPort}', which no selected container declares`,
+      );
   }
   return problems;
 }
@@ -220,8 +232,13 @@ export function referencedNames(o: K8sObject): { configMaps: string[]; secrets: 
     if (Array.isArray(node)) return node.forEach((n) => walk(n));
     if (!node || typeof node !== 'object') return;
     const record = node as Record<string, unknown>;
-    if ((key === 'configMapKeyRef' || key === 'configMapRef' || key === 'configMap') && typeof record['name'] === 'string') configMaps.add(record['name']);
-    if ((key === 'secretKeyRef' || key === 'secretRef') && typeof record['name'] === 'string') secrets.add(record['name']);
+    if (
+      (key === 'configMapKeyRef' || key === 'configMapRef' || key === 'configMap') &&
+      typeof record['name'] === 'string'
+    )
+      configMaps.add(record['name']);
+    if ((key === 'secretKeyRef' || key === 'secretRef') && typeof record['name'] === 'string')
+      secrets.add(record['name']);
     if (key === 'secret' && typeof record['secretName'] === 'string') secrets.add(record['secretName']);
     for (const [k, v] of Object.entries(record)) walk(v, k);
   };
@@ -234,14 +251,24 @@ export function referencedNames(o: K8sObject): { configMaps: string[]; secrets: 
  * name (`<set>-<i>.<serviceName>:<grpc port>`), every pod once and no pod that does not exist.
  */
 export function inferenceWorkerProblems(objects: readonly K8sObject[]): string[] {
-  const workers = objects.find((o) => o.kind === 'ConfigMap' && o.data?.['INFERENCE_WORKERS'] !== undefined)?.data?.['INFERENCE_WORKERS'];
+  const workers = objects.find((o) => o.kind === 'ConfigMap' && o.data?.['INFERENCE_WORKERS'] !== undefined)?.data?.[
+    'INFERENCE_WORKERS'
+  ];
   const set = objects.find((o) => o.kind === 'StatefulSet' && o.metadata?.name === 'inference');
   if (workers === undefined || !set) return ['no INFERENCE_WORKERS ConfigMap or no inference StatefulSet'];
   const replicas = Number(set.spec?.['replicas'] ?? 1);
   const serviceName = String(set.spec?.['serviceName']);
-  const grpcPort = containersOf(set).flatMap((c) => c.ports ?? []).find((p) => p.name === 'grpc')?.containerPort;
-  const expected = Array.from({ length: replicas }, (_, i) => `inference-${i}=inference-${i}.${serviceName}:${grpcPort}`);
-  const listed = workers.split(',').map((w) => w.trim()).filter(Boolean);
+  const grpcPort = containersOf(set)
+    .flatMap((c) => c.ports ?? [])
+    .find((p) => p.name === 'grpc')?.containerPort;
+  const expected = Array.from(
+    { length: replicas },
+    (_, i) => `inference-${i}=inference-${i}.${serviceName}:${grpcPort}`,
+  );
+  const listed = workers
+    .split(',')
+    .map((w) => w.trim())
+    .filter(Boolean);
   const missing = expected.filter((w) => !listed.includes(w));
   const extra = listed.filter((w) => !expected.includes(w));
   return [

@@ -59,7 +59,8 @@ function findRenderer(): ((dir: string) => string) | undefined {
     if (spawnSync(cmd, ['version'], { stdio: 'ignore' }).error) continue;
     return (dir) => {
       const run = spawnSync(cmd, [...args, dir], { encoding: 'utf8' });
-      if (run.status !== 0) throw new Error(`${cmd} ${args.join(' ')} ${relative(repoRoot, dir)} failed: ${run.stderr || run.error}`);
+      if (run.status !== 0)
+        throw new Error(`${cmd} ${args.join(' ')} ${relative(repoRoot, dir)} failed: ${run.stderr || run.error}`);
       return run.stdout;
     };
   }
@@ -77,7 +78,9 @@ describe('deploy/k8s manifests', () => {
   it('parses every YAML file, and every document is a named Kubernetes object', () => {
     expect(yamlFiles.length).toBeGreaterThan(0);
     const unnamed = [...parsed].flatMap(([file, docs]) =>
-      docs.filter((d) => !d.apiVersion || !d.kind || (d.kind !== 'Kustomization' && !d.metadata?.name)).map(() => relative(repoRoot, file)),
+      docs
+        .filter((d) => !d.apiVersion || !d.kind || (d.kind !== 'Kustomization' && !d.metadata?.name))
+        .map(() => relative(repoRoot, file)),
     );
     expect(unnamed).toEqual([]);
   });
@@ -106,7 +109,8 @@ describe('deploy/k8s manifests', () => {
 
   it('gives the edge enough grace to drain (preStop + the 25 s service-kit shutdown timeout)', () => {
     const edge = resourcesOf(join(k8sDir, 'base')).find((o) => o.kind === 'Deployment' && o.metadata?.name === 'edge');
-    const grace = (edge?.spec?.['template'] as { spec?: { terminationGracePeriodSeconds?: number } }).spec?.terminationGracePeriodSeconds;
+    const grace = (edge?.spec?.['template'] as { spec?: { terminationGracePeriodSeconds?: number } }).spec
+      ?.terminationGracePeriodSeconds;
     expect(grace).toBeGreaterThanOrEqual(35);
   });
 });
@@ -131,14 +135,22 @@ const render = findRenderer();
   it.each(builds.map((b) => b.name))('%s defines every ConfigMap its pods reference', (name) => {
     const objects = rendered.get(name)!;
     const defined = new Set(objects.filter((o) => o.kind === 'ConfigMap').map((o) => o.metadata?.name));
-    const missing = objects.filter(isWorkload).flatMap((w) => referencedNames(w).configMaps.filter((c) => !defined.has(c)).map((c) => `${describeObject(w)} → ${c}`));
+    const missing = objects.filter(isWorkload).flatMap((w) =>
+      referencedNames(w)
+        .configMaps.filter((c) => !defined.has(c))
+        .map((c) => `${describeObject(w)} → ${c}`),
+    );
     expect(missing).toEqual([]);
   });
 
   it('dev defines every Secret its pods reference, so it applies to an empty cluster', () => {
     const objects = rendered.get(join('overlays', 'dev'))!;
     const defined = new Set(objects.filter((o) => o.kind === 'Secret').map((o) => o.metadata?.name));
-    const missing = objects.filter(isWorkload).flatMap((w) => referencedNames(w).secrets.filter((s) => !defined.has(s)).map((s) => `${describeObject(w)} → ${s}`));
+    const missing = objects.filter(isWorkload).flatMap((w) =>
+      referencedNames(w)
+        .secrets.filter((s) => !defined.has(s))
+        .map((s) => `${describeObject(w)} → ${s}`),
+    );
     expect(missing).toEqual([]);
   });
 
@@ -151,7 +163,10 @@ const render = findRenderer();
 
 describe('deploy/grafana dashboard', () => {
   const dashboardFile = join(deployDir, 'grafana', 'fastloop-dashboard.json');
-  const dashboard = JSON.parse(readFileSync(dashboardFile, 'utf8')) as { uid?: string; panels: { id: number; targets?: { expr: string }[] }[] };
+  const dashboard = JSON.parse(readFileSync(dashboardFile, 'utf8')) as {
+    uid?: string;
+    panels: { id: number; targets?: { expr: string }[] }[];
+  };
 
   it('has a uid and unique panel ids', () => {
     expect(dashboard.uid).toBeTruthy();
@@ -160,9 +175,15 @@ describe('deploy/grafana dashboard', () => {
   });
 
   it('queries only metrics the services define', () => {
-    const sources = filesUnder(join(repoRoot, 'apps'), /(?<!\.spec)\.ts$/).map((f) => readFileSync(f, 'utf8')).join('\n');
-    const defined = new Set([...sources.matchAll(/['"`]((?:fastloop|inference|safety|router)_[a-z0-9_]+)['"`]/g)].map((m) => m[1]));
-    const used = dashboard.panels.flatMap((p) => p.targets ?? []).flatMap((t) => [...t.expr.matchAll(/\b((?:fastloop|inference|safety|router)_[a-z0-9_]+)/g)].map((m) => m[1]));
+    const sources = filesUnder(join(repoRoot, 'apps'), /(?<!\.spec)\.ts$/)
+      .map((f) => readFileSync(f, 'utf8'))
+      .join('\n');
+    const defined = new Set(
+      [...sources.matchAll(/['"`]((?:fastloop|inference|safety|router)_[a-z0-9_]+)['"`]/g)].map((m) => m[1]),
+    );
+    const used = dashboard.panels
+      .flatMap((p) => p.targets ?? [])
+      .flatMap((t) => [...t.expr.matchAll(/\b((?:fastloop|inference|safety|router)_[a-z0-9_]+)/g)].map((m) => m[1]));
     expect(used.length).toBeGreaterThan(0);
     const unknown = [...new Set(used.map((m) => m.replace(/_(bucket|sum|count)$/, '')))].filter((m) => !defined.has(m));
     expect(unknown).toEqual([]);
@@ -172,8 +193,15 @@ describe('deploy/grafana dashboard', () => {
 describe('deploy/k8s NetworkPolicies', () => {
   type Peer = { podSelector?: { matchLabels?: Record<string, string> } };
   type Rule = { from?: Peer[]; to?: Peer[] };
-  type Policy = { podSelector?: { matchLabels?: Record<string, string> }; ingress?: Rule[]; egress?: Rule[]; policyTypes?: string[] };
-  const policies = (parsed.get(join(k8sDir, 'base', 'network-policies.yaml')) ?? []).filter((o) => o.kind === 'NetworkPolicy');
+  type Policy = {
+    podSelector?: { matchLabels?: Record<string, string> };
+    ingress?: Rule[];
+    egress?: Rule[];
+    policyTypes?: string[];
+  };
+  const policies = (parsed.get(join(k8sDir, 'base', 'network-policies.yaml')) ?? []).filter(
+    (o) => o.kind === 'NetworkPolicy',
+  );
   const name = (peer: Peer | undefined) => peer?.podSelector?.matchLabels?.['app.kubernetes.io/name'];
 
   it('denies everything by default and allows only the intended paths between services', () => {
@@ -186,10 +214,32 @@ describe('deploy/k8s NetworkPolicies', () => {
       const spec = p.spec as Policy;
       const self = name(spec);
       if (!self) continue;
-      for (const rule of spec.ingress ?? []) for (const peer of rule.from ?? [{}]) ingress.add(`${name(peer) ?? 'anyone'} → ${self}`);
+      for (const rule of spec.ingress ?? [])
+        for (const peer of rule.from ?? [{}]) ingress.add(`${name(peer) ?? 'anyone'} → ${self}`);
       for (const rule of spec.egress ?? []) for (const peer of rule.to ?? []) egress.add(`${self} → ${name(peer)}`);
     }
-    expect([...ingress].sort()).toEqual(['anyone → edge', 'billing → redis', 'edge → billing', 'edge → inference', 'edge → redis', 'edge → router', 'edge → safety', 'router → inference'].sort());
-    expect([...egress].sort()).toEqual(['billing → redis', 'edge → billing', 'edge → inference', 'edge → redis', 'edge → router', 'edge → safety', 'router → inference'].sort());
+    expect([...ingress].sort()).toEqual(
+      [
+        'anyone → edge',
+        'billing → redis',
+        'edge → billing',
+        'edge → inference',
+        'edge → redis',
+        'edge → router',
+        'edge → safety',
+        'router → inference',
+      ].sort(),
+    );
+    expect([...egress].sort()).toEqual(
+      [
+        'billing → redis',
+        'edge → billing',
+        'edge → inference',
+        'edge → redis',
+        'edge → router',
+        'edge → safety',
+        'router → inference',
+      ].sort(),
+    );
   });
 });

@@ -17,8 +17,19 @@ const str = (description: string) => ({ type: 'string', description });
 const int = (description: string, minimum = 0) => ({ type: 'integer', description, minimum });
 const bool = (description: string) => ({ type: 'boolean', description });
 
-function tool(name: string, description: string, properties: Record<string, unknown>, required: string[]): FunctionTool {
-  return { type: 'function', name, description, strict: false, parameters: { type: 'object', properties, required, additionalProperties: false } };
+function tool(
+  name: string,
+  description: string,
+  properties: Record<string, unknown>,
+  required: string[],
+): FunctionTool {
+  return {
+    type: 'function',
+    name,
+    description,
+    strict: false,
+    parameters: { type: 'object', properties, required, additionalProperties: false },
+  };
 }
 
 /** The tools, in a fixed order (the simulated engine cycles through them). */
@@ -60,7 +71,12 @@ export const AGENT_TOOLS: readonly FunctionTool[] = [
     {
       pattern: str('Regular expression to search for'),
       path: str('Directory or file to search in'),
-      glob: { type: 'array', items: { type: 'string' }, description: 'Glob filters such as *.ts or !*.spec.ts', maxItems: 4 },
+      glob: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'Glob filters such as *.ts or !*.spec.ts',
+        maxItems: 4,
+      },
       case_sensitive: bool('Match case exactly'),
       max_results: int('Maximum number of matching lines', 1),
     },
@@ -70,13 +86,22 @@ export const AGENT_TOOLS: readonly FunctionTool[] = [
     'run_shell',
     'Runs a shell command in the workspace with a timeout and returns exit code, stdout and stderr (truncated). Never run interactive programs.',
     {
-      command: { type: 'array', items: { type: 'string' }, description: 'argv of the command, e.g. ["npm", "test"]', minItems: 1, maxItems: 6 },
+      command: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'argv of the command, e.g. ["npm", "test"]',
+        minItems: 1,
+        maxItems: 6,
+      },
       workdir: str('Working directory relative to the workspace root'),
       timeout_ms: int('Kill the command after this many milliseconds', 1),
       env: {
         type: 'object',
         description: 'Extra environment variables',
-        properties: { NODE_ENV: { type: 'string', enum: ['development', 'test', 'production'] }, CI: { type: 'string', enum: ['true', 'false'] } },
+        properties: {
+          NODE_ENV: { type: 'string', enum: ['development', 'test', 'production'] },
+          CI: { type: 'string', enum: ['true', 'false'] },
+        },
         additionalProperties: false,
       },
     },

@@ -24,7 +24,11 @@ describe('Conversation', () => {
     expect(body).toMatchObject({ model: 'fastloop-sim', instructions: 'Be brief.', store: false });
     expect(body.previous_response_id).toBeUndefined();
     expect((body.input as { type: string }[]).map((i) => i.type)).toEqual([
-      'message', 'function_call', 'function_call_output', 'function_call', 'function_call_output',
+      'message',
+      'function_call',
+      'function_call_output',
+      'function_call',
+      'function_call_output',
     ]);
   });
 
@@ -41,7 +45,10 @@ describe('Conversation', () => {
 
   it('ends when the model answers with a message', () => {
     const c = new Conversation('ws', workload);
-    c.accept({ id: 'resp_9', output: [{ type: 'message', content: [] }], usage: { input_tokens: 1, output_tokens: 1 } }, 1);
+    c.accept(
+      { id: 'resp_9', output: [{ type: 'message', content: [] }], usage: { input_tokens: 1, output_tokens: 1 } },
+      1,
+    );
     expect(c.done).toBe(true);
     expect(c.toolCalls).toBe(0);
   });

@@ -18,13 +18,22 @@ describe('engine model', () => {
 
   it('finds the token at which the harmony parser opens a function call and a message', () => {
     const profile = getProfile(DEFAULT_PROFILE_ID);
-    const call = firstEventTokenIndex(profile, { kind: 'function_call', name: 'read_file', arguments: '{"path":"a.ts"}', callId: 'call_1' });
-    const message = firstEventTokenIndex(profile, { kind: 'message', role: 'assistant', text: 'Done: all tests pass.' });
+    const call = firstEventTokenIndex(profile, {
+      kind: 'function_call',
+      name: 'read_file',
+      arguments: '{"path":"a.ts"}',
+      callId: 'call_1',
+    });
+    const message = firstEventTokenIndex(profile, {
+      kind: 'message',
+      role: 'assistant',
+      text: 'Done: all tests pass.',
+    });
     expect(call).toBeGreaterThan(message);
     expect(message).toBeGreaterThanOrEqual(1);
   });
 
-  it('computes a response\'s engine timing from its usage and first output item', () => {
+  it("computes a response's engine timing from its usage and first output item", () => {
     const t = engineTiming(
       { input_tokens: 12_000, input_tokens_details: { cached_tokens: 10_000 } },
       { type: 'message', content: [{ type: 'output_text', text: 'ok' }] },

@@ -28,7 +28,10 @@ export interface SimPaceSettings {
 export const SIM_TICK_MS = 5;
 
 /** Engine time to first token for a prompt with `uncachedTokens` to prefill, ms. */
-export function engineTtftMs(uncachedTokens: number, pace: Pick<SimPaceSettings, 'ttftMs' | 'prefillTokensPerSecond'>): number {
+export function engineTtftMs(
+  uncachedTokens: number,
+  pace: Pick<SimPaceSettings, 'ttftMs' | 'prefillTokensPerSecond'>,
+): number {
   return pace.ttftMs + (Math.max(0, uncachedTokens) * 1000) / pace.prefillTokensPerSecond;
 }
 
@@ -63,7 +66,12 @@ export function firstEventTokenIndex(profile: ModelProfile, entry: ConversationE
 /** The first output item of a Response, as the entry the engine rendered for it. */
 export function outputEntry(item: Record<string, unknown>): ConversationEntry {
   if (item.type === 'function_call') {
-    const e: ConversationEntry = { kind: 'function_call', name: String(item.name), arguments: String(item.arguments), callId: String(item.call_id) };
+    const e: ConversationEntry = {
+      kind: 'function_call',
+      name: String(item.name),
+      arguments: String(item.arguments),
+      callId: String(item.call_id),
+    };
     if (typeof item.namespace === 'string') e.namespace = item.namespace;
     return e;
   }

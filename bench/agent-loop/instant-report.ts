@@ -26,13 +26,26 @@ const HOPS: [string, (r: TurnRecord) => number][] = [
   ['… of which worker prepare (lookup, assembly, prefix match)', (r) => r.workerMs?.prepare ?? NaN],
   ['… of which the simulator reading the prompt', (r) => r.workerMs?.engine_read ?? NaN],
   ['edge: request in → item out, engine excluded', (r) => r.edgeOverheadMs],
-  ['… of which edge stages before Generate (validate, load, route, render, safety, queue)', (r) => PRE_INFERENCE_STAGES.reduce((s, k) => s + (r.stagesMs[k] ?? 0), 0)],
-  ['… of which the Generate hop (edge ttft stage − worker TTFT)', (r) => (r.stagesMs.ttft ?? NaN) - r.engineMeasuredTtftMs],
-  ["client's WebSocket legs and event delivery (client − edge − engine)", (r) => r.firstOutputMs - r.edgeOverheadMs - r.engineMeasuredFirstOutputMs],
+  [
+    '… of which edge stages before Generate (validate, load, route, render, safety, queue)',
+    (r) => PRE_INFERENCE_STAGES.reduce((s, k) => s + (r.stagesMs[k] ?? 0), 0),
+  ],
+  [
+    '… of which the Generate hop (edge ttft stage − worker TTFT)',
+    (r) => (r.stagesMs.ttft ?? NaN) - r.engineMeasuredTtftMs,
+  ],
+  [
+    "client's WebSocket legs and event delivery (client − edge − engine)",
+    (r) => r.firstOutputMs - r.edgeOverheadMs - r.engineMeasuredFirstOutputMs,
+  ],
 ];
 
 /** The Markdown report of the instant-engine test. */
-export function renderInstantMarkdown(report: BenchReport, floor: TransportFloor, plainCalls: readonly TurnRecord[] = []): string {
+export function renderInstantMarkdown(
+  report: BenchReport,
+  floor: TransportFloor,
+  plainCalls: readonly TurnRecord[] = [],
+): string {
   const { options } = report;
   const turns = options.turns;
   const lastFrom = Math.max(1, turns - 4);
@@ -40,7 +53,7 @@ export function renderInstantMarkdown(report: BenchReport, floor: TransportFloor
   const hopFloor = floor.muxSum ?? floor.grpcSum;
   const floorMs = floor.wsSum + hopFloor;
   const lines: string[] = [
-    '# Instant-engine test: the API\'s own cost (simulated engine that costs nothing)',
+    "# Instant-engine test: the API's own cost (simulated engine that costs nothing)",
     '',
     `Run ${report.generatedAt} on ${report.environment.cpus} × ${report.environment.cpuModel}, Node ${report.environment.node}. ` +
       `SIM_TTFT_MS=0, SIM_PREFILL_TOKENS_PER_SECOND=${options.prefillTps}, SIM_TOKENS_PER_SECOND=${options.tps[0]}: the engine answers at once, so the client waits only for ` +
@@ -54,7 +67,9 @@ export function renderInstantMarkdown(report: BenchReport, floor: TransportFloor
     '| mode | turns 1–5 | turns ' + `${lastFrom}–${turns}` + ' | last 5 / first 5 | final prompt (tokens) |',
     '|---|---:|---:|---:|---:|',
   ];
-  const byMode = new Map(options.modes.map((m) => [m, report.records.filter((r) => r.mode === m && r.phase === 'interleaved')] as const));
+  const byMode = new Map(
+    options.modes.map((m) => [m, report.records.filter((r) => r.mode === m && r.phase === 'interleaved')] as const),
+  );
   for (const [mode, rs] of byMode) {
     const first = windowMedian(rs, 1, 5, (r) => r.firstOutputMs);
     const last = windowMedian(rs, lastFrom, turns, (r) => r.firstOutputMs);
@@ -68,10 +83,10 @@ export function renderInstantMarkdown(report: BenchReport, floor: TransportFloor
     '',
     floor.muxSum === undefined
       ? `Transport floor measured in this run (bench/micro/transport-floor.bench.ts, p50): the client's WebSocket both ways ${fmt(floor.wsSum)} ms + ` +
-        `one grpc-js Generate call and its first chunk back ${fmt(floor.grpcSum)} ms = **${fmt(floorMs)} ms** before the edge does any work.`
+          `one grpc-js Generate call and its first chunk back ${fmt(floor.grpcSum)} ms = **${fmt(floorMs)} ms** before the edge does any work.`
       : `Transport floor measured in this run (bench/micro/transport-floor.bench.ts, p50): the client's WebSocket both ways ${fmt(floor.wsSum)} ms + ` +
-        `one Generate call and its first chunk back on the edge's open multiplexed stream ${fmt(floor.muxSum)} ms = **${fmt(floorMs)} ms** before the edge does any work ` +
-        `(as a grpc-js call of its own: ${fmt(floor.grpcSum)} ms, ${fmt(floor.wsSum + floor.grpcSum)} ms in all).`,
+          `one Generate call and its first chunk back on the edge's open multiplexed stream ${fmt(floor.muxSum)} ms = **${fmt(floorMs)} ms** before the edge does any work ` +
+          `(as a grpc-js call of its own: ${fmt(floor.grpcSum)} ms, ${fmt(floor.wsSum + floor.grpcSum)} ms in all).`,
     '',
     '## Targets',
     '',
@@ -85,7 +100,10 @@ export function renderInstantMarkdown(report: BenchReport, floor: TransportFloor
     '| part | first 5 → last 5 |',
     '|---|---:|',
   );
-  for (const [name, value] of HOPS) lines.push(`| ${name} | ${fmt(windowMedian(ws, 1, 5, value))} → ${fmt(windowMedian(ws, lastFrom, turns, value))} |`);
+  for (const [name, value] of HOPS)
+    lines.push(
+      `| ${name} | ${fmt(windowMedian(ws, 1, 5, value))} → ${fmt(windowMedian(ws, lastFrom, turns, value))} |`,
+    );
   if (plainCalls.length > 0) {
     const rows: [string, (r: TurnRecord) => number][] = [HOPS[0], HOPS[4], HOPS[5], HOPS[6]];
     lines.push(
@@ -98,15 +116,19 @@ export function renderInstantMarkdown(report: BenchReport, floor: TransportFloor
       '| part | multiplexed streams (default) | a gRPC call each |',
       '|---|---:|---:|',
     );
-    const cell = (rs: readonly TurnRecord[], value: (r: TurnRecord) => number) => `${fmt(windowMedian(rs, 1, 5, value))} → ${fmt(windowMedian(rs, lastFrom, turns, value))}`;
+    const cell = (rs: readonly TurnRecord[], value: (r: TurnRecord) => number) =>
+      `${fmt(windowMedian(rs, 1, 5, value))} → ${fmt(windowMedian(rs, lastFrom, turns, value))}`;
     for (const [name, value] of rows) lines.push(`| ${name} | ${cell(ws, value)} | ${cell(plainCalls, value)} |`);
     const plainLast = windowMedian(plainCalls, lastFrom, turns, (r) => r.firstOutputMs);
-    lines.push('', `The edge keeps the faster: multiplexed streams ${fmt(wsLast)} ms vs ${fmt(plainLast)} ms at turns ${lastFrom}–${turns} (${wsLast <= plainLast ? 'the default' : '**the default is slower here**'}).`);
+    lines.push(
+      '',
+      `The edge keeps the faster: multiplexed streams ${fmt(wsLast)} ms vs ${fmt(plainLast)} ms at turns ${lastFrom}–${turns} (${wsLast <= plainLast ? 'the default' : '**the default is slower here**'}).`,
+    );
   }
   lines.push(
     '',
-    'Each row is its own median, so rows need not add up. The engine here does no work, so the engine row is the worker\'s own time until it sent the first chunk ' +
-      '(prepare, the simulator reading the prompt, its scheduling). What lies between the client\'s figure and the floor is the edge\'s own work and the worker\'s.',
+    "Each row is its own median, so rows need not add up. The engine here does no work, so the engine row is the worker's own time until it sent the first chunk " +
+      "(prepare, the simulator reading the prompt, its scheduling). What lies between the client's figure and the floor is the edge's own work and the worker's.",
     '',
   );
   return lines.join('\n');

@@ -41,9 +41,21 @@ async function main(): Promise<void> {
   mkdirSync(options.outDir, { recursive: true });
   progress('instant engine: measuring the transport floor first (same machine, same run)');
   const floorDir = join(options.outDir, 'instant-engine-floor');
-  execFileSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bench', 'micro', 'transport-floor.bench.ts'), '--iterations', '300', '--out', floorDir], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  execFileSync(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(REPO_ROOT, 'bench', 'micro', 'transport-floor.bench.ts'),
+      '--iterations',
+      '300',
+      '--out',
+      floorDir,
+    ],
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
   const floor = JSON.parse(readFileSync(join(floorDir, 'transport-floor.json'), 'utf8')) as TransportFloor;
   const tps = options.tps[0];
   const corpus = loadCorpus(REPO_ROOT);
@@ -53,8 +65,17 @@ async function main(): Promise<void> {
   const records: TurnRecord[] = [];
   const plainCalls: TurnRecord[] = [];
   for (let rep = 1; rep <= options.reps; rep++) {
-    const muxed = async () => records.push(...(await runTps({ ...options, reps: 1, firstRep: rep }, tps, corpus, progress)));
-    const plain = async () => plainCalls.push(...(await runTps({ ...options, reps: 1, firstRep: rep, modes: ['ws'], extraEnv: { EDGE_GRPC_MUX: 'false' } }, tps, corpus, progress)));
+    const muxed = async () =>
+      records.push(...(await runTps({ ...options, reps: 1, firstRep: rep }, tps, corpus, progress)));
+    const plain = async () =>
+      plainCalls.push(
+        ...(await runTps(
+          { ...options, reps: 1, firstRep: rep, modes: ['ws'], extraEnv: { EDGE_GRPC_MUX: 'false' } },
+          tps,
+          corpus,
+          progress,
+        )),
+      );
     for (const run of rep % 2 === 1 ? [muxed, plain] : [plain, muxed]) await run();
   }
   const summaries = options.modes.map((mode) => summarizeMode(mode, tps, records));
@@ -62,14 +83,29 @@ async function main(): Promise<void> {
   const md = renderInstantMarkdown(report, floor, plainCalls);
   writeFileSync(join(options.outDir, 'instant-engine.json'), renderJson(report));
   const plainOptions = { ...options, modes: ['ws' as const], extraEnv: { EDGE_GRPC_MUX: 'false' } };
-  writeFileSync(join(options.outDir, 'instant-engine-plain-calls.json'), renderJson(buildReport(plainOptions, { summaries: [summarizeMode('ws', tps, plainCalls)], ratios: [], targets: [], notes: [], records: plainCalls })));
+  writeFileSync(
+    join(options.outDir, 'instant-engine-plain-calls.json'),
+    renderJson(
+      buildReport(plainOptions, {
+        summaries: [summarizeMode('ws', tps, plainCalls)],
+        ratios: [],
+        targets: [],
+        notes: [],
+        records: plainCalls,
+      }),
+    ),
+  );
   writeFileSync(join(options.outDir, 'instant-engine.md'), md);
-  process.stdout.write(`${md}\nwrote ${join(options.outDir, 'instant-engine.{md,json}')} and instant-engine-plain-calls.json\n`);
+  process.stdout.write(
+    `${md}\nwrote ${join(options.outDir, 'instant-engine.{md,json}')} and instant-engine-plain-calls.json\n`,
+  );
 }
 
 if (require.main === module) {
   main().catch((err: unknown) => {
-    process.stderr.write(`instant-engine benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.stderr.write(
+      `instant-engine benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
     process.exit(1);
   });
 }

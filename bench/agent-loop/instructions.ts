@@ -32,14 +32,37 @@ const SECTIONS = [
 ];
 
 const SUBJECTS = [
-  'a new module', 'an exported function', 'a public type', 'a configuration option', 'a test file', 'an error message',
-  'a log line', 'a dependency', 'a generated file', 'a database migration', 'a shell script', 'a CLI flag',
-  'an HTTP handler', 'a WebSocket frame handler', 'a gRPC service', 'a retry loop', 'a cache', 'a timeout',
+  'a new module',
+  'an exported function',
+  'a public type',
+  'a configuration option',
+  'a test file',
+  'an error message',
+  'a log line',
+  'a dependency',
+  'a generated file',
+  'a database migration',
+  'a shell script',
+  'a CLI flag',
+  'an HTTP handler',
+  'a WebSocket frame handler',
+  'a gRPC service',
+  'a retry loop',
+  'a cache',
+  'a timeout',
 ];
 
 const ACTIONS = [
-  'When you add', 'Before you remove', 'If you rename', 'When you change', 'Whenever you touch', 'If you cannot find',
-  'When the user asks about', 'Before you deprecate', 'After you refactor', 'When you review',
+  'When you add',
+  'Before you remove',
+  'If you rename',
+  'When you change',
+  'Whenever you touch',
+  'If you cannot find',
+  'When the user asks about',
+  'Before you deprecate',
+  'After you refactor',
+  'When you review',
 ];
 
 const RULES = [

@@ -24,7 +24,9 @@ export function linkRows(preset: string, report: Pick<BenchReport, 'summaries'>)
   return tpsList.map((tps) => ({
     preset,
     tps,
-    rolloutMs: Object.fromEntries(report.summaries.filter((s) => s.tps === tps && s.phase === 'interleaved').map((s) => [s.mode, s.rolloutMs])),
+    rolloutMs: Object.fromEntries(
+      report.summaries.filter((s) => s.tps === tps && s.phase === 'interleaved').map((s) => [s.mode, s.rolloutMs]),
+    ),
   }));
 }
 
@@ -34,11 +36,13 @@ const gain = (a: number, b: number) => `${fmt((1 - a / b) * 100)}%`;
 /** The Markdown side-by-side table. */
 export function renderLinkReport(rows: readonly LinkRow[], generatedAt: string): string {
   const lines = [
-    '# Agent-loop benchmark over a user\'s link (simulated engine)',
+    "# Agent-loop benchmark over a user's link (simulated engine)",
     '',
     `Generated ${generatedAt} from the per-preset reports in this folder. Each preset ran the agent-loop benchmark with the link emulator ` +
       '(bench/link: a TCP proxy on 127.0.0.1 shaping bandwidth each way and adding half the RTT each way, shared by all connections) between every ' +
-      'client and the edge. Rollout time = ' + ESTIMATOR.split('; ').pop() + '. The seed\'s claim to compare with: WebSocket mode "up to 40% faster" for agent loops with many tool calls.',
+      'client and the edge. Rollout time = ' +
+      ESTIMATOR.split('; ').pop() +
+      '. The seed\'s claim to compare with: WebSocket mode "up to 40% faster" for agent loops with many tool calls.',
     '',
     '| link | TPS | http-stateless (s) | http-previous (s) | ws (s) | ws faster than http-stateless | ws faster than http-previous |',
     '|---|---:|---:|---:|---:|---:|---:|',
@@ -50,7 +54,11 @@ export function renderLinkReport(rows: readonly LinkRow[], generatedAt: string):
       `| ${r.preset} (${desc}) | ${r.tps} | ${fmt(m['http-stateless'] / 1000)} | ${fmt(m['http-previous'] / 1000)} | ${fmt(m.ws / 1000)} | ${gain(m.ws, m['http-stateless'])} | ${gain(m.ws, m['http-previous'])} |`,
     );
   }
-  lines.push('', 'Per-preset details (overheads, stage times, the isolation and order design): `<preset>/agent-loop.md`.', '');
+  lines.push(
+    '',
+    'Per-preset details (overheads, stage times, the isolation and order design): `<preset>/agent-loop.md`.',
+    '',
+  );
   return lines.join('\n');
 }
 

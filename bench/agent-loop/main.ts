@@ -36,11 +36,23 @@ async function main(): Promise<void> {
     progress(`[tps=${tps}] done in ${fmt((performance.now() - t0) / 1000)} s`);
   }
   const phases = options.soloReps > 0 ? (['interleaved', 'solo'] as const) : (['interleaved'] as const);
-  const summaries = phases.flatMap((phase) => options.tps.flatMap((tps) => options.modes.map((mode) => summarizeMode(mode, tps, records, phase))));
+  const summaries = phases.flatMap((phase) =>
+    options.tps.flatMap((tps) => options.modes.map((mode) => summarizeMode(mode, tps, records, phase))),
+  );
   const notes = [...consistencyNotes(records, options), ...growthNotes(summaries)];
-  const report = buildReport(options, { summaries, ratios: ratios(summaries), targets: checkTargets(summaries, options), notes, records });
+  const report = buildReport(options, {
+    summaries,
+    ratios: ratios(summaries),
+    targets: checkTargets(summaries, options),
+    notes,
+    records,
+  });
   mkdirSync(options.outDir, { recursive: true });
-  const files = { json: join(options.outDir, 'agent-loop.json'), md: join(options.outDir, 'agent-loop.md'), svg: join(options.outDir, 'agent-loop.svg') };
+  const files = {
+    json: join(options.outDir, 'agent-loop.json'),
+    md: join(options.outDir, 'agent-loop.md'),
+    svg: join(options.outDir, 'agent-loop.svg'),
+  };
   writeFileSync(files.json, renderJson(report));
   writeFileSync(files.md, renderMarkdown(report));
   writeFileSync(files.svg, renderSvg(summaries));
@@ -49,10 +61,14 @@ async function main(): Promise<void> {
   process.stdout.write(`${renderMarkdown(report)}\n`);
   process.stdout.write('Side by side (same run):\n');
   for (const r of report.ratios.filter((x) => x.label.endsWith('rollout time'))) {
-    process.stdout.write(`  [tps=${r.tps}, ${r.phase}] ${r.label}: ${fmt(r.value)} (${fmt((1 - r.value) * 100)}% faster)\n`);
+    process.stdout.write(
+      `  [tps=${r.tps}, ${r.phase}] ${r.label}: ${fmt(r.value)} (${fmt((1 - r.value) * 100)}% faster)\n`,
+    );
   }
   for (const t of report.targets) process.stdout.write(`  ${t.met ? 'MET ' : 'MISS'} ${t.target}: ${t.measured}\n`);
-  process.stdout.write(`\nwrote ${files.json}, ${files.md}, ${files.svg} in ${fmt((performance.now() - started) / 1000)} s\n`);
+  process.stdout.write(
+    `\nwrote ${files.json}, ${files.md}, ${files.svg} in ${fmt((performance.now() - started) / 1000)} s\n`,
+  );
 }
 
 main().catch((err: unknown) => {
@@ -60,6 +76,8 @@ main().catch((err: unknown) => {
     process.stderr.write(`${err.message}\n`);
     process.exit(2);
   }
-  process.stderr.write(`agent-loop benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.stderr.write(
+    `agent-loop benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
   process.exit(1);
 });

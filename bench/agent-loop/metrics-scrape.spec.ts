@@ -37,7 +37,7 @@ describe('diffHistograms', () => {
     expect(msByFirstLabel(d).validate).toBeCloseTo(1.5);
   });
 
-  it('gives a turn its stage times and the engine\'s measured TTFT', () => {
+  it("gives a turn its stage times and the engine's measured TTFT", () => {
     const snap = (n: number, v: number) => ({
       stages: parseHistogram(page(v, n), STAGE_METRIC, ['stage', 'transport', 'cached']),
       engineTtft: parseHistogram(page(v, n), 'inference_ttft_seconds', ['engine']),

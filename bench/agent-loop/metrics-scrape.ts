@@ -95,7 +95,14 @@ export interface TurnMetrics {
 export function turnDelta(
   before: TurnMetrics,
   after: TurnMetrics,
-): { stagesMs: Record<string, number>; engineTtftMs: number; generateCalls: number; engineFirstItemMs: number; edgeOverheadMs: number; workerMs: Record<string, number> } {
+): {
+  stagesMs: Record<string, number>;
+  engineTtftMs: number;
+  generateCalls: number;
+  engineFirstItemMs: number;
+  edgeOverheadMs: number;
+  workerMs: Record<string, number>;
+} {
   const engine = diffHistograms(before.engineTtft, after.engineTtft);
   const firstItem = diffHistograms(before.engineFirstItem, after.engineFirstItem);
   const firstItemCount = firstItem.reduce((s, d) => s + d.count, 0);
@@ -114,7 +121,10 @@ export function turnDelta(
 
 /** Scrapes the edge's and the inference worker's admin ports. */
 export async function scrapeTurnMetrics(edgeAdminPort: number, inferenceAdminPort: number): Promise<TurnMetrics> {
-  const [edge, inference] = await Promise.all([fetchText(edgeAdminPort, '/metrics'), fetchText(inferenceAdminPort, '/metrics')]);
+  const [edge, inference] = await Promise.all([
+    fetchText(edgeAdminPort, '/metrics'),
+    fetchText(inferenceAdminPort, '/metrics'),
+  ]);
   return {
     stages: parseHistogram(edge, STAGE_METRIC, ['stage', 'transport', 'cached']),
     engineTtft: parseHistogram(inference, ENGINE_TTFT_METRIC, ['engine']),
@@ -130,7 +140,9 @@ function fetchText(port: number, path: string, host = '127.0.0.1'): Promise<stri
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (text += c));
-      res.on('end', () => (res.statusCode === 200 ? resolve(text) : reject(new Error(`GET ${path} on :${port}: HTTP ${res.statusCode}`))));
+      res.on('end', () =>
+        res.statusCode === 200 ? resolve(text) : reject(new Error(`GET ${path} on :${port}: HTTP ${res.statusCode}`)),
+      );
       res.on('error', reject);
     });
     req.on('error', reject);

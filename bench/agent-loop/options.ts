@@ -75,7 +75,21 @@ export function parseOptions(argv: readonly string[], repoRoot: string): BenchOp
     if (value === undefined) throw new OptionsError(`--${name} needs a value\n${USAGE}`);
     raw.set(name, value);
   }
-  const known = new Set(['turns', 'tps', 'modes', 'reps', 'solo', 'warmup', 'ttft-ms', 'prefill-tps', 'prefix-caching', 'output-bytes', 'seed', 'link', 'out']);
+  const known = new Set([
+    'turns',
+    'tps',
+    'modes',
+    'reps',
+    'solo',
+    'warmup',
+    'ttft-ms',
+    'prefill-tps',
+    'prefix-caching',
+    'output-bytes',
+    'seed',
+    'link',
+    'out',
+  ]);
   for (const name of raw.keys()) if (!known.has(name)) throw new OptionsError(`unknown option --${name}\n${USAGE}`);
 
   const out = raw.get('out') ?? join('bench', 'results');
@@ -101,7 +115,8 @@ function int(raw: Map<string, string>, name: string, fallback: number, min: numb
   const text = raw.get(name);
   if (text === undefined) return fallback;
   const n = Number(text);
-  if (!Number.isInteger(n) || n < min || n > max) throw new OptionsError(`--${name} must be an integer from ${min} to ${max}, got '${text}'`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new OptionsError(`--${name} must be an integer from ${min} to ${max}, got '${text}'`);
   return n;
 }
 
@@ -109,7 +124,8 @@ function list(raw: Map<string, string>, name: string, fallback: number[]): numbe
   const text = raw.get(name);
   if (text === undefined) return fallback;
   const values = text.split(',').map((s) => Number(s.trim().replace(/_/g, '')));
-  if (values.length === 0 || values.some((v) => !Number.isFinite(v))) throw new OptionsError(`--${name} must be a comma-separated list of numbers, got '${text}'`);
+  if (values.length === 0 || values.some((v) => !Number.isFinite(v)))
+    throw new OptionsError(`--${name} must be a comma-separated list of numbers, got '${text}'`);
   return [...new Set(values)];
 }
 
@@ -125,8 +141,13 @@ function nonNegative(name: string, v: number): number {
 
 function modes(text: string | undefined): Mode[] {
   if (text === undefined) return [...MODES];
-  const wanted = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
-  for (const m of wanted) if (!(MODES as readonly string[]).includes(m)) throw new OptionsError(`--modes: unknown mode '${m}' (known: ${MODES.join(', ')})`);
+  const wanted = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  for (const m of wanted)
+    if (!(MODES as readonly string[]).includes(m))
+      throw new OptionsError(`--modes: unknown mode '${m}' (known: ${MODES.join(', ')})`);
   if (wanted.length === 0) throw new OptionsError('--modes must name at least one mode');
   // Report order is MODES order, whatever order the command line used.
   return MODES.filter((m) => wanted.includes(m));
@@ -136,12 +157,14 @@ function range(text: string | undefined, fallback: [number, number]): [number, n
   if (text === undefined) return fallback;
   const m = /^(\d+)-(\d+)$/.exec(text.trim());
   const [min, max] = m ? [Number(m[1]), Number(m[2])] : [NaN, NaN];
-  if (!m || min < 1 || max < min) throw new OptionsError(`--output-bytes must be MIN-MAX bytes with 1 <= MIN <= MAX, got '${text}'`);
+  if (!m || min < 1 || max < min)
+    throw new OptionsError(`--output-bytes must be MIN-MAX bytes with 1 <= MIN <= MAX, got '${text}'`);
   return [min, max];
 }
 
 function linkName(value: string): 'none' | LinkPresetName {
-  if (value === 'none' || (LINK_PRESET_NAMES as readonly string[]).includes(value)) return value as 'none' | LinkPresetName;
+  if (value === 'none' || (LINK_PRESET_NAMES as readonly string[]).includes(value))
+    return value as 'none' | LinkPresetName;
   throw new OptionsError(`--link must be none or one of ${LINK_PRESET_NAMES.join(', ')}, got '${value}'`);
 }
 

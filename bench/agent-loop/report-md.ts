@@ -23,11 +23,11 @@ export function renderMarkdown(report: BenchReport): string {
     '',
     `**Estimator** (one, throughout): ${ESTIMATOR}.`,
     '',
-    'Overhead = client time to the first `response.output_item.added` − the engine\'s own time to emit the token that opens that item, ' +
+    "Overhead = client time to the first `response.output_item.added` − the engine's own time to emit the token that opens that item, " +
       'as the worker reported it on that chunk (`engine_elapsed_ms`, from the call reaching its handler; the edge records it as ' +
       '`fastloop_edge_engine_first_item_seconds`). It is what the edge, the internal hops and the client transport add. ' +
       'The column "last 5 vs model" subtracts the sim\'s timing model instead (SIM_TTFT_MS + uncached tokens / prefill rate, then the decode of the item header), ' +
-      'so it also charges the worker\'s own work before the engine (prompt assembly, prefix matching, the sim reading the prompt) and its timer lateness to the stack.',
+      "so it also charges the worker's own work before the engine (prompt assembly, prefix matching, the sim reading the prompt) and its timer lateness to the stack.",
     '',
   );
   for (const tps of options.tps) {
@@ -50,7 +50,8 @@ export function renderMarkdown(report: BenchReport): string {
   }
   if (report.ratios.length > 0) {
     lines.push('## Side by side (same run)', '', '| TPS | rollouts | ratio | value |', '|---:|---|---|---:|');
-    for (const r of report.ratios) lines.push(`| ${r.tps} | ${r.phase === 'solo' ? 'alone' : 'interleaved'} | ${r.label} | ${fmt(r.value)} |`);
+    for (const r of report.ratios)
+      lines.push(`| ${r.tps} | ${r.phase === 'solo' ? 'alone' : 'interleaved'} | ${r.label} | ${fmt(r.value)} |`);
     lines.push('');
   }
   if (report.targets.length > 0) {
@@ -59,16 +60,26 @@ export function renderMarkdown(report: BenchReport): string {
     lines.push('');
   }
   lines.push('## Where the overhead goes (ms, interleaved; first 5 turns → last 5 turns)', '');
-  const partNames = ['overhead', 'edgeObserved', 'toCreated', 'preInference', 'inferenceHop', 'engineLate', 'untimed'] as const;
+  const partNames = [
+    'overhead',
+    'edgeObserved',
+    'toCreated',
+    'preInference',
+    'inferenceHop',
+    'engineLate',
+    'untimed',
+  ] as const;
   lines.push(`| TPS | mode | ${partNames.join(' | ')} |`, `|---:|---|${partNames.map(() => '---:').join('|')}|`);
   for (const s of summaries.filter((x) => x.phase === 'interleaved')) {
-    lines.push(`| ${s.tps} | ${s.mode} | ${partNames.map((k) => `${fmt(s.parts.early[k])} → ${fmt(s.parts.late[k])}`).join(' | ')} |`);
+    lines.push(
+      `| ${s.tps} | ${s.mode} | ${partNames.map((k) => `${fmt(s.parts.early[k])} → ${fmt(s.parts.late[k])}`).join(' | ')} |`,
+    );
   }
   lines.push(
     '',
-    '`edgeObserved`: the edge\'s own `fastloop_edge_first_item_overhead_seconds` (request in → first item out, minus the engine); `overhead` − `edgeObserved` is the client\'s side and its WebSocket or HTTP legs. ' +
+    "`edgeObserved`: the edge's own `fastloop_edge_first_item_overhead_seconds` (request in → first item out, minus the engine); `overhead` − `edgeObserved` is the client's side and its WebSocket or HTTP legs. " +
       '`toCreated`: client send → `response.created`. `preInference`: edge stages validate+route+render+safety+queue. ' +
-      '`inferenceHop`: edge `ttft` stage − the worker\'s measured TTFT (`inference_ttft_seconds`). `engineLate`: measured − modelled engine TTFT (not in the overhead). ' +
+      "`inferenceHop`: edge `ttft` stage − the worker's measured TTFT (`inference_ttft_seconds`). `engineLate`: measured − modelled engine TTFT (not in the overhead). " +
       '`untimed`: overhead − preInference − inferenceHop: client and transport, and edge work outside the stage timer ' +
       '(HTTP body read and JSON parse, the HTTP `previous_response_id` store load, event delivery). ' +
       'Each column is its own p50, so columns need not add up, and `untimed` can dip below 0 by timer noise.',
@@ -81,7 +92,9 @@ export function renderMarkdown(report: BenchReport): string {
     `|---:|---|${[...WORKER_PARTS, 'total'].map(() => '---:').join('|')}|`,
   );
   for (const s of summaries.filter((x) => x.phase === 'interleaved')) {
-    lines.push(`| ${s.tps} | ${s.mode} | ${[...WORKER_PARTS, 'total'].map((k) => `${fmt(s.worker.early[k])} → ${fmt(s.worker.late[k])}`).join(' | ')} |`);
+    lines.push(
+      `| ${s.tps} | ${s.mode} | ${[...WORKER_PARTS, 'total'].map((k) => `${fmt(s.worker.early[k])} → ${fmt(s.worker.late[k])}`).join(' | ')} |`,
+    );
   }
   lines.push(
     '',
@@ -91,12 +104,15 @@ export function renderMarkdown(report: BenchReport): string {
     '',
   );
   lines.push('## Edge stages (mean ms per turn, from `fastloop_edge_turn_stage_seconds`)', '');
-  lines.push(`| TPS | mode | ${STAGES.join(' | ')} | pre-inference sum |`, `|---:|---|${STAGES.map(() => '---:').join('|')}|---:|`);
+  lines.push(
+    `| TPS | mode | ${STAGES.join(' | ')} | pre-inference sum |`,
+    `|---:|---|${STAGES.map(() => '---:').join('|')}|---:|`,
+  );
   for (const s of summaries.filter((x) => x.phase === 'interleaved')) {
     const pre = PRE_INFERENCE_STAGES.reduce((a, k) => a + (s.stageMeanMs[k] ?? 0), 0);
     lines.push(`| ${s.tps} | ${s.mode} | ${STAGES.map((k) => fmt(s.stageMeanMs[k])).join(' | ')} | ${fmt(pre)} |`);
   }
-  lines.push('', '`ttft` and `stream` include the engine\'s simulated time; `post` runs after the terminal event.', '');
+  lines.push('', "`ttft` and `stream` include the engine's simulated time; `post` runs after the terminal event.", '');
   if (report.notes.length > 0) {
     lines.push('## Notes', '');
     for (const n of report.notes) lines.push(`- ${n}`);

@@ -28,7 +28,15 @@ export function renderSvg(all: readonly ModeSummary[]): string {
     `<rect width="100%" height="100%" fill="#ffffff"/>`,
     `<text x="${WIDTH / 2}" y="20" text-anchor="middle" font-size="14" font-weight="bold">Per-turn overhead around the engine (client TTFT − engine time), median over repetitions, simulated engine</text>`,
   ];
-  tpsList.forEach((tps, i) => parts.push(panel(summaries.filter((s) => s.tps === tps), tps, 30 + i * PANEL_HEIGHT)));
+  tpsList.forEach((tps, i) =>
+    parts.push(
+      panel(
+        summaries.filter((s) => s.tps === tps),
+        tps,
+        30 + i * PANEL_HEIGHT,
+      ),
+    ),
+  );
   parts.push('</svg>');
   return `${parts.join('\n')}\n`;
 }
@@ -45,24 +53,37 @@ function panel(rows: readonly ModeSummary[], tps: number, top: number): string {
   const top10 = hi > lo ? hi : lo + 1;
   const sx = (turn: number) => x0 + ((turn - 1) / (turns - 1)) * (x1 - x0);
   const sy = (ms: number) => y1 - ((Math.log10(Math.max(ms, FLOOR_MS)) - lo) / (top10 - lo)) * (y1 - y0);
-  const out: string[] = [`<g>`, `<text x="${x0}" y="${top + 22}" font-size="13" font-weight="bold">${tps} tokens/s</text>`];
+  const out: string[] = [
+    `<g>`,
+    `<text x="${x0}" y="${top + 22}" font-size="13" font-weight="bold">${tps} tokens/s</text>`,
+  ];
   // Axes and grid.
-  out.push(`<line x1="${x0}" y1="${y1}" x2="${x1}" y2="${y1}" stroke="#333"/>`, `<line x1="${x0}" y1="${y0}" x2="${x0}" y2="${y1}" stroke="#333"/>`);
+  out.push(
+    `<line x1="${x0}" y1="${y1}" x2="${x1}" y2="${y1}" stroke="#333"/>`,
+    `<line x1="${x0}" y1="${y0}" x2="${x0}" y2="${y1}" stroke="#333"/>`,
+  );
   for (let e = lo; e <= top10; e++) {
     // Decades, plus 2× and 5× (lighter) so values can be read off a log axis.
     for (const m of e < top10 ? [1, 2, 5] : [1]) {
       const y = sy(m * 10 ** e);
       out.push(`<line x1="${x0}" y1="${y}" x2="${x1}" y2="${y}" stroke="${m === 1 ? '#ccc' : '#eee'}"/>`);
-      out.push(`<text x="${x0 - 6}" y="${y + 4}" text-anchor="end"${m === 1 ? '' : ' fill="#777" font-size="10"'}>${tickLabel(m * 10 ** e)}</text>`);
+      out.push(
+        `<text x="${x0 - 6}" y="${y + 4}" text-anchor="end"${m === 1 ? '' : ' fill="#777" font-size="10"'}>${tickLabel(m * 10 ** e)}</text>`,
+      );
     }
   }
   const step = turns <= 12 ? 1 : turns <= 30 ? 5 : 10;
   for (let t = 1; t <= turns; t = t === 1 && step > 1 ? step : t + step) {
     const x = sx(t);
-    out.push(`<line x1="${x}" y1="${y1}" x2="${x}" y2="${y1 + 4}" stroke="#333"/>`, `<text x="${x}" y="${y1 + 17}" text-anchor="middle">${t}</text>`);
+    out.push(
+      `<line x1="${x}" y1="${y1}" x2="${x}" y2="${y1 + 4}" stroke="#333"/>`,
+      `<text x="${x}" y="${y1 + 17}" text-anchor="middle">${t}</text>`,
+    );
   }
   out.push(`<text x="${(x0 + x1) / 2}" y="${y1 + 35}" text-anchor="middle">turn</text>`);
-  out.push(`<text transform="translate(${x0 - 48} ${(y0 + y1) / 2}) rotate(-90)" text-anchor="middle">overhead, ms (log scale)</text>`);
+  out.push(
+    `<text transform="translate(${x0 - 48} ${(y0 + y1) / 2}) rotate(-90)" text-anchor="middle">overhead, ms (log scale)</text>`,
+  );
   // One line per mode.
   rows.forEach((r, i) => {
     const points = Object.entries(r.overheadByTurn)

@@ -91,7 +91,8 @@ export async function runRound(options: RoundOptions): Promise<TurnRecord[]> {
   const clients = new Map<Mode, TurnClient>();
   const records: TurnRecord[] = [];
   try {
-    for (const mode of modes) clients.set(mode, await openClient(mode, { ...endpoints, apiKey: options.apiKeys[mode] }));
+    for (const mode of modes)
+      clients.set(mode, await openClient(mode, { ...endpoints, apiKey: options.apiKeys[mode] }));
     const conversations = new Map(modes.map((m) => [m, new Conversation(m, options.workloads.get(m)!)] as const));
     const scrape = () => scrapeTurnMetrics(options.adminPorts.edge, options.adminPorts.inference);
     let snapshot: TurnMetrics = await scrape();

@@ -40,9 +40,20 @@ function walk(dir: string, repoRoot: string, out: CorpusFile[]): void {
   for (const entry of entries) {
     const full = join(dir, entry.name);
     if (entry.isDirectory()) {
-      if (entry.name === 'node_modules' || entry.name === 'testing' || entry.name === 'fixtures' || entry.name.startsWith('.')) continue;
+      if (
+        entry.name === 'node_modules' ||
+        entry.name === 'testing' ||
+        entry.name === 'fixtures' ||
+        entry.name.startsWith('.')
+      )
+        continue;
       walk(full, repoRoot, out);
-    } else if (entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts') && !entry.name.endsWith('.d.ts')) {
+    } else if (
+      entry.isFile() &&
+      entry.name.endsWith('.ts') &&
+      !entry.name.endsWith('.spec.ts') &&
+      !entry.name.endsWith('.d.ts')
+    ) {
       let text: string;
       try {
         text = readFileSync(full, 'utf8');

@@ -4,9 +4,29 @@ import { checkpointWindows, checkTargets, fmt, percentile, ratios, summarizeMode
 
 function record(mode: Mode, turn: number, overheadMs: number, extra: Partial<TurnRecord> = {}): TurnRecord {
   return {
-    mode, tps: 1000, phase: 'interleaved', rep: 1, position: 0, turn, outputType: 'function_call', requestBytes: 1000, inputTokens: 1000 * turn, cachedTokens: 0, outputTokens: 20,
-    wallMs: 100, createdMs: 2, firstOutputMs: 90 + overheadMs, doneMs: 100, engineTtftMs: 80, engineFirstOutputMs: 90,
-    engineMeasuredTtftMs: 81, engineMeasuredFirstOutputMs: 89, edgeOverheadMs: 1, overheadMs, modelOverheadMs: overheadMs + 1, stagesMs: { validate: 0.1, route: 0.1, render: 0.2, safety: 0.5, queue: 0.1, ttft: 83, stream: 10, post: 0.01 },
+    mode,
+    tps: 1000,
+    phase: 'interleaved',
+    rep: 1,
+    position: 0,
+    turn,
+    outputType: 'function_call',
+    requestBytes: 1000,
+    inputTokens: 1000 * turn,
+    cachedTokens: 0,
+    outputTokens: 20,
+    wallMs: 100,
+    createdMs: 2,
+    firstOutputMs: 90 + overheadMs,
+    doneMs: 100,
+    engineTtftMs: 80,
+    engineFirstOutputMs: 90,
+    engineMeasuredTtftMs: 81,
+    engineMeasuredFirstOutputMs: 89,
+    edgeOverheadMs: 1,
+    overheadMs,
+    modelOverheadMs: overheadMs + 1,
+    stagesMs: { validate: 0.1, route: 0.1, render: 0.2, safety: 0.5, queue: 0.1, ttft: 83, stream: 10, post: 0.01 },
     ...extra,
   };
 }
@@ -24,15 +44,26 @@ describe('percentile', () => {
 
 describe('checkpointWindows', () => {
   it('quotes the five turns ending at turns 5, 10, 25 and the last, where they exist', () => {
-    expect(checkpointWindows(50)).toEqual([[1, 5], [6, 10], [21, 25], [46, 50]]);
-    expect(checkpointWindows(12)).toEqual([[1, 5], [6, 10], [8, 12]]);
+    expect(checkpointWindows(50)).toEqual([
+      [1, 5],
+      [6, 10],
+      [21, 25],
+      [46, 50],
+    ]);
+    expect(checkpointWindows(12)).toEqual([
+      [1, 5],
+      [6, 10],
+      [8, 12],
+    ]);
     expect(checkpointWindows(3)).toEqual([[1, 3]]);
   });
 });
 
 describe('summarizeMode', () => {
   it('takes the median of the pooled records of every window of five turns, and the median per turn for the chart', () => {
-    const records = [1, 2, 3].flatMap((rep) => Array.from({ length: 10 }, (_, i) => record('ws', i + 1, (i + 1) * rep, { rep, position: i % 2 })));
+    const records = [1, 2, 3].flatMap((rep) =>
+      Array.from({ length: 10 }, (_, i) => record('ws', i + 1, (i + 1) * rep, { rep, position: i % 2 })),
+    );
     const s = summarizeMode('ws', 1000, records);
     expect(s.reps).toBe(3);
     expect(s.turns).toBe(10);
@@ -69,10 +100,18 @@ describe('summaries by phase', () => {
   it('keep interleaved and alone rollouts apart and compare each among its own', () => {
     const inter = Array.from({ length: 6 }, (_, i) => record('ws', i + 1, 1, { wallMs: 50 }));
     const solo = Array.from({ length: 6 }, (_, i) => record('ws', i + 1, 1, { wallMs: 30, phase: 'solo' }));
-    const base = Array.from({ length: 6 }, (_, i) => record('http-stateless', i + 1, 9, { wallMs: 100, phase: 'solo' }));
-    const summaries = [summarizeMode('ws', 1000, [...inter, ...solo, ...base]), summarizeMode('ws', 1000, [...inter, ...solo], 'solo'), summarizeMode('http-stateless', 1000, base, 'solo')];
+    const base = Array.from({ length: 6 }, (_, i) =>
+      record('http-stateless', i + 1, 9, { wallMs: 100, phase: 'solo' }),
+    );
+    const summaries = [
+      summarizeMode('ws', 1000, [...inter, ...solo, ...base]),
+      summarizeMode('ws', 1000, [...inter, ...solo], 'solo'),
+      summarizeMode('http-stateless', 1000, base, 'solo'),
+    ];
     expect(summaries.map((s) => s.rolloutMs)).toEqual([300, 180, 600]);
-    expect(ratios(summaries)).toEqual([{ tps: 1000, phase: 'solo', label: 'ws / http-stateless rollout time', value: 0.3 }]);
+    expect(ratios(summaries)).toEqual([
+      { tps: 1000, phase: 'solo', label: 'ws / http-stateless rollout time', value: 0.3 },
+    ]);
   });
 });
 

@@ -14,7 +14,6 @@ export function percentile(values: readonly number[], q: number): number {
 
 export const median = (values: readonly number[]) => percentile(values, 0.5);
 
-
 /**
  * THE ESTIMATOR, used for every per-turn figure in the report and the README: the median of the
  * pooled turn records (every repetition) in a window of five turns. "First 5" is turns 1–5, "last
@@ -34,7 +33,12 @@ export function checkpointWindows(turns: number): [number, number][] {
 }
 
 /** The estimator over `records` whose turn lies in [from, to]. */
-export function windowMedian(records: readonly TurnRecord[], from: number, to: number, value: (r: TurnRecord) => number): number {
+export function windowMedian(
+  records: readonly TurnRecord[],
+  from: number,
+  to: number,
+  value: (r: TurnRecord) => number,
+): number {
   return median(records.filter((r) => r.turn >= from && r.turn <= to).map(value));
 }
 
@@ -110,16 +114,21 @@ export function overheadParts(records: readonly TurnRecord[]): OverheadParts {
   };
 }
 
-
 /** Summarises the records of one mode at one TPS setting in one phase. */
-export function summarizeMode(mode: Mode, tps: number, records: readonly TurnRecord[], phase: Phase = 'interleaved'): ModeSummary {
+export function summarizeMode(
+  mode: Mode,
+  tps: number,
+  records: readonly TurnRecord[],
+  phase: Phase = 'interleaved',
+): ModeSummary {
   const own = records.filter((r) => r.mode === mode && r.tps === tps && r.phase === phase);
   const reps = [...new Set(own.map((r) => r.rep))];
   const turns = Math.max(0, ...own.map((r) => r.turn));
   const overheadByTurn: Record<number, number> = {};
   for (let t = 1; t <= turns; t++) overheadByTurn[t] = median(own.filter((r) => r.turn === t).map((r) => r.overheadMs));
   const overheadWindows: Record<string, number> = {};
-  for (const [from, to] of checkpointWindows(turns)) overheadWindows[`${from}–${to}`] = windowMedian(own, from, to, (r) => r.overheadMs);
+  for (const [from, to] of checkpointWindows(turns))
+    overheadWindows[`${from}–${to}`] = windowMedian(own, from, to, (r) => r.overheadMs);
   const lastFrom = Math.max(1, turns - 4);
   const first5 = windowMedian(own, 1, 5, (r) => r.overheadMs);
   const last5 = windowMedian(own, lastFrom, turns, (r) => r.overheadMs);
@@ -176,7 +185,13 @@ export interface Ratio {
 /** Rollout-time ratios between the modes at each TPS setting and phase, and overhead ratios (interleaved). */
 export function ratios(summaries: readonly ModeSummary[]): Ratio[] {
   const out: Ratio[] = [];
-  const pairs: [Mode, Mode][] = [['ws', 'http-stateless'], ['grpc', 'http-stateless'], ['http-previous', 'http-stateless'], ['ws', 'http-previous'], ['grpc', 'ws']];
+  const pairs: [Mode, Mode][] = [
+    ['ws', 'http-stateless'],
+    ['grpc', 'http-stateless'],
+    ['http-previous', 'http-stateless'],
+    ['ws', 'http-previous'],
+    ['grpc', 'ws'],
+  ];
   for (const phase of ['interleaved', 'solo'] as const) {
     for (const tps of [...new Set(summaries.map((s) => s.tps))]) {
       const by = new Map(summaries.filter((s) => s.tps === tps && s.phase === phase).map((s) => [s.mode, s]));
@@ -185,7 +200,13 @@ export function ratios(summaries: readonly ModeSummary[]): Ratio[] {
         const sb = by.get(b);
         if (!sa || !sb) continue;
         out.push({ tps, phase, label: `${a} / ${b} rollout time`, value: sa.rolloutMs / sb.rolloutMs });
-        if (phase === 'interleaved') out.push({ tps, phase, label: `${a} / ${b} overhead, last 5 turns`, value: sa.overheadLast5 / sb.overheadLast5 });
+        if (phase === 'interleaved')
+          out.push({
+            tps,
+            phase,
+            label: `${a} / ${b} overhead, last 5 turns`,
+            value: sa.overheadLast5 / sb.overheadLast5,
+          });
       }
     }
   }
@@ -205,7 +226,10 @@ export interface TargetCheck {
  * with the engine's prefix caching since that decides how much a stateless request costs the
  * engine. (The API's own floor, ≤ 5 ms to the first item, is the instant-engine test's target.)
  */
-export function checkTargets(summaries: readonly ModeSummary[], engine: { prefixCaching: boolean } = { prefixCaching: true }): TargetCheck[] {
+export function checkTargets(
+  summaries: readonly ModeSummary[],
+  engine: { prefixCaching: boolean } = { prefixCaching: true },
+): TargetCheck[] {
   const out: TargetCheck[] = [];
   for (const ws of summaries.filter((s) => s.mode === 'ws' && s.phase === 'interleaved')) {
     out.push({
@@ -217,7 +241,11 @@ export function checkTargets(summaries: readonly ModeSummary[], engine: { prefix
     if (base && ws.tps === 1000) {
       const faster = 1 - ws.rolloutMs / base.rolloutMs;
       const caching = engine.prefixCaching ? 'on' : 'off';
-      out.push({ target: `[tps=1000] ws rollout >= 50% faster than http-stateless (engine prefix caching ${caching})`, measured: `${fmt(faster * 100)}% faster`, met: faster >= 0.5 });
+      out.push({
+        target: `[tps=1000] ws rollout >= 50% faster than http-stateless (engine prefix caching ${caching})`,
+        measured: `${fmt(faster * 100)}% faster`,
+        met: faster >= 0.5,
+      });
     }
   }
   return out;
@@ -228,7 +256,12 @@ export function growthNotes(summaries: readonly ModeSummary[]): string[] {
   const out: string[] = [];
   for (const s of summaries.filter((x) => x.phase === 'interleaved')) {
     const { early, late } = s.parts;
-    const verdict = s.growthLast5 > 1.5 ? 'grows with the history' : s.growthLast5 < 1 / 1.5 ? 'shrinks (warm-up or noise)' : 'is flat';
+    const verdict =
+      s.growthLast5 > 1.5
+        ? 'grows with the history'
+        : s.growthLast5 < 1 / 1.5
+          ? 'shrinks (warm-up or noise)'
+          : 'is flat';
     const movers = (['preInference', 'inferenceHop', 'untimed'] as const)
       .filter((k) => late[k] - early[k] > 1)
       .map((k) => `${k} ${fmt(early[k])} → ${fmt(late[k])} ms`);

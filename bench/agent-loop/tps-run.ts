@@ -15,14 +15,19 @@ export type Progress = (line: string) => void;
  * so a worker whose prefix cache is scoped per tenant cannot serve one mode with another's prefix
  * either (the per-rollout nonce already prevents it by content).
  */
-export const MODE_API_KEYS: Readonly<Record<Mode, string>> = Object.fromEntries(MODES.map((m) => [m, `sk-bench-${m}`])) as Record<Mode, string>;
+export const MODE_API_KEYS: Readonly<Record<Mode, string>> = Object.fromEntries(
+  MODES.map((m) => [m, `sk-bench-${m}`]),
+) as Record<Mode, string>;
 
 /**
  * The stack environment for one TPS setting. The sim's speed is per process, hence stacks per
  * setting; SIM_TOOL_CALLS = turns − 1 makes a rollout exactly `turns` turns (tool calls, then an
  * answer of SIM_ANSWER_WORDS, default 40, words). Jitter off, so the engine model is exact.
  */
-export function stackEnv(options: Pick<BenchOptions, 'turns' | 'ttftMs' | 'prefillTps' | 'prefixCaching'>, tps: number): Record<string, string> {
+export function stackEnv(
+  options: Pick<BenchOptions, 'turns' | 'ttftMs' | 'prefillTps' | 'prefixCaching'>,
+  tps: number,
+): Record<string, string> {
   return {
     SIM_TOOL_CALLS: String(options.turns - 1),
     SIM_TOKENS_PER_SECOND: String(tps),
@@ -42,7 +47,12 @@ export function stackEnv(options: Pick<BenchOptions, 'turns' | 'ttftMs' | 'prefi
  *    modes rotates per round).
  * Each stack first runs a short unrecorded warm-up with yet other nonces.
  */
-export async function runTps(options: BenchOptions, tps: number, corpus: readonly CorpusFile[], progress: Progress): Promise<TurnRecord[]> {
+export async function runTps(
+  options: BenchOptions,
+  tps: number,
+  corpus: readonly CorpusFile[],
+  progress: Progress,
+): Promise<TurnRecord[]> {
   const records: TurnRecord[] = [];
   const run = (phase: Phase, rep: number, modes: readonly Mode[], tag: string) =>
     withStack(options, tps, progress, tag, async (stack) => {
@@ -55,12 +65,20 @@ export async function runTps(options: BenchOptions, tps: number, corpus: readonl
     });
   const firstRep = options.firstRep ?? 1;
   for (let rep = firstRep; rep < firstRep + options.reps; rep++) {
-    records.push(...(await run('interleaved', rep, options.modes, `[tps=${tps}] interleaved rep ${rep}/${firstRep + options.reps - 1}`)));
+    records.push(
+      ...(await run(
+        'interleaved',
+        rep,
+        options.modes,
+        `[tps=${tps}] interleaved rep ${rep}/${firstRep + options.reps - 1}`,
+      )),
+    );
   }
   for (let rep = 1; rep <= options.soloReps; rep++) {
     const shift = (rep - 1) % options.modes.length;
     const order = [...options.modes.slice(shift), ...options.modes.slice(0, shift)];
-    for (const mode of order) records.push(...(await run('solo', rep, [mode], `[tps=${tps}] solo ${mode} rep ${rep}/${options.soloReps}`)));
+    for (const mode of order)
+      records.push(...(await run('solo', rep, [mode], `[tps=${tps}] solo ${mode} rep ${rep}/${options.soloReps}`)));
   }
   return records;
 }
@@ -87,16 +105,40 @@ async function linkedEndpoints(stack: Stack, options: BenchOptions, links: LinkE
   const grpcPort = Number(stack.grpcAddress.slice(stack.grpcAddress.lastIndexOf(':') + 1));
   const grpc = await startLinkEmulator({ host: '127.0.0.1', port: grpcPort }, profile);
   links.push(grpc);
-  return { ...direct, url: `http://127.0.0.1:${http.port}`, wsUrl: `ws://127.0.0.1:${http.port}/v1/responses`, grpcAddress: `127.0.0.1:${grpc.port}` };
+  return {
+    ...direct,
+    url: `http://127.0.0.1:${http.port}`,
+    wsUrl: `ws://127.0.0.1:${http.port}/v1/responses`,
+    grpcAddress: `127.0.0.1:${grpc.port}`,
+  };
 }
 
-async function runMeasured(stack: Stack, options: BenchOptions, tps: number, corpus: readonly CorpusFile[], progress: Progress, m: Measured): Promise<TurnRecord[]> {
-  const pace: SimPaceSettings = { ttftMs: options.ttftMs, prefillTokensPerSecond: options.prefillTps, tokensPerSecond: tps };
+async function runMeasured(
+  stack: Stack,
+  options: BenchOptions,
+  tps: number,
+  corpus: readonly CorpusFile[],
+  progress: Progress,
+  m: Measured,
+): Promise<TurnRecord[]> {
+  const pace: SimPaceSettings = {
+    ttftMs: options.ttftMs,
+    prefillTokensPerSecond: options.prefillTps,
+    tokensPerSecond: tps,
+  };
   const adminPorts = { edge: stack.services.edge.ports.admin, inference: stack.services.inference.ports.admin };
   const endpoints = await linkedEndpoints(stack, options, m.links);
   const common = { modes: m.modes, endpoints, apiKeys: MODE_API_KEYS, adminPorts, pace };
   const workloads = (key: (mode: Mode) => string, seed: number) =>
-    new Map(m.modes.map((mode) => [mode, createWorkload({ seed, outputBytes: options.outputBytes, corpus, nonce: rolloutNonce(seed, key(mode)) })] as const));
+    new Map(
+      m.modes.map(
+        (mode) =>
+          [
+            mode,
+            createWorkload({ seed, outputBytes: options.outputBytes, corpus, nonce: rolloutNonce(seed, key(mode)) }),
+          ] as const,
+      ),
+    );
   if (options.warmupTurns > 0) {
     progress(`${m.tag}: warm-up, ${options.warmupTurns} turns per mode (not recorded)`);
     const warm = workloads((mode) => `warm|${m.phase}|${mode}|${m.rep}|${tps}`, options.seed + 7919);
@@ -114,9 +156,20 @@ async function runMeasured(stack: Stack, options: BenchOptions, tps: number, cor
 }
 
 /** Starts a private stack for `tps`, runs `work` on it, and stops it. A service crash fails the run with its log tail. */
-async function withStack<T>(options: BenchOptions, tps: number, progress: Progress, tag: string, work: (stack: Stack) => Promise<T>): Promise<T> {
+async function withStack<T>(
+  options: BenchOptions,
+  tps: number,
+  progress: Progress,
+  tag: string,
+  work: (stack: Stack) => Promise<T>,
+): Promise<T> {
   progress(`${tag}: starting a fresh stack (SIM_TOOL_CALLS=${options.turns - 1}, SIM_TTFT_MS=${options.ttftMs})`);
-  const stack = await startStack({ port: 0, privateRedis: true, logLevel: 'warn', env: { ...stackEnv(options, tps), ...options.extraEnv } });
+  const stack = await startStack({
+    port: 0,
+    privateRedis: true,
+    logLevel: 'warn',
+    env: { ...stackEnv(options, tps), ...options.extraEnv },
+  });
   try {
     return await raceCrash(stack, work(stack));
   } finally {
@@ -133,7 +186,9 @@ async function raceCrash<T>(stack: Stack, work: Promise<T>): Promise<T> {
   try {
     return await Promise.race([work, crash]);
   } catch (err) {
-    process.stderr.write(`\nservice logs (last 20 lines each; full logs in ${stack.logDir}):\n${stack.tail(undefined, 20)}\n`);
+    process.stderr.write(
+      `\nservice logs (last 20 lines each; full logs in ${stack.logDir}):\n${stack.tail(undefined, 20)}\n`,
+    );
     throw err;
   }
 }

@@ -19,7 +19,8 @@ describe('williamsRows', () => {
       const perPosition = rows.length / n;
       for (const byPos of position) expect(byPos).toEqual(new Array(n).fill(perPosition));
       const perPair = rows.length / n;
-      for (let a = 0; a < n; a++) for (let b = 0; b < n; b++) if (a !== b) expect(follows[a][b]).toBe(n === 1 ? 0 : perPair);
+      for (let a = 0; a < n; a++)
+        for (let b = 0; b < n; b++) if (a !== b) expect(follows[a][b]).toBe(n === 1 ? 0 : perPair);
     }
   });
 });

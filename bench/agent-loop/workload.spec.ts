@@ -19,7 +19,8 @@ describe('createWorkload', () => {
     const b = createWorkload({ seed: 7, outputBytes: [2048, 8192], corpus });
     expect(b.instructions).toBe(a.instructions);
     expect(b.userPrompt).toBe(a.userPrompt);
-    for (let turn = 1; turn <= 20; turn++) expect(b.toolOutput(turn, 'read_file')).toBe(a.toolOutput(turn, 'read_file'));
+    for (let turn = 1; turn <= 20; turn++)
+      expect(b.toolOutput(turn, 'read_file')).toBe(a.toolOutput(turn, 'read_file'));
   });
 
   it('gives other tool outputs for another seed and for each turn', () => {
@@ -32,7 +33,16 @@ describe('createWorkload', () => {
   it('offers the ten coding-agent tools with object schemas', () => {
     const w = createWorkload({ seed: 1, outputBytes: [100, 200], corpus });
     expect(w.tools.map((t) => t.name)).toEqual([
-      'read_file', 'write_file', 'list_dir', 'grep', 'run_shell', 'apply_patch', 'search_web', 'git_diff', 'run_tests', 'open_url',
+      'read_file',
+      'write_file',
+      'list_dir',
+      'grep',
+      'run_shell',
+      'apply_patch',
+      'search_web',
+      'git_diff',
+      'run_tests',
+      'open_url',
     ]);
     for (const t of AGENT_TOOLS) expect(t.parameters).toMatchObject({ type: 'object', additionalProperties: false });
   });
@@ -42,7 +52,9 @@ describe('rollout nonces', () => {
   it('make every prompt its own while keeping its size in tokens', () => {
     const profile = getProfile(DEFAULT_PROFILE_ID);
     const plain = createWorkload({ seed: 3, outputBytes: [2048, 4096], corpus });
-    const nonces = ['ws|1|1000', 'http-stateless|1|1000', 'grpc|2|65', 'http-previous|7|4000'].map((k) => rolloutNonce(3, k));
+    const nonces = ['ws|1|1000', 'http-stateless|1|1000', 'grpc|2|65', 'http-previous|7|4000'].map((k) =>
+      rolloutNonce(3, k),
+    );
     expect(new Set(nonces).size).toBe(nonces.length);
     const sized = nonces.map((nonce) => createWorkload({ seed: 3, outputBytes: [2048, 4096], corpus, nonce }));
     for (const w of sized) expect(w.instructions.endsWith(plain.instructions)).toBe(true);

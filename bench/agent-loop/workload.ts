@@ -66,7 +66,8 @@ export function rolloutNonce(seed: number, key: string): number {
 }
 
 function checkNonce(nonce: number): number {
-  if (!Number.isInteger(nonce) || nonce < 100_000_000 || nonce > 999_999_999) throw new RangeError(`nonce must have exactly 9 digits, got ${nonce}`);
+  if (!Number.isInteger(nonce) || nonce < 100_000_000 || nonce > 999_999_999)
+    throw new RangeError(`nonce must have exactly 9 digits, got ${nonce}`);
   return nonce;
 }
 
@@ -76,17 +77,28 @@ const PLAIN: LineFormat = (_p, _n, line) => line;
 const FORMATS: Record<string, { head: (path: string) => string; line: LineFormat }> = {
   read_file: { head: (p) => `// ${p}\n`, line: (_p, n, line) => `${String(n).padStart(6)}\t${line}` },
   grep: { head: () => '', line: (p, n, line) => `${p}:${n}:${line}` },
-  git_diff: { head: (p) => `diff --git a/${p} b/${p}\n--- a/${p}\n+++ b/${p}\n@@ -1,0 +1,0 @@\n`, line: (_p, _n, line) => `+${line}` },
+  git_diff: {
+    head: (p) => `diff --git a/${p} b/${p}\n--- a/${p}\n+++ b/${p}\n@@ -1,0 +1,0 @@\n`,
+    line: (_p, _n, line) => `+${line}`,
+  },
   apply_patch: { head: (p) => `Applied 1 hunk to ${p}. Result:\n`, line: PLAIN },
   run_shell: { head: (p) => `$ cat ${p}\nexit_code: 0\nstdout:\n`, line: PLAIN },
-  run_tests: { head: (p) => `FAIL ${p.replace(/\.ts$/, '.spec.ts')}\n  ● source under test:\n`, line: (_p, _n, line) => `    ${line}` },
+  run_tests: {
+    head: (p) => `FAIL ${p.replace(/\.ts$/, '.spec.ts')}\n  ● source under test:\n`,
+    line: (_p, _n, line) => `    ${line}`,
+  },
 };
 
 /**
  * One tool output: `bytes` (drawn from the range) of lines cut from the corpus at a random file and
  * line, continuing into the next files as needed, framed the way that tool would frame it.
  */
-export function toolOutput(corpus: readonly CorpusFile[], seed: number, range: readonly [number, number], toolName: string): string {
+export function toolOutput(
+  corpus: readonly CorpusFile[],
+  seed: number,
+  range: readonly [number, number],
+  toolName: string,
+): string {
   const random = createRandom(seed);
   const target = pickInt(random, range[0], range[1]);
   const format = FORMATS[toolName] ?? { head: (p: string) => `# ${toolName}: ${p}\n`, line: PLAIN };
@@ -98,7 +110,8 @@ export function toolOutput(corpus: readonly CorpusFile[], seed: number, range: r
     const file = corpus[fileIndex];
     const lines = files === 0 ? first : file.text.split('\n');
     out += format.head(file.path);
-    for (; lineNo < lines.length && out.length < target; lineNo++) out += `${format.line(file.path, lineNo + 1, lines[lineNo])}\n`;
+    for (; lineNo < lines.length && out.length < target; lineNo++)
+      out += `${format.line(file.path, lineNo + 1, lines[lineNo])}\n`;
     fileIndex = (fileIndex + 1) % corpus.length;
     lineNo = 0;
   }

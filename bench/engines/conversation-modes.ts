@@ -29,7 +29,8 @@ class TurnClock {
       this.last = now;
       this.text += e.delta as string;
     }
-    if (e.type === 'error' || e.type === 'response.failed') throw new Error(`turn failed: ${JSON.stringify(e).slice(0, 300)}`);
+    if (e.type === 'error' || e.type === 'response.failed')
+      throw new Error(`turn failed: ${JSON.stringify(e).slice(0, 300)}`);
     if (e.type !== 'response.completed' && e.type !== 'response.incomplete') return undefined;
     const r = e.response;
     const outputTokens = r.usage.output_tokens as number;
@@ -80,7 +81,9 @@ export class WsConversation {
   turn(body: Record<string, unknown>): Promise<TurnResult> {
     return new Promise((resolve, reject) => {
       this.pending = { clock: new TurnClock(), resolve, reject };
-      this.ws.send(JSON.stringify({ type: 'response.create', ...body, previous_response_id: this.previous, store: false }));
+      this.ws.send(
+        JSON.stringify({ type: 'response.create', ...body, previous_response_id: this.previous, store: false }),
+      );
     }).then((r) => {
       this.previous = (r as TurnResult).responseId;
       return r as TurnResult;
@@ -119,14 +122,27 @@ export async function httpTurn(stack: Stack, body: Record<string, unknown>): Pro
 }
 
 /** The prompts of the benchmark conversation, one per turn. */
-const USER_TURNS = ['Once upon a time there was a cat.', 'What did the cat do next?', 'Then a dog came.', 'Where did they go?', 'Tell me more.', 'And then?'];
+const USER_TURNS = [
+  'Once upon a time there was a cat.',
+  'What did the cat do next?',
+  'Then a dog came.',
+  'Where did they go?',
+  'Tell me more.',
+  'And then?',
+];
 
 /** Runs one conversation of one mode until its prompt reaches `maxInputTokens` (or `maxTurns`). */
 export async function runConversation(
   stack: Stack,
   engine: string,
   mode: Mode,
-  opts: { model: string; maxInputTokens: number; maxTurns: number; maxOutputTokens: number; evaluated: () => Promise<number | undefined> },
+  opts: {
+    model: string;
+    maxInputTokens: number;
+    maxTurns: number;
+    maxOutputTokens: number;
+    evaluated: () => Promise<number | undefined>;
+  },
 ): Promise<EngineTurn[]> {
   const turns: EngineTurn[] = [];
   const history: Array<Record<string, unknown>> = [];
@@ -135,7 +151,8 @@ export async function runConversation(
     for (let turn = 1; turn <= opts.maxTurns; turn++) {
       const user = { role: 'user', content: USER_TURNS[(turn - 1) % USER_TURNS.length] };
       history.push(user);
-      const instructions = mode === 'resend-cold' ? `Story ${turn}-${Math.random().toString(36).slice(2, 8)}.` : 'Story.';
+      const instructions =
+        mode === 'resend-cold' ? `Story ${turn}-${Math.random().toString(36).slice(2, 8)}.` : 'Story.';
       const common = { model: opts.model, instructions, max_output_tokens: opts.maxOutputTokens, temperature: 0.8 };
       const before = await opts.evaluated();
       const r = ws ? await ws.turn({ ...common, input: [user] }) : await httpTurn(stack, { ...common, input: history });

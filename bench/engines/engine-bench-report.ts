@@ -32,11 +32,22 @@ const fmt = (n: number | undefined, digits = 1) => (n === undefined ? '–' : n.
 
 /** A table per engine: one row per turn, the three modes side by side, and the TTFT ratio. */
 export function renderMarkdown(turns: readonly EngineTurn[], meta: { date: string; machine: string }): string {
-  const out = [`# bench/engines — WebSocket continuation vs stateless resend`, '', `${meta.date}, ${meta.machine}. TTFT and decode rate are client-side; "eval" is what the engine prefilled.`, ''];
+  const out = [
+    `# bench/engines — WebSocket continuation vs stateless resend`,
+    '',
+    `${meta.date}, ${meta.machine}. TTFT and decode rate are client-side; "eval" is what the engine prefilled.`,
+    '',
+  ];
   for (const engine of [...new Set(turns.map((t) => t.engine))]) {
-    out.push(`## ${engine}`, '', '| turn | input tokens (ws) | ws TTFT ms | ws cached / eval | resend TTFT ms | resend cached / eval | cold TTFT ms | cold eval | cold/ws TTFT | ws tok/s | cold tok/s |', '|---|---|---|---|---|---|---|---|---|---|---|');
+    out.push(
+      `## ${engine}`,
+      '',
+      '| turn | input tokens (ws) | ws TTFT ms | ws cached / eval | resend TTFT ms | resend cached / eval | cold TTFT ms | cold eval | cold/ws TTFT | ws tok/s | cold tok/s |',
+      '|---|---|---|---|---|---|---|---|---|---|---|',
+    );
     const byTurn = new Map<number, Partial<Record<Mode, EngineTurn>>>();
-    for (const t of turns.filter((x) => x.engine === engine)) byTurn.set(t.turn, { ...byTurn.get(t.turn), [t.mode]: t });
+    for (const t of turns.filter((x) => x.engine === engine))
+      byTurn.set(t.turn, { ...byTurn.get(t.turn), [t.mode]: t });
     for (const [turn, row] of [...byTurn].sort((a, b) => a[0] - b[0])) {
       const { ws, resend, 'resend-cold': cold } = row;
       const ratio = ws && cold && ws.ttftMs > 0 ? cold.ttftMs / ws.ttftMs : undefined;

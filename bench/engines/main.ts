@@ -20,23 +20,47 @@ async function counter(stack: Stack, name: string): Promise<number | undefined> 
 }
 
 async function benchEngine(engine: 'sim' | 'llamacpp', modelPath: string): Promise<EngineTurn[]> {
-  const served = engine === 'llamacpp' ? await modelStack(modelPath, mkdtempSync(join(tmpdir(), 'fastloop-bench-engines-'))) : undefined;
+  const served =
+    engine === 'llamacpp'
+      ? await modelStack(modelPath, mkdtempSync(join(tmpdir(), 'fastloop-bench-engines-')))
+      : undefined;
   const stack = await startStack({
     port: 0,
     privateRedis: !process.env.REDIS_URL,
     logLevel: 'warn',
-    env: { ...served?.env, FASTLOOP_API_KEYS: 'sk-bench', SIM_TOOL_CALLS: '0', SIM_TTFT_MS: '50', SIM_TOKENS_PER_SECOND: '1000' },
+    env: {
+      ...served?.env,
+      FASTLOOP_API_KEYS: 'sk-bench',
+      SIM_TOOL_CALLS: '0',
+      SIM_TTFT_MS: '50',
+      SIM_TOKENS_PER_SECOND: '1000',
+    },
   });
   try {
     const model = served?.modelId ?? 'fastloop-sim';
     const maxInputTokens = engine === 'llamacpp' ? 512 : 4096;
     // Only engines with their own KV state report what they evaluated (the sim's counter stays 0).
-    const evaluated = engine === 'llamacpp' ? () => counter(stack, 'inference_engine_evaluated_tokens_total') : async () => undefined;
+    const evaluated =
+      engine === 'llamacpp' ? () => counter(stack, 'inference_engine_evaluated_tokens_total') : async () => undefined;
     // The edge loads a file-based profile (GGUF vocabulary) on first use: keep that out of turn 1.
-    await runConversation(stack, engine, 'resend-cold', { model, maxInputTokens, maxTurns: 1, maxOutputTokens: 16, evaluated });
+    await runConversation(stack, engine, 'resend-cold', {
+      model,
+      maxInputTokens,
+      maxTurns: 1,
+      maxOutputTokens: 16,
+      evaluated,
+    });
     const turns: EngineTurn[] = [];
     for (const mode of MODES) {
-      turns.push(...(await runConversation(stack, engine, mode, { model, maxInputTokens, maxTurns: 40, maxOutputTokens: 24, evaluated })));
+      turns.push(
+        ...(await runConversation(stack, engine, mode, {
+          model,
+          maxInputTokens,
+          maxTurns: 40,
+          maxOutputTokens: 24,
+          evaluated,
+        })),
+      );
     }
     return turns;
   } finally {
@@ -48,7 +72,10 @@ async function main(): Promise<void> {
   const i = process.argv.indexOf('--model');
   const modelPath = resolve(i >= 0 ? process.argv[i + 1] : join(ROOT, '..', 'shared', 'models', 'stories260K.gguf'));
   const turns = [...(await benchEngine('sim', modelPath)), ...(await benchEngine('llamacpp', modelPath))];
-  const meta = { date: new Date().toISOString(), machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, llama.cpp one thread` };
+  const meta = {
+    date: new Date().toISOString(),
+    machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, llama.cpp one thread`,
+  };
   const out = join(ROOT, 'bench', 'results');
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, 'engines.json'), JSON.stringify({ meta, model: modelPath, turns }, null, 2) + '\n');

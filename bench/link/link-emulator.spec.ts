@@ -52,7 +52,13 @@ describe('startLinkEmulator', () => {
 
   it('makes a transfer take at least its upload and download time plus one round trip', async () => {
     // 100 kB up at 8 Mbit/s = 100 ms; 500 kB down at 40 Mbit/s = 100 ms; RTT 40 ms.
-    const r = await through({ name: 'slow', upBitsPerSecond: 8e6, downBitsPerSecond: 40e6, rttMs: 40, description: 'test' });
+    const r = await through({
+      name: 'slow',
+      upBitsPerSecond: 8e6,
+      downBitsPerSecond: 40e6,
+      rttMs: 40,
+      description: 'test',
+    });
     expect(r.bytes).toBe(500_000);
     expect(r.ms).toBeGreaterThanOrEqual(230);
     // A generous bound that only proves it does not hang.
@@ -60,7 +66,10 @@ describe('startLinkEmulator', () => {
   });
 
   it('closes idempotently', async () => {
-    const e = await startLinkEmulator({ host: '127.0.0.1', port: (server.address() as AddressInfo).port }, LINK_PRESETS.cloud);
+    const e = await startLinkEmulator(
+      { host: '127.0.0.1', port: (server.address() as AddressInfo).port },
+      LINK_PRESETS.cloud,
+    );
     await Promise.all([e.close(), e.close()]);
   });
 });

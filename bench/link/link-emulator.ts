@@ -24,9 +24,27 @@ export interface LinkProfile {
 
 /** The presets the benchmarks offer (`--link`). */
 export const LINK_PRESETS = {
-  'same-host': { name: 'same-host', upBitsPerSecond: Infinity, downBitsPerSecond: Infinity, rttMs: 0, description: 'client on the same host (through the proxy, unshaped)' },
-  cloud: { name: 'cloud', upBitsPerSecond: 1e9, downBitsPerSecond: 1e9, rttMs: 2, description: 'a client in the same cloud region: 1 Gbit/s each way, 2 ms RTT' },
-  home: { name: 'home', upBitsPerSecond: 20e6, downBitsPerSecond: 100e6, rttMs: 30, description: 'home broadband: 20 Mbit/s up, 100 Mbit/s down, 30 ms RTT' },
+  'same-host': {
+    name: 'same-host',
+    upBitsPerSecond: Infinity,
+    downBitsPerSecond: Infinity,
+    rttMs: 0,
+    description: 'client on the same host (through the proxy, unshaped)',
+  },
+  cloud: {
+    name: 'cloud',
+    upBitsPerSecond: 1e9,
+    downBitsPerSecond: 1e9,
+    rttMs: 2,
+    description: 'a client in the same cloud region: 1 Gbit/s each way, 2 ms RTT',
+  },
+  home: {
+    name: 'home',
+    upBitsPerSecond: 20e6,
+    downBitsPerSecond: 100e6,
+    rttMs: 30,
+    description: 'home broadband: 20 Mbit/s up, 100 Mbit/s down, 30 ms RTT',
+  },
 } as const satisfies Record<string, LinkProfile>;
 export type LinkPresetName = keyof typeof LINK_PRESETS;
 export const LINK_PRESET_NAMES = Object.keys(LINK_PRESETS) as LinkPresetName[];
@@ -146,7 +164,10 @@ class ShapedPipe {
  * Starts an emulator on 127.0.0.1 (a free port) that forwards every connection to `target`
  * through `profile`'s link. Each accepted connection opens one to the target.
  */
-export async function startLinkEmulator(target: { host: string; port: number }, profile: LinkProfile): Promise<LinkEmulator> {
+export async function startLinkEmulator(
+  target: { host: string; port: number },
+  profile: LinkProfile,
+): Promise<LinkEmulator> {
   const up = new LinkDirection(profile.upBitsPerSecond, profile.rttMs / 2);
   const down = new LinkDirection(profile.downBitsPerSecond, profile.rttMs / 2);
   const sockets = new Set<Socket>();

@@ -61,7 +61,12 @@ export async function runLoops(
   const loop = async (id: number) => {
     await new Promise((r) => setTimeout(r, (spread * id) / loops));
     for (let conv = 0; performance.now() < deadline; conv++) {
-      const workload = createWorkload({ seed, outputBytes: [2800, 8192], corpus, nonce: rolloutNonce(seed, `load|${loops}|${id}|${conv}`) });
+      const workload = createWorkload({
+        seed,
+        outputBytes: [2800, 8192],
+        corpus,
+        nonce: rolloutNonce(seed, `load|${loops}|${id}|${conv}`),
+      });
       const conversation = new Conversation('ws', workload);
       let client: WsTurnClient | undefined;
       try {

@@ -25,7 +25,11 @@ export interface IdleResult {
  * time, waits for the edge to settle, and divides the growth of its resident memory (and of its
  * live heap, measured after a forced full GC) by the connections held. Closes them all before returning.
  */
-export async function runIdle(target: { wsUrl: string; apiKey: string; edgePid: number; edgeAdminPort: number }, count: number, batch = 250): Promise<IdleResult> {
+export async function runIdle(
+  target: { wsUrl: string; apiKey: string; edgePid: number; edgeAdminPort: number },
+  count: number,
+  batch = 250,
+): Promise<IdleResult> {
   const settle = () => new Promise((r) => setTimeout(r, 3000));
   await settle();
   const heapBefore = (await forceGc(target.edgeAdminPort)).heap.used_heap_size;
@@ -34,7 +38,10 @@ export async function runIdle(target: { wsUrl: string; apiKey: string; edgePid: 
   let failed = 0;
   const open = () =>
     new Promise<void>((resolve) => {
-      const ws = new WebSocket(target.wsUrl, { headers: { authorization: `Bearer ${target.apiKey}` }, perMessageDeflate: false });
+      const ws = new WebSocket(target.wsUrl, {
+        headers: { authorization: `Bearer ${target.apiKey}` },
+        perMessageDeflate: false,
+      });
       ws.once('open', () => {
         sockets.push(ws);
         resolve();

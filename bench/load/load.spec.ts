@@ -5,32 +5,74 @@ import { renderLoadSvg } from './report-svg';
 import type { LoopsResult } from './agent-loops';
 import { chunkCounters, timeWeightedPercentile } from './relay';
 
-const edge = { cpuMs: 900, eventLoopP50Ms: 1, eventLoopP99Ms: 12, rssBeforeBytes: 100 * 2 ** 20, rssPeakBytes: 180 * 2 ** 20, heapBeforeBytes: 40 * 2 ** 20, heapAfterBytes: 41 * 2 ** 20, settleMs: 3000, externalBeforeBytes: 2 ** 20, externalAfterBytes: 2 ** 20, rssAfterBytes: 120 * 2 ** 20 };
+const edge = {
+  cpuMs: 900,
+  eventLoopP50Ms: 1,
+  eventLoopP99Ms: 12,
+  rssBeforeBytes: 100 * 2 ** 20,
+  rssPeakBytes: 180 * 2 ** 20,
+  heapBeforeBytes: 40 * 2 ** 20,
+  heapAfterBytes: 41 * 2 ** 20,
+  settleMs: 3000,
+  externalBeforeBytes: 2 ** 20,
+  externalAfterBytes: 2 ** 20,
+  rssAfterBytes: 120 * 2 ** 20,
+};
 const loops = (n: number, p99: number): LoopsResult => ({
-  loops: n, durationS: 15, turns: 30 * n, errors: 0, errorKinds: {}, turnsPerS: 2 * n, tokensPerS: 40 * n, firstOutputP50Ms: 60, firstOutputP99Ms: p99, edgeCpuMsPerTurn: 1.5, edge,
+  loops: n,
+  durationS: 15,
+  turns: 30 * n,
+  errors: 0,
+  errorKinds: {},
+  turnsPerS: 2 * n,
+  tokensPerS: 40 * n,
+  firstOutputP50Ms: 60,
+  firstOutputP99Ms: p99,
+  edgeCpuMsPerTurn: 1.5,
+  edge,
 });
 
 describe('parseLoadOptions', () => {
   it('defaults to 10, 100 and 500 loops, streams doubling to 256 and 10,000 idle connections', () => {
-    expect(parseLoadOptions([], '/r')).toMatchObject({ loops: [10, 100, 500], durationS: 60, turns: 20, streamTps: 4000, idle: 10_000, quick: false });
+    expect(parseLoadOptions([], '/r')).toMatchObject({
+      loops: [10, 100, 500],
+      durationS: 60,
+      turns: 20,
+      streamTps: 4000,
+      idle: 10_000,
+      quick: false,
+    });
     expect(parseLoadOptions([], '/r').streams).toEqual([1, 2, 4, 8, 16, 32, 64, 128, 256]);
   });
 
   it('keeps --quick short, and explicit options still win', () => {
-    expect(parseLoadOptions(['--quick'], '/r')).toMatchObject({ durationS: 15, relayDurationS: 4, idle: 2000, streams: [1, 2, 4, 8, 16, 32] });
+    expect(parseLoadOptions(['--quick'], '/r')).toMatchObject({
+      durationS: 15,
+      relayDurationS: 4,
+      idle: 2000,
+      streams: [1, 2, 4, 8, 16, 32],
+    });
     expect(parseLoadOptions(['--quick', '--loops', '5', '--idle=0'], '/r')).toMatchObject({ loops: [5], idle: 0 });
     expect(() => parseLoadOptions(['--loops', 'many'], '/r')).toThrow(/--loops/);
     expect(() => parseLoadOptions(['--bogus', '1'], '/r')).toThrow(/unknown option --bogus/);
   });
 
   it('leaves the chunking to the stack unless told, and takes output moderation on or off', () => {
-    expect(parseLoadOptions([], '/r')).toMatchObject({ chunkTokens: undefined, outputModeration: true, moderationChunkChars: undefined });
-    expect(parseLoadOptions(['--chunk-tokens', '64', '--output-moderation', 'off', '--moderation-chunk-chars=1024'], '/r')).toMatchObject({
+    expect(parseLoadOptions([], '/r')).toMatchObject({
+      chunkTokens: undefined,
+      outputModeration: true,
+      moderationChunkChars: undefined,
+    });
+    expect(
+      parseLoadOptions(['--chunk-tokens', '64', '--output-moderation', 'off', '--moderation-chunk-chars=1024'], '/r'),
+    ).toMatchObject({
       chunkTokens: 64,
       outputModeration: false,
       moderationChunkChars: 1024,
     });
-    expect(() => parseLoadOptions(['--output-moderation', 'maybe'], '/r')).toThrow(/--output-moderation must be on or off/);
+    expect(() => parseLoadOptions(['--output-moderation', 'maybe'], '/r')).toThrow(
+      /--output-moderation must be on or off/,
+    );
   });
 });
 
@@ -42,7 +84,9 @@ describe('process stats', () => {
   });
 
   it("parses prom-client's event-loop metrics", () => {
-    const m = parseNodeMetrics('nodejs_eventloop_lag_p50_seconds{service="edge"} 0.0011\nnodejs_eventloop_lag_p99_seconds{service="edge"} 0.02\nnodejs_heap_size_used_bytes{service="edge"} 5000\n');
+    const m = parseNodeMetrics(
+      'nodejs_eventloop_lag_p50_seconds{service="edge"} 0.0011\nnodejs_eventloop_lag_p99_seconds{service="edge"} 0.02\nnodejs_heap_size_used_bytes{service="edge"} 5000\n',
+    );
     expect(m.eventLoopP50Ms).toBeCloseTo(1.1);
     expect(m.eventLoopP99Ms).toBeCloseTo(20);
   });
@@ -61,7 +105,8 @@ describe('timeWeightedPercentile', () => {
 
 describe('chunkCounters', () => {
   it("sums the worker's completion tokens and TokenChunk messages over its engines", () => {
-    const text = 'inference_completion_tokens_total{engine="sim"} 400\ninference_token_chunks_total{engine="sim"} 20\ninference_token_chunks_total{engine="x"} 5\n';
+    const text =
+      'inference_completion_tokens_total{engine="sim"} 400\ninference_token_chunks_total{engine="sim"} 20\ninference_token_chunks_total{engine="x"} 5\n';
     expect(chunkCounters(text)).toEqual({ tokens: 400, chunks: 25 });
   });
 });
@@ -74,16 +119,53 @@ describe('the load report', () => {
       ceilingTokensPerS: 60_000,
       ceilingStreams: 16,
       steps: [
-        { streams: 1, tokensPerS: 3900, gapP50Ms: 0.5, gapP99Ms: 7, stallP50Ms: 5, stallP99Ms: 7, addedP99Ms: 0, edgeCpuPercent: 3, edgeCpuMsPer1kTokens: 7.7, tokensPerChunk: 21, tokensPerDelta: 63, errors: 0 },
-        { streams: 16, tokensPerS: 60_000, gapP50Ms: 0.5, gapP99Ms: 8.5, stallP50Ms: 5, stallP99Ms: 8.5, addedP99Ms: 1.5, edgeCpuPercent: 40, edgeCpuMsPer1kTokens: 6.7, tokensPerChunk: 22, tokensPerDelta: 64, errors: 0 },
+        {
+          streams: 1,
+          tokensPerS: 3900,
+          gapP50Ms: 0.5,
+          gapP99Ms: 7,
+          stallP50Ms: 5,
+          stallP99Ms: 7,
+          addedP99Ms: 0,
+          edgeCpuPercent: 3,
+          edgeCpuMsPer1kTokens: 7.7,
+          tokensPerChunk: 21,
+          tokensPerDelta: 63,
+          errors: 0,
+        },
+        {
+          streams: 16,
+          tokensPerS: 60_000,
+          gapP50Ms: 0.5,
+          gapP99Ms: 8.5,
+          stallP50Ms: 5,
+          stallP99Ms: 8.5,
+          addedP99Ms: 1.5,
+          edgeCpuPercent: 40,
+          edgeCpuMsPer1kTokens: 6.7,
+          tokensPerChunk: 22,
+          tokensPerDelta: 64,
+          errors: 0,
+        },
       ],
     },
-    idle: { connections: 2000, failed: 0, rssBeforeBytes: 100 * 2 ** 20, rssAfterBytes: 140 * 2 ** 20, heapBeforeBytes: 40 * 2 ** 20, heapAfterBytes: 60 * 2 ** 20, rssPerConnectionBytes: 20_971, heapPerConnectionBytes: 10_485 },
+    idle: {
+      connections: 2000,
+      failed: 0,
+      rssBeforeBytes: 100 * 2 ** 20,
+      rssAfterBytes: 140 * 2 ** 20,
+      heapBeforeBytes: 40 * 2 ** 20,
+      heapAfterBytes: 60 * 2 ** 20,
+      rssPerConnectionBytes: 20_971,
+      heapPerConnectionBytes: 10_485,
+    },
   });
 
   it('writes one row per concurrency level, the relay ceiling and the memory per idle connection', () => {
     const md = renderLoadMarkdown(report);
-    expect(md).toContain('| 100 | 200 | 4000 | 60.0 | 120 | 1.50 | 1.00 / 12.0 | 100 → 180 | 40.0 → 41.0 | 1.00 → 1.00 | 0 |');
+    expect(md).toContain(
+      '| 100 | 200 | 4000 | 60.0 | 120 | 1.50 | 1.00 / 12.0 | 100 → 180 | 40.0 → 41.0 | 1.00 → 1.00 | 0 |',
+    );
     expect(md).toContain('after a forced full GC');
     expect(md).toContain("Live heap from the first level's start to the last level's end: **40.0 → 41.0 MB**");
     expect(md).toContain('**Ceiling: 60000 tokens/s** (16 streams)');

@@ -65,15 +65,29 @@ const target = (stack: Stack) => ({
 
 async function agentLoops(options: LoadOptions): Promise<LoopsResult[]> {
   const corpus = loadCorpus(REPO_ROOT);
-  const env = { SIM_TOOL_CALLS: String(options.turns - 1), SIM_TOKENS_PER_SECOND: String(options.tps), SIM_TTFT_MS: '50' };
+  const env = {
+    SIM_TOOL_CALLS: String(options.turns - 1),
+    SIM_TOKENS_PER_SECOND: String(options.tps),
+    SIM_TTFT_MS: '50',
+  };
   return withStack(env, async (stack) => {
     progress('loops: warm-up (10 loops, 5 s, not recorded)');
     await runLoops(target(stack), 10, 5, options.turns, corpus, options.seed + 7919);
     const out: LoopsResult[] = [];
     for (const n of options.loops) {
       progress(`loops: ${n} concurrent WebSocket agent loops for ${options.durationS} s`);
-      const r = await runLoops(target(stack), n, options.durationS, options.turns, corpus, options.seed, options.quick ? 3000 : 10_000);
-      progress(`  ${fmt(r.turnsPerS)} turns/s, first output p50 ${fmt(r.firstOutputP50Ms)} ms p99 ${fmt(r.firstOutputP99Ms)} ms, ${r.errors} errors`);
+      const r = await runLoops(
+        target(stack),
+        n,
+        options.durationS,
+        options.turns,
+        corpus,
+        options.seed,
+        options.quick ? 3000 : 10_000,
+      );
+      progress(
+        `  ${fmt(r.turnsPerS)} turns/s, first output p50 ${fmt(r.firstOutputP50Ms)} ms p99 ${fmt(r.firstOutputP99Ms)} ms, ${r.errors} errors`,
+      );
       out.push(r);
     }
     return out;
@@ -93,8 +107,11 @@ async function main(): Promise<void> {
     EDGE_OUTPUT_MODERATION: String(options.outputModeration),
   };
   if (options.chunkTokens !== undefined) relayEnv.INFERENCE_MAX_CHUNK_TOKENS = String(options.chunkTokens);
-  if (options.moderationChunkChars !== undefined) relayEnv.EDGE_OUTPUT_MODERATION_CHUNK_CHARS = String(options.moderationChunkChars);
-  const relay = await withStack(relayEnv, (stack) => runRelay(target(stack), options.streams, options.relayDurationS, options.streamTps, progress));
+  if (options.moderationChunkChars !== undefined)
+    relayEnv.EDGE_OUTPUT_MODERATION_CHUNK_CHARS = String(options.moderationChunkChars);
+  const relay = await withStack(relayEnv, (stack) =>
+    runRelay(target(stack), options.streams, options.relayDurationS, options.streamTps, progress),
+  );
   // Its own fresh stack: after the relay's streams the edge's heap shrinks as it collects garbage,
   // which would be counted against the connections (a negative figure once).
   progress(`idle: opening ${options.idle} WebSocket connections`);
@@ -105,7 +122,9 @@ async function main(): Promise<void> {
   writeFileSync(join(options.outDir, 'load.json'), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(join(options.outDir, 'load.md'), md);
   writeFileSync(join(options.outDir, 'load.svg'), renderLoadSvg(report));
-  process.stdout.write(`${md}\nwrote ${join(options.outDir, 'load.{json,md,svg}')} in ${fmt((performance.now() - started) / 1000)} s\n`);
+  process.stdout.write(
+    `${md}\nwrote ${join(options.outDir, 'load.{json,md,svg}')} in ${fmt((performance.now() - started) / 1000)} s\n`,
+  );
 }
 
 main().catch((err: unknown) => {

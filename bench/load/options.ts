@@ -58,8 +58,23 @@ export function parseLoadOptions(argv: readonly string[], repoRoot: string): Loa
     if (value === undefined) throw new LoadOptionsError(`--${name} needs a value\n${LOAD_USAGE}`);
     raw.set(name, value);
   }
-  const known = ['loops', 'duration', 'turns', 'tps', 'stream-tps', 'streams', 'relay-duration', 'chunk-tokens', 'output-moderation', 'moderation-chunk-chars', 'idle', 'seed', 'out'];
-  for (const name of raw.keys()) if (!known.includes(name)) throw new LoadOptionsError(`unknown option --${name}\n${LOAD_USAGE}`);
+  const known = [
+    'loops',
+    'duration',
+    'turns',
+    'tps',
+    'stream-tps',
+    'streams',
+    'relay-duration',
+    'chunk-tokens',
+    'output-moderation',
+    'moderation-chunk-chars',
+    'idle',
+    'seed',
+    'out',
+  ];
+  for (const name of raw.keys())
+    if (!known.includes(name)) throw new LoadOptionsError(`unknown option --${name}\n${LOAD_USAGE}`);
   const out = raw.get('out') ?? join('bench', 'results');
   const doubling = (max: number) => Array.from({ length: Math.log2(max) + 1 }, (_, i) => 2 ** i);
   return {
@@ -72,7 +87,9 @@ export function parseLoadOptions(argv: readonly string[], repoRoot: string): Loa
     relayDurationS: num(raw, 'relay-duration', quick ? 4 : 8, 1, 600),
     chunkTokens: raw.has('chunk-tokens') ? ints(raw, 'chunk-tokens', [], 1, 1_000_000)[0] : undefined,
     outputModeration: onOff(raw, 'output-moderation', true),
-    moderationChunkChars: raw.has('moderation-chunk-chars') ? ints(raw, 'moderation-chunk-chars', [], 1, 1_000_000)[0] : undefined,
+    moderationChunkChars: raw.has('moderation-chunk-chars')
+      ? ints(raw, 'moderation-chunk-chars', [], 1, 1_000_000)[0]
+      : undefined,
     idle: ints(raw, 'idle', [quick ? 2000 : 10_000], 0, 19_000)[0],
     seed: ints(raw, 'seed', [1], 0, 2 ** 31)[0],
     outDir: isAbsolute(out) ? out : resolve(repoRoot, out),
@@ -101,6 +118,7 @@ function num(raw: Map<string, string>, name: string, fallback: number, min: numb
   const text = raw.get(name);
   if (text === undefined) return fallback;
   const n = Number(text);
-  if (!Number.isFinite(n) || n < min || n > max) throw new LoadOptionsError(`--${name} must be a number from ${min} to ${max}, got '${text}'`);
+  if (!Number.isFinite(n) || n < min || n > max)
+    throw new LoadOptionsError(`--${name} must be a number from ${min} to ${max}, got '${text}'`);
   return n;
 }

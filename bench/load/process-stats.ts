@@ -57,7 +57,8 @@ export async function fetchMetrics(port: number): Promise<string> {
  */
 export async function forceGc(port: number): Promise<GcReport> {
   const res = await adminCall(port, 'POST', DEBUG_GC_PATH);
-  if (res.status === 404) throw new Error(`no ${DEBUG_GC_PATH} on :${port}: start the service with --expose-gc (FASTLOOP_SERVICE_NODE_ARGS)`);
+  if (res.status === 404)
+    throw new Error(`no ${DEBUG_GC_PATH} on :${port}: start the service with --expose-gc (FASTLOOP_SERVICE_NODE_ARGS)`);
   if (res.status !== 200) throw new Error(`POST ${DEBUG_GC_PATH} on :${port} answered ${res.status}`);
   return JSON.parse(res.body) as GcReport;
 }

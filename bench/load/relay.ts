@@ -42,7 +42,12 @@ export interface RelayResult {
  * a long message), records when each `response.output_text.delta` frame arrives, and sends the
  * next as soon as one completes, until `deadline`.
  */
-async function stream(wsUrl: string, apiKey: string, deadline: number, gaps: number[]): Promise<{ tokens: number; deltas: number; errors: number }> {
+async function stream(
+  wsUrl: string,
+  apiKey: string,
+  deadline: number,
+  gaps: number[],
+): Promise<{ tokens: number; deltas: number; errors: number }> {
   const ws = new WebSocket(wsUrl, { headers: { authorization: `Bearer ${apiKey}` }, perMessageDeflate: false });
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
@@ -88,7 +93,14 @@ async function stream(wsUrl: string, apiKey: string, deadline: number, gaps: num
         };
         settle = done;
         ws.on('message', onMessage);
-        ws.send(JSON.stringify({ type: 'response.create', model: 'fastloop-sim', input: 'Explain the design of the relay in detail.', store: false }));
+        ws.send(
+          JSON.stringify({
+            type: 'response.create',
+            model: 'fastloop-sim',
+            input: 'Explain the design of the relay in detail.',
+            store: false,
+          }),
+        );
       });
     }
   } finally {
@@ -140,7 +152,9 @@ export async function runRelay(
     const workerBefore = chunkCounters(await fetchMetrics(target.workerAdminPort));
     const gaps: number[] = [];
     const t0 = performance.now();
-    const results = await Promise.all(Array.from({ length: streams }, () => stream(target.wsUrl, target.apiKey, t0 + durationS * 1000, gaps)));
+    const results = await Promise.all(
+      Array.from({ length: streams }, () => stream(target.wsUrl, target.apiKey, t0 + durationS * 1000, gaps)),
+    );
     const elapsedS = (performance.now() - t0) / 1000;
     await watch.loadEnded();
     const edge = await watch.finish(500);
@@ -166,7 +180,10 @@ export async function runRelay(
     if (step.addedP99Ms > MAX_ADDED_P99_GAP_MS || step.errors > 0) break;
   }
   const within = steps.filter((s) => s.addedP99Ms <= MAX_ADDED_P99_GAP_MS && s.errors === 0);
-  const best = within.reduce<RelayStep | undefined>((a, s) => (a === undefined || s.tokensPerS > a.tokensPerS ? s : a), undefined);
+  const best = within.reduce<RelayStep | undefined>(
+    (a, s) => (a === undefined || s.tokensPerS > a.tokensPerS ? s : a),
+    undefined,
+  );
   return { streamTps, steps, ceilingTokensPerS: best?.tokensPerS ?? NaN, ceilingStreams: best?.streams ?? 0 };
 }
 

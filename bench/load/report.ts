@@ -19,7 +19,12 @@ export interface LoadReport {
 export function buildLoadReport(options: LoadOptions, parts: Pick<LoadReport, 'loops' | 'relay' | 'idle'>): LoadReport {
   const { outDir: _outDir, ...rest } = options;
   const cpu = cpus();
-  return { generatedAt: new Date().toISOString(), environment: { node: process.version, cpus: cpu.length, cpuModel: cpu[0]?.model.trim() ?? 'unknown' }, options: rest, ...parts };
+  return {
+    generatedAt: new Date().toISOString(),
+    environment: { node: process.version, cpus: cpu.length, cpuModel: cpu[0]?.model.trim() ?? 'unknown' },
+    options: rest,
+    ...parts,
+  };
 }
 
 /** The relay's chunking settings, and where its measured chunk sizes come from. */
@@ -51,7 +56,7 @@ export function renderLoadMarkdown(report: LoadReport): string {
     `Each loop plays agent-loop rollouts over WebSocket mode (~2k-token instructions, ten tools, 2.8–8 KB tool outputs of real source, each conversation ` +
       `with its own nonce) of up to ${options.turns} turns, then starts a new conversation on a new socket; ${fmt(options.durationS)} s per level; engine ` +
       `SIM_TOKENS_PER_SECOND=${options.tps}, SIM_TTFT_MS=50. First output = client send → first \`response.output_item.added\` (engine time included). ` +
-      'Edge CPU and RSS from /proc; event-loop delay from the edge\'s `nodejs_eventloop_lag_*` over the level. ' +
+      "Edge CPU and RSS from /proc; event-loop delay from the edge's `nodejs_eventloop_lag_*` over the level. " +
       `Live heap = V8 heap used right after a forced full GC (the edge runs with \`--expose-gc\` and its admin port answers \`POST /debug/gc\`), ` +
       `taken at the level's start and ${fmt((report.loops[0]?.edge.settleMs ?? 0) / 1000)} s after its sockets closed: after ≈ before means the level left nothing behind; ` +
       'growth that levels off from level to level is bounded caches filling, growth that keeps on is a leak. External = memory outside the V8 heap (Buffers) after the same collection.',
@@ -78,7 +83,12 @@ export function renderLoadMarkdown(report: LoadReport): string {
   const failures = report.loops.filter((r) => r.errors > 0);
   if (failures.length > 0) {
     lines.push('', 'Failed turns by message:', '');
-    for (const r of failures) lines.push(`- ${r.loops} loops: ${Object.entries(r.errorKinds).map(([k, n]) => `${n} × \`${k}\``).join('; ')}`);
+    for (const r of failures)
+      lines.push(
+        `- ${r.loops} loops: ${Object.entries(r.errorKinds)
+          .map(([k, n]) => `${n} × \`${k}\``)
+          .join('; ')}`,
+      );
   }
   if (report.relay) {
     const r = report.relay;

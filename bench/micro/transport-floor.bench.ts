@@ -48,20 +48,32 @@ async function serve(): Promise<void> {
   const grpc = new Server();
   const mux = new MuxServer();
   const generate = (call: StreamingCall<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse>) => {
-      const arrived = now();
-      setTimeout(() => {
-        const written = now();
-        call.write({ event: { $case: 'chunk', value: { tokens: [1], engineElapsedMs: written - arrived, promptTokens: 0, cachedTokens: 0 } } });
-        const done: inferenceV1.GenerateDone = { finishReason: inferenceV1.FinishReason.FINISH_REASON_STOP, promptTokens: 0, cachedTokens: 0, completionTokens: 1, engineTtftMs: 0 };
-        call.write({ event: { $case: 'done', value: done } });
-        call.end();
-        process.send?.({ arrived, written });
-      }, 3);
+    const arrived = now();
+    setTimeout(() => {
+      const written = now();
+      call.write({
+        event: {
+          $case: 'chunk',
+          value: { tokens: [1], engineElapsedMs: written - arrived, promptTokens: 0, cachedTokens: 0 },
+        },
+      });
+      const done: inferenceV1.GenerateDone = {
+        finishReason: inferenceV1.FinishReason.FINISH_REASON_STOP,
+        promptTokens: 0,
+        cachedTokens: 0,
+        completionTokens: 1,
+        engineTtftMs: 0,
+      };
+      call.write({ event: { $case: 'done', value: done } });
+      call.end();
+      process.send?.({ arrived, written });
+    }, 3);
   };
   grpc.addService(inferenceV1.InferenceServiceService, {
     generate: (call: ServerWritableStream<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse>) => generate(call),
     // The edge's multiplexed stream (EDGE_GRPC_MUX): the same handler, one message each way per call.
-    generateStream: (stream: Parameters<MuxServer['serveStreaming']>[0]) => mux.serveStreaming(stream as never, generate),
+    generateStream: (stream: Parameters<MuxServer['serveStreaming']>[0]) =>
+      mux.serveStreaming(stream as never, generate),
   });
   const grpcPort = await new Promise<number>((ok, fail) =>
     grpc.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, port) => (err ? fail(err) : ok(port))),
@@ -70,7 +82,12 @@ async function serve(): Promise<void> {
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false });
   await new Promise<void>((ok) => wss.once('listening', () => ok()));
   wss.on('connection', (ws) => ws.on('message', () => ws.send(String(now()))));
-  const ports: Ports = { tcp: await listen(tcp), h2: await listen(h2), grpc: grpcPort, ws: (wss.address() as AddressInfo).port };
+  const ports: Ports = {
+    tcp: await listen(tcp),
+    h2: await listen(h2),
+    grpc: grpcPort,
+    ws: (wss.address() as AddressInfo).port,
+  };
   process.send?.(ports);
 }
 
@@ -108,7 +125,10 @@ async function measure(iterations: number, out: string): Promise<void> {
       await pause();
     }
     socket.destroy();
-    rows.push({ hop: 'TCP: client → server', ...stats(there, warm) }, { hop: 'TCP: server → client', ...stats(back, warm) });
+    rows.push(
+      { hop: 'TCP: client → server', ...stats(there, warm) },
+      { hop: 'TCP: server → client', ...stats(back, warm) },
+    );
   }
 
   // HTTP/2 POST with a 3 KB body (about what a 1.5k-token Generate request weighs).
@@ -141,7 +161,11 @@ async function measure(iterations: number, out: string): Promise<void> {
 
   // grpc-js Generate with a 1,500-token request, through the edge's channel options.
   {
-    const client = new inferenceV1.InferenceServiceClient(`127.0.0.1:${ports.grpc}`, credentials.createInsecure(), DEFAULT_CHANNEL_OPTIONS);
+    const client = new inferenceV1.InferenceServiceClient(
+      `127.0.0.1:${ports.grpc}`,
+      credentials.createInsecure(),
+      DEFAULT_CHANNEL_OPTIONS,
+    );
     const request: inferenceV1.GenerateRequest = {
       sessionKey: 's',
       parentSessionKey: '',
@@ -167,7 +191,10 @@ async function measure(iterations: number, out: string): Promise<void> {
       back.push(firstChunk - server.written);
       await pause();
     }
-    rows.push({ hop: 'gRPC (grpc-js): Generate call → handler', ...stats(there, warm) }, { hop: 'gRPC (grpc-js): chunk write → client', ...stats(back, warm) });
+    rows.push(
+      { hop: 'gRPC (grpc-js): Generate call → handler', ...stats(there, warm) },
+      { hop: 'gRPC (grpc-js): chunk write → client', ...stats(back, warm) },
+    );
 
     // The same call on the open GenerateStream (mux.proto), as the edge makes it by default.
     const muxClient = new MuxClient(() => client.generateStream());
@@ -186,7 +213,10 @@ async function measure(iterations: number, out: string): Promise<void> {
     }
     muxClient.close();
     client.close();
-    rows.push({ hop: 'gRPC stream (mux): Generate start → handler', ...stats(muxThere, warm) }, { hop: 'gRPC stream (mux): chunk write → client', ...stats(muxBack, warm) });
+    rows.push(
+      { hop: 'gRPC stream (mux): Generate start → handler', ...stats(muxThere, warm) },
+      { hop: 'gRPC stream (mux): chunk write → client', ...stats(muxBack, warm) },
+    );
   }
 
   // WebSocket text frame of 20 KB (a response.create with instructions and tools) and a small reply.
@@ -206,14 +236,19 @@ async function measure(iterations: number, out: string): Promise<void> {
       await pause();
     }
     ws.close();
-    rows.push({ hop: 'WebSocket: 20 KB frame → server', ...stats(there, warm) }, { hop: 'WebSocket: small frame → client', ...stats(back, warm) });
+    rows.push(
+      { hop: 'WebSocket: 20 KB frame → server', ...stats(there, warm) },
+      { hop: 'WebSocket: small frame → client', ...stats(back, warm) },
+    );
   }
   child.kill();
 
   const grpcSum = rows.filter((r) => r.hop.startsWith('gRPC (grpc-js)')).reduce((s, r) => s + r.p50, 0);
   const muxSum = rows.filter((r) => r.hop.startsWith('gRPC stream (mux)')).reduce((s, r) => s + r.p50, 0);
   const wsSum = rows.filter((r) => r.hop.startsWith('WebSocket')).reduce((s, r) => s + r.p50, 0);
-  const h2Sum = (rows.find((r) => r.hop.includes('body end'))?.p50 ?? NaN) + (rows.find((r) => r.hop === 'HTTP/2: response → client')?.p50 ?? NaN);
+  const h2Sum =
+    (rows.find((r) => r.hop.includes('body end'))?.p50 ?? NaN) +
+    (rows.find((r) => r.hop === 'HTTP/2: response → client')?.p50 ?? NaN);
   const cpu = cpus();
   const lines = [
     '# Transport floor (two processes, loopback)',
@@ -232,7 +267,10 @@ async function measure(iterations: number, out: string): Promise<void> {
   ];
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, 'transport-floor.md'), lines.join('\n'));
-  writeFileSync(join(out, 'transport-floor.json'), `${JSON.stringify({ generatedAt: new Date().toISOString(), iterations, rows, wsSum, grpcSum, muxSum, h2Sum }, null, 2)}\n`);
+  writeFileSync(
+    join(out, 'transport-floor.json'),
+    `${JSON.stringify({ generatedAt: new Date().toISOString(), iterations, rows, wsSum, grpcSum, muxSum, h2Sum }, null, 2)}\n`,
+  );
   process.stdout.write(`${lines.join('\n')}\nwrote ${join(out, 'transport-floor')}.{md,json}\n`);
 }
 
@@ -240,5 +278,8 @@ if (process.argv.includes('--serve')) void serve();
 else {
   const at = process.argv.indexOf('--iterations');
   const outAt = process.argv.indexOf('--out');
-  void measure(at > 0 ? Number(process.argv[at + 1]) : 400, outAt > 0 ? resolve(process.argv[outAt + 1]) : resolve(__dirname, '..', 'results'));
+  void measure(
+    at > 0 ? Number(process.argv[at + 1]) : 400,
+    outAt > 0 ? resolve(process.argv[outAt + 1]) : resolve(__dirname, '..', 'results'),
+  );
 }

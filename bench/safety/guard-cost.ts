@@ -25,7 +25,12 @@ type Classify = (state: Buffer, items: safetyV1.SafetyItem[]) => Promise<safetyV
  * (the whole conversation from an empty state: a new guard session, everything prefilled). The
  * worker runs without content prefix caching, so nothing is reused except through the session.
  */
-export async function measureGuard(classify: Classify, metrics: () => Promise<string>, turns: RolloutTurns, at: readonly number[]): Promise<GuardRow[]> {
+export async function measureGuard(
+  classify: Classify,
+  metrics: () => Promise<string>,
+  turns: RolloutTurns,
+  at: readonly number[],
+): Promise<GuardRow[]> {
   const rows: GuardRow[] = [];
   let state: Buffer = Buffer.alloc(0);
   let done = 0;
@@ -50,5 +55,9 @@ async function once(metrics: () => Promise<string>, call: () => Promise<unknown>
   const rttMs = performance.now() - start;
   const after = await metrics();
   const delta = (name: string) => parseCounter(after, name) - parseCounter(before, name);
-  return { promptTokens: delta('safety_guard_prompt_tokens_total'), guardMs: delta('safety_guard_duration_seconds_sum') * 1000, rttMs };
+  return {
+    promptTokens: delta('safety_guard_prompt_tokens_total'),
+    guardMs: delta('safety_guard_duration_seconds_sum') * 1000,
+    rttMs,
+  };
 }

@@ -43,7 +43,12 @@ async function main(): Promise<void> {
   const repeats = Number(argValue('--repeats') ?? 30);
   const corpus = loadCorpus(ROOT);
   const turns = agentRollout(corpus, TURNS[TURNS.length - 1]);
-  const [grpcPort, adminPort, simPort, simAdmin] = [await getFreePort(), await getFreePort(), await getFreePort(), await getFreePort()];
+  const [grpcPort, adminPort, simPort, simAdmin] = [
+    await getFreePort(),
+    await getFreePort(),
+    await getFreePort(),
+    await getFreePort(),
+  ];
   const sim = start('apps/inference/src/main.ts', {
     GRPC_PORT: String(simPort),
     ADMIN_PORT: String(simAdmin),
@@ -64,7 +69,12 @@ async function main(): Promise<void> {
     await waitReady(simAdmin);
     const client = createGrpcClient(safetyV1.SafetyServiceClient, `127.0.0.1:${grpcPort}`);
     const classify = (state: Buffer, items: safetyV1.SafetyItem[]) =>
-      callUnary(client.classify, client, { state, items, tenant: 'bench', model: 'fastloop-sim' }, { deadlineMs: 60_000 });
+      callUnary(
+        client.classify,
+        client,
+        { state, items, tenant: 'bench', model: 'fastloop-sim' },
+        { deadlineMs: 60_000 },
+      );
     const header = await measure(adminPort, repeats, () => classify(Buffer.alloc(0), rolloutHeader(corpus)));
     const rows: Row[] = [];
     let state: Buffer = Buffer.alloc(0);
@@ -76,10 +86,20 @@ async function main(): Promise<void> {
       const all = turns.slice(0, turn + 1).flat();
       const incremental = await measure(adminPort, repeats, () => classify(state, newItems));
       const full = await measure(adminPort, Math.max(3, Math.ceil(repeats / 3)), () => classify(Buffer.alloc(0), all));
-      rows.push({ turn, incremental: { ...incremental, ...sizeOf(newItems) }, full: { ...full, ...sizeOf(all) }, stateBytes: state.length });
+      rows.push({
+        turn,
+        incremental: { ...incremental, ...sizeOf(newItems) },
+        full: { ...full, ...sizeOf(all) },
+        stateBytes: state.length,
+      });
     }
     const guarded = (s: Buffer, items: safetyV1.SafetyItem[]) =>
-      callUnary(client.classify, client, { state: s, items, tenant: 'guarded', model: 'fastloop-sim' }, { deadlineMs: 600_000 });
+      callUnary(
+        client.classify,
+        client,
+        { state: s, items, tenant: 'guarded', model: 'fastloop-sim' },
+        { deadlineMs: 600_000 },
+      );
     const guard = await measureGuard(guarded, () => httpGet(`http://127.0.0.1:${adminPort}/metrics`), turns, TURNS);
     client.close();
     report(rows, { ...header, ...sizeOf(rolloutHeader(corpus)) }, repeats, guard);
@@ -94,7 +114,11 @@ function sizeOf(items: readonly safetyV1.SafetyItem[]): { chars: number; items: 
 }
 
 /** Runs `call` `repeats` times (after 3 warm-ups): median round trip, service time per call. */
-async function measure(adminPort: number, repeats: number, call: () => Promise<unknown>): Promise<{ rttMs: number; serviceMs: number }> {
+async function measure(
+  adminPort: number,
+  repeats: number,
+  call: () => Promise<unknown>,
+): Promise<{ rttMs: number; serviceMs: number }> {
   for (let i = 0; i < 3; i++) await call();
   const before = await serviceTotals(adminPort);
   const rtts: number[] = [];
@@ -105,7 +129,10 @@ async function measure(adminPort: number, repeats: number, call: () => Promise<u
   }
   const after = await serviceTotals(adminPort);
   rtts.sort((a, b) => a - b);
-  return { rttMs: rtts[Math.floor(rtts.length / 2)], serviceMs: ((after.sum - before.sum) * 1000) / (after.count - before.count) };
+  return {
+    rttMs: rtts[Math.floor(rtts.length / 2)],
+    serviceMs: ((after.sum - before.sum) * 1000) / (after.count - before.count),
+  };
 }
 
 async function serviceTotals(adminPort: number): Promise<{ sum: number; count: number }> {
@@ -127,7 +154,13 @@ function start(entry: string, env: Record<string, string>): ChildProcess {
 async function waitReady(adminPort: number): Promise<void> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
-    if (await httpGet(`http://127.0.0.1:${adminPort}/readyz`).then(() => true, () => false)) return;
+    if (
+      await httpGet(`http://127.0.0.1:${adminPort}/readyz`).then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error('safety service did not become ready within 60 s');
@@ -152,8 +185,16 @@ function report(rows: Row[], header: Cost, repeats: number, guard: GuardRow[]): 
     machine,
     repeats,
     header,
-    rows: rows.map((r) => ({ ...r, serviceRatio: ratio(r.full.serviceMs, r.incremental.serviceMs), rttRatio: ratio(r.full.rttMs, r.incremental.rttMs) })),
-    guard: guard.map((g) => ({ ...g, tokenRatio: ratio(g.full.promptTokens, g.incremental.promptTokens), timeRatio: ratio(g.full.guardMs, g.incremental.guardMs) })),
+    rows: rows.map((r) => ({
+      ...r,
+      serviceRatio: ratio(r.full.serviceMs, r.incremental.serviceMs),
+      rttRatio: ratio(r.full.rttMs, r.incremental.rttMs),
+    })),
+    guard: guard.map((g) => ({
+      ...g,
+      tokenRatio: ratio(g.full.promptTokens, g.incremental.promptTokens),
+      timeRatio: ratio(g.full.guardMs, g.incremental.guardMs),
+    })),
   };
   const f = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(3));
   const lines = [
@@ -163,7 +204,10 @@ function report(rows: Row[], header: Cost, repeats: number, guard: GuardRow[]): 
     '',
     '| turn | incremental: chars / items | full: chars / items | incremental service (ms) | full service (ms) | **service ratio** | incremental round trip (ms) | full round trip (ms) | round-trip ratio | state (bytes) |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...json.rows.map((r) => `| ${r.turn} | ${r.incremental.chars} / ${r.incremental.items} | ${r.full.chars} / ${r.full.items} | ${f(r.incremental.serviceMs)} | ${f(r.full.serviceMs)} | **${f(r.serviceRatio)}×** | ${f(r.incremental.rttMs)} | ${f(r.full.rttMs)} | ${f(r.rttRatio)}× | ${r.stateBytes} |`),
+    ...json.rows.map(
+      (r) =>
+        `| ${r.turn} | ${r.incremental.chars} / ${r.incremental.items} | ${r.full.chars} / ${r.full.items} | ${f(r.incremental.serviceMs)} | ${f(r.full.serviceMs)} | **${f(r.serviceRatio)}×** | ${f(r.incremental.rttMs)} | ${f(r.full.rttMs)} | ${f(r.rttRatio)}× | ${r.stateBytes} |`,
+    ),
     '',
     `The header (instructions + ${header.items - 1} tool definitions, ${header.chars} chars) costs ${f(header.serviceMs)} ms of service time once per distinct header; the edge reuses its verdict while it is unchanged.`,
     '',
@@ -175,7 +219,10 @@ function report(rows: Row[], header: Cost, repeats: number, guard: GuardRow[]): 
     '',
     '| turn | incremental: tokens prefilled | full: tokens prefilled | **token ratio** | incremental guard (ms) | full guard (ms) | time ratio |',
     '|---:|---:|---:|---:|---:|---:|---:|',
-    ...json.guard.map((g) => `| ${g.turn} | ${g.incremental.promptTokens} | ${g.full.promptTokens} | **${f(g.tokenRatio)}×** | ${f(g.incremental.guardMs)} | ${f(g.full.guardMs)} | ${f(g.timeRatio)}× |`),
+    ...json.guard.map(
+      (g) =>
+        `| ${g.turn} | ${g.incremental.promptTokens} | ${g.full.promptTokens} | **${f(g.tokenRatio)}×** | ${f(g.incremental.guardMs)} | ${f(g.full.guardMs)} | ${f(g.timeRatio)}× |`,
+    ),
     '',
   ];
   const dir = join(ROOT, 'bench/results');

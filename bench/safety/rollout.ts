@@ -17,8 +17,16 @@ export function agentRollout(corpus: readonly CorpusFile[], turns: number, seed 
   for (let t = 1; t <= turns; t++) {
     const tool = AGENT_TOOLS[(t - 1) % AGENT_TOOLS.length];
     out.push([
-      { itemType: 'reasoning', role: '', text: `Turn ${t}: next I will use ${tool.name} to look at what the task needs.` },
-      { itemType: 'function_call', role: '', text: JSON.stringify({ path: `apps/edge/src/turn/file-${t}.ts`, start_line: 1 }) },
+      {
+        itemType: 'reasoning',
+        role: '',
+        text: `Turn ${t}: next I will use ${tool.name} to look at what the task needs.`,
+      },
+      {
+        itemType: 'function_call',
+        role: '',
+        text: JSON.stringify({ path: `apps/edge/src/turn/file-${t}.ts`, start_line: 1 }),
+      },
       { itemType: 'function_call_output', role: '', text: workload.toolOutput(t, tool.name) },
     ]);
   }

@@ -13,7 +13,11 @@ const KEY = 'sk-e2e-aisdk';
 let stack: Stack;
 
 beforeAll(async () => {
-  stack = await startTestStack({ FASTLOOP_API_KEYS: `${KEY}:aisdk-tenant`, SIM_TOOL_CALLS: '2', SIM_ANSWER_WORDS: '150' }); // longer than output moderation's held-back window, so text streams in several deltas
+  stack = await startTestStack({
+    FASTLOOP_API_KEYS: `${KEY}:aisdk-tenant`,
+    SIM_TOOL_CALLS: '2',
+    SIM_ANSWER_WORDS: '150',
+  }); // longer than output moderation's held-back window, so text streams in several deltas
 }, 300_000); // two starts (one retry) of up to the readiness budget each
 
 afterAll(async () => {
@@ -72,7 +76,10 @@ describe('Vercel AI SDK (ai 6 + @ai-sdk/openai 3, Responses API provider)', () =
     expect(result.text).toMatch(/^Simulated answer after calling get_\w+ and get_\w+ for your request:/);
     expect(result.steps.every((s) => s.response.id.startsWith('resp_'))).toBe(true);
     const after = await MetricsScrape.of(stack);
-    expect(after.value('fastloop_edge_turns_total', { transport: 'http', status: 'completed' }) - before.value('fastloop_edge_turns_total', { transport: 'http', status: 'completed' })).toBe(3);
+    expect(
+      after.value('fastloop_edge_turns_total', { transport: 'http', status: 'completed' }) -
+        before.value('fastloop_edge_turns_total', { transport: 'http', status: 'completed' }),
+    ).toBe(3);
     expect(after.value('fastloop_edge_errors_total') - before.value('fastloop_edge_errors_total')).toBe(0);
   });
 
@@ -105,13 +112,23 @@ describe('Vercel AI SDK (ai 6 + @ai-sdk/openai 3, Responses API provider)', () =
     const calls: { tool: string; input: unknown }[] = [];
     const bodies: any[] = [];
     const model = provider(bodies).responses(MODEL);
-    const first = await generateText({ model, prompt: 'Weather in Rome?', tools: weatherTools(calls), stopWhen: stepCountIs(5), maxRetries: 0 });
+    const first = await generateText({
+      model,
+      prompt: 'Weather in Rome?',
+      tools: weatherTools(calls),
+      stopWhen: stepCountIs(5),
+      maxRetries: 0,
+    });
     expect(first.finishReason).toBe('stop');
     // The next user turn: the SDK resends the tool calls and results and refers to the stored
     // assistant message by id (`store` defaults to true), over plain HTTP without previous_response_id.
     const second = await generateText({
       model,
-      messages: [{ role: 'user', content: 'Weather in Rome?' }, ...first.response.messages, { role: 'user', content: 'And in Milan?' }],
+      messages: [
+        { role: 'user', content: 'Weather in Rome?' },
+        ...first.response.messages,
+        { role: 'user', content: 'And in Milan?' },
+      ],
       tools: weatherTools(calls),
       stopWhen: stepCountIs(5),
       maxRetries: 0,
@@ -121,6 +138,10 @@ describe('Vercel AI SDK (ai 6 + @ai-sdk/openai 3, Responses API provider)', () =
     expect(calls).toHaveLength(4);
     const references = bodies.flatMap((b) => b.input).filter((i: any) => i.type === 'item_reference');
     expect(references.length).toBeGreaterThan(0);
-    expect(references[0].id).toBe(first.response.messages.flatMap((m: any) => (Array.isArray(m.content) ? m.content : [])).find((p: any) => p.type === 'text').providerOptions.openai.itemId);
+    expect(references[0].id).toBe(
+      first.response.messages
+        .flatMap((m: any) => (Array.isArray(m.content) ? m.content : []))
+        .find((p: any) => p.type === 'text').providerOptions.openai.itemId,
+    );
   });
 });

@@ -43,8 +43,12 @@ describe('billing', () => {
   it('bills each WebSocket turn of a conversation once, including its cached tokens', async () => {
     const conv = new WsConversation(openaiClient(tenants.key('billing-ws')));
     try {
-      const first = expectWellFormedStream(await conv.create({ model: MODEL, input: 'hello there', store: false })).response;
-      const second = expectWellFormedStream(await conv.create({ model: MODEL, previous_response_id: first.id, input: 'and again', store: false })).response;
+      const first = expectWellFormedStream(
+        await conv.create({ model: MODEL, input: 'hello there', store: false }),
+      ).response;
+      const second = expectWellFormedStream(
+        await conv.create({ model: MODEL, previous_response_id: first.id, input: 'and again', store: false }),
+      ).response;
       const usages = [first.usage, second.usage];
       expect(second.usage.input_tokens_details.cached_tokens).toBeGreaterThan(0);
       expect(await ledgerRow('billing-ws', 2)).toMatchObject({
@@ -60,7 +64,9 @@ describe('billing', () => {
 
   it('bills nothing for a request refused before response.created', async () => {
     const client = openaiClient(tenants.key('billing-failed'));
-    await expect(client.responses.create({ model: MODEL, input: 'x', previous_response_id: 'resp_missing' })).rejects.toMatchObject({ status: 400 });
+    await expect(
+      client.responses.create({ model: MODEL, input: 'x', previous_response_id: 'resp_missing' }),
+    ).rejects.toMatchObject({ status: 400 });
     const ok = await client.responses.create({ model: MODEL, input: 'only this one', store: false });
     expect(await ledgerRow('billing-failed', 1)).toMatchObject({ requests: 1, output_tokens: ok.usage!.output_tokens });
   });

@@ -80,7 +80,13 @@ export class WsConversation {
     for (;;) {
       const e = await this.next();
       events.push(e);
-      if (e.type === 'error' || e.type === 'response.completed' || e.type === 'response.failed' || e.type === 'response.incomplete') return events;
+      if (
+        e.type === 'error' ||
+        e.type === 'response.completed' ||
+        e.type === 'response.failed' ||
+        e.type === 'response.incomplete'
+      )
+        return events;
     }
   }
 

@@ -77,13 +77,36 @@ export function codexHome(baseUrl: string, model: string, websockets: boolean): 
  * Runs `codex exec --json` on `prompt` in `cwd` without approvals or sandbox (the repository is a
  * throwaway temp dir, and the test machines have no user namespaces for Codex's bubblewrap).
  */
-export function runCodex(options: { home: string; cwd: string; prompt: string; apiKey: string; timeoutMs?: number }): Promise<CodexRun> {
+export function runCodex(options: {
+  home: string;
+  cwd: string;
+  prompt: string;
+  apiKey: string;
+  timeoutMs?: number;
+}): Promise<CodexRun> {
   const lastFile = join(options.home, 'last-message.txt');
-  const args = ['exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', '--output-last-message', lastFile, '-C', options.cwd, options.prompt];
+  const args = [
+    'exec',
+    '--json',
+    '--skip-git-repo-check',
+    '--dangerously-bypass-approvals-and-sandbox',
+    '--output-last-message',
+    lastFile,
+    '-C',
+    options.cwd,
+    options.prompt,
+  ];
   return new Promise((resolvePromise, reject) => {
     const child = spawn(CODEX_BIN, args, {
       cwd: options.cwd,
-      env: { ...process.env, CODEX_HOME: options.home, FASTLOOP_API_KEY: options.apiKey, OPENAI_API_KEY: '', RUST_LOG: 'warn', NO_COLOR: '1' },
+      env: {
+        ...process.env,
+        CODEX_HOME: options.home,
+        FASTLOOP_API_KEY: options.apiKey,
+        OPENAI_API_KEY: '',
+        RUST_LOG: 'warn',
+        NO_COLOR: '1',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -44,30 +44,50 @@ afterAll(async () => {
 async function codexTask(websockets: boolean): Promise<{ run: CodexRun; repo: string; turns: RecordedTurn[] }> {
   const repo = tempGitRepo();
   const from = proxy.recording.turns.length;
-  const run = await runCodex({ home: codexHome(proxy.url, MODEL, websockets), cwd: repo, prompt: PROMPT, apiKey: KEY, timeoutMs: 60_000 });
+  const run = await runCodex({
+    home: codexHome(proxy.url, MODEL, websockets),
+    cwd: repo,
+    prompt: PROMPT,
+    apiKey: KEY,
+    timeoutMs: 60_000,
+  });
   const turns = proxy.turnsSince(from);
-  if (process.env.FASTLOOP_RECORD_FIXTURES === '1') writeFixture(`codex-0.171.0/${websockets ? 'websocket' : 'http'}.jsonl`, turns);
+  if (process.env.FASTLOOP_RECORD_FIXTURES === '1')
+    writeFixture(`codex-0.171.0/${websockets ? 'websocket' : 'http'}.jsonl`, turns);
   return { run, repo, turns };
 }
 
 /** Fails with Codex's own output on any error event, failed turn, tool failure or non-zero exit. */
 function expectCleanRun(run: CodexRun): void {
-  const problems = run.events.filter((e) => e.type === 'error' || e.type === 'turn.failed' || (e.item?.type === 'error'));
+  const problems = run.events.filter((e) => e.type === 'error' || e.type === 'turn.failed' || e.item?.type === 'error');
   const detail = `codex exit ${run.code}\nstderr:\n${run.stderr}\nevents:\n${run.events.map((e) => JSON.stringify(e)).join('\n')}`;
-  if (run.code !== 0 || problems.length > 0) throw new Error(`Codex did not finish cleanly: ${JSON.stringify(problems)}\n${detail}`);
+  if (run.code !== 0 || problems.length > 0)
+    throw new Error(`Codex did not finish cleanly: ${JSON.stringify(problems)}\n${detail}`);
   // Codex logs reconnects, transport fallbacks and stream errors on stderr: none may happen. Offline,
   // it also warns that it cannot sync plugins or find metadata for its helper models: those are not ours.
   const notOurs = /codex_core_plugins|Unknown model \S+ is used|PATH aliases/;
-  const warnings = run.stderr.split('\n').filter((l) => /\b(WARN|ERROR)\b|fall(ing)? ?back|reconnect|disconnected/i.test(l) && !notOurs.test(l));
+  const warnings = run.stderr
+    .split('\n')
+    .filter((l) => /\b(WARN|ERROR)\b|fall(ing)? ?back|reconnect|disconnected/i.test(l) && !notOurs.test(l));
   expect(warnings).toEqual([]);
 }
 
 /** Codex applied the patch and ran the command, and the repository shows their effect. */
 function expectTaskDone(run: CodexRun, repo: string): void {
-  const done = run.events.filter((e) => e.type === 'item.completed' && e.item?.type !== 'agent_message').map((e) => e.item);
+  const done = run.events
+    .filter((e) => e.type === 'item.completed' && e.item?.type !== 'agent_message')
+    .map((e) => e.item);
   expect(done).toEqual([
-    expect.objectContaining({ type: 'file_change', status: 'completed', changes: [expect.objectContaining({ path: expect.stringMatching(/hello\.txt$/), kind: 'add' })] }),
-    expect.objectContaining({ type: 'command_execution', command: expect.stringContaining('git add hello.txt'), exit_code: 0 }),
+    expect.objectContaining({
+      type: 'file_change',
+      status: 'completed',
+      changes: [expect.objectContaining({ path: expect.stringMatching(/hello\.txt$/), kind: 'add' })],
+    }),
+    expect.objectContaining({
+      type: 'command_execution',
+      command: expect.stringContaining('git add hello.txt'),
+      exit_code: 0,
+    }),
   ]);
   expect(readFileSync(join(repo, 'hello.txt'), 'utf8')).toBe('hello from fastloop\n');
   expect(execFileSync('git', ['diff', '--cached', '--name-only'], { cwd: repo }).toString().trim()).toBe('hello.txt');
@@ -80,7 +100,11 @@ function expectTaskDone(run: CodexRun, repo: string): void {
 function expectCompletedLoop(turns: RecordedTurn[]): RecordedTurn[] {
   const sampled = turns.filter((t) => t.request.generate !== false);
   for (const t of turns) expect(t.terminal?.type).toBe('response.completed');
-  expect(sampled.map((t) => t.terminal!.response.output.map((o: any) => o.type))).toEqual([['custom_tool_call'], ['function_call'], ['message']]);
+  expect(sampled.map((t) => t.terminal!.response.output.map((o: any) => o.type))).toEqual([
+    ['custom_tool_call'],
+    ['function_call'],
+    ['message'],
+  ]);
   return sampled;
 }
 
@@ -99,13 +123,17 @@ describe('Codex CLI (npm @openai/codex 0.171.0) runs a coding task against fastl
     for (let i = 1; i < sampled.length; i++) {
       const previous = sampled[i - 1].terminal!.response;
       expect(sampled[i].request.previous_response_id).toBe(previous.id);
-      const outputType = previous.output[0].type === 'custom_tool_call' ? 'custom_tool_call_output' : 'function_call_output';
-      expect(sampled[i].request.input).toEqual([expect.objectContaining({ type: outputType, call_id: previous.output[0].call_id })]);
+      const outputType =
+        previous.output[0].type === 'custom_tool_call' ? 'custom_tool_call_output' : 'function_call_output';
+      expect(sampled[i].request.input).toEqual([
+        expect.objectContaining({ type: outputType, call_id: previous.output[0].call_id }),
+      ]);
     }
 
     // What the edge saw: only WebSocket turns, each continuation served from the connection cache.
     const after = await MetricsScrape.of(stack);
-    const delta = (name: string, labels: Record<string, string>) => after.value(name, labels) - before.value(name, labels);
+    const delta = (name: string, labels: Record<string, string>) =>
+      after.value(name, labels) - before.value(name, labels);
     expect(delta('fastloop_edge_turns_total', { transport: 'websocket', status: 'completed' })).toBe(turns.length);
     expect(delta('fastloop_edge_turns_total', { transport: 'sse' })).toBe(0);
     expect(delta('fastloop_edge_turns_total', { transport: 'http' })).toBe(0);
@@ -130,7 +158,8 @@ describe('Codex CLI (npm @openai/codex 0.171.0) runs a coding task against fastl
     }
 
     const after = await MetricsScrape.of(stack);
-    const delta = (name: string, labels: Record<string, string>) => after.value(name, labels) - before.value(name, labels);
+    const delta = (name: string, labels: Record<string, string>) =>
+      after.value(name, labels) - before.value(name, labels);
     expect(delta('fastloop_edge_turns_total', { transport: 'sse', status: 'completed' })).toBe(turns.length);
     expect(delta('fastloop_edge_turns_total', { transport: 'websocket' })).toBe(0);
     expect(delta('fastloop_edge_errors_total', {})).toBe(0);

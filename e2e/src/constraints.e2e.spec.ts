@@ -8,11 +8,20 @@ const searchTool = {
   name: 'search_docs',
   description: 'Search the documentation',
   strict: true,
-  parameters: { type: 'object', properties: { query: { type: 'string' }, limit: { type: 'integer', minimum: 1, maximum: 10 } }, required: ['query', 'limit'], additionalProperties: false },
+  parameters: {
+    type: 'object',
+    properties: { query: { type: 'string' }, limit: { type: 'integer', minimum: 1, maximum: 10 } },
+    required: ['query', 'limit'],
+    additionalProperties: false,
+  },
 };
 const forecastSchema = {
   type: 'object',
-  properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1, maximum: 7 }, sky: { type: 'string', enum: ['clear', 'cloudy', 'rain'] } },
+  properties: {
+    city: { type: 'string' },
+    days: { type: 'integer', minimum: 1, maximum: 7 },
+    sky: { type: 'string', enum: ['clear', 'cloudy', 'rain'] },
+  },
   required: ['city', 'days', 'sky'],
   additionalProperties: false,
 };
@@ -25,7 +34,13 @@ describe('tool_choice and text.format, enforced by the simulated engine, through
 
   it('calls exactly the named function, with schema-valid arguments, for every request', async () => {
     for (const input of ['What is the weather in Paris?', 'Weather in Oslo please', 'hello']) {
-      const r = await client().responses.create({ model: MODEL, input, tools: [weatherTool, searchTool], tool_choice: { type: 'function', name: 'search_docs' }, store: false });
+      const r = await client().responses.create({
+        model: MODEL,
+        input,
+        tools: [weatherTool, searchTool],
+        tool_choice: { type: 'function', name: 'search_docs' },
+        store: false,
+      });
       expect(r.output.map((i) => i.type)).toEqual(['function_call']);
       const call = r.output[0];
       if (call.type !== 'function_call') throw new Error('unreachable');
@@ -35,12 +50,27 @@ describe('tool_choice and text.format, enforced by the simulated engine, through
   });
 
   it('keeps calling a tool under tool_choice required where it would otherwise answer', async () => {
-    const first = await client().responses.create({ model: MODEL, input: 'What is the weather in Paris?', tools: [weatherTool], store: false });
+    const first = await client().responses.create({
+      model: MODEL,
+      input: 'What is the weather in Paris?',
+      tools: [weatherTool],
+      store: false,
+    });
     const call = first.output[0];
     if (call.type !== 'function_call') throw new Error(`expected a function_call, got ${call.type}`);
-    const history = [{ role: 'user' as const, content: 'What is the weather in Paris?' }, call, { type: 'function_call_output' as const, call_id: call.call_id, output: '{"temp":21}' }];
+    const history = [
+      { role: 'user' as const, content: 'What is the weather in Paris?' },
+      call,
+      { type: 'function_call_output' as const, call_id: call.call_id, output: '{"temp":21}' },
+    ];
     const free = await client().responses.create({ model: MODEL, input: history, tools: [weatherTool], store: false });
-    const forced = await client().responses.create({ model: MODEL, input: history, tools: [weatherTool], tool_choice: 'required', store: false });
+    const forced = await client().responses.create({
+      model: MODEL,
+      input: history,
+      tools: [weatherTool],
+      tool_choice: 'required',
+      store: false,
+    });
     expect(free.output.map((i) => i.type)).toEqual(['message']);
     expect(forced.output.map((i) => i.type)).toEqual(['function_call']);
   });

@@ -74,7 +74,11 @@ describe('bad input gets a Responses-API error and everything survives', () => {
       expect(e4).toMatchObject({
         type: 'error',
         status: 400,
-        error: { code: 'previous_response_not_found', param: 'previous_response_id', message: "Previous response with id 'resp_missing' not found." },
+        error: {
+          code: 'previous_response_not_found',
+          param: 'previous_response_id',
+          message: "Previous response with id 'resp_missing' not found.",
+        },
       });
       const e5 = (await conv.create({ model: MODEL, input: 'x', background: true }))[0];
       expect(e5).toMatchObject({ type: 'error', status: 400 });

@@ -27,7 +27,11 @@ export function writeFixture(path: string, turns: readonly RecordedTurn[]): void
       answer: {
         type: String(t.terminal?.type),
         id: response?.id,
-        output: (response?.output ?? []).map((o: any) => ({ type: o.type, ...(o.call_id ? { call_id: o.call_id } : {}), ...(o.name ? { name: o.name } : {}) })),
+        output: (response?.output ?? []).map((o: any) => ({
+          type: o.type,
+          ...(o.call_id ? { call_id: o.call_id } : {}),
+          ...(o.name ? { name: o.name } : {}),
+        })),
       },
     };
   });

@@ -31,8 +31,14 @@ describe('gRPC bidi stream (fastloop.responses.v1)', () => {
       expect(r.usage.input_tokens_details.cached_tokens).toBeGreaterThan(0);
       // Both continuations were served from the stream's own cache, not rebuilt or resent.
       const after = await MetricsScrape.of(stack());
-      expect(after.value('fastloop_edge_state_cache_lookups_total', { result: 'hit' }) - before.value('fastloop_edge_state_cache_lookups_total', { result: 'hit' })).toBe(2);
-      expect(after.value('fastloop_edge_turns_total', { transport: 'grpc', cached: 'true', status: 'completed' }) - before.value('fastloop_edge_turns_total', { transport: 'grpc', cached: 'true', status: 'completed' })).toBe(2);
+      expect(
+        after.value('fastloop_edge_state_cache_lookups_total', { result: 'hit' }) -
+          before.value('fastloop_edge_state_cache_lookups_total', { result: 'hit' }),
+      ).toBe(2);
+      expect(
+        after.value('fastloop_edge_turns_total', { transport: 'grpc', cached: 'true', status: 'completed' }) -
+          before.value('fastloop_edge_turns_total', { transport: 'grpc', cached: 'true', status: 'completed' }),
+      ).toBe(2);
       const bad = await s.create({ model: MODEL, input: 'x', previous_response_id: 'resp_nope' });
       expect(bad[0]).toMatchObject({ type: 'error', status: 400, error: { code: 'previous_response_not_found' } });
     } finally {

@@ -20,7 +20,9 @@ async function counters(stack: Stack) {
     cached: m.value('safety_guard_cached_tokens_total'),
     allow: m.value('safety_guard_calls_total', { result: 'allow' }),
     block: m.value('safety_guard_calls_total', { result: 'block' }),
-    failed: m.value('safety_guard_calls_total', { result: 'unavailable' }) + m.value('safety_guard_calls_total', { result: 'unreadable' }),
+    failed:
+      m.value('safety_guard_calls_total', { result: 'unavailable' }) +
+      m.value('safety_guard_calls_total', { result: 'unreadable' }),
   };
 }
 
@@ -45,7 +47,12 @@ describe('a guard model on the stack’s simulated worker', () => {
       let previous: string | undefined;
       let before = await guardCounters();
       for (let t = 0; t < 6; t++) {
-        const events = await conv.create({ model: MODEL, input: question(t), store: false, ...(previous ? { previous_response_id: previous } : {}) });
+        const events = await conv.create({
+          model: MODEL,
+          input: question(t),
+          store: false,
+          ...(previous ? { previous_response_id: previous } : {}),
+        });
         const done = expectWellFormedStream(events);
         expect(done.type).toBe('response.completed');
         previous = done.response.id;
@@ -65,8 +72,15 @@ describe('a guard model on the stack’s simulated worker', () => {
       }
       expect(prefilled[5]).toBeLessThan(cached[5] / 4);
 
-      const blocked = await conv.create({ model: MODEL, input: `Now tell me everything about ${PLANTED.toUpperCase()}.`, store: false, previous_response_id: previous });
-      expect(blocked).toEqual([expect.objectContaining({ type: 'error', error: expect.objectContaining({ code: 'invalid_prompt' }) })]);
+      const blocked = await conv.create({
+        model: MODEL,
+        input: `Now tell me everything about ${PLANTED.toUpperCase()}.`,
+        store: false,
+        previous_response_id: previous,
+      });
+      expect(blocked).toEqual([
+        expect.objectContaining({ type: 'error', error: expect.objectContaining({ code: 'invalid_prompt' }) }),
+      ]);
       expect(blocked[0].error.message).toContain('guard-model');
       expect(blocked[0].error.message.toLowerCase()).not.toContain(PLANTED);
       const afterBlock = await guardCounters();
@@ -139,7 +153,10 @@ describeModel('a real guard model (llamacpp on stories260K) on a worker of its o
     const workerMetrics = async () => {
       const text = await (await fetch(`http://127.0.0.1:${ports.admin}/metrics`)).text();
       const value = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
-      return { evaluated: value('inference_engine_evaluated_tokens_total'), cached: value('inference_cached_tokens_total') };
+      return {
+        evaluated: value('inference_engine_evaluated_tokens_total'),
+        cached: value('inference_cached_tokens_total'),
+      };
     };
     const conv = new WsConversation();
     try {
@@ -148,7 +165,12 @@ describeModel('a real guard model (llamacpp on stories260K) on a worker of its o
       let previous: string | undefined;
       let before = { ...(await counters(stack())), ...(await workerMetrics()) };
       for (let t = 0; t < 4; t++) {
-        const events = await conv.create({ model: MODEL, input: `Tom saw a cat ${t}.`, store: false, ...(previous ? { previous_response_id: previous } : {}) });
+        const events = await conv.create({
+          model: MODEL,
+          input: `Tom saw a cat ${t}.`,
+          store: false,
+          ...(previous ? { previous_response_id: previous } : {}),
+        });
         const done = expectWellFormedStream(events);
         expect(done.type).toBe('response.completed');
         previous = done.response.id;

@@ -18,7 +18,12 @@ describe('HTTP+SSE with the official openai SDK', () => {
   });
 
   it('answers a non-streaming request with a function call whose arguments fit the tool schema', async () => {
-    const r = await client.responses.create({ model: MODEL, input: 'What is the weather in Paris?', tools: [weatherTool], store: false });
+    const r = await client.responses.create({
+      model: MODEL,
+      input: 'What is the weather in Paris?',
+      tools: [weatherTool],
+      store: false,
+    });
     expect(r.id).toMatch(/^resp_/);
     expect(r.object).toBe('response');
     expect(r.status).toBe('completed');
@@ -36,7 +41,13 @@ describe('HTTP+SSE with the official openai SDK', () => {
   });
 
   it('streams a function call as SSE events in the documented order', async () => {
-    const stream = await client.responses.create({ model: MODEL, input: 'Weather in Oslo?', tools: [weatherTool], stream: true, store: false });
+    const stream = await client.responses.create({
+      model: MODEL,
+      input: 'Weather in Oslo?',
+      tools: [weatherTool],
+      stream: true,
+      store: false,
+    });
     const events: any[] = [];
     for await (const e of stream) events.push(e);
     const terminal = expectWellFormedStream(events);
@@ -59,7 +70,12 @@ describe('HTTP+SSE with the official openai SDK', () => {
   });
 
   it('streams a text answer with content parts when no tools are offered', async () => {
-    const stream = await client.responses.create({ model: MODEL, input: 'Tell me a story.', stream: true, store: false });
+    const stream = await client.responses.create({
+      model: MODEL,
+      input: 'Tell me a story.',
+      stream: true,
+      store: false,
+    });
     const events: any[] = [];
     for await (const e of stream) events.push(e);
     const terminal = expectWellFormedStream(events);
@@ -74,21 +90,35 @@ describe('HTTP+SSE with the official openai SDK', () => {
       'response.output_item.done',
       'response.completed',
     ]);
-    const text = events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join('');
+    const text = events
+      .filter((e) => e.type === 'response.output_text.delta')
+      .map((e) => e.delta)
+      .join('');
     expect(text.length).toBeGreaterThan(10);
     expect(terminal.response.output[0].content[0].text).toBe(text);
     expect(terminal.response.output[0].id).toMatch(/^msg_/);
   });
 
   it('ends a response cut by max_output_tokens as incomplete with the reason', async () => {
-    const r = await client.responses.create({ model: MODEL, input: 'Tell me a long story.', max_output_tokens: 16, store: false });
+    const r = await client.responses.create({
+      model: MODEL,
+      input: 'Tell me a long story.',
+      max_output_tokens: 16,
+      store: false,
+    });
     expect(r.status).toBe('incomplete');
     expect(r.incomplete_details).toEqual({ reason: 'max_output_tokens' });
     expect(r.usage!.output_tokens).toBeLessThanOrEqual(16);
   });
 
   it('lets the model answer in text when tool_choice is none', async () => {
-    const r = await client.responses.create({ model: MODEL, input: 'Weather in Bern?', tools: [weatherTool], tool_choice: 'none', store: false });
+    const r = await client.responses.create({
+      model: MODEL,
+      input: 'Weather in Bern?',
+      tools: [weatherTool],
+      tool_choice: 'none',
+      store: false,
+    });
     expect(r.output.map((o) => o.type)).toEqual(['message']);
   });
 
@@ -101,7 +131,8 @@ describe('HTTP+SSE with the official openai SDK', () => {
       const item = r.output[r.output.length - 1];
       kinds.push(item.type);
       input.push(...r.output);
-      if (item.type === 'function_call') input.push({ type: 'function_call_output', call_id: item.call_id, output: '{"temp_c": 21, "sky": "clear"}' });
+      if (item.type === 'function_call')
+        input.push({ type: 'function_call_output', call_id: item.call_id, output: '{"temp_c": 21, "sky": "clear"}' });
     }
     expect(kinds).toEqual(['function_call', 'function_call', 'message']);
   });
@@ -110,7 +141,9 @@ describe('HTTP+SSE with the official openai SDK', () => {
     const r = await client.responses.create({ model: MODEL, input: 'ephemeral', store: false });
     await new Promise((res) => setTimeout(res, 50));
     await expect(client.responses.retrieve(r.id)).rejects.toMatchObject({ status: 404 });
-    await expect(client.responses.create({ model: MODEL, input: 'next', previous_response_id: r.id })).rejects.toMatchObject({
+    await expect(
+      client.responses.create({ model: MODEL, input: 'next', previous_response_id: r.id }),
+    ).rejects.toMatchObject({
       status: 400,
       error: expect.objectContaining({ code: 'previous_response_not_found' }),
     });

@@ -1,7 +1,11 @@
 import type { Stack } from '@fastloop/launcher';
 
 /** POST /v1/responses with a raw body (a string is sent as is); the status and parsed JSON answer. */
-export async function postJson(stack: Stack, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+export async function postJson(
+  stack: Stack,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any }> {
   const res = await fetch(`${stack.url}/v1/responses`, {
     method: 'POST',
     headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json', ...headers },

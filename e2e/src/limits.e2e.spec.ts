@@ -28,7 +28,8 @@ function connect() {
     ws.on('open', () => resolve());
     ws.on('error', reject);
   });
-  const send = (body: Record<string, unknown>) => ws.send(JSON.stringify({ type: 'response.create', model: MODEL, store: false, ...body }));
+  const send = (body: Record<string, unknown>) =>
+    ws.send(JSON.stringify({ type: 'response.create', model: MODEL, store: false, ...body }));
   const until = async (pred: () => boolean, what: string) => {
     for (let i = 0; i < 300 && !pred(); i++) await new Promise((r) => setTimeout(r, 20));
     if (!pred()) throw new Error(`timed out waiting for ${what}; frames: ${frames.map((f) => f.type).join(',')}`);
@@ -36,13 +37,19 @@ function connect() {
   return { ws, frames, closed, opened, send, until };
 }
 
-const terminals = (frames: any[]) => frames.filter((f) => /^response\.(completed|failed|incomplete)$/.test(f.type) || f.type === 'error');
+const terminals = (frames: any[]) =>
+  frames.filter((f) => /^response\.(completed|failed|incomplete)$/.test(f.type) || f.type === 'error');
 
 describe('WebSocket mode limits', () => {
   it('answers an upgrade that cannot be served with 426 and JSON, so clients fall back to HTTP', async () => {
     const { port, apiKey } = stack();
     const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, path: '/v1/responses', headers: { authorization: `Bearer ${apiKey}`, connection: 'Upgrade', upgrade: 'h2c' } });
+      const req = request({
+        host: '127.0.0.1',
+        port,
+        path: '/v1/responses',
+        headers: { authorization: `Bearer ${apiKey}`, connection: 'Upgrade', upgrade: 'h2c' },
+      });
       req.on('response', (res) => {
         let body = '';
         res.on('data', (b) => (body += b));
@@ -63,7 +70,10 @@ describe('WebSocket mode limits', () => {
       await c.until(() => terminals(c.frames).length === 3, 'three answers');
       const ends = terminals(c.frames);
       expect(ends.map((f) => f.type).sort()).toEqual(['error', 'response.incomplete', 'response.incomplete']);
-      expect(ends.find((f) => f.type === 'error')).toMatchObject({ status: 400, error: { code: 'too_many_queued_requests' } });
+      expect(ends.find((f) => f.type === 'error')).toMatchObject({
+        status: 400,
+        error: { code: 'too_many_queued_requests' },
+      });
     } finally {
       c.ws.close();
     }
@@ -76,7 +86,8 @@ describe('WebSocket mode limits', () => {
     // One event always waits behind the running one (the queue bound here is 1).
     c.ws.on('message', (d) => {
       const type = JSON.parse(d.toString()).type;
-      if (/^response\.(completed|incomplete)$/.test(type) && c.ws.readyState === WebSocket.OPEN) c.send({ input: 'more', max_output_tokens: 16 });
+      if (/^response\.(completed|incomplete)$/.test(type) && c.ws.readyState === WebSocket.OPEN)
+        c.send({ input: 'more', max_output_tokens: 16 });
     });
     c.send({ input: 'go', max_output_tokens: 16 });
     c.send({ input: 'go', max_output_tokens: 16 });
@@ -86,7 +97,12 @@ describe('WebSocket mode limits', () => {
     expect(elapsed).toBeGreaterThanOrEqual(LIFETIME_MS - 100);
     expect(elapsed).toBeLessThan(LIFETIME_MS + 10_000); // generous: it ends, rather than never
     const errors = c.frames.filter((f) => f.type === 'error');
-    expect(errors).toEqual([expect.objectContaining({ status: 400, error: expect.objectContaining({ code: 'websocket_connection_limit_reached' }) })]);
+    expect(errors).toEqual([
+      expect.objectContaining({
+        status: 400,
+        error: expect.objectContaining({ code: 'websocket_connection_limit_reached' }),
+      }),
+    ]);
     expect(c.frames.filter((f) => f.type === 'response.incomplete').length).toBeGreaterThan(3);
     // The running response ended before the limit error: no response was cut off mid-stream.
     expect(c.frames[c.frames.length - 1].type).toBe('error');
@@ -104,12 +120,21 @@ describe('context window', () => {
       const first = terminals(c.frames)[0].response;
       expect(first.status).toBe('incomplete');
       const from = c.frames.length;
-      c.send({ model: 'fastloop-sim-small', previous_response_id: first.id, input: 'tell me more about '.repeat(300), max_output_tokens: 16 });
+      c.send({
+        model: 'fastloop-sim-small',
+        previous_response_id: first.id,
+        input: 'tell me more about '.repeat(300),
+        max_output_tokens: 16,
+      });
       await c.until(() => terminals(c.frames.slice(from)).length === 1, 'the second answer');
       const events = c.frames.slice(from);
       expect(events.map((e) => e.type)).toEqual(['response.created', 'response.in_progress', 'response.failed']);
       expectWellFormedStream(events);
-      expect(events[2].response).toMatchObject({ status: 'failed', previous_response_id: first.id, error: { code: 'context_length_exceeded' } });
+      expect(events[2].response).toMatchObject({
+        status: 'failed',
+        previous_response_id: first.id,
+        error: { code: 'context_length_exceeded' },
+      });
     } finally {
       c.ws.close();
     }

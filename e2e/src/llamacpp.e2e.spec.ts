@@ -16,7 +16,12 @@ const compactWeatherTool = {
   type: 'function' as const,
   name: 'get_weather',
   strict: true,
-  parameters: { type: 'object', properties: { city: { type: 'string', maxLength: 16 } }, required: ['city'], additionalProperties: false },
+  parameters: {
+    type: 'object',
+    properties: { city: { type: 'string', maxLength: 16 } },
+    required: ['city'],
+    additionalProperties: false,
+  },
 };
 
 let stack: Stack | undefined;
@@ -38,7 +43,8 @@ const GENERATION_PROMPT_SLACK = 10;
 
 const completed = (events: Array<{ type: string; [k: string]: any }>) => {
   const last = events[events.length - 1];
-  if (last.type !== 'response.completed' && last.type !== 'response.incomplete') throw new Error(`turn ended with ${JSON.stringify(last).slice(0, 300)}`);
+  if (last.type !== 'response.completed' && last.type !== 'response.incomplete')
+    throw new Error(`turn ended with ${JSON.stringify(last).slice(0, 300)}`);
   return last.response;
 };
 
@@ -68,7 +74,12 @@ describeModel('a real model behind the worker (llamacpp on stories260K)', () => 
   });
 
   it('streams the answer over SSE delta by delta', async () => {
-    const stream = await openaiClient().responses.create({ model: modelId, input: 'The dog', max_output_tokens: 20, stream: true });
+    const stream = await openaiClient().responses.create({
+      model: modelId,
+      input: 'The dog',
+      max_output_tokens: 20,
+      stream: true,
+    });
     let deltas = 0;
     let text = '';
     for await (const e of stream) {
@@ -82,18 +93,35 @@ describeModel('a real model behind the worker (llamacpp on stories260K)', () => 
   });
 
   it('returns a schema-valid function call when a tool call is required (grammar from the schema)', async () => {
-    const r = await openaiClient().responses.create({ model: modelId, input: 'Weather in Paris?', tools: [compactWeatherTool], tool_choice: 'required' });
+    const r = await openaiClient().responses.create({
+      model: modelId,
+      input: 'Weather in Paris?',
+      tools: [compactWeatherTool],
+      tool_choice: 'required',
+    });
     const call = r.output.find((o) => o.type === 'function_call');
     expect(call).toMatchObject({ type: 'function_call', name: 'get_weather' });
-    expect(schemaProblems(compactWeatherTool.parameters, JSON.parse((call as { arguments: string }).arguments))).toEqual([]);
+    expect(
+      schemaProblems(compactWeatherTool.parameters, JSON.parse((call as { arguments: string }).arguments)),
+    ).toEqual([]);
   });
 
   it('evaluates only the new tokens of a WebSocket continuation; cached_tokens is the engine skip', async () => {
     const ws = new WsConversation();
     try {
-      const first = completed(await ws.create({ model: modelId, input: 'Tom had a ball.', max_output_tokens: 16, store: false }));
+      const first = completed(
+        await ws.create({ model: modelId, input: 'Tom had a ball.', max_output_tokens: 16, store: false }),
+      );
       const evaluatedBefore = await workerCounter('inference_engine_evaluated_tokens_total');
-      const second = completed(await ws.create({ model: modelId, previous_response_id: first.id, input: 'Then?', max_output_tokens: 16, store: false }));
+      const second = completed(
+        await ws.create({
+          model: modelId,
+          previous_response_id: first.id,
+          input: 'Then?',
+          max_output_tokens: 16,
+          store: false,
+        }),
+      );
       const evaluated = (await workerCounter('inference_engine_evaluated_tokens_total')) - evaluatedBefore;
       const cached = second.usage.input_tokens_details.cached_tokens;
       expect(cached).toBeGreaterThanOrEqual(first.usage.input_tokens - GENERATION_PROMPT_SLACK);
@@ -108,17 +136,39 @@ describeModel('a real model behind the worker (llamacpp on stories260K)', () => 
     const b = new WsConversation();
     try {
       const [a1, b1] = await Promise.all([
-        a.create({ model: modelId, input: 'A cat sat on the mat all day long and slept.', max_output_tokens: 16, store: false }).then(completed),
-        b.create({ model: modelId, input: 'Ben and his big red dog ran to the park to play.', max_output_tokens: 16, store: false }).then(completed),
+        a
+          .create({
+            model: modelId,
+            input: 'A cat sat on the mat all day long and slept.',
+            max_output_tokens: 16,
+            store: false,
+          })
+          .then(completed),
+        b
+          .create({
+            model: modelId,
+            input: 'Ben and his big red dog ran to the park to play.',
+            max_output_tokens: 16,
+            store: false,
+          })
+          .then(completed),
       ]);
       const [a2, b2] = await Promise.all([
-        a.create({ model: modelId, previous_response_id: a1.id, input: 'And?', max_output_tokens: 16, store: false }).then(completed),
-        b.create({ model: modelId, previous_response_id: b1.id, input: 'And?', max_output_tokens: 16, store: false }).then(completed),
+        a
+          .create({ model: modelId, previous_response_id: a1.id, input: 'And?', max_output_tokens: 16, store: false })
+          .then(completed),
+        b
+          .create({ model: modelId, previous_response_id: b1.id, input: 'And?', max_output_tokens: 16, store: false })
+          .then(completed),
       ]);
       // Each continuation found its own conversation in the KV, far beyond the few header tokens the
       // two conversations share (what it would get from the other one's sequence).
-      expect(a2.usage.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(a1.usage.input_tokens - GENERATION_PROMPT_SLACK);
-      expect(b2.usage.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(b1.usage.input_tokens - GENERATION_PROMPT_SLACK);
+      expect(a2.usage.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(
+        a1.usage.input_tokens - GENERATION_PROMPT_SLACK,
+      );
+      expect(b2.usage.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(
+        b1.usage.input_tokens - GENERATION_PROMPT_SLACK,
+      );
     } finally {
       a.close();
       b.close();
@@ -129,11 +179,15 @@ describeModel('a real model behind the worker (llamacpp on stories260K)', () => 
     const before = await workerCounter('inference_completion_tokens_total');
     const cancelledBefore = await workerCounter('inference_requests_total', 'outcome="cancelled"');
     const controller = new AbortController();
-    const stream = await openaiClient().responses.create({ model: modelId, input: 'Lily', max_output_tokens: 400, stream: true }, { signal: controller.signal });
+    const stream = await openaiClient().responses.create(
+      { model: modelId, input: 'Lily', max_output_tokens: 400, stream: true },
+      { signal: controller.signal },
+    );
     try {
       // Cancel as early as possible: on a loaded machine the cancel takes a while to reach the
       // worker, and the whole 400 tokens take only ~0.4 s on this model.
-      for await (const e of stream) if (e.type === 'response.created' || e.type === 'response.output_text.delta') controller.abort();
+      for await (const e of stream)
+        if (e.type === 'response.created' || e.type === 'response.output_text.delta') controller.abort();
     } catch {
       // the SDK rejects the iteration on abort
     }

@@ -27,13 +27,21 @@ afterAll(async () => {
 describe('openai Python SDK (3.22.1)', () => {
   it('streams a tool loop with responses.create chained by previous_response_id, then responses.retrieve returns the result', async () => {
     const before = await MetricsScrape.of(stack);
-    const { stdout } = await run(join(VENV, 'bin', 'python'), [join(ROOT, 'e2e/python/responses_tool_loop.py'), `${stack.url}/v1`, 'sk-e2e-python', MODEL], {
-      timeout: 60_000,
-    });
+    const { stdout } = await run(
+      join(VENV, 'bin', 'python'),
+      [join(ROOT, 'e2e/python/responses_tool_loop.py'), `${stack.url}/v1`, 'sk-e2e-python', MODEL],
+      {
+        timeout: 60_000,
+      },
+    );
     const summary = JSON.parse(stdout);
     expect(summary.sdk_version).toBe('3.22.1');
     const turns: any[] = summary.turns;
-    expect(turns.map((t) => t.output.map((o: any) => o.type))).toEqual([['function_call'], ['function_call'], ['message']]);
+    expect(turns.map((t) => t.output.map((o: any) => o.type))).toEqual([
+      ['function_call'],
+      ['function_call'],
+      ['message'],
+    ]);
     for (const [i, t] of turns.entries()) {
       expect(t.previous_response_id).toBe(i === 0 ? null : turns[i - 1].id);
       expect(t.event_types[0]).toBe('response.created');
@@ -45,13 +53,18 @@ describe('openai Python SDK (3.22.1)', () => {
       }
       // Chained through the response store: each turn's prompt holds the previous one's, and the
       // worker still has it (the same conversation on one worker).
-      if (i > 0) expect(t.usage.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(turns[i - 1].usage.input_tokens);
+      if (i > 0)
+        expect(t.usage.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(turns[i - 1].usage.input_tokens);
     }
     expect(summary.retrieved).toEqual({ id: turns[2].id, status: 'completed', output: turns[2].output });
 
     const after = await MetricsScrape.of(stack);
-    const delta = (labels: Record<string, string>) => after.value('fastloop_edge_turns_total', labels) - before.value('fastloop_edge_turns_total', labels);
+    const delta = (labels: Record<string, string>) =>
+      after.value('fastloop_edge_turns_total', labels) - before.value('fastloop_edge_turns_total', labels);
     expect(delta({ transport: 'sse', status: 'completed' })).toBe(3);
-    expect(after.value('fastloop_edge_state_cache_lookups_total', { result: 'store' }) - before.value('fastloop_edge_state_cache_lookups_total', { result: 'store' })).toBe(2);
+    expect(
+      after.value('fastloop_edge_state_cache_lookups_total', { result: 'store' }) -
+        before.value('fastloop_edge_state_cache_lookups_total', { result: 'store' }),
+    ).toBe(2);
   }, 90_000);
 });

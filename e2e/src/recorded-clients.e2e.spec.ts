@@ -35,7 +35,9 @@ class IdMap {
 
   /** `value` with every recorded id replaced by its live counterpart. */
   apply<T>(value: T): T {
-    return JSON.parse(JSON.stringify(value), (_key, v: unknown) => (typeof v === 'string' && this.ids.has(v) ? this.ids.get(v) : v)) as T;
+    return JSON.parse(JSON.stringify(value), (_key, v: unknown) =>
+      typeof v === 'string' && this.ids.has(v) ? this.ids.get(v) : v,
+    ) as T;
   }
 }
 

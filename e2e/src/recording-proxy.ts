@@ -42,24 +42,30 @@ export class RecordingProxy {
         const body = Buffer.concat(chunks);
         this.recording.httpRequests.push(`${req.method} ${req.url}`);
         const turn = req.method === 'POST' && req.url?.startsWith('/v1/responses') ? this.httpTurn(body) : undefined;
-        const up = request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (upRes) => {
-          res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-          let text = '';
-          upRes.on('data', (c: Buffer) => {
-            if (turn) text += c.toString();
-            res.write(c);
-          });
-          upRes.on('end', () => {
-            if (turn) finishHttpTurn(turn, upRes.statusCode ?? 0, text);
-            res.end();
-          });
-        });
+        const up = request(
+          { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+          (upRes) => {
+            res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+            let text = '';
+            upRes.on('data', (c: Buffer) => {
+              if (turn) text += c.toString();
+              res.write(c);
+            });
+            upRes.on('end', () => {
+              if (turn) finishHttpTurn(turn, upRes.statusCode ?? 0, text);
+              res.end();
+            });
+          },
+        );
         up.on('error', () => res.destroy());
         up.end(body);
       });
     });
     this.server.on('upgrade', (req, socket, head) => {
-      const upstream = new WebSocket(`ws://${target.host}${req.url}`, { headers: { authorization: req.headers.authorization ?? '' }, perMessageDeflate: false });
+      const upstream = new WebSocket(`ws://${target.host}${req.url}`, {
+        headers: { authorization: req.headers.authorization ?? '' },
+        perMessageDeflate: false,
+      });
       upstream.on('unexpected-response', (_r, res) => {
         this.recording.upgrades.push({ status: res.statusCode ?? 0, headers: req.headers });
         socket.end(`HTTP/1.1 ${res.statusCode} Refused\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
@@ -136,7 +142,8 @@ export class RecordingProxy {
 function finishHttpTurn(turn: RecordedTurn, status: number, text: string): void {
   if (!turn.request.stream || status !== 200) {
     const body = safeJson(text);
-    turn.terminal = status === 200 ? { type: `response.${body.status}`, response: body } : { type: 'error', status, ...body };
+    turn.terminal =
+      status === 200 ? { type: `response.${body.status}`, response: body } : { type: 'error', status, ...body };
     return;
   }
   for (const block of text.split('\n\n')) {
@@ -150,11 +157,15 @@ function finishHttpTurn(turn: RecordedTurn, status: number, text: string): void 
 
 /** Passes a close code on, except those that may not be sent in a close frame (1005, 1006, …). */
 function sendableCode(code: number): number {
-  return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) || (code >= 3000 && code <= 4999) ? code : 1000;
+  return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) || (code >= 3000 && code <= 4999)
+    ? code
+    : 1000;
 }
 
 function isTerminal(type: unknown): boolean {
-  return type === 'error' || type === 'response.completed' || type === 'response.failed' || type === 'response.incomplete';
+  return (
+    type === 'error' || type === 'response.completed' || type === 'response.failed' || type === 'response.incomplete'
+  );
 }
 
 function safeJson(text: string): Record<string, any> {

@@ -10,7 +10,9 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
   } catch (err) {
     // Internal ports are picked free-then-bound, which can race with another process on a busy
     // machine; one more start (new ports) tells a race from a real failure, which fails again.
-    process.stderr.write(`e2e: stack did not start, retrying once: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(
+      `e2e: stack did not start, retrying once: ${err instanceof Error ? err.message : String(err)}\n`,
+    );
     return startOnce(env);
   }
 }
@@ -20,9 +22,14 @@ function startOnce(env: Record<string, string>): Promise<Stack> {
     port: 0,
     privateRedis: !process.env.REDIS_URL,
     logLevel: 'warn',
-    env: { SIM_TTFT_MS: '5', SIM_TOKENS_PER_SECOND: '20000', SIM_TOOL_CALLS: '2', FASTLOOP_API_KEYS: 'sk-e2e-test:e2e-tenant,sk-e2e-other:e2e-other',
+    env: {
+      SIM_TTFT_MS: '5',
+      SIM_TOKENS_PER_SECOND: '20000',
+      SIM_TOOL_CALLS: '2',
+      FASTLOOP_API_KEYS: 'sk-e2e-test:e2e-tenant,sk-e2e-other:e2e-other',
       FASTLOOP_ADMIN_API_KEYS: 'sk-e2e-admin:e2e-ops',
-      ...env },
+      ...env,
+    },
   });
 }
 

@@ -19,7 +19,12 @@ describe('WebSocket mode with the SDK ResponsesWS', () => {
 
   it('runs a 3-turn tool loop sending only new items with previous_response_id, each continuation served from the connection cache', async () => {
     const before = await MetricsScrape.of(stack());
-    let events = await conv.create({ model: MODEL, input: 'Check the weather in Tokyo, please.', tools: [weatherTool], store: false });
+    let events = await conv.create({
+      model: MODEL,
+      input: 'Check the weather in Tokyo, please.',
+      tools: [weatherTool],
+      store: false,
+    });
     let terminal = expectWellFormedStream(events);
     const outputs: string[] = [];
     const usages: any[] = [];
@@ -53,8 +58,14 @@ describe('WebSocket mode with the SDK ResponsesWS', () => {
       expect(usages[t].input_tokens_details.cached_tokens).toBeLessThan(usages[t].input_tokens);
     }
     const after = await MetricsScrape.of(stack());
-    expect(after.value('fastloop_edge_state_cache_lookups_total', { result: 'hit' }) - before.value('fastloop_edge_state_cache_lookups_total', { result: 'hit' })).toBe(2);
-    expect(after.value('fastloop_edge_turns_total', { transport: 'websocket', cached: 'true' }) - before.value('fastloop_edge_turns_total', { transport: 'websocket', cached: 'true' })).toBe(2);
+    expect(
+      after.value('fastloop_edge_state_cache_lookups_total', { result: 'hit' }) -
+        before.value('fastloop_edge_state_cache_lookups_total', { result: 'hit' }),
+    ).toBe(2);
+    expect(
+      after.value('fastloop_edge_turns_total', { transport: 'websocket', cached: 'true' }) -
+        before.value('fastloop_edge_turns_total', { transport: 'websocket', cached: 'true' }),
+    ).toBe(2);
   });
 
   it('gets no cached tokens for the same conversation resent statelessly over HTTP (the contrast that makes the check above meaningful)', async () => {
@@ -69,18 +80,33 @@ describe('WebSocket mode with the SDK ResponsesWS', () => {
   });
 
   it('resolves an item_reference to an item of the conversation, and answers an unknown one with a 400 naming it', async () => {
-    const r = expectWellFormedStream(await conv.create({ model: MODEL, input: 'Weather in Quito?', tools: [weatherTool], store: false })).response;
+    const r = expectWellFormedStream(
+      await conv.create({ model: MODEL, input: 'Weather in Quito?', tools: [weatherTool], store: false }),
+    ).response;
     const call = r.output[0];
-    const unknown = await conv.create({ model: MODEL, previous_response_id: r.id, store: false, tools: [weatherTool], input: [{ type: 'item_reference', id: 'fc_unknown' }] });
-    expect(unknown).toEqual([expect.objectContaining({ type: 'error', status: 400, error: expect.objectContaining({ param: 'input[0].id' }) })]);
+    const unknown = await conv.create({
+      model: MODEL,
+      previous_response_id: r.id,
+      store: false,
+      tools: [weatherTool],
+      input: [{ type: 'item_reference', id: 'fc_unknown' }],
+    });
+    expect(unknown).toEqual([
+      expect.objectContaining({ type: 'error', status: 400, error: expect.objectContaining({ param: 'input[0].id' }) }),
+    ]);
     // The failed continuation evicted r: chain from a fresh turn.
-    const r2 = expectWellFormedStream(await conv.create({ model: MODEL, input: 'Weather in Lima?', tools: [weatherTool], store: false })).response;
+    const r2 = expectWellFormedStream(
+      await conv.create({ model: MODEL, input: 'Weather in Lima?', tools: [weatherTool], store: false }),
+    ).response;
     const ok = await conv.create({
       model: MODEL,
       previous_response_id: r2.id,
       store: false,
       tools: [weatherTool],
-      input: [{ type: 'item_reference', id: r2.output[0].id }, { type: 'function_call_output', call_id: r2.output[0].call_id, output: 'cool' }],
+      input: [
+        { type: 'item_reference', id: r2.output[0].id },
+        { type: 'function_call_output', call_id: r2.output[0].call_id, output: 'cool' },
+      ],
     });
     expect(expectWellFormedStream(ok).type).toBe('response.completed');
     expect(call.id).toMatch(/^fc_/);
@@ -95,17 +121,33 @@ describe('WebSocket mode with the SDK ResponsesWS', () => {
       store: false,
       tools: [weatherTool],
       instructions: 'Answer briefly.',
-      input: [{ role: 'user', content: 'Weather in Cairo?' }, call, { type: 'function_call_output', call_id: call.call_id, output: 'hot' }],
+      input: [
+        { role: 'user', content: 'Weather in Cairo?' },
+        call,
+        { type: 'function_call_output', call_id: call.call_id, output: 'hot' },
+      ],
     });
     expect(expectWellFormedStream(full).type).toBe('response.completed');
   });
 
   it('warms up with generate: false and chains from the returned id', async () => {
-    const warm = await conv.create({ model: MODEL, generate: false, store: false, tools: [weatherTool], input: [{ role: 'developer', content: 'You are a travel agent.' }] });
+    const warm = await conv.create({
+      model: MODEL,
+      generate: false,
+      store: false,
+      tools: [weatherTool],
+      input: [{ role: 'developer', content: 'You are a travel agent.' }],
+    });
     const t = expectWellFormedStream(warm);
     expect(t.type).toBe('response.completed');
     expect(t.response.output).toEqual([]);
-    const next = await conv.create({ model: MODEL, previous_response_id: t.response.id, store: false, tools: [weatherTool], input: 'Weather in Lisbon?' });
+    const next = await conv.create({
+      model: MODEL,
+      previous_response_id: t.response.id,
+      store: false,
+      tools: [weatherTool],
+      input: 'Weather in Lisbon?',
+    });
     expect(expectWellFormedStream(next).response.output[0].type).toBe('function_call');
   });
 

@@ -13,7 +13,10 @@ class RunningTestsReporter {
   write(what, path, name) {
     if (!this.dir) return;
     const file = relative(process.cwd(), path);
-    appendFileSync(join(this.dir, `${process.pid}.log`), `${new Date().toISOString()}\t${what}\t${file}${name ? `\t${name}` : ''}\n`);
+    appendFileSync(
+      join(this.dir, `${process.pid}.log`),
+      `${new Date().toISOString()}\t${what}\t${file}${name ? `\t${name}` : ''}\n`,
+    );
   }
 
   onTestFileStart(test) {

@@ -7,9 +7,12 @@
  */
 import { stopAllOwned } from '@fastloop/service-kit';
 
-(globalThis as { __fastloopStopLeftoverProcesses?: () => Promise<void> }).__fastloopStopLeftoverProcesses = async () => {
-  const left = await stopAllOwned(5_000);
-  if (left.length > 0) {
-    process.stderr.write(`stopped ${left.length} child process(es) a test file left running: ${left.map((p) => `${p.name} (pid ${p.pid})`).join(', ')}\n`);
-  }
-};
+(globalThis as { __fastloopStopLeftoverProcesses?: () => Promise<void> }).__fastloopStopLeftoverProcesses =
+  async () => {
+    const left = await stopAllOwned(5_000);
+    if (left.length > 0) {
+      process.stderr.write(
+        `stopped ${left.length} child process(es) a test file left running: ${left.map((p) => `${p.name} (pid ${p.pid})`).join(', ')}\n`,
+      );
+    }
+  };

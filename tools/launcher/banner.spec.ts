@@ -32,7 +32,9 @@ describe('renderBanner', () => {
   });
 
   it('offers wscat with a response.create frame and a node one-liner using ws', () => {
-    expect(banner).toContain('npx wscat -c ws://127.0.0.1:8080/v1/responses -H "Authorization: Bearer sk-fastloop-dev"');
+    expect(banner).toContain(
+      'npx wscat -c ws://127.0.0.1:8080/v1/responses -H "Authorization: Bearer sk-fastloop-dev"',
+    );
     expect(banner).toContain('{"type":"response.create","model":"fastloop-sim","input":"hello"}');
     expect(banner).toMatch(/node -e '.*require\("ws"\).*response\.create.*'/);
   });

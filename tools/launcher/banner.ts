@@ -26,7 +26,12 @@ export function renderBanner(b: BannerInputs): string {
   const json = `-H "Content-Type: application/json"`;
   const logDir = relative(b.cwd, b.logDir) || '.';
   const services = Object.entries(b.services)
-    .map(([name, s]) => `    ${name.padEnd(10)} pid ${String(s.pid).padEnd(8)} ${Object.entries(s.ports).map(([k, v]) => `${k}=${v}`).join(' ')}`)
+    .map(
+      ([name, s]) =>
+        `    ${name.padEnd(10)} pid ${String(s.pid).padEnd(8)} ${Object.entries(s.ports)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(' ')}`,
+    )
     .join('\n');
   const wsOneLiner =
     `node -e 'const W=require("ws");const s=new W("${b.wsUrl}",{headers:{Authorization:"Bearer ${b.apiKey}"}});` +

@@ -1,5 +1,12 @@
 /** pino's numeric levels and the labels a developer scans for. */
-const LEVELS: Readonly<Record<number, string>> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+const LEVELS: Readonly<Record<number, string>> = {
+  10: 'TRACE',
+  20: 'DEBUG',
+  30: 'INFO',
+  40: 'WARN',
+  50: 'ERROR',
+  60: 'FATAL',
+};
 /** ANSI colours per level (only used on a TTY without NO_COLOR). */
 const LEVEL_COLOURS: Readonly<Record<number, string>> = { 10: '90', 20: '90', 30: '32', 40: '33', 50: '31', 60: '35' };
 /** Fields every line carries or that the prefix already shows. */
@@ -33,7 +40,12 @@ export function formatLogLine(service: string, line: string, options: LogFormatO
     .map(([key, value]) => `${key}=${renderValue(value)}`);
   const head = `${prefix}${time}${label} ${typeof record.msg === 'string' ? record.msg : ''}${extras.length ? ' ' + paint('90', extras.join(' ')) : ''}`;
   const stack = errorStack(record.err);
-  return stack ? `${head}\n${stack.split('\n').map((l) => `${prefix}  ${l}`).join('\n')}` : head;
+  return stack
+    ? `${head}\n${stack
+        .split('\n')
+        .map((l) => `${prefix}  ${l}`)
+        .join('\n')}`
+    : head;
 }
 
 function parseRecord(line: string): Record<string, unknown> | undefined {
@@ -47,7 +59,7 @@ function parseRecord(line: string): Record<string, unknown> | undefined {
 }
 
 function renderValue(value: unknown): string {
-  const text = typeof value === 'string' && /^[^\s"=]+$/.test(value) ? value : JSON.stringify(value) ?? String(value);
+  const text = typeof value === 'string' && /^[^\s"=]+$/.test(value) ? value : (JSON.stringify(value) ?? String(value));
   return text.length > MAX_FIELD_CHARS ? `${text.slice(0, MAX_FIELD_CHARS)}…` : text;
 }
 

@@ -136,29 +136,43 @@ async function main(argv: readonly string[]): Promise<number> {
       restart: {},
       onRestart: (r) => {
         const how = r.exit.signal ? `was killed by ${r.exit.signal}` : `exited with code ${r.exit.code}`;
-        process.stderr.write(`\n${r.service} ${how}; restarting it in ${r.delayMs} ms (restart ${r.attempt} within a minute)\n${r.logTail}\n`);
+        process.stderr.write(
+          `\n${r.service} ${how}; restarting it in ${r.delayMs} ms (restart ${r.attempt} within a minute)\n${r.logTail}\n`,
+        );
       },
       logDir: args.logDir ? resolve(args.logDir) : join(REPO_ROOT, '.fastloop', 'logs'),
       env: model?.env,
       signal: signals.signal,
-      onLogLine: args.quiet ? undefined : (service, line) => process.stdout.write(formatLogLine(service, line, { colour }) + '\n'),
+      onLogLine: args.quiet
+        ? undefined
+        : (service, line) => process.stdout.write(formatLogLine(service, line, { colour }) + '\n'),
     });
   } catch (err) {
     return reportStartFailure(err, colour);
   }
   if (!signals.stopping()) {
-    process.stdout.write(renderBanner({ ...stack, redisSource: REDIS_SOURCES[stack.redisSource] ?? stack.redisSource, cwd: REPO_ROOT, model: model?.modelId }));
+    process.stdout.write(
+      renderBanner({
+        ...stack,
+        redisSource: REDIS_SOURCES[stack.redisSource] ?? stack.redisSource,
+        cwd: REPO_ROOT,
+        model: model?.modelId,
+      }),
+    );
   }
   const outcome = await Promise.race([stack.crashed, signals.stopRequested]);
   if (outcome !== 'stop') {
     const how = outcome.exit.signal ? `was killed by ${outcome.exit.signal}` : `exited with code ${outcome.exit.code}`;
     const loop = outcome.crashes > 1 ? ` (${outcome.crashes} crashes within a minute)` : '';
-    process.stderr.write(`\n${outcome.service} ${how}${loop}; stopping the rest.\n${showLog(outcome.service, outcome.logLines, outcome.logFile, colour)}`);
+    process.stderr.write(
+      `\n${outcome.service} ${how}${loop}; stopping the rest.\n${showLog(outcome.service, outcome.logLines, outcome.logFile, colour)}`,
+    );
   }
   const exits = await stack.stop();
   for (const [name, exit] of Object.entries(exits)) {
     if (exit.forced) process.stderr.write(`${name} did not stop in time and was killed\n`);
-    else if (exit.code !== 0 && outcome === 'stop') process.stderr.write(`${name} exited with code ${exit.code ?? exit.signal} while stopping\n`);
+    else if (exit.code !== 0 && outcome === 'stop')
+      process.stderr.write(`${name} exited with code ${exit.code ?? exit.signal} while stopping\n`);
   }
   if (outcome !== 'stop') return 1;
   process.stdout.write('fastloop stopped.\n');
@@ -170,7 +184,9 @@ function reportStartFailure(err: unknown, colour: boolean): number {
   if (err instanceof StackStartError && err.code === 'aborted') return 0;
   if (err instanceof StackStartError) {
     const summary = err.message.split('\n')[0];
-    process.stderr.write(`\nfastloop could not start: ${summary}\n${showLog(err.service, err.logLines, err.logFile, colour)}`);
+    process.stderr.write(
+      `\nfastloop could not start: ${summary}\n${showLog(err.service, err.logLines, err.logFile, colour)}`,
+    );
     return 1;
   }
   if (err instanceof RedisNotInstalledError || err instanceof RangeError) {
@@ -181,7 +197,12 @@ function reportStartFailure(err: unknown, colour: boolean): number {
 }
 
 /** A failed service's last lines, readable, and where the rest is. */
-function showLog(service: string | undefined, lines: readonly string[], logFile: string | undefined, colour: boolean): string {
+function showLog(
+  service: string | undefined,
+  lines: readonly string[],
+  logFile: string | undefined,
+  colour: boolean,
+): string {
   if (!service || lines.length === 0) return '';
   const shown = lines.slice(-20).map((line) => formatLogLine(service, line, { colour }));
   return `${shown.join('\n')}\n${logFile ? `(full log: ${relative(process.cwd(), logFile)})\n` : ''}`;
@@ -190,7 +211,9 @@ function showLog(service: string | undefined, lines: readonly string[], logFile:
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    process.stderr.write(`fastloop launcher failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.stderr.write(
+      `fastloop launcher failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
     process.exit(1);
   },
 );

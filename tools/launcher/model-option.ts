@@ -27,7 +27,10 @@ export async function modelStack(path: string, dir: string, cwd = process.cwd())
   } catch (err) {
     throw new ModelOptionError(`--model: ${file} is not a GGUF model llama.cpp can read: ${(err as Error).message}`);
   }
-  const modelId = basename(file).replace(/\.gguf$/i, '').replace(/[^A-Za-z0-9._:/-]/g, '-') || 'model';
+  const modelId =
+    basename(file)
+      .replace(/\.gguf$/i, '')
+      .replace(/[^A-Za-z0-9._:/-]/g, '-') || 'model';
   const catalog = {
     models: [
       {
@@ -47,6 +50,11 @@ export async function modelStack(path: string, dir: string, cwd = process.cwd())
   writeFileSync(catalogFile, JSON.stringify(catalog, null, 2));
   return {
     modelId,
-    env: { INFERENCE_ENGINE: 'llamacpp', LLAMACPP_MODEL_PATH: file, INFERENCE_PROFILE: ggufProfileId(file), ROUTER_CATALOG_FILE: catalogFile },
+    env: {
+      INFERENCE_ENGINE: 'llamacpp',
+      LLAMACPP_MODEL_PATH: file,
+      INFERENCE_PROFILE: ggufProfileId(file),
+      ROUTER_CATALOG_FILE: catalogFile,
+    },
   };
 }

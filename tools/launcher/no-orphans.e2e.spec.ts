@@ -48,18 +48,34 @@ runnable('no process outlives its owner', () => {
   it('ends a suite whose service never becomes ready promptly, with its last words, and leaves no process behind', async () => {
     const pidsFile = join(mkdtempSync(join(tmpdir(), 'never-ready-')), 'pids');
     writeFileSync(pidsFile, '');
-    const env = { ...process.env, FASTLOOP_READY_TIMEOUT_MS: '8000', FIXTURE_PIDS_FILE: pidsFile, FASTLOOP_TEST_PROGRESS_DIR: undefined };
+    const env = {
+      ...process.env,
+      FASTLOOP_READY_TIMEOUT_MS: '8000',
+      FIXTURE_PIDS_FILE: pidsFile,
+      FASTLOOP_TEST_PROGRESS_DIR: undefined,
+    };
     const jest = spawnOwned({
       name: 'jest (fixture suite)',
       command: process.execPath,
-      args: [require.resolve('jest/bin/jest'), '-c', 'tools/launcher/fixtures/never-ready-suite/jest.config.ts', '--ci'],
+      args: [
+        require.resolve('jest/bin/jest'),
+        '-c',
+        'tools/launcher/fixtures/never-ready-suite/jest.config.ts',
+        '--ci',
+      ],
       cwd: repoRoot,
       env,
     });
     // Generous for a loaded machine; without the fixes this run never ends at all.
-    const exit = await Promise.race([jest.exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 180_000).unref())]);
+    const exit = await Promise.race([
+      jest.exited,
+      new Promise<'hung'>((r) => setTimeout(() => r('hung'), 180_000).unref()),
+    ]);
     if (exit === 'hung') await jest.stop(1_000);
-    const output = jest.tail(400).join('\n').replace(/\x1b\[[0-9;]*m/g, ''); // nx forces colour on
+    const output = jest
+      .tail(400)
+      .join('\n')
+      .replace(/\x1b\[[0-9;]*m/g, ''); // nx forces colour on
     expect(exit).toMatchObject({ code: 1 });
     expect(output).toContain('safety was not ready in time');
     expect(output).toContain('"msg":"ready"'); // the service's own last words are quoted
@@ -75,11 +91,25 @@ runnable('no process outlives its owner', () => {
     const launcher = spawnOwned({
       name: 'launcher',
       command: process.execPath,
-      args: ['--import', 'tsx', 'tools/launcher/main.ts', '--port', '0', '--quiet', '--private-redis', '--log-dir', logDir],
+      args: [
+        '--import',
+        'tsx',
+        'tools/launcher/main.ts',
+        '--port',
+        '0',
+        '--quiet',
+        '--private-redis',
+        '--log-dir',
+        logDir,
+      ],
       cwd: repoRoot,
       env: { ...process.env, LOG_LEVEL: 'info' },
     });
-    await until('the launcher prints its banner', () => launcher.tail(200).some((l) => l.includes('fastloop is running')) || launcher.exitInfo !== undefined, 180_000);
+    await until(
+      'the launcher prints its banner',
+      () => launcher.tail(200).some((l) => l.includes('fastloop is running')) || launcher.exitInfo !== undefined,
+      180_000,
+    );
     expect(launcher.exitInfo).toBeUndefined();
     const stack = childrenOf(launcher.pid);
     expect(stack.filter((c) => c.comm.startsWith('node')).length).toBe(5);

@@ -11,7 +11,9 @@ export interface RestartPolicyOptions {
 }
 
 /** What to do about one crash. */
-export type RestartDecision = { readonly restart: true; readonly delayMs: number; readonly attempt: number } | { readonly restart: false; readonly crashes: number };
+export type RestartDecision =
+  | { readonly restart: true; readonly delayMs: number; readonly attempt: number }
+  | { readonly restart: false; readonly crashes: number };
 
 /**
  * Exponential backoff with a crash budget per sliding window, like a process supervisor's
@@ -30,7 +32,12 @@ export class RestartPolicy {
     this.windowMs = options.windowMs ?? 60_000;
     this.initialBackoffMs = options.initialBackoffMs ?? 500;
     this.maxBackoffMs = options.maxBackoffMs ?? 10_000;
-    for (const [name, v] of Object.entries({ maxRestarts: this.maxRestarts, windowMs: this.windowMs, initialBackoffMs: this.initialBackoffMs, maxBackoffMs: this.maxBackoffMs })) {
+    for (const [name, v] of Object.entries({
+      maxRestarts: this.maxRestarts,
+      windowMs: this.windowMs,
+      initialBackoffMs: this.initialBackoffMs,
+      maxBackoffMs: this.maxBackoffMs,
+    })) {
       if (!Number.isFinite(v) || v < 0) throw new RangeError(`restart.${name} must be a non-negative number, got ${v}`);
     }
   }

@@ -20,7 +20,14 @@ const PORTS: StackPorts = {
 };
 
 function inputs(base: Record<string, string | undefined> = {}): EnvInputs {
-  return { base, ports: PORTS, redisUrl: 'redis://127.0.0.1:7000', logLevel: 'debug', bindHost: '127.0.0.1', apiKeys: 'k1,k2' };
+  return {
+    base,
+    ports: PORTS,
+    redisUrl: 'redis://127.0.0.1:7000',
+    logLevel: 'debug',
+    bindHost: '127.0.0.1',
+    apiKeys: 'k1,k2',
+  };
 }
 
 describe('start and stop order', () => {
@@ -39,7 +46,9 @@ describe('start and stop order', () => {
 describe('allocatePorts', () => {
   it('gives every listener its own port and the edge the public one', async () => {
     const ports = await allocatePorts(8080);
-    const all = Object.values(ports).flatMap((p) => [p.admin, p.grpc, p.http].filter((x): x is number => x !== undefined));
+    const all = Object.values(ports).flatMap((p) =>
+      [p.admin, p.grpc, p.http].filter((x): x is number => x !== undefined),
+    );
     expect(new Set(all).size).toBe(all.length);
     expect(ports.edge.http).toBe(8080);
     expect(all.every((p) => p > 0 && p < 65_536)).toBe(true);
@@ -62,13 +71,20 @@ describe('buildServiceEnv', () => {
   });
 
   it('points the router at the simulated worker that inference runs as', () => {
-    expect(buildServiceEnv('router', inputs())).toMatchObject({ GRPC_PORT: '5002', INFERENCE_WORKERS: 'sim-0=127.0.0.1:5003' });
+    expect(buildServiceEnv('router', inputs())).toMatchObject({
+      GRPC_PORT: '5002',
+      INFERENCE_WORKERS: 'sim-0=127.0.0.1:5003',
+    });
     expect(buildServiceEnv('inference', inputs())).toMatchObject({ GRPC_PORT: '5003', WORKER_ID: 'sim-0' });
   });
 
   it("points safety's guard at the stack's own inference worker when SAFETY_GUARD_ADDRESS is `inference`", () => {
-    expect(buildServiceEnv('safety', inputs({ SAFETY_GUARD_ADDRESS: 'inference' })).SAFETY_GUARD_ADDRESS).toBe('127.0.0.1:5003');
-    expect(buildServiceEnv('safety', inputs({ SAFETY_GUARD_ADDRESS: '10.0.0.7:50055' })).SAFETY_GUARD_ADDRESS).toBe('10.0.0.7:50055');
+    expect(buildServiceEnv('safety', inputs({ SAFETY_GUARD_ADDRESS: 'inference' })).SAFETY_GUARD_ADDRESS).toBe(
+      '127.0.0.1:5003',
+    );
+    expect(buildServiceEnv('safety', inputs({ SAFETY_GUARD_ADDRESS: '10.0.0.7:50055' })).SAFETY_GUARD_ADDRESS).toBe(
+      '10.0.0.7:50055',
+    );
   });
 
   it('wires the edge to safety, router, Redis and the API keys', () => {
@@ -87,7 +103,9 @@ describe('buildServiceEnv', () => {
     const tokens = new Set(SERVICE_NAMES.map((name) => buildServiceEnv(name, inputs()).FASTLOOP_INTERNAL_TOKEN));
     expect(tokens.size).toBe(1);
     expect([...tokens][0].length).toBeGreaterThanOrEqual(16);
-    expect(buildServiceEnv('safety', inputs({ FASTLOOP_INTERNAL_TOKEN: 'set-by-the-operator-123' })).FASTLOOP_INTERNAL_TOKEN).toBe('set-by-the-operator-123');
+    expect(
+      buildServiceEnv('safety', inputs({ FASTLOOP_INTERNAL_TOKEN: 'set-by-the-operator-123' })).FASTLOOP_INTERNAL_TOKEN,
+    ).toBe('set-by-the-operator-123');
   });
 
   it('gives billing Redis and its HTTP port but no gRPC port', () => {
@@ -97,7 +115,10 @@ describe('buildServiceEnv', () => {
   });
 
   it('passes the rest of the environment through but never inherited ports or addresses', () => {
-    const env = buildServiceEnv('inference', inputs({ PATH: '/bin', SIM_TOKENS_PER_SECOND: '5000', PORT: '1', ROUTER_ADDRESS: 'x:1', GONE: undefined }));
+    const env = buildServiceEnv(
+      'inference',
+      inputs({ PATH: '/bin', SIM_TOKENS_PER_SECOND: '5000', PORT: '1', ROUTER_ADDRESS: 'x:1', GONE: undefined }),
+    );
     expect(env).toMatchObject({ PATH: '/bin', SIM_TOKENS_PER_SECOND: '5000' });
     expect(env.PORT).toBeUndefined();
     expect(env.ROUTER_ADDRESS).toBeUndefined();
@@ -116,7 +137,10 @@ describe('resolveApiKeys', () => {
   });
 
   it('offers the key part of a key:tenant entry', () => {
-    expect(resolveApiKeys({ FASTLOOP_API_KEYS: 'sk-a:team-1,sk-b' })).toEqual({ keys: 'sk-a:team-1,sk-b', first: 'sk-a' });
+    expect(resolveApiKeys({ FASTLOOP_API_KEYS: 'sk-a:team-1,sk-b' })).toEqual({
+      keys: 'sk-a:team-1,sk-b',
+      first: 'sk-a',
+    });
   });
 });
 

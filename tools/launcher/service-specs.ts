@@ -20,7 +20,11 @@ export const SERVICE_ENTRIES: Readonly<Record<ServiceName, string>> = {
  * Start phases: every service of a phase starts together and must be ready before the next phase
  * starts. The router probes its workers and the edge its upstreams, so each waits for those.
  */
-export const START_PHASES: readonly (readonly ServiceName[])[] = [['safety', 'inference', 'billing'], ['router'], ['edge']];
+export const START_PHASES: readonly (readonly ServiceName[])[] = [
+  ['safety', 'inference', 'billing'],
+  ['router'],
+  ['edge'],
+];
 
 /** Stop order: the edge first so it drains in-flight turns and flushes usage while upstreams still answer. */
 export const STOP_ORDER: readonly ServiceName[] = ['edge', 'billing', 'inference', 'router', 'safety'];
@@ -45,7 +49,10 @@ export type StackPorts = Readonly<Record<ServiceName, ServicePorts>>;
  * Picks distinct free loopback ports for every internal listener. `publicPort` (already resolved,
  * never 0) is reserved for the edge's HTTP/WebSocket listener.
  */
-export async function allocatePorts(publicPort: number, getPort: () => Promise<number> = getFreePort): Promise<StackPorts> {
+export async function allocatePorts(
+  publicPort: number,
+  getPort: () => Promise<number> = getFreePort,
+): Promise<StackPorts> {
   const taken = new Set<number>([publicPort]);
   const next = async (): Promise<number> => {
     // The OS may hand back a port it just gave us (we close each probe socket); retry until new.
@@ -118,7 +125,11 @@ export function buildServiceEnv(name: ServiceName, inputs: EnvInputs): Record<st
       if (env.SAFETY_GUARD_ADDRESS === 'inference') env.SAFETY_GUARD_ADDRESS = local(ports.inference.grpc);
       return { ...env, GRPC_PORT: String(own.grpc) };
     case 'router':
-      return { ...env, GRPC_PORT: String(own.grpc), INFERENCE_WORKERS: `${SIM_WORKER_ID}=${local(ports.inference.grpc)}` };
+      return {
+        ...env,
+        GRPC_PORT: String(own.grpc),
+        INFERENCE_WORKERS: `${SIM_WORKER_ID}=${local(ports.inference.grpc)}`,
+      };
     case 'inference':
       return { ...env, GRPC_PORT: String(own.grpc), WORKER_ID: SIM_WORKER_ID };
     case 'billing':

@@ -36,7 +36,10 @@ export class StackStartError extends Error {
   ) {
     const logLines = details.logLines ?? [];
     const logTail = details.service && details.logLines ? formatTail(details.service, logLines, details.logFile) : '';
-    super(logTail ? `${message}\n${logTail}` : message, details.cause === undefined ? undefined : { cause: details.cause });
+    super(
+      logTail ? `${message}\n${logTail}` : message,
+      details.cause === undefined ? undefined : { cause: details.cause },
+    );
     this.name = 'StackStartError';
     this.code = code;
     this.service = details.service;

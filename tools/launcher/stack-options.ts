@@ -72,7 +72,10 @@ export const DEFAULT_PUBLIC_PORT = 8080;
  * Merges `options` with the environment and defaults, and validates once with errors that name the
  * option (or variable) at fault.
  */
-export function resolveStackOptions(options: StackOptions, processEnv: NodeJS.ProcessEnv = process.env): ResolvedStackOptions {
+export function resolveStackOptions(
+  options: StackOptions,
+  processEnv: NodeJS.ProcessEnv = process.env,
+): ResolvedStackOptions {
   const base: Record<string, string | undefined> = { ...processEnv, ...options.env };
   const port = options.port ?? parsePortVar(base.PORT) ?? DEFAULT_PUBLIC_PORT;
   if (!Number.isInteger(port) || port < 0 || port > 65_535) {
@@ -109,6 +112,7 @@ function parsePortVar(value: string | undefined): number | undefined {
 
 function positive(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`startStack: options.${name} must be a positive number of ms, got ${value}`);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new RangeError(`startStack: options.${name} must be a positive number of ms, got ${value}`);
   return value;
 }

@@ -1,5 +1,12 @@
 import { join } from 'node:path';
-import { formatTail, spawnNodeService, waitForReady, type NotReadyReason, type OwnedProcess, type ServiceExit } from '@fastloop/service-kit';
+import {
+  formatTail,
+  spawnNodeService,
+  waitForReady,
+  type NotReadyReason,
+  type OwnedProcess,
+  type ServiceExit,
+} from '@fastloop/service-kit';
 import type { ResolvedRedis } from './redis-setup';
 import { RestartPolicy, type RestartPolicyOptions } from './restart-policy';
 import { buildServiceEnv, SERVICE_NAMES, STOP_ORDER, type ServiceName, type StackPorts } from './service-specs';
@@ -85,7 +92,11 @@ export class StackSupervisor {
         group.forEach((name) => this.spawn(name));
         const results = await Promise.all(
           group.map((name) =>
-            waitForReady({ url: `http://${this.inputs.host}:${this.inputs.ports[name].admin}/readyz`, deadline, signal: this.startAbort.signal }),
+            waitForReady({
+              url: `http://${this.inputs.host}:${this.inputs.ports[name].admin}/readyz`,
+              deadline,
+              signal: this.startAbort.signal,
+            }),
           ),
         );
         if (results.some((r) => r !== 'ready')) throw await this.startFailure(group, results, signal?.aborted === true);
@@ -146,7 +157,14 @@ export class StackSupervisor {
       name,
       entry: opts.entries[name],
       cwd: opts.rootDir,
-      env: buildServiceEnv(name, { base: opts.base, ports, redisUrl: redis.url, logLevel: opts.logLevel, bindHost: opts.bindHost, apiKeys }),
+      env: buildServiceEnv(name, {
+        base: opts.base,
+        ports,
+        redisUrl: redis.url,
+        logLevel: opts.logLevel,
+        bindHost: opts.bindHost,
+        apiKeys,
+      }),
       logFile,
       onLine: onLogLine && ((line) => onLogLine(name, line)),
     });
@@ -186,7 +204,11 @@ export class StackSupervisor {
   }
 
   /** The error for a phase that did not become ready, naming the service and quoting its log. */
-  private async startFailure(group: readonly ServiceName[], results: readonly ('ready' | NotReadyReason)[], callerAborted: boolean): Promise<StackStartError> {
+  private async startFailure(
+    group: readonly ServiceName[],
+    results: readonly ('ready' | NotReadyReason)[],
+    callerAborted: boolean,
+  ): Promise<StackStartError> {
     const died = this.diedWhileStarting;
     if (died) {
       const exit = await died.exited; // flushed, so the tail holds its last words
@@ -199,12 +221,22 @@ export class StackSupervisor {
       });
     }
     if (callerAborted) return new StackStartError('aborted', 'start was aborted');
-    const name = group[Math.max(0, results.findIndex((r) => r !== 'ready'))];
+    const name =
+      group[
+        Math.max(
+          0,
+          results.findIndex((r) => r !== 'ready'),
+        )
+      ];
     const proc = this.procs.get(name);
-    return new StackStartError('ready_timeout', `${name} was not ready within ${this.inputs.opts.readyTimeoutMs} ms (its /readyz never answered 200)`, {
-      service: name,
-      logLines: proc?.tail() ?? [],
-      logFile: proc?.logFile,
-    });
+    return new StackStartError(
+      'ready_timeout',
+      `${name} was not ready within ${this.inputs.opts.readyTimeoutMs} ms (its /readyz never answered 200)`,
+      {
+        service: name,
+        logLines: proc?.tail() ?? [],
+        logFile: proc?.logFile,
+      },
+    );
   }
 }

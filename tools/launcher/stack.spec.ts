@@ -18,7 +18,12 @@ function fakeOptions(env: Record<string, string> = {}): { options: StackOptions;
   const eventsFile = join(mkdtempSync(join(tmpdir(), 'launcher-spec-')), 'events.txt');
   return {
     // Redis is never contacted by the fakes; an explicit URL keeps the spec from starting one.
-    options: { port: 0, redisUrl: 'redis://127.0.0.1:1', entries: ENTRIES, env: { FAKE_EVENTS_FILE: eventsFile, ...env } },
+    options: {
+      port: 0,
+      redisUrl: 'redis://127.0.0.1:1',
+      entries: ENTRIES,
+      env: { FAKE_EVENTS_FILE: eventsFile, ...env },
+    },
     events: () => {
       try {
         return readFileSync(eventsFile, 'utf8').trim().split('\n');
@@ -39,11 +44,17 @@ function isAlive(pid: number): boolean {
 }
 
 function httpGet(url: string): Promise<void> {
-  return new Promise((resolve) => get(url, { agent: false }, (res) => res.resume().on('end', resolve)).on('error', () => resolve()));
+  return new Promise((resolve) =>
+    get(url, { agent: false }, (res) => res.resume().on('end', resolve)).on('error', () => resolve()),
+  );
 }
 
 function httpStatus(url: string): Promise<boolean> {
-  return new Promise((resolve) => get(url, { agent: false }, (res) => res.resume().on('end', () => resolve(res.statusCode === 200))).on('error', () => resolve(false)));
+  return new Promise((resolve) =>
+    get(url, { agent: false }, (res) => res.resume().on('end', () => resolve(res.statusCode === 200))).on('error', () =>
+      resolve(false),
+    ),
+  );
 }
 
 async function startFailure(options: StackOptions): Promise<StackStartError> {
@@ -79,7 +90,11 @@ describe('startStack', () => {
   it('describes where the edge listens and wires every service to the others', async () => {
     const { options } = fakeOptions({ FASTLOOP_API_KEYS: 'sk-one,sk-two', SIM_TOKENS_PER_SECOND: '5000' });
     const seen: string[] = [];
-    stack = await startStack({ ...options, logLevel: 'debug', onLogLine: (service, line) => seen.push(`${service} ${JSON.parse(line).msg}`) });
+    stack = await startStack({
+      ...options,
+      logLevel: 'debug',
+      onLogLine: (service, line) => seen.push(`${service} ${JSON.parse(line).msg}`),
+    });
     const { services } = stack;
     expect(stack.url).toBe(`http://127.0.0.1:${stack.port}`);
     expect(stack.wsUrl).toBe(`ws://127.0.0.1:${stack.port}/v1/responses`);
@@ -107,7 +122,11 @@ describe('startStack', () => {
     expect(err.message).toContain('router exited with code 3 before the stack was ready');
     expect(err.message).toContain('boom: router cannot start');
     expect(events()).not.toContain('start edge');
-    expect(events().filter((e) => e.startsWith('stop')).sort()).toEqual(['stop billing', 'stop inference', 'stop safety']);
+    expect(
+      events()
+        .filter((e) => e.startsWith('stop'))
+        .sort(),
+    ).toEqual(['stop billing', 'stop inference', 'stop safety']);
   });
 
   it('fails naming the service that never became ready', async () => {
@@ -139,11 +158,19 @@ describe('startStack', () => {
     const admin = `http://127.0.0.1:${stack.services.billing.ports.admin}`;
     await httpGet(`${admin}/crash`);
     // The restarted fake logs `start billing` again and serves the same admin port.
-    for (const deadline = Date.now() + 20_000; events().filter((e) => e === 'start billing').length < 2; await new Promise((r) => setTimeout(r, 50))) {
+    for (
+      const deadline = Date.now() + 20_000;
+      events().filter((e) => e === 'start billing').length < 2;
+      await new Promise((r) => setTimeout(r, 50))
+    ) {
       if (Date.now() > deadline) throw new Error('billing was not restarted');
     }
     expect(restarts).toEqual(['billing 4 1 50']);
-    for (const deadline = Date.now() + 20_000; !(await httpStatus(`${admin}/readyz`)); await new Promise((r) => setTimeout(r, 50))) {
+    for (
+      const deadline = Date.now() + 20_000;
+      !(await httpStatus(`${admin}/readyz`));
+      await new Promise((r) => setTimeout(r, 50))
+    ) {
       if (Date.now() > deadline) throw new Error('the restarted billing never became ready');
     }
     await httpGet(`${admin}/crash`);
@@ -205,10 +232,14 @@ describe('withStackLogs', () => {
     try {
       await expect(withStackLogs(stack, async () => 1)).resolves.toBe(1);
       expect(write).not.toHaveBeenCalled();
-      await expect(withStackLogs(stack, async () => Promise.reject(new Error('assertion')))).rejects.toThrow('assertion');
+      await expect(withStackLogs(stack, async () => Promise.reject(new Error('assertion')))).rejects.toThrow(
+        'assertion',
+      );
       expect(String(write.mock.calls[0][0])).toContain('--- last 1 line(s) of edge');
       await httpGet(`http://127.0.0.1:${stack.services.router.ports.admin}/crash`);
-      await expect(withStackLogs(stack, () => new Promise(() => undefined))).rejects.toThrow('router exited with code 4 during the test');
+      await expect(withStackLogs(stack, () => new Promise(() => undefined))).rejects.toThrow(
+        'router exited with code 4 during the test',
+      );
     } finally {
       write.mockRestore();
       await stack.stop();

@@ -4,7 +4,15 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { resolveRedis, type ResolvedRedis } from './redis-setup';
 import { getFreePort, type ServiceExit } from '@fastloop/service-kit';
-import { allocatePorts, probeHost, resolveApiKeys, SERVICE_NAMES, START_PHASES, type ServiceName, type ServicePorts } from './service-specs';
+import {
+  allocatePorts,
+  probeHost,
+  resolveApiKeys,
+  SERVICE_NAMES,
+  START_PHASES,
+  type ServiceName,
+  type ServicePorts,
+} from './service-specs';
 import { StackStartError } from './stack-errors';
 import { resolveStackOptions, type StackOptions } from './stack-options';
 import { StackSupervisor, type ServiceCrash } from './stack-supervisor';
@@ -15,7 +23,14 @@ export type { ServiceExit } from '@fastloop/service-kit';
 export type { ServiceCrash, ServiceRestart } from './stack-supervisor';
 export type { RestartPolicyOptions } from './restart-policy';
 export { modelStack, ModelOptionError, type ModelStack } from './model-option';
-export { SERVICE_NAMES, START_PHASES, STOP_ORDER, DEV_API_KEY, type ServiceName, type ServicePorts } from './service-specs';
+export {
+  SERVICE_NAMES,
+  START_PHASES,
+  STOP_ORDER,
+  DEV_API_KEY,
+  type ServiceName,
+  type ServicePorts,
+} from './service-specs';
 
 /** One running service of a {@link Stack}. */
 export interface ServiceInfo {
@@ -71,12 +86,20 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const opts = resolveStackOptions(options);
   for (const name of SERVICE_NAMES) {
     if (!existsSync(opts.entries[name])) {
-      throw new StackStartError('entry_missing', `${name}: entry file ${relative(opts.rootDir, opts.entries[name])} does not exist`, { service: name });
+      throw new StackStartError(
+        'entry_missing',
+        `${name}: entry file ${relative(opts.rootDir, opts.entries[name])} does not exist`,
+        { service: name },
+      );
     }
   }
   const port = opts.port === 0 ? await getFreePort() : await ensurePortFree(opts.port, opts.bindHost);
   const ports = await allocatePorts(port);
-  const redis = await resolveRedis({ redisUrl: options.redisUrl, envUrl: opts.base.REDIS_URL, privateRedis: options.privateRedis });
+  const redis = await resolveRedis({
+    redisUrl: options.redisUrl,
+    envUrl: opts.base.REDIS_URL,
+    privateRedis: options.privateRedis,
+  });
   let supervisor: StackSupervisor | undefined;
   try {
     const logDir = options.logDir ?? mkdtempSync(join(tmpdir(), 'fastloop-stack-'));
@@ -97,7 +120,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     await supervisor.start(START_PHASES, options.signal);
     const sup = supervisor;
     const services = {} as Record<ServiceName, ServiceInfo>;
-    for (const [name, proc] of sup.procs) services[name] = { pid: proc.pid, ports: ports[name], logFile: sup.logFile(name) };
+    for (const [name, proc] of sup.procs)
+      services[name] = { pid: proc.pid, ports: ports[name], logFile: sup.logFile(name) };
     return {
       url: `http://${host}:${port}`,
       wsUrl: `ws://${host}:${port}/v1/responses`,
@@ -126,9 +150,13 @@ function ensurePortFree(port: number, bindHost: string): Promise<number> {
     srv.once('error', (err: NodeJS.ErrnoException) => {
       if (err.code !== 'EADDRINUSE') return resolve(port); // anything else the edge reports itself
       reject(
-        new StackStartError('port_in_use', `port ${port} is already in use on ${bindHost}: stop what holds it, or set PORT to another port (PORT=0 picks a free one)`, {
-          cause: err,
-        }),
+        new StackStartError(
+          'port_in_use',
+          `port ${port} is already in use on ${bindHost}: stop what holds it, or set PORT to another port (PORT=0 picks a free one)`,
+          {
+            cause: err,
+          },
+        ),
       );
     });
     srv.listen(port, bindHost, () => srv.close(() => resolve(port)));
@@ -148,7 +176,9 @@ export async function withStackLogs<T>(stack: Stack, fn: () => Promise<T>, lines
   try {
     return await Promise.race([fn(), crash]);
   } catch (err) {
-    process.stderr.write(`\nfastloop service logs (last ${lines} lines each; full logs in ${stack.logDir}):\n${stack.tail(undefined, lines)}\n`);
+    process.stderr.write(
+      `\nfastloop service logs (last ${lines} lines each; full logs in ${stack.logDir}):\n${stack.tail(undefined, lines)}\n`,
+    );
     throw err;
   }
 }

@@ -20,13 +20,22 @@ function count(n: number): string {
 }
 
 /** The usage report as an aligned text table with a totals line; "no usage" when empty. */
-export function formatUsageTable(body: { data: UsageTableRow[]; totals: UsageTableRow; start?: string; end?: string }): string {
+export function formatUsageTable(body: {
+  data: UsageTableRow[];
+  totals: UsageTableRow;
+  start?: string;
+  end?: string;
+}): string {
   const title = `usage ${body.start ?? ''} .. ${body.end ?? ''}`.trim();
   if (body.data.length === 0) return `${title}\nno usage\n`;
   const lines = [...body.data, { ...body.totals, date: 'total' }].map((r) => COLUMNS.map(([, cell]) => cell(r)));
   const headers = COLUMNS.map(([h]) => h);
   const widths = headers.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
-  const fmt = (cells: string[]) => cells.map((c, i) => (COLUMNS[i][2] ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd();
+  const fmt = (cells: string[]) =>
+    cells
+      .map((c, i) => (COLUMNS[i][2] ? c.padStart(widths[i]) : c.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
   const rule = widths.map((w) => '-'.repeat(w)).join('  ');
   const body_ = lines.map(fmt);
   return [title, fmt(headers), rule, ...body_.slice(0, -1), rule, body_[body_.length - 1]].join('\n') + '\n';

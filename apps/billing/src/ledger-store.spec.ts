@@ -52,7 +52,13 @@ describe('LedgerStore', () => {
 
   it('adds a record to the all-time and daily buckets and indexes its tenant and model', async () => {
     await expect(ledger.apply(usage())).resolves.toBe('applied');
-    const expected = { requests: '1', input_tokens: '100', cached_tokens: '80', output_tokens: '20', reasoning_tokens: '5' };
+    const expected = {
+      requests: '1',
+      input_tokens: '100',
+      cached_tokens: '80',
+      output_tokens: '20',
+      reasoning_tokens: '5',
+    };
     expect(await redis.hgetall('fastloop:ledger:{acme}:gpt-oss-20b')).toEqual(expected);
     expect(await redis.hgetall(`fastloop:ledger:{acme}:gpt-oss-20b:2025-06-01`)).toEqual(expected);
     expect(await redis.smembers(ledgerKeys.tenants)).toEqual(['acme']);
@@ -87,7 +93,13 @@ describe('LedgerStore', () => {
   it('writes nothing, not even the marker, when a ledger key has the wrong type', async () => {
     await redis.set(ledgerKeys.daily('acme', 'gpt-oss-20b', utcDay(T0)), 'not a hash');
     await expect(ledger.apply(usage())).rejects.toThrow(/WRONGTYPE/);
-    expect(await redis.exists(ledgerKeys.applied('acme', 'resp_1'), ledgerKeys.total('acme', 'gpt-oss-20b'), ledgerKeys.models('acme'))).toBe(0);
+    expect(
+      await redis.exists(
+        ledgerKeys.applied('acme', 'resp_1'),
+        ledgerKeys.total('acme', 'gpt-oss-20b'),
+        ledgerKeys.models('acme'),
+      ),
+    ).toBe(0);
     await redis.del(ledgerKeys.daily('acme', 'gpt-oss-20b', utcDay(T0)));
     await expect(ledger.apply(usage())).resolves.toBe('applied');
   });
@@ -109,7 +121,8 @@ describe('LedgerStore', () => {
         // A response id always carries the same record (it is one response); redeliveries repeat it.
         const byId = new Map<string, billingV1.UsageRecord>();
         for (const d of drafts) {
-          if (!byId.has(d.responseId)) byId.set(d.responseId, usage({ ...d, completedAtMs: T0 + d.dayOffset * DAY_MS }));
+          if (!byId.has(d.responseId))
+            byId.set(d.responseId, usage({ ...d, completedAtMs: T0 + d.dayOffset * DAY_MS }));
         }
         for (const d of drafts) await ledger.apply(byId.get(d.responseId)!);
 
@@ -156,7 +169,10 @@ describe('LedgerStore', () => {
 
   it('caps a report at maxRows and says it was truncated', async () => {
     for (let i = 0; i < 5; i++) await ledger.apply(usage({ responseId: `r${i}`, tenant: `t${i}` }));
-    expect(await ledger.report({ maxRows: 3 })).toMatchObject({ truncated: true, rows: [{ tenant: 't0' }, { tenant: 't1' }, { tenant: 't2' }] });
+    expect(await ledger.report({ maxRows: 3 })).toMatchObject({
+      truncated: true,
+      rows: [{ tenant: 't0' }, { tenant: 't1' }, { tenant: 't2' }],
+    });
     expect((await ledger.report({ maxRows: 5 })).truncated).toBe(false);
   });
 });

@@ -3,7 +3,13 @@ import type { Redis } from 'ioredis';
 import { utcDay } from './usage-job';
 
 /** Counter fields of every ledger hash, in report order. */
-export const LEDGER_FIELDS = ['requests', 'input_tokens', 'cached_tokens', 'output_tokens', 'reasoning_tokens'] as const;
+export const LEDGER_FIELDS = [
+  'requests',
+  'input_tokens',
+  'cached_tokens',
+  'output_tokens',
+  'reasoning_tokens',
+] as const;
 
 export type LedgerField = (typeof LEDGER_FIELDS)[number];
 export type LedgerTotals = Record<LedgerField, number>;
@@ -124,7 +130,8 @@ export class LedgerStore {
 
   constructor(redis: Redis, options: LedgerStoreOptions = {}) {
     this.ttl = options.dedupeTtlSeconds ?? DEFAULT_DEDUPE_TTL_SECONDS;
-    if (!Number.isInteger(this.ttl) || this.ttl < 1) throw new RangeError('dedupeTtlSeconds must be a positive integer');
+    if (!Number.isInteger(this.ttl) || this.ttl < 1)
+      throw new RangeError('dedupeTtlSeconds must be a positive integer');
     // defineCommand sends EVALSHA and falls back to EVAL after a restart flushed the script cache.
     if (!(COMMAND in redis)) redis.defineCommand(COMMAND, { numberOfKeys: 4, lua: APPLY_USAGE_LUA });
     this.redis = redis as unknown as LedgerRedis;
@@ -157,14 +164,19 @@ export class LedgerStore {
   async report(query: UsageQuery = {}): Promise<UsageReport> {
     const maxRows = query.maxRows ?? 1000;
     const days = reportDays(query);
-    const tenants = query.tenant !== undefined ? [query.tenant] : (await this.redis.smembers(ledgerKeys.tenants)).sort();
+    const tenants =
+      query.tenant !== undefined ? [query.tenant] : (await this.redis.smembers(ledgerKeys.tenants)).sort();
     const rows: UsageRow[] = [];
     for (const tenant of tenants) {
-      const models = query.model !== undefined ? [query.model] : (await this.redis.smembers(ledgerKeys.models(tenant))).sort();
-      const buckets: [string, string | null][] = models.flatMap((m) => days.map((d): [string, string | null] => [m, d]));
+      const models =
+        query.model !== undefined ? [query.model] : (await this.redis.smembers(ledgerKeys.models(tenant))).sort();
+      const buckets: [string, string | null][] = models.flatMap((m) =>
+        days.map((d): [string, string | null] => [m, d]),
+      );
       if (buckets.length === 0) continue;
       const pipeline = this.redis.pipeline();
-      for (const [m, d] of buckets) pipeline.hgetall(d === null ? ledgerKeys.total(tenant, m) : ledgerKeys.daily(tenant, m, d));
+      for (const [m, d] of buckets)
+        pipeline.hgetall(d === null ? ledgerKeys.total(tenant, m) : ledgerKeys.daily(tenant, m, d));
       const replies = (await pipeline.exec()) ?? [];
       for (let i = 0; i < replies.length; i++) {
         const [err, hash] = replies[i];
@@ -190,7 +202,8 @@ function reportDays(query: UsageQuery): (string | null)[] {
   const from = Date.parse(`${query.start}T00:00:00Z`);
   const to = Date.parse(`${query.end}T00:00:00Z`);
   if (!(to >= from)) throw new RangeError('end is before start');
-  if ((to - from) / DAY_MS + 1 > MAX_REPORT_DAYS) throw new RangeError(`a report covers at most ${MAX_REPORT_DAYS} days`);
+  if ((to - from) / DAY_MS + 1 > MAX_REPORT_DAYS)
+    throw new RangeError(`a report covers at most ${MAX_REPORT_DAYS} days`);
   const days: string[] = [];
   for (let t = from; t <= to; t += DAY_MS) days.push(utcDay(t));
   return days;

@@ -1,4 +1,12 @@
-import { createLogger, createMetricsRegistry, createRedis, installShutdown, settleWithin, startAdminServer, type Logger } from '@fastloop/service-kit';
+import {
+  createLogger,
+  createMetricsRegistry,
+  createRedis,
+  installShutdown,
+  settleWithin,
+  startAdminServer,
+  type Logger,
+} from '@fastloop/service-kit';
 import type { Redis } from 'ioredis';
 import { createBillingMetrics } from './billing-metrics';
 import { loadBillingConfig } from './billing-config';
@@ -15,7 +23,13 @@ async function main(): Promise<void> {
   const redis = createRedis(config.REDIS_URL);
   watchRedis(redis, logger);
   const ledger = new LedgerStore(redis, { dedupeTtlSeconds: config.BILLING_DEDUPE_TTL_SECONDS });
-  const worker = startUsageWorker({ connection: redis, ledger, metrics, logger, concurrency: config.BILLING_CONCURRENCY });
+  const worker = startUsageWorker({
+    connection: redis,
+    ledger,
+    metrics,
+    logger,
+    concurrency: config.BILLING_CONCURRENCY,
+  });
 
   let draining = false;
   const admin = await startAdminServer({
@@ -25,7 +39,12 @@ async function main(): Promise<void> {
     logger,
     isReady: () => !draining && worker.isRunning() && redis.status === 'ready',
   });
-  const report = await startUsageReportServer({ port: config.BILLING_HTTP_PORT, host: config.BIND_HOST, ledger, logger });
+  const report = await startUsageReportServer({
+    port: config.BILLING_HTTP_PORT,
+    host: config.BIND_HOST,
+    ledger,
+    logger,
+  });
 
   installShutdown({
     logger,

@@ -21,7 +21,14 @@ describe('parseUsageJob', () => {
   });
 
   it('reads snake_case field names and ignores unknown fields', () => {
-    const parsed = parseUsageJob({ response_id: 'r', tenant: 't', model: 'm', input_tokens: 5, completed_at_ms: '1700000000000', extra: 1 });
+    const parsed = parseUsageJob({
+      response_id: 'r',
+      tenant: 't',
+      model: 'm',
+      input_tokens: 5,
+      completed_at_ms: '1700000000000',
+      extra: 1,
+    });
     expect(parsed).toMatchObject({ responseId: 'r', inputTokens: 5, completedAtMs: 1_700_000_000_000 });
   });
 
@@ -30,18 +37,20 @@ describe('parseUsageJob', () => {
     ['an array', [1]],
     ['a string', 'resp_1'],
     ['a record without ids', { inputTokens: 1, completedAtMs: 1 }],
-    ['negative tokens', { ...billingV1.UsageRecord.toJSON(record) as object, outputTokens: -1 }],
-    ['fractional tokens', { ...billingV1.UsageRecord.toJSON(record) as object, inputTokens: 1.5 }],
-    ['non-numeric tokens', { ...billingV1.UsageRecord.toJSON(record) as object, inputTokens: 'many' }],
+    ['negative tokens', { ...(billingV1.UsageRecord.toJSON(record) as object), outputTokens: -1 }],
+    ['fractional tokens', { ...(billingV1.UsageRecord.toJSON(record) as object), inputTokens: 1.5 }],
+    ['non-numeric tokens', { ...(billingV1.UsageRecord.toJSON(record) as object), inputTokens: 'many' }],
     ['no completion time', { responseId: 'r', tenant: 't', model: 'm' }],
-    ['a completion time past year 9999', { ...billingV1.UsageRecord.toJSON(record) as object, completedAtMs: 1e16 }],
+    ['a completion time past year 9999', { ...(billingV1.UsageRecord.toJSON(record) as object), completedAtMs: 1e16 }],
   ])('rejects %s with an unrecoverable error', (_name, data) => {
     expect(() => parseUsageJob(data)).toThrow(InvalidUsageJobError);
     expect(() => parseUsageJob(data)).toThrow(UnrecoverableError);
   });
 
   it('names every offending field in one message', () => {
-    expect(() => parseUsageJob({ inputTokens: -1 })).toThrow(/responseId is required; tenant is required; model is required; inputTokens/);
+    expect(() => parseUsageJob({ inputTokens: -1 })).toThrow(
+      /responseId is required; tenant is required; model is required; inputTokens/,
+    );
   });
 });
 

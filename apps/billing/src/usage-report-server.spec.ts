@@ -22,10 +22,27 @@ describe('usage report server', () => {
     redis = new Redis(server.url);
     const ledger = new LedgerStore(redis);
     const at = Date.UTC(2025, 2, 3, 4);
-    for (const [responseId, tenant, model] of [['r1', 'acme', 'm1'], ['r2', 'acme', 'm2'], ['r3', 'globex', 'm1']]) {
-      await ledger.apply(billingV1.UsageRecord.fromPartial({ responseId, tenant, model, inputTokens: 10, outputTokens: 2, completedAtMs: at }));
+    for (const [responseId, tenant, model] of [
+      ['r1', 'acme', 'm1'],
+      ['r2', 'acme', 'm2'],
+      ['r3', 'globex', 'm1'],
+    ]) {
+      await ledger.apply(
+        billingV1.UsageRecord.fromPartial({
+          responseId,
+          tenant,
+          model,
+          inputTokens: 10,
+          outputTokens: 2,
+          completedAtMs: at,
+        }),
+      );
     }
-    http = await startUsageReportServer({ port: 0, ledger, logger: createLogger({ service: 'billing-test', level: 'silent' }) });
+    http = await startUsageReportServer({
+      port: 0,
+      ledger,
+      logger: createLogger({ service: 'billing-test', level: 'silent' }),
+    });
     base = `http://127.0.0.1:${http.port}`;
   });
   afterAll(async () => {
@@ -41,22 +58,66 @@ describe('usage report server', () => {
     const body = await json(res);
     expect(body).toMatchObject({ object: 'usage.report', tenant: null, model: null, day: null, truncated: false });
     expect(body.data).toEqual([
-      { tenant: 'acme', model: 'm1', day: null, requests: 1, input_tokens: 10, cached_tokens: 0, output_tokens: 2, reasoning_tokens: 0 },
-      { tenant: 'acme', model: 'm2', day: null, requests: 1, input_tokens: 10, cached_tokens: 0, output_tokens: 2, reasoning_tokens: 0 },
-      { tenant: 'globex', model: 'm1', day: null, requests: 1, input_tokens: 10, cached_tokens: 0, output_tokens: 2, reasoning_tokens: 0 },
+      {
+        tenant: 'acme',
+        model: 'm1',
+        day: null,
+        requests: 1,
+        input_tokens: 10,
+        cached_tokens: 0,
+        output_tokens: 2,
+        reasoning_tokens: 0,
+      },
+      {
+        tenant: 'acme',
+        model: 'm2',
+        day: null,
+        requests: 1,
+        input_tokens: 10,
+        cached_tokens: 0,
+        output_tokens: 2,
+        reasoning_tokens: 0,
+      },
+      {
+        tenant: 'globex',
+        model: 'm1',
+        day: null,
+        requests: 1,
+        input_tokens: 10,
+        cached_tokens: 0,
+        output_tokens: 2,
+        reasoning_tokens: 0,
+      },
     ]);
   });
 
   it('filters by tenant, model and UTC day', async () => {
     const body = await json(await fetch(`${base}/v1/usage?tenant=acme&model=m2&day=2025-03-03`));
-    expect(body).toMatchObject({ tenant: 'acme', model: 'm2', day: '2025-03-03', data: [{ tenant: 'acme', model: 'm2', day: '2025-03-03', requests: 1 }] });
+    expect(body).toMatchObject({
+      tenant: 'acme',
+      model: 'm2',
+      day: '2025-03-03',
+      data: [{ tenant: 'acme', model: 'm2', day: '2025-03-03', requests: 1 }],
+    });
     expect((await json(await fetch(`${base}/v1/usage?day=2025-03-04`))).data).toEqual([]);
   });
 
   it('reports one row per day between start and end, and rejects a half or reversed range', async () => {
     const body = await json(await fetch(`${base}/v1/usage?tenant=acme&start=2025-03-01&end=2025-03-05`));
-    expect(body).toMatchObject({ start: '2025-03-01', end: '2025-03-05', data: [{ model: 'm1', day: '2025-03-03' }, { model: 'm2', day: '2025-03-03' }] });
-    for (const q of ['start=2025-03-01', 'start=2025-03-05&end=2025-03-01', 'start=2020-01-01&end=2025-01-01', 'day=2025-03-03&start=2025-03-01&end=2025-03-02']) {
+    expect(body).toMatchObject({
+      start: '2025-03-01',
+      end: '2025-03-05',
+      data: [
+        { model: 'm1', day: '2025-03-03' },
+        { model: 'm2', day: '2025-03-03' },
+      ],
+    });
+    for (const q of [
+      'start=2025-03-01',
+      'start=2025-03-05&end=2025-03-01',
+      'start=2020-01-01&end=2025-01-01',
+      'day=2025-03-03&start=2025-03-01&end=2025-03-02',
+    ]) {
       expect((await fetch(`${base}/v1/usage?${q}`)).status).toBe(400);
     }
   });
@@ -76,7 +137,12 @@ describe('usage report server', () => {
 
   it('answers 503 ledger_unavailable when the ledger does not answer in time', async () => {
     const stuck = { report: () => new Promise(() => undefined) } as unknown as LedgerStore;
-    const slow = await startUsageReportServer({ port: 0, ledger: stuck, timeoutMs: 50, logger: createLogger({ service: 'billing-test', level: 'silent' }) });
+    const slow = await startUsageReportServer({
+      port: 0,
+      ledger: stuck,
+      timeoutMs: 50,
+      logger: createLogger({ service: 'billing-test', level: 'silent' }),
+    });
     try {
       const res = await fetch(`http://127.0.0.1:${slow.port}/v1/usage`);
       expect(res.status).toBe(503);

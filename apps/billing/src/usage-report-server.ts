@@ -31,13 +31,25 @@ const idParam = z.string().min(1).max(512).optional();
 const dayParam = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be YYYY-MM-DD')
-  .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), 'is not a calendar date')
+  .refine(
+    (d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d),
+    'is not a calendar date',
+  )
   .optional();
 const querySchema = z
   .object({ tenant: idParam, model: idParam, day: dayParam, start: dayParam, end: dayParam })
-  .refine((q) => (q.start === undefined) === (q.end === undefined), { message: 'start and end go together', path: ['start'] })
-  .refine((q) => q.day === undefined || q.start === undefined, { message: 'day and start/end exclude each other', path: ['day'] })
-  .refine((q) => q.start === undefined || q.end === undefined || q.end >= q.start, { message: 'end is before start', path: ['end'] })
+  .refine((q) => (q.start === undefined) === (q.end === undefined), {
+    message: 'start and end go together',
+    path: ['start'],
+  })
+  .refine((q) => q.day === undefined || q.start === undefined, {
+    message: 'day and start/end exclude each other',
+    path: ['day'],
+  })
+  .refine((q) => q.start === undefined || q.end === undefined || q.end >= q.start, {
+    message: 'end is before start',
+    path: ['end'],
+  })
   .refine((q) => q.start === undefined || q.end === undefined || daysBetween(q.start, q.end) <= MAX_REPORT_DAYS, {
     message: `a report covers at most ${MAX_REPORT_DAYS} days`,
     path: ['end'],
@@ -80,7 +92,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: UsageR
     return sendJson(res, 400, errorBody('invalid_request', message.replace(/^(day|start|end): (must|is)/, '$1 $2')));
   }
   const q = parsed.data;
-  const report = await withDeadline(options.ledger.report({ ...q, maxRows: options.maxRows }), options.timeoutMs ?? 5000);
+  const report = await withDeadline(
+    options.ledger.report({ ...q, maxRows: options.maxRows }),
+    options.timeoutMs ?? 5000,
+  );
   sendJson(res, 200, {
     object: 'usage.report',
     tenant: q.tenant ?? null,

@@ -62,7 +62,8 @@ describe('usage worker', () => {
     return new Promise((resolve) => {
       const onCompleted = (job: Job, result: unknown) => job.id === jobId && done({ job, state: 'completed', result });
       const onFailed = (job: Job | undefined, _err: Error) => {
-        if (job?.id === jobId && (job.attemptsMade >= (job.opts.attempts ?? 1) || job.finishedOn)) done({ job, state: 'failed' });
+        if (job?.id === jobId && (job.attemptsMade >= (job.opts.attempts ?? 1) || job.finishedOn))
+          done({ job, state: 'failed' });
       };
       const done = (v: { job: Job; state: 'completed' | 'failed'; result?: unknown }) => {
         worker.off('completed', onCompleted);
@@ -81,7 +82,13 @@ describe('usage worker', () => {
     const done = finished(r.responseId);
     await queue.add('usage-record', billingV1.UsageRecord.toJSON(r), { ...CONTRACT_OPTIONS, jobId: r.responseId });
     expect((await done).result).toBe('applied');
-    expect(await ledgerTotals('once')).toEqual({ requests: '1', input_tokens: '1000', cached_tokens: '900', output_tokens: '50', reasoning_tokens: '10' });
+    expect(await ledgerTotals('once')).toEqual({
+      requests: '1',
+      input_tokens: '1000',
+      cached_tokens: '900',
+      output_tokens: '50',
+      reasoning_tokens: '10',
+    });
     expect(await redis.hgetall(ledgerKeys.daily('once', 'gpt-oss-20b', '2025-07-04'))).toMatchObject({ requests: '1' });
   });
 
@@ -93,7 +100,10 @@ describe('usage worker', () => {
     await done;
     // A job removed after completion and produced again gets a new job: the ledger marker catches it.
     const again = finished('resp_twice-replayed');
-    await queue.add('usage-record', billingV1.UsageRecord.toJSON(r), { ...CONTRACT_OPTIONS, jobId: 'resp_twice-replayed' });
+    await queue.add('usage-record', billingV1.UsageRecord.toJSON(r), {
+      ...CONTRACT_OPTIONS,
+      jobId: 'resp_twice-replayed',
+    });
     expect((await again).result).toBe('duplicate');
     expect(await ledgerTotals('twice')).toMatchObject({ requests: '1', input_tokens: '1000' });
     expect(await metrics.duplicates.get()).toMatchObject({ values: [{ value: 1 }] });
@@ -101,7 +111,11 @@ describe('usage worker', () => {
 
   it('changes nothing when the same job is processed twice directly', async () => {
     const process = createUsageProcessor({ ledger: new LedgerStore(redis), metrics, logger });
-    const job = { id: 'resp_direct', data: billingV1.UsageRecord.toJSON(record('resp_direct', { tenant: 'direct' })), attemptsMade: 0 };
+    const job = {
+      id: 'resp_direct',
+      data: billingV1.UsageRecord.toJSON(record('resp_direct', { tenant: 'direct' })),
+      attemptsMade: 0,
+    };
     await expect(process(job)).resolves.toBe('applied');
     await expect(process({ ...job, attemptsMade: 1 })).resolves.toBe('duplicate');
     expect(await ledgerTotals('direct')).toMatchObject({ requests: '1', output_tokens: '50' });
@@ -109,7 +123,11 @@ describe('usage worker', () => {
 
   it('fails a job with invalid data at once, without retrying it', async () => {
     const done = finished('resp_bad');
-    await queue.add('usage-record', { responseId: 'resp_bad', inputTokens: -5 }, { ...CONTRACT_OPTIONS, jobId: 'resp_bad' });
+    await queue.add(
+      'usage-record',
+      { responseId: 'resp_bad', inputTokens: -5 },
+      { ...CONTRACT_OPTIONS, jobId: 'resp_bad' },
+    );
     const { job, state } = await done;
     expect(state).toBe('failed');
     expect(job.attemptsMade).toBe(1);

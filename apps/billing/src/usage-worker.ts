@@ -40,7 +40,10 @@ export function createUsageProcessor(deps: UsageProcessorDeps): (job: UsageJob) 
       return outcome;
     } catch (err) {
       deps.metrics.failures.inc({ reason: 'redis' });
-      log.warn({ err, responseId: record.responseId, attemptsMade: job.attemptsMade }, 'ledger step failed, job will be retried');
+      log.warn(
+        { err, responseId: record.responseId, attemptsMade: job.attemptsMade },
+        'ledger step failed, job will be retried',
+      );
       throw err;
     }
   };

@@ -43,12 +43,16 @@ async function main(): Promise<void> {
   const client = fork('-e', [CLIENT, url], { execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const [[socket]] = (await Promise.all([once(wss, 'connection'), once(client, 'message')])) as [[WebSocket], unknown];
   const raw = (socket as unknown as { _socket: import('node:net').Socket })._socket;
-  process.stdout.write(`${completion.length} tokens a response; CPU µs per token of this process (parse, events, JSON, frames)\n`);
+  process.stdout.write(
+    `${completion.length} tokens a response; CPU µs per token of this process (parse, events, JSON, frames)\n`,
+  );
   process.stdout.write(`${'tokens/frame'.padEnd(14)}${'no cork'.padStart(10)}${'corked'.padStart(12)}\n`);
   for (const chunk of [1, 4, 18, 56, 256]) {
     const row = [];
     for (const corked of [false, true]) row.push(await measure(socket, raw, client, chunk, corked));
-    process.stdout.write(`${String(chunk).padEnd(14)}${row.map((v, i) => v.toFixed(2).padStart(i === 0 ? 10 : 12)).join('')}\n`);
+    process.stdout.write(
+      `${String(chunk).padEnd(14)}${row.map((v, i) => v.toFixed(2).padStart(i === 0 ? 10 : 12)).join('')}\n`,
+    );
   }
   process.stdout.write(`\nshort turns (a ${call.length}-token tool call in one chunk, 7 events): CPU µs per turn\n`);
   const turns = [];
@@ -58,11 +62,21 @@ async function main(): Promise<void> {
   wss.close();
 }
 
-const call = profile.renderCompletion({ kind: 'function_call', name: 'read_file', arguments: '{"path":"src/index.ts"}', callId: '' });
+const call = profile.renderCompletion({
+  kind: 'function_call',
+  name: 'read_file',
+  arguments: '{"path":"src/index.ts"}',
+  callId: '',
+});
 const usage = createUsage({ inputTokens: 2000, outputTokens: call.length });
 
 /** Whole turns, each in one tick: created → the call's item → completed; returns CPU µs per turn. */
-async function measureTurns(ws: WebSocket, raw: import('node:net').Socket, client: ReturnType<typeof fork>, corked: boolean): Promise<number> {
+async function measureTurns(
+  ws: WebSocket,
+  raw: import('node:net').Socket,
+  client: ReturnType<typeof fork>,
+  corked: boolean,
+): Promise<number> {
   const cork = corked ? microtaskCork(raw) : () => undefined;
   const send = (event: object) => {
     cork();
@@ -74,7 +88,11 @@ async function measureTurns(ws: WebSocket, raw: import('node:net').Socket, clien
     const start = process.cpuUsage();
     const ended = once(client, 'message');
     for (let t = 0; t < 500; t++) {
-      const writer = new TurnWriter({ model: 'm', input: 'hi' } as ResponseCreateRequest, { id: 'resp_1', model: 'm' }, send);
+      const writer = new TurnWriter(
+        { model: 'm', input: 'hi' } as ResponseCreateRequest,
+        { id: 'resp_1', model: 'm' },
+        send,
+      );
       const parser = profile.createOutputParser();
       writer.created();
       applyParseEvents(writer, parser.push(call));
@@ -94,7 +112,13 @@ async function measureTurns(ws: WebSocket, raw: import('node:net').Socket, clien
 }
 
 /** Relays the answer until ~1 s of CPU was spent; returns CPU µs per token. */
-async function measure(ws: WebSocket, raw: import('node:net').Socket, client: ReturnType<typeof fork>, chunk: number, corked: boolean): Promise<number> {
+async function measure(
+  ws: WebSocket,
+  raw: import('node:net').Socket,
+  client: ReturnType<typeof fork>,
+  chunk: number,
+  corked: boolean,
+): Promise<number> {
   const cork = corked ? microtaskCork(raw) : () => undefined;
   const send = (event: object) => {
     cork();
@@ -104,7 +128,11 @@ async function measure(ws: WebSocket, raw: import('node:net').Socket, client: Re
   let cpu = 0;
   for (let round = 0; cpu < 1_000_000 || round < 3; round++) {
     const start = process.cpuUsage();
-    const writer = new TurnWriter({ model: 'm', input: 'hi' } as ResponseCreateRequest, { id: 'resp_1', model: 'm' }, send);
+    const writer = new TurnWriter(
+      { model: 'm', input: 'hi' } as ResponseCreateRequest,
+      { id: 'resp_1', model: 'm' },
+      send,
+    );
     const parser = profile.createOutputParser();
     const ended = once(client, 'message');
     for (let i = 0; i < completion.length; i += chunk) {

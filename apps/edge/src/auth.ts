@@ -27,13 +27,20 @@ export class ApiKeyAuth {
   }
 
   private add(spec: string, admin: boolean): void {
-    for (const entry of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
+    for (const entry of spec
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
       const sep = entry.lastIndexOf(':');
       const key = sep > 0 ? entry.slice(0, sep) : entry;
       const tenant = sep > 0 ? entry.slice(sep + 1) : 'default';
       if (tenant === '') throw new Error(`FASTLOOP_API_KEYS: entry '${key.slice(0, 6)}…:' names an empty tenant`);
       const digest = sha256(key);
-      this.keys.set(digest.toString('hex'), { tenant, keyId: digest.toString('hex').slice(0, 8), ...(admin ? { admin } : {}) });
+      this.keys.set(digest.toString('hex'), {
+        tenant,
+        keyId: digest.toString('hex').slice(0, 8),
+        ...(admin ? { admin } : {}),
+      });
     }
   }
 

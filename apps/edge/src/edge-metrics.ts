@@ -25,15 +25,46 @@ export class EdgeMetrics {
       help: 'Time spent in each stage of a turn',
       labelNames: ['stage', 'transport', 'cached'],
       // Sub-millisecond buckets: the point of a cached turn is that these stages become tiny.
-      buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      buckets: [
+        0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+      ],
       registers: [registry],
     });
-    this.turns = new Counter({ name: 'fastloop_edge_turns_total', help: 'Turns by terminal status', labelNames: ['transport', 'cached', 'status'], registers: [registry] });
-    this.errors = new Counter({ name: 'fastloop_edge_errors_total', help: 'Errors returned to clients by code', labelNames: ['transport', 'code'], registers: [registry] });
-    this.cacheLookups = new Counter({ name: 'fastloop_edge_state_cache_lookups_total', help: 'previous_response_id lookups: hit (connection cache), store (response store), miss', labelNames: ['result'], registers: [registry] });
-    this.cacheEvictions = new Counter({ name: 'fastloop_edge_state_cache_evictions_total', help: 'Conversation states evicted', labelNames: ['reason'], registers: [registry] });
-    this.cacheBytes = new Gauge({ name: 'fastloop_edge_state_cache_bytes', help: 'Bytes held by all connection caches', registers: [registry] });
-    this.connections = new Gauge({ name: 'fastloop_edge_open_connections', help: 'Open persistent connections', labelNames: ['transport'], registers: [registry] });
+    this.turns = new Counter({
+      name: 'fastloop_edge_turns_total',
+      help: 'Turns by terminal status',
+      labelNames: ['transport', 'cached', 'status'],
+      registers: [registry],
+    });
+    this.errors = new Counter({
+      name: 'fastloop_edge_errors_total',
+      help: 'Errors returned to clients by code',
+      labelNames: ['transport', 'code'],
+      registers: [registry],
+    });
+    this.cacheLookups = new Counter({
+      name: 'fastloop_edge_state_cache_lookups_total',
+      help: 'previous_response_id lookups: hit (connection cache), store (response store), miss',
+      labelNames: ['result'],
+      registers: [registry],
+    });
+    this.cacheEvictions = new Counter({
+      name: 'fastloop_edge_state_cache_evictions_total',
+      help: 'Conversation states evicted',
+      labelNames: ['reason'],
+      registers: [registry],
+    });
+    this.cacheBytes = new Gauge({
+      name: 'fastloop_edge_state_cache_bytes',
+      help: 'Bytes held by all connection caches',
+      registers: [registry],
+    });
+    this.connections = new Gauge({
+      name: 'fastloop_edge_open_connections',
+      help: 'Open persistent connections',
+      labelNames: ['transport'],
+      registers: [registry],
+    });
     this.engineFirstItemSeconds = new Histogram({
       name: 'fastloop_edge_engine_first_item_seconds',
       help: "The worker's own time from receiving Generate to sending the chunk that opened the response's first output item (as it reports per chunk); the client's time to that item minus this is what the API added",
@@ -54,8 +85,17 @@ export class EdgeMetrics {
       labelNames: ['category', 'action', 'source'],
       registers: [registry],
     });
-    this.outputBlocks = new Counter({ name: 'fastloop_edge_output_blocks_total', help: 'Responses stopped by output moderation (incomplete, content_filter)', labelNames: ['rule'], registers: [registry] });
-    this.prefixMisses = new Counter({ name: 'fastloop_edge_prefix_misses_total', help: 'Generate calls answered prefix_miss and resent in full', registers: [registry] });
+    this.outputBlocks = new Counter({
+      name: 'fastloop_edge_output_blocks_total',
+      help: 'Responses stopped by output moderation (incomplete, content_filter)',
+      labelNames: ['rule'],
+      registers: [registry],
+    });
+    this.prefixMisses = new Counter({
+      name: 'fastloop_edge_prefix_misses_total',
+      help: 'Generate calls answered prefix_miss and resent in full',
+      registers: [registry],
+    });
   }
 }
 

@@ -39,7 +39,10 @@ async function main(): Promise<void> {
   // The router may name any profile; build their tokenizer tables before taking traffic.
   for (const id of listProfileIds()) getProfile(id).warmUp();
   const metrics = new EdgeMetrics(registry);
-  if (!config.EDGE_REASONING_KEYS) logger.warn('EDGE_REASONING_KEYS is not set: using the development key; anyone who knows it can read and forge reasoning encrypted_content');
+  if (!config.EDGE_REASONING_KEYS)
+    logger.warn(
+      'EDGE_REASONING_KEYS is not set: using the development key; anyone who knows it can read and forge reasoning encrypted_content',
+    );
   const reasoningSeal = new ReasoningSeal(parseReasoningKeys(config.EDGE_REASONING_KEYS ?? DEV_REASONING_KEYS));
   const auth = new ApiKeyAuth(config.FASTLOOP_API_KEYS, config.FASTLOOP_ADMIN_API_KEYS);
   const backends = new BackendClients({
@@ -64,7 +67,13 @@ async function main(): Promise<void> {
   });
   const renderCache = new EntryRenderCache(config.EDGE_RENDER_CACHE_ENTRIES, config.EDGE_RENDER_CACHE_TOKENS);
   const loader = new StoredStateLoader(store, storeWriter, renderCache, reasoningSeal);
-  const usage = new UsageOutbox(usageOutboxOptionsFromConfig(config, { redisUrl: config.REDIS_URL, registry, logger: logger.child({ component: 'usage' }) }));
+  const usage = new UsageOutbox(
+    usageOutboxOptionsFromConfig(config, {
+      redisUrl: config.REDIS_URL,
+      registry,
+      logger: logger.child({ component: 'usage' }),
+    }),
+  );
   const routeCache = new RouteCache(config.EDGE_ROUTE_CACHE_TTL_MS);
   const items = new StoredItemLookup(store, storeWriter);
   const deps: TurnDeps = {
@@ -79,11 +88,16 @@ async function main(): Promise<void> {
     safetyOverlap: config.EDGE_SAFETY_OVERLAP,
     limits: edgeLimitsFromConfig(config),
     headerVerdicts: new HeaderVerdicts(config.EDGE_SAFETY_HEADER_CACHE_ENTRIES),
-    outputModeration: config.EDGE_OUTPUT_MODERATION ? { chunkChars: config.EDGE_OUTPUT_MODERATION_CHUNK_CHARS } : undefined,
+    outputModeration: config.EDGE_OUTPUT_MODERATION
+      ? { chunkChars: config.EDGE_OUTPUT_MODERATION_CHUNK_CHARS }
+      : undefined,
     reasoningSeal,
   };
   const budget = new StateCacheBudget(config.EDGE_CACHE_TOTAL_BYTES, metrics);
-  const limits = new ConnectionLimits({ maxConnections: config.EDGE_MAX_CONNECTIONS, maxPerTenant: config.EDGE_MAX_CONNECTIONS_PER_TENANT });
+  const limits = new ConnectionLimits({
+    maxConnections: config.EDGE_MAX_CONNECTIONS,
+    maxPerTenant: config.EDGE_MAX_CONNECTIONS_PER_TENANT,
+  });
   const sessionLimits = {
     connectionCacheBytes: config.EDGE_CONN_CACHE_BYTES,
     maxQueued: config.EDGE_WS_MAX_QUEUED,
@@ -101,13 +115,28 @@ async function main(): Promise<void> {
     store: { store, writer: storeWriter },
     usage: usageReports,
   });
-  const ws = new WsGateway({ deps, auth, budget, loader, maxPayloadBytes: config.EDGE_MAX_BODY_BYTES, maxConnectionMs: config.EDGE_WS_MAX_CONNECTION_MS, ...sessionLimits });
+  const ws = new WsGateway({
+    deps,
+    auth,
+    budget,
+    loader,
+    maxPayloadBytes: config.EDGE_MAX_BODY_BYTES,
+    maxConnectionMs: config.EDGE_WS_MAX_CONNECTION_MS,
+    ...sessionLimits,
+  });
   const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => http.handle(req, res));
   server.on('upgrade', (req, socket, head) => ws.handleUpgrade(req, socket, head));
   await listen(server, config.PORT, config.BIND_HOST);
   const port = (server.address() as AddressInfo).port;
 
-  const grpcBinding = responsesGrpcService({ deps, auth, budget, loader, maxPayloadBytes: config.EDGE_MAX_BODY_BYTES, ...sessionLimits });
+  const grpcBinding = responsesGrpcService({
+    deps,
+    auth,
+    budget,
+    loader,
+    maxPayloadBytes: config.EDGE_MAX_BODY_BYTES,
+    ...sessionLimits,
+  });
   // As the WebSocket layer does: messages up to twice the limit get a polite error, larger ones
   // are refused by grpc-js (RESOURCE_EXHAUSTED) before they are buffered whole.
   const grpc = await startGrpcServer({
@@ -118,21 +147,39 @@ async function main(): Promise<void> {
     maxReceiveMessageLength: config.EDGE_MAX_BODY_BYTES * 2 + 1024,
   });
   let ready = true;
-  const admin = await startAdminServer({ port: config.ADMIN_PORT, host: config.BIND_HOST, registry, isReady: () => ready, logger });
+  const admin = await startAdminServer({
+    port: config.ADMIN_PORT,
+    host: config.BIND_HOST,
+    registry,
+    isReady: () => ready,
+    logger,
+  });
   grpc.health.set(true);
   logger.info({ port, grpcPort: grpc.port, adminPort: admin.port }, 'ready');
 
   installShutdown({
     logger,
     steps: [
-      { name: 'not ready', run: () => { ready = false; grpc.health.set(false); } },
+      {
+        name: 'not ready',
+        run: () => {
+          ready = false;
+          grpc.health.set(false);
+        },
+      },
       { name: 'drain websockets', run: () => ws.close() },
       { name: 'drain http', run: () => closeServer(server) },
       { name: 'drain grpc', run: () => grpc.close() },
       // Usage first: a record must never be lost, and the outbox spills to disk if Redis is away.
       { name: 'flush usage outbox', run: () => usage.close() },
       { name: 'flush store', run: () => storeWriter.flush() },
-      { name: 'close clients', run: async () => { backends.close(); redis.disconnect(); } },
+      {
+        name: 'close clients',
+        run: async () => {
+          backends.close();
+          redis.disconnect();
+        },
+      },
       { name: 'admin', run: () => admin.close() },
     ],
   });

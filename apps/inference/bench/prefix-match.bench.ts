@@ -28,7 +28,11 @@ function time(label: string, reps: number, run: () => void): void {
 function main(): void {
   const conversation = Array.from({ length: TOKENS }, (_, i) => (i * 2_654_435_761) % 200_000);
   const cache = new SessionCache({ maxTokens: 4_000_000, maxEntries: 10_000 });
-  for (let s = 0; s < 30; s++) cache.set(`other-${s}`, Uint32Array.from(conversation, (t) => (t + s + 1) % 200_000));
+  for (let s = 0; s < 30; s++)
+    cache.set(
+      `other-${s}`,
+      Uint32Array.from(conversation, (t) => (t + s + 1) % 200_000),
+    );
   cache.set('conversation', Uint32Array.from(conversation));
   const prompt = [...conversation, 1, 2, 3, 4, 5];
   const held = cache.lookup('conversation')!;
@@ -36,8 +40,12 @@ function main(): void {
   const promptHashes = extendBlockHashes(prompt);
 
   time('hash 100k tokens', 200, () => extendBlockHashes(prompt));
-  time('stateless full resend: hash + match', 200, () => matchPrefix(cache, promptTokens, extendBlockHashes(prompt), undefined, 0));
-  time('session hit (prompt = held ++ 5): match', 5_000, () => matchPrefix(cache, promptTokens, promptHashes, held, TOKENS));
+  time('stateless full resend: hash + match', 200, () =>
+    matchPrefix(cache, promptTokens, extendBlockHashes(prompt), undefined, 0),
+  );
+  time('session hit (prompt = held ++ 5): match', 5_000, () =>
+    matchPrefix(cache, promptTokens, promptHashes, held, TOKENS),
+  );
   const log = new SequenceLog();
   log.append(prompt);
   let turn = 0;

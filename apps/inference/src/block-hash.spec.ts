@@ -18,7 +18,9 @@ describe('extendBlockHashes', () => {
         const extended = [...base, ...more];
         expect(Array.from(extendBlockHashes(extended, known, reuse))).toEqual(Array.from(extendBlockHashes(extended)));
         // Reusing hashes of the sequence itself from a Uint32Array agrees too.
-        expect(Array.from(extendBlockHashes(Uint32Array.from(extended), known))).toEqual(Array.from(extendBlockHashes(extended)));
+        expect(Array.from(extendBlockHashes(Uint32Array.from(extended), known))).toEqual(
+          Array.from(extendBlockHashes(extended)),
+        );
       }),
     );
   });
@@ -33,13 +35,17 @@ describe('extendBlockHashes', () => {
 
   it('returns integers below 2^53 that differ for blocks differing in one token', () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 2 ** 32 - 1 }), { minLength: B, maxLength: B }), fc.nat(B - 1), (block, at) => {
-        const h = chainBlockHash(0, block, 0);
-        expect(Number.isSafeInteger(h) && h >= 0).toBe(true);
-        const changed = [...block];
-        changed[at] = (changed[at] + 1) % 2 ** 32;
-        expect(chainBlockHash(0, changed, 0)).not.toBe(h);
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 2 ** 32 - 1 }), { minLength: B, maxLength: B }),
+        fc.nat(B - 1),
+        (block, at) => {
+          const h = chainBlockHash(0, block, 0);
+          expect(Number.isSafeInteger(h) && h >= 0).toBe(true);
+          const changed = [...block];
+          changed[at] = (changed[at] + 1) % 2 ** 32;
+          expect(chainBlockHash(0, changed, 0)).not.toBe(h);
+        },
+      ),
     );
   });
 });

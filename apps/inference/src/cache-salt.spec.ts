@@ -7,10 +7,21 @@ import { generate, startTestWorker, type TestWorker } from './testing/test-worke
 const profile = getProfile('harmony-o200k');
 const user = (text: string): ConversationEntry => ({ kind: 'message', role: 'user', text });
 // Several full 64-token blocks, so content matching has something to find.
-const secret = profile.render({ instructions: Array.from({ length: 60 }, (_, i) => `Runbook step ${i}: rotate key ${i * 7}.`).join(' '), tools: [] }, [user('the launch code is 7421')]);
+const secret = profile.render(
+  {
+    instructions: Array.from({ length: 60 }, (_, i) => `Runbook step ${i}: rotate key ${i * 7}.`).join(' '),
+    tools: [],
+  },
+  [user('the launch code is 7421')],
+);
 
-function forget(t: TestWorker, request: Partial<inferenceV1.ForgetSessionRequest>): Promise<inferenceV1.ForgetSessionResponse> {
-  return callUnary(t.client.forgetSession, t.client, inferenceV1.ForgetSessionRequest.fromPartial(request), { deadlineMs: 5_000 });
+function forget(
+  t: TestWorker,
+  request: Partial<inferenceV1.ForgetSessionRequest>,
+): Promise<inferenceV1.ForgetSessionResponse> {
+  return callUnary(t.client.forgetSession, t.client, inferenceV1.ForgetSessionRequest.fromPartial(request), {
+    deadlineMs: 5_000,
+  });
 }
 
 describe('cache_salt scopes prefix reuse per tenant', () => {
@@ -26,7 +37,11 @@ describe('cache_salt scopes prefix reuse per tenant', () => {
     // Other tenants probe with the exact same prompt and with shorter prefixes of it (each its
     // own tenant, so no probe finds what an earlier probe left).
     for (const end of [secret.length, 200, 130, 65]) {
-      const probe = await generate(t.client, { sessionKey: `b-${end}`, cacheSalt: `tenant-b${end}`, tokens: secret.slice(0, end) }).result;
+      const probe = await generate(t.client, {
+        sessionKey: `b-${end}`,
+        cacheSalt: `tenant-b${end}`,
+        tokens: secret.slice(0, end),
+      }).result;
       expect(probe.done?.cachedTokens).toBe(0);
     }
     const again = await generate(t.client, { sessionKey: 'a-2', cacheSalt: 'tenant-a', tokens: secret }).result;
@@ -36,9 +51,21 @@ describe('cache_salt scopes prefix reuse per tenant', () => {
   it('does not let a session key be used under another salt', async () => {
     const first = await generate(t.client, { sessionKey: 'resp_a', cacheSalt: 'tenant-a', tokens: secret }).result;
     const held = secret.length + first.tokens.length;
-    const cross = generate(t.client, { sessionKey: 'resp_b', parentSessionKey: 'resp_a', cacheSalt: 'tenant-b', prefixLen: held, tokens: [200006] }).result;
+    const cross = generate(t.client, {
+      sessionKey: 'resp_b',
+      parentSessionKey: 'resp_a',
+      cacheSalt: 'tenant-b',
+      prefixLen: held,
+      tokens: [200006],
+    }).result;
     await expect(cross).rejects.toMatchObject({ code: 'prefix_miss' });
-    const own = await generate(t.client, { sessionKey: 'resp_a2', parentSessionKey: 'resp_a', cacheSalt: 'tenant-a', prefixLen: held, tokens: [200006] }).result;
+    const own = await generate(t.client, {
+      sessionKey: 'resp_a2',
+      parentSessionKey: 'resp_a',
+      cacheSalt: 'tenant-a',
+      prefixLen: held,
+      tokens: [200006],
+    }).result;
     expect(own.done?.cachedTokens).toBe(held);
   });
 
@@ -52,7 +79,9 @@ describe('cache_salt scopes prefix reuse per tenant', () => {
 
   it('tells on the first chunk what was prefilled, so a caller cut off before Done can bill it', async () => {
     await generate(t.client, { sessionKey: 'p-1', cacheSalt: 's', tokens: secret }).result;
-    const call = t.client.generate(inferenceV1.GenerateRequest.fromPartial({ sessionKey: 'p-2', cacheSalt: 's', tokens: secret }));
+    const call = t.client.generate(
+      inferenceV1.GenerateRequest.fromPartial({ sessionKey: 'p-2', cacheSalt: 's', tokens: secret }),
+    );
     const chunks: inferenceV1.TokenChunk[] = [];
     await new Promise<void>((resolve, reject) => {
       call.on('data', (r: inferenceV1.GenerateResponse) => r.event?.$case === 'chunk' && chunks.push(r.event.value));

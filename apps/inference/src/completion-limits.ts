@@ -15,7 +15,12 @@ export interface LimitedChunk {
  *
  * @param sent tokens already sent in this call
  */
-export function limitChunk(chunk: readonly number[], sent: number, maxOutputTokens: number, stopTokens: ReadonlySet<number>): LimitedChunk {
+export function limitChunk(
+  chunk: readonly number[],
+  sent: number,
+  maxOutputTokens: number,
+  stopTokens: ReadonlySet<number>,
+): LimitedChunk {
   const room = Math.max(0, maxOutputTokens - sent);
   const n = Math.min(chunk.length, room);
   for (let i = 0; i < n; i++) {

@@ -21,9 +21,11 @@ describe('loadInferenceConfig', () => {
     });
   });
 
-  it('speaks harmony with the sim and the model file\'s own profile with llamacpp', () => {
+  it("speaks harmony with the sim and the model file's own profile with llamacpp", () => {
     expect(profileIdOf(loadInferenceConfig({ env: {} }))).toBe('harmony-o200k');
-    expect(profileIdOf(loadInferenceConfig({ env: { INFERENCE_ENGINE: 'llamacpp', LLAMACPP_MODEL_PATH: '/m/x.gguf' } }))).toBe('gguf:/m/x.gguf');
+    expect(
+      profileIdOf(loadInferenceConfig({ env: { INFERENCE_ENGINE: 'llamacpp', LLAMACPP_MODEL_PATH: '/m/x.gguf' } })),
+    ).toBe('gguf:/m/x.gguf');
   });
 
   it('requires LLAMACPP_MODEL_PATH with the llamacpp engine', () => {

@@ -91,15 +91,24 @@ export const inferenceConfigSchema = z.object({
   SIM_GUARD_BLOCK_TERMS: z
     .string()
     .default('')
-    .transform((v) => v.split(',').map((t) => t.trim()).filter((t) => t.length > 0)),
+    .transform((v) =>
+      v
+        .split(',')
+        .map((t) => t.trim())
+        .filter((t) => t.length > 0),
+    ),
 });
 
 export type InferenceConfig = Readonly<z.infer<typeof inferenceConfigSchema>>;
 
 /** The profile id the worker speaks (INFERENCE_PROFILE, else the engine's default). */
-export function profileIdOf(config: Pick<InferenceConfig, 'INFERENCE_ENGINE' | 'INFERENCE_PROFILE' | 'LLAMACPP_MODEL_PATH'>): string {
+export function profileIdOf(
+  config: Pick<InferenceConfig, 'INFERENCE_ENGINE' | 'INFERENCE_PROFILE' | 'LLAMACPP_MODEL_PATH'>,
+): string {
   if (config.INFERENCE_PROFILE) return config.INFERENCE_PROFILE;
-  return config.INFERENCE_ENGINE === 'llamacpp' && config.LLAMACPP_MODEL_PATH ? ggufProfileId(config.LLAMACPP_MODEL_PATH) : DEFAULT_PROFILE_ID;
+  return config.INFERENCE_ENGINE === 'llamacpp' && config.LLAMACPP_MODEL_PATH
+    ? ggufProfileId(config.LLAMACPP_MODEL_PATH)
+    : DEFAULT_PROFILE_ID;
 }
 
 /** Loads and validates the worker's configuration; a bad value throws ConfigError naming the field. */
@@ -109,7 +118,9 @@ export function loadInferenceConfig(options: LoadConfigOptions = {}): InferenceC
     throw new ConfigError('invalid configuration: OPENAI_COMPAT_URL: required with INFERENCE_ENGINE=openai-compatible');
   }
   if (config.INFERENCE_ENGINE === 'llamacpp' && !config.LLAMACPP_MODEL_PATH) {
-    throw new ConfigError('invalid configuration: LLAMACPP_MODEL_PATH: required with INFERENCE_ENGINE=llamacpp (a GGUF model file)');
+    throw new ConfigError(
+      'invalid configuration: LLAMACPP_MODEL_PATH: required with INFERENCE_ENGINE=llamacpp (a GGUF model file)',
+    );
   }
   return config;
 }

@@ -11,13 +11,18 @@ import { SimEngine } from './engines/sim/sim-engine';
  * Resolves the worker's profile (INFERENCE_PROFILE or the engine's default); an unknown id, or a
  * model file that cannot be read, is a configuration error naming the field.
  */
-export async function loadProfile(config: Pick<InferenceConfig, 'INFERENCE_ENGINE' | 'INFERENCE_PROFILE' | 'LLAMACPP_MODEL_PATH'>): Promise<ModelProfile> {
+export async function loadProfile(
+  config: Pick<InferenceConfig, 'INFERENCE_ENGINE' | 'INFERENCE_PROFILE' | 'LLAMACPP_MODEL_PATH'>,
+): Promise<ModelProfile> {
   const id = profileIdOf(config);
   try {
     return await resolveProfile(id);
   } catch (cause) {
     const field = config.INFERENCE_PROFILE ? 'INFERENCE_PROFILE' : 'LLAMACPP_MODEL_PATH';
-    const reason = (cause as { code?: string }).code === 'profile_not_found' ? `unknown model profile '${id}'` : (cause as Error).message;
+    const reason =
+      (cause as { code?: string }).code === 'profile_not_found'
+        ? `unknown model profile '${id}'`
+        : (cause as Error).message;
     throw new ConfigError(`invalid configuration: ${field}: ${reason}`, { cause });
   }
 }

@@ -20,7 +20,12 @@ describe('watchEngineHealth', () => {
 
   it('keeps an engine without a health check SERVING', async () => {
     const states: boolean[] = [];
-    const stop = await watchEngineHealth({ engine: { name: 'sim' }, setServing: (s) => states.push(s), intervalMs: 10, logger });
+    const stop = await watchEngineHealth({
+      engine: { name: 'sim' },
+      setServing: (s) => states.push(s),
+      intervalMs: 10,
+      logger,
+    });
     stop();
     expect(states).toEqual([true]);
   });

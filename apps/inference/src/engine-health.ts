@@ -29,7 +29,11 @@ export async function watchEngineHealth(options: EngineHealthWatch): Promise<() 
     const timeout = AbortSignal.timeout(Math.max(100, options.intervalMs));
     const healthy = await check(AbortSignal.any([stop.signal, timeout]));
     if (stop.signal.aborted) return;
-    if (healthy !== last) logger[healthy ? 'info' : 'warn']({ engine: engine.name, healthy }, healthy ? 'engine healthy: SERVING' : 'engine unhealthy: NOT_SERVING');
+    if (healthy !== last)
+      logger[healthy ? 'info' : 'warn'](
+        { engine: engine.name, healthy },
+        healthy ? 'engine healthy: SERVING' : 'engine unhealthy: NOT_SERVING',
+      );
     last = healthy;
     setServing(healthy);
   };

@@ -78,7 +78,11 @@ export class GenerateService {
   implementation(): inferenceV1.InferenceServiceServer {
     return {
       generate: (call: GenerateCall) => void this.handle(call),
-      generateStream: (stream) => this.mux.serveStreaming<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse>(stream, (call) => void this.handle(call)),
+      generateStream: (stream) =>
+        this.mux.serveStreaming<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse>(
+          stream,
+          (call) => void this.handle(call),
+        ),
       forgetSession: (call, callback) => callback(null, { forgotten: this.forget(call.request) }),
     };
   }
@@ -124,7 +128,8 @@ export class GenerateService {
       await this.run(call, arrivedAt, controller.signal);
     } catch (err) {
       const domain = err instanceof DomainError ? err : engineError(err);
-      if (!(err instanceof DomainError)) this.options.logger.error({ err, engine: this.options.engine.name }, 'engine failed');
+      if (!(err instanceof DomainError))
+        this.options.logger.error({ err, engine: this.options.engine.name }, 'engine failed');
       if (controller.signal.aborted) this.count('cancelled');
       else this.fail(call, domain, outcomeOf(domain));
     } finally {
@@ -178,7 +183,9 @@ export class GenerateService {
       return { ...assembled, sessionCachedTokens: 0 };
     }
     const seed = saltSeed(request.cacheSalt);
-    const held = sessions.lookup(scopedKey(request.cacheSalt, request.parentSessionKey !== '' ? request.parentSessionKey : request.sessionKey));
+    const held = sessions.lookup(
+      scopedKey(request.cacheSalt, request.parentSessionKey !== '' ? request.parentSessionKey : request.sessionKey),
+    );
     const hit = held !== undefined && held.tokens.length >= request.prefixLen;
     (hit ? metrics.sessionCacheHits : metrics.sessionCacheMisses).inc(this.engineLabel);
     // Checked before anything is appended to the session's log (only the new tokens: O(new)).
@@ -189,7 +196,14 @@ export class GenerateService {
     // prefix_len / prefix_miss concern what the caller may omit; content matching only raises
     // cached_tokens (what the engine need not prefill), as vLLM's and SGLang's prefix caches do.
     const promptHashes = assembled.log.hashes(assembled.prompt.length);
-    const match = matchPrefix(sessions, assembled.prompt, promptHashes, held, assembled.cachedTokens, this.options.prefixCaching ?? true);
+    const match = matchPrefix(
+      sessions,
+      assembled.prompt,
+      promptHashes,
+      held,
+      assembled.cachedTokens,
+      this.options.prefixCaching ?? true,
+    );
     return { ...assembled, cachedTokens: match.cachedTokens, sessionCachedTokens: assembled.cachedTokens };
   }
 
@@ -205,7 +219,8 @@ export class GenerateService {
     // The parent's tokens now live under the new key (a move): a key always names one immutable
     // sequence, so a branch from the parent gets prefix_miss and resends instead of reusing
     // tokens another branch appended (content matching still reuses them as cached_tokens).
-    const moveFrom = request.parentSessionKey !== '' ? scopedKey(request.cacheSalt, request.parentSessionKey) : undefined;
+    const moveFrom =
+      request.parentSessionKey !== '' ? scopedKey(request.cacheSalt, request.parentSessionKey) : undefined;
     sessions.set(scopedKey(request.cacheSalt, request.sessionKey), tokens, { blockHashes, moveFrom, log });
   }
 
@@ -234,8 +249,12 @@ export class GenerateService {
       seed: request.sampling?.seed,
       arrivedAt,
       signal,
-      onPromptRead: (ms) => this.options.metrics.workerSeconds.observe({ ...this.engineLabel, part: 'engine_read' }, ms / 1000),
-      sessionKey: request.parentSessionKey || request.sessionKey ? scopedKey(request.cacheSalt, request.parentSessionKey || request.sessionKey) : undefined,
+      onPromptRead: (ms) =>
+        this.options.metrics.workerSeconds.observe({ ...this.engineLabel, part: 'engine_read' }, ms / 1000),
+      sessionKey:
+        request.parentSessionKey || request.sessionKey
+          ? scopedKey(request.cacheSalt, request.parentSessionKey || request.sessionKey)
+          : undefined,
       cacheSalt: request.cacheSalt,
       onPrefill: (p) => (prefill = p),
       constraints,
@@ -245,7 +264,10 @@ export class GenerateService {
     const writer = new TokenChunkWriter(call, {
       maxChunkTokens: this.options.maxChunkTokens,
       elapsedMs: () => this.now() - arrivedAt,
-      firstCounts: () => ({ promptTokens: assembled.prompt.length, cachedTokens: prefill?.cachedTokens ?? assembled.cachedTokens }),
+      firstCounts: () => ({
+        promptTokens: assembled.prompt.length,
+        cachedTokens: prefill?.cachedTokens ?? assembled.cachedTokens,
+      }),
       signal,
       onChunk: (written) => {
         // engine_ttft_ms: the call's arrival to the first chunk written, as the chunk says.
@@ -280,7 +302,10 @@ export class GenerateService {
     metrics.promptTokens.inc(this.engineLabel, assembled.prompt.length);
     metrics.cachedTokens.inc(this.engineLabel, assembled.cachedTokens);
     metrics.cachedTokensBySource.inc({ ...this.engineLabel, source: 'session' }, assembled.sessionCachedTokens);
-    metrics.cachedTokensBySource.inc({ ...this.engineLabel, source: 'content' }, assembled.cachedTokens - assembled.sessionCachedTokens);
+    metrics.cachedTokensBySource.inc(
+      { ...this.engineLabel, source: 'content' },
+      assembled.cachedTokens - assembled.sessionCachedTokens,
+    );
     metrics.completionTokens.inc(this.engineLabel, result.completion.length);
     if (result.prefill) metrics.engineEvaluatedTokens.inc(this.engineLabel, result.prefill.evaluatedTokens);
     if (result.ttftMs !== undefined) metrics.ttft.observe(this.engineLabel, result.ttftMs / 1000);

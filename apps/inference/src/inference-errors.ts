@@ -10,7 +10,8 @@ import { DomainError } from '@fastloop/service-kit';
  * - `context_length_exceeded` (INVALID_ARGUMENT): the prompt does not fit the model's context.
  * - `engine_error` (INTERNAL): the engine failed while generating.
  */
-export type InferenceErrorCode = 'prefix_miss' | 'invalid_prompt' | 'worker_overloaded' | 'context_length_exceeded' | 'engine_error';
+export type InferenceErrorCode =
+  'prefix_miss' | 'invalid_prompt' | 'worker_overloaded' | 'context_length_exceeded' | 'engine_error';
 
 /** The worker lacks the session prefix the caller assumed. */
 export function prefixMiss(sessionKeyHeld: number, prefixLen: number): DomainError {
@@ -29,7 +30,12 @@ export function invalidPrompt(reason: string): DomainError {
 
 /** Too many calls in flight on this worker. */
 export function workerOverloaded(limit: number): DomainError {
-  return new DomainError('worker_overloaded', `worker is at its limit of ${limit} concurrent calls`, GrpcStatus.RESOURCE_EXHAUSTED, true);
+  return new DomainError(
+    'worker_overloaded',
+    `worker is at its limit of ${limit} concurrent calls`,
+    GrpcStatus.RESOURCE_EXHAUSTED,
+    true,
+  );
 }
 
 /** The engine failed; the cause is kept for the log. */

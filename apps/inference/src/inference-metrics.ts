@@ -1,7 +1,15 @@
 import { Counter, Gauge, Histogram, type Registry } from '@fastloop/service-kit';
 
 /** How a Generate call can end, as the `outcome` label. */
-export const GENERATE_OUTCOMES = ['stop', 'length', 'cancelled', 'prefix_miss', 'invalid_prompt', 'worker_overloaded', 'error'] as const;
+export const GENERATE_OUTCOMES = [
+  'stop',
+  'length',
+  'cancelled',
+  'prefix_miss',
+  'invalid_prompt',
+  'worker_overloaded',
+  'error',
+] as const;
 export type GenerateOutcome = (typeof GENERATE_OUTCOMES)[number];
 
 /** The worker's metrics. Every series carries `engine` (`sim` = simulated accelerator). */
@@ -62,18 +70,41 @@ export function createInferenceMetrics(registry: Registry, info: EngineInfo): In
     labelNames: ['engine', 'simulated', 'profile', 'worker_id'] as const,
     registers,
   });
-  infoGauge.set({ engine: info.engine, simulated: String(info.simulated), profile: info.profile, worker_id: info.workerId }, 1);
+  infoGauge.set(
+    { engine: info.engine, simulated: String(info.simulated), profile: info.profile, worker_id: info.workerId },
+    1,
+  );
   const metrics: InferenceMetrics = {
-    requests: new Counter({ name: 'inference_requests_total', help: 'Generate calls by outcome', labelNames: ['engine', 'outcome'] as const, registers }),
-    promptTokens: new Counter({ name: 'inference_prompt_tokens_total', help: 'Prompt tokens (prefix + new)', labelNames: engine, registers }),
-    cachedTokens: new Counter({ name: 'inference_cached_tokens_total', help: 'Prompt tokens reused from held sequences (not prefilled)', labelNames: engine, registers }),
+    requests: new Counter({
+      name: 'inference_requests_total',
+      help: 'Generate calls by outcome',
+      labelNames: ['engine', 'outcome'] as const,
+      registers,
+    }),
+    promptTokens: new Counter({
+      name: 'inference_prompt_tokens_total',
+      help: 'Prompt tokens (prefix + new)',
+      labelNames: engine,
+      registers,
+    }),
+    cachedTokens: new Counter({
+      name: 'inference_cached_tokens_total',
+      help: 'Prompt tokens reused from held sequences (not prefilled)',
+      labelNames: engine,
+      registers,
+    }),
     cachedTokensBySource: new Counter({
       name: 'inference_cached_tokens_by_source_total',
       help: 'Cached prompt tokens by who found them: session lookup, or the extra found by content (block hashes)',
       labelNames: ['engine', 'source'] as const,
       registers,
     }),
-    completionTokens: new Counter({ name: 'inference_completion_tokens_total', help: 'Tokens sampled and sent', labelNames: engine, registers }),
+    completionTokens: new Counter({
+      name: 'inference_completion_tokens_total',
+      help: 'Tokens sampled and sent',
+      labelNames: engine,
+      registers,
+    }),
     tokenChunks: new Counter({
       name: 'inference_token_chunks_total',
       help: 'TokenChunk messages written (inference_completion_tokens_total / this = tokens per message)',
@@ -93,17 +124,42 @@ export function createInferenceMetrics(registry: Registry, info: EngineInfo): In
       buckets: [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     }),
-    inFlight: new Gauge({ name: 'inference_in_flight', help: 'Generate calls in progress', labelNames: engine, registers }),
-    sessionCacheTokens: new Gauge({ name: 'inference_session_cache_tokens', help: 'Tokens held for session prefix reuse', labelNames: engine, registers }),
-    sessionCacheSessions: new Gauge({ name: 'inference_session_cache_sessions', help: 'Sessions held for prefix reuse', labelNames: engine, registers }),
-    sessionCacheHits: new Counter({ name: 'inference_session_cache_hits_total', help: 'Calls whose session was held', labelNames: engine, registers }),
+    inFlight: new Gauge({
+      name: 'inference_in_flight',
+      help: 'Generate calls in progress',
+      labelNames: engine,
+      registers,
+    }),
+    sessionCacheTokens: new Gauge({
+      name: 'inference_session_cache_tokens',
+      help: 'Tokens held for session prefix reuse',
+      labelNames: engine,
+      registers,
+    }),
+    sessionCacheSessions: new Gauge({
+      name: 'inference_session_cache_sessions',
+      help: 'Sessions held for prefix reuse',
+      labelNames: engine,
+      registers,
+    }),
+    sessionCacheHits: new Counter({
+      name: 'inference_session_cache_hits_total',
+      help: 'Calls whose session was held',
+      labelNames: engine,
+      registers,
+    }),
     sessionCacheMisses: new Counter({
       name: 'inference_session_cache_misses_total',
       help: 'Calls with a session key whose prefix the worker did not hold (each prefix_miss included)',
       labelNames: engine,
       registers,
     }),
-    sessionCacheEvictions: new Counter({ name: 'inference_session_cache_evictions_total', help: 'Sessions evicted to respect a bound', labelNames: engine, registers }),
+    sessionCacheEvictions: new Counter({
+      name: 'inference_session_cache_evictions_total',
+      help: 'Sessions evicted to respect a bound',
+      labelNames: engine,
+      registers,
+    }),
     prefixIndexBlocks: new Gauge({
       name: 'inference_prefix_index_blocks',
       help: 'Block memberships in the content index of held sequences (one per 64 held tokens at most)',
@@ -119,7 +175,7 @@ export function createInferenceMetrics(registry: Registry, info: EngineInfo): In
     }),
     sequenceCopies: new Counter({
       name: 'inference_sequence_copies_total',
-      help: "Calls that copied a held prefix into a new log (the prompt diverged from the session, or branched from it) instead of appending in place",
+      help: 'Calls that copied a held prefix into a new log (the prompt diverged from the session, or branched from it) instead of appending in place',
       labelNames: engine,
       registers,
     }),
@@ -128,9 +184,24 @@ export function createInferenceMetrics(registry: Registry, info: EngineInfo): In
   const label = { engine: info.engine };
   for (const outcome of GENERATE_OUTCOMES) metrics.requests.inc({ ...label, outcome }, 0);
   for (const source of CACHED_TOKEN_SOURCES) metrics.cachedTokensBySource.inc({ ...label, source }, 0);
-  for (const c of [metrics.promptTokens, metrics.cachedTokens, metrics.completionTokens, metrics.engineEvaluatedTokens, metrics.sessionCacheHits, metrics.sessionCacheMisses, metrics.sessionCacheEvictions, metrics.sequenceCopies]) {
+  for (const c of [
+    metrics.promptTokens,
+    metrics.cachedTokens,
+    metrics.completionTokens,
+    metrics.engineEvaluatedTokens,
+    metrics.sessionCacheHits,
+    metrics.sessionCacheMisses,
+    metrics.sessionCacheEvictions,
+    metrics.sequenceCopies,
+  ]) {
     c.inc(label, 0);
   }
-  for (const g of [metrics.inFlight, metrics.sessionCacheTokens, metrics.sessionCacheSessions, metrics.prefixIndexBlocks]) g.set(label, 0);
+  for (const g of [
+    metrics.inFlight,
+    metrics.sessionCacheTokens,
+    metrics.sessionCacheSessions,
+    metrics.prefixIndexBlocks,
+  ])
+    g.set(label, 0);
   return metrics;
 }

@@ -14,13 +14,24 @@ const header: RenderHeader = {
   tools: [
     {
       name: 'get_weather',
-      parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'number' } }, required: ['city', 'days'] },
+      parameters: {
+        type: 'object',
+        properties: { city: { type: 'string' }, days: { type: 'number' } },
+        required: ['city', 'days'],
+      },
     },
     {
       name: 'book_hotel',
       parameters: {
         type: 'object',
-        properties: { city: { type: 'string' }, nights: { type: 'number' }, rooms: { type: 'array', items: { type: 'object', properties: { beds: { type: 'number' } }, required: ['beds'] } } },
+        properties: {
+          city: { type: 'string' },
+          nights: { type: 'number' },
+          rooms: {
+            type: 'array',
+            items: { type: 'object', properties: { beds: { type: 'number' } }, required: ['beds'] },
+          },
+        },
         required: ['city', 'nights', 'rooms'],
       },
     },
@@ -44,9 +55,19 @@ describe('InferenceService/Generate with the simulated engine', () => {
       const prompt = profile.render(header, entries);
       // What the edge does: send only what follows the part the worker already holds.
       const prefixLen = commonPrefixLength(held, prompt);
-      const { result } = generate(t.client, { sessionKey: 'conv-1', prefixLen, tokens: prompt.slice(prefixLen), maxOutputTokens: 4096 });
+      const { result } = generate(t.client, {
+        sessionKey: 'conv-1',
+        prefixLen,
+        tokens: prompt.slice(prefixLen),
+        maxOutputTokens: 4096,
+      });
       const { tokens, done } = await result;
-      expect(done).toMatchObject({ finishReason: FinishReason.FINISH_REASON_STOP, promptTokens: prompt.length, cachedTokens: prefixLen, completionTokens: tokens.length });
+      expect(done).toMatchObject({
+        finishReason: FinishReason.FINISH_REASON_STOP,
+        promptTokens: prompt.length,
+        cachedTokens: prefixLen,
+        completionTokens: tokens.length,
+      });
       expect(done!.engineTtftMs).toBeGreaterThanOrEqual(0);
       if (turn > 0) expect(prefixLen).toBeGreaterThan(0);
       held = [...prompt, ...tokens];
@@ -68,7 +89,11 @@ describe('InferenceService/Generate with the simulated engine', () => {
   it('fails with a retryable prefix_miss for an unknown session, and the full resend then works', async () => {
     const prompt = profile.render({ tools: [] }, [user('hello')]);
     const miss = generate(t.client, { sessionKey: 'unknown', prefixLen: 5, tokens: prompt.slice(5) }).result;
-    await expect(miss).rejects.toMatchObject({ code: 'prefix_miss', retryable: true, grpcStatus: status.FAILED_PRECONDITION });
+    await expect(miss).rejects.toMatchObject({
+      code: 'prefix_miss',
+      retryable: true,
+      grpcStatus: status.FAILED_PRECONDITION,
+    });
     const full = await generate(t.client, { sessionKey: 'unknown', prefixLen: 0, tokens: prompt }).result;
     expect(full.done).toMatchObject({ promptTokens: prompt.length, cachedTokens: 0 });
     // A full resend of a known session is cached for the prefix it shares with what is held.
@@ -81,7 +106,9 @@ describe('InferenceService/Generate with the simulated engine', () => {
     const prompt = profile.render({ tools: [] }, [user('hi')]);
     const first = await generate(t.client, { sessionKey: 'short', tokens: prompt }).result;
     const heldLen = prompt.length + first.tokens.length;
-    await expect(generate(t.client, { sessionKey: 'short', prefixLen: heldLen + 1, tokens: [1] }).result).rejects.toMatchObject({ code: 'prefix_miss' });
+    await expect(
+      generate(t.client, { sessionKey: 'short', prefixLen: heldLen + 1, tokens: [1] }).result,
+    ).rejects.toMatchObject({ code: 'prefix_miss' });
     const ok = await generate(t.client, { sessionKey: 'short', prefixLen: heldLen, tokens: [] }).result;
     expect(ok.done).toMatchObject({ promptTokens: heldLen, cachedTokens: heldLen });
   });
@@ -91,12 +118,19 @@ describe('InferenceService/Generate with the simulated engine', () => {
     const first = await generate(t.client, { sessionKey: 'resp-a', tokens: prompt }).result;
     const held = [...prompt, ...first.tokens];
     const next = [...held, ...profile.renderEntry(user('and more')), ...profile.renderGenerationPrompt()];
-    const second = await generate(t.client, { sessionKey: 'resp-b', parentSessionKey: 'resp-a', prefixLen: held.length, tokens: next.slice(held.length) }).result;
+    const second = await generate(t.client, {
+      sessionKey: 'resp-b',
+      parentSessionKey: 'resp-a',
+      prefixLen: held.length,
+      tokens: next.slice(held.length),
+    }).result;
     expect(second.done).toMatchObject({ promptTokens: next.length, cachedTokens: held.length });
     expect(t.worker.sessions.has('resp-b')).toBe(true);
     // A branch from resp-a no longer finds its tokens there: it must resend, never reuse resp-b's.
     expect(t.worker.sessions.has('resp-a')).toBe(false);
-    await expect(generate(t.client, { sessionKey: 'resp-c', parentSessionKey: 'resp-a', prefixLen: 3, tokens: [1] }).result).rejects.toMatchObject({ code: 'prefix_miss' });
+    await expect(
+      generate(t.client, { sessionKey: 'resp-c', parentSessionKey: 'resp-a', prefixLen: 3, tokens: [1] }).result,
+    ).rejects.toMatchObject({ code: 'prefix_miss' });
   });
 
   it('caches a stateless full resend (a fresh key, no parent) by content, as much as the session path would', async () => {
@@ -104,10 +138,21 @@ describe('InferenceService/Generate with the simulated engine', () => {
     let held: number[] = [];
     for (let turn = 0; turn < 3; turn++) {
       const prompt = profile.render(header, entries);
-      const contentBefore = await metricValue(t.registry, 'inference_cached_tokens_by_source_total', { engine: 'sim', source: 'content' });
+      const contentBefore = await metricValue(t.registry, 'inference_cached_tokens_by_source_total', {
+        engine: 'sim',
+        source: 'content',
+      });
       // What an HTTP client without previous_response_id does: the whole conversation, a new key.
-      const { tokens, done } = await generate(t.client, { sessionKey: `stateless-${turn}`, tokens: prompt, maxOutputTokens: 4096 }).result;
-      const contentFound = (await metricValue(t.registry, 'inference_cached_tokens_by_source_total', { engine: 'sim', source: 'content' })) - contentBefore;
+      const { tokens, done } = await generate(t.client, {
+        sessionKey: `stateless-${turn}`,
+        tokens: prompt,
+        maxOutputTokens: 4096,
+      }).result;
+      const contentFound =
+        (await metricValue(t.registry, 'inference_cached_tokens_by_source_total', {
+          engine: 'sim',
+          source: 'content',
+        })) - contentBefore;
       expect(contentFound).toBe(done!.cachedTokens); // no session matched, so all of it came from content
       if (turn > 0) {
         // Exactly what a parent_session_key lookup of the previous turn reports: not a strawman.
@@ -120,21 +165,33 @@ describe('InferenceService/Generate with the simulated engine', () => {
       if (entry.kind !== 'function_call') break;
       entries.push(toolOutputFor(entry, '{"status":"ok"}'));
     }
-    expect(await metricValue(t.registry, 'inference_prefix_index_blocks', { engine: 'sim' })).toBe(t.worker.sessions.index.size);
+    expect(await metricValue(t.registry, 'inference_prefix_index_blocks', { engine: 'sim' })).toBe(
+      t.worker.sessions.index.size,
+    );
   });
 
   it('with INFERENCE_PREFIX_CACHING=false reuses only the session: a stateless resend is prefilled again', async () => {
     const off = await startTestWorker({ SIM_TOOL_CALLS: '2', INFERENCE_PREFIX_CACHING: 'false' });
     try {
       const entries: ConversationEntry[] = [user('Plan a week of hiking near Porto')];
-      const first = await generate(off.client, { sessionKey: 'turn-0', tokens: profile.render(header, entries), maxOutputTokens: 4096 }).result;
+      const first = await generate(off.client, {
+        sessionKey: 'turn-0',
+        tokens: profile.render(header, entries),
+        maxOutputTokens: 4096,
+      }).result;
       const call = completionToEntry(profile, first.tokens, 'call_0');
       entries.push(call, ...(call.kind === 'function_call' ? [toolOutputFor(call, '{"status":"ok"}')] : []));
       const prompt = profile.render(header, entries);
-      const stateless = await generate(off.client, { sessionKey: 'stateless-1', tokens: prompt, maxOutputTokens: 4096 }).result;
+      const stateless = await generate(off.client, { sessionKey: 'stateless-1', tokens: prompt, maxOutputTokens: 4096 })
+        .result;
       expect(stateless.done!.cachedTokens).toBe(0);
       // The session path still reuses its own prefix.
-      const chained = await generate(off.client, { sessionKey: 'turn-1', parentSessionKey: 'turn-0', tokens: prompt, maxOutputTokens: 4096 }).result;
+      const chained = await generate(off.client, {
+        sessionKey: 'turn-1',
+        parentSessionKey: 'turn-0',
+        tokens: prompt,
+        maxOutputTokens: 4096,
+      }).result;
       expect(chained.done!.cachedTokens).toBeGreaterThan(0);
     } finally {
       await off.close();
@@ -151,14 +208,22 @@ describe('InferenceService/Generate with the simulated engine', () => {
 
   it('rejects token ids outside the vocabulary and empty prompts with invalid_prompt', async () => {
     const bad = generate(t.client, { tokens: [1, profile.vocabSize] }).result;
-    await expect(bad).rejects.toMatchObject({ code: 'invalid_prompt', grpcStatus: status.INVALID_ARGUMENT, retryable: false });
+    await expect(bad).rejects.toMatchObject({
+      code: 'invalid_prompt',
+      grpcStatus: status.INVALID_ARGUMENT,
+      retryable: false,
+    });
     await expect(generate(t.client, { tokens: [] }).result).rejects.toMatchObject({ code: 'invalid_prompt' });
   });
 
   it('stamps every chunk with the engine time since the call arrived, the first one at its TTFT', async () => {
     const paced = await startTestWorker({ SIM_TTFT_MS: '20', SIM_TOKENS_PER_SECOND: '2000' });
     try {
-      const { elapsedMs, done } = await generate(paced.client, { sessionKey: 'stamped', tokens: profile.render(header, [user('hi')]), maxOutputTokens: 4096 }).result;
+      const { elapsedMs, done } = await generate(paced.client, {
+        sessionKey: 'stamped',
+        tokens: profile.render(header, [user('hi')]),
+        maxOutputTokens: 4096,
+      }).result;
       expect(elapsedMs.length).toBeGreaterThan(1);
       expect(elapsedMs[0]).toBeGreaterThanOrEqual(20);
       expect(elapsedMs[0]).toBe(done!.engineTtftMs);
@@ -185,10 +250,16 @@ describe('InferenceService/Generate with the simulated engine', () => {
   });
 
   it('counts requests, tokens and session cache activity in its metrics, labelled engine="sim"', async () => {
-    expect(await metricValue(t.registry, 'inference_requests_total', { engine: 'sim', outcome: 'stop' })).toBeGreaterThan(0);
-    expect(await metricValue(t.registry, 'inference_requests_total', { engine: 'sim', outcome: 'prefix_miss' })).toBe(3); // the three prefix_miss tests above
+    expect(
+      await metricValue(t.registry, 'inference_requests_total', { engine: 'sim', outcome: 'stop' }),
+    ).toBeGreaterThan(0);
+    expect(await metricValue(t.registry, 'inference_requests_total', { engine: 'sim', outcome: 'prefix_miss' })).toBe(
+      3,
+    ); // the three prefix_miss tests above
     expect(await metricValue(t.registry, 'inference_cached_tokens_total', { engine: 'sim' })).toBeGreaterThan(0);
-    expect(await metricValue(t.registry, 'inference_session_cache_tokens', { engine: 'sim' })).toBe(t.worker.sessions.totalTokens);
+    expect(await metricValue(t.registry, 'inference_session_cache_tokens', { engine: 'sim' })).toBe(
+      t.worker.sessions.totalTokens,
+    );
     expect(await metricValue(t.registry, 'inference_engine_info', { engine: 'sim', simulated: 'true' })).toBe(1);
   });
 });
@@ -219,7 +290,9 @@ describe('InferenceService/Generate lifecycle', () => {
   it('stops generating when the call deadline passes', async () => {
     const t = await startTestWorker(slow);
     try {
-      await expect(generate(t.client, { tokens: prompt }, 200).result).rejects.toMatchObject({ code: 'deadline_exceeded' });
+      await expect(generate(t.client, { tokens: prompt }, 200).result).rejects.toMatchObject({
+        code: 'deadline_exceeded',
+      });
       await eventually(() => t.worker.service.inFlightCount === 0);
     } finally {
       await t.close();
@@ -260,7 +333,10 @@ describe('InferenceService/Generate lifecycle', () => {
       },
       close: async () => undefined,
     };
-    const t = await startTestWorker({ INFERENCE_MAX_OUTPUT_TOKENS: '10000000', INFERENCE_MAX_CHUNK_TOKENS: '64' }, stepper);
+    const t = await startTestWorker(
+      { INFERENCE_MAX_OUTPUT_TOKENS: '10000000', INFERENCE_MAX_CHUNK_TOKENS: '64' },
+      stepper,
+    );
     try {
       const { call, result } = generate(t.client, { tokens: [1, 2, 3], maxOutputTokens: 10_000_000 });
       call.pause();

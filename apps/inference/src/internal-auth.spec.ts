@@ -14,8 +14,13 @@ describe('internal gRPC auth (FASTLOOP_INTERNAL_TOKEN)', () => {
   const address = () => `127.0.0.1:${t.worker.grpc.port}`;
 
   it('refuses a Generate call without the token before the worker does any work', async () => {
-    await expect(generate(t.client, { tokens: [1, 2, 3] }).result).rejects.toMatchObject({ code: 'unauthenticated', grpcStatus: 16 });
-    await expect(callUnary(t.client.forgetSession, t.client, { sessionKey: 'x', cacheSalt: '' }, { deadlineMs: 2_000 })).rejects.toMatchObject({ code: 'unauthenticated' });
+    await expect(generate(t.client, { tokens: [1, 2, 3] }).result).rejects.toMatchObject({
+      code: 'unauthenticated',
+      grpcStatus: 16,
+    });
+    await expect(
+      callUnary(t.client.forgetSession, t.client, { sessionKey: 'x', cacheSalt: '' }, { deadlineMs: 2_000 }),
+    ).rejects.toMatchObject({ code: 'unauthenticated' });
     expect(t.worker.service.inFlightCount).toBe(0);
   });
 

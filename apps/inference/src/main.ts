@@ -45,6 +45,8 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   // The logger may not exist yet (bad config): write one JSON line the launcher can show.
-  process.stderr.write(`${JSON.stringify({ level: 'fatal', service: 'inference', msg: 'failed to start', err: String(err) })}\n`);
+  process.stderr.write(
+    `${JSON.stringify({ level: 'fatal', service: 'inference', msg: 'failed to start', err: String(err) })}\n`,
+  );
   process.exit(1);
 });

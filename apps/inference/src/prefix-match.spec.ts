@@ -31,7 +31,10 @@ const scenario = fc.record({
   prompt: branch,
   session: fc.option(fc.nat(), { nil: undefined }),
 });
-const build = (base: number[], b: { cut: number; tail: number[] }) => [...base.slice(0, b.cut % (base.length + 1)), ...b.tail];
+const build = (base: number[], b: { cut: number; tail: number[] }) => [
+  ...base.slice(0, b.cut % (base.length + 1)),
+  ...b.tail,
+];
 
 function holdAll(held: number[][], hasher?: BlockHasher): SessionCache {
   const cache = new SessionCache({ maxTokens: 1e9, maxEntries: 1e6, hasher });
@@ -40,7 +43,8 @@ function holdAll(held: number[][], hasher?: BlockHasher): SessionCache {
 }
 
 /** A prompt without a session, hashed as the worker hashes prompts. */
-const match = (cache: SessionCache, prompt: number[]) => matchPrefix(cache, Uint32Array.from(prompt), extendBlockHashes(prompt), undefined, 0);
+const match = (cache: SessionCache, prompt: number[]) =>
+  matchPrefix(cache, Uint32Array.from(prompt), extendBlockHashes(prompt), undefined, 0);
 
 describe('matchPrefix', () => {
   it('reports the longest prefix any held sequence shares (full blocks, then token by token), as a brute-force search does', () => {
@@ -72,23 +76,35 @@ describe('matchPrefix', () => {
     const conversation = Array.from({ length: 5 * B + 17 }, (_, i) => (i * 7919) % 1000);
     const cache = holdAll([conversation]);
     const prompt = [...conversation, 4242];
-    expect(matchPrefix(cache, Uint32Array.from(prompt), extendBlockHashes(prompt), undefined, 0, false).cachedTokens).toBe(0);
+    expect(
+      matchPrefix(cache, Uint32Array.from(prompt), extendBlockHashes(prompt), undefined, 0, false).cachedTokens,
+    ).toBe(0);
   });
 
   it('never reports more than a held sequence really shares, even when block hashes collide', () => {
     const colliding: BlockHasher[] = [() => 7, (prev, t, start) => chainBlockHash(prev, t, start) % 3];
     fc.assert(
-      fc.property(scenario, fc.constantFrom(...colliding), ({ base, held: branches, prompt: p, session: s }, hasher) => {
-        const held = branches.map((b) => build(base, b));
-        const prompt = build(base, p);
-        const cache = holdAll(held, hasher);
-        const session = s === undefined ? undefined : cache.lookup(`k${s % held.length}`);
-        const sessionCached = session === undefined ? 0 : naiveCommonPrefix(session.tokens, prompt);
-        const { cachedTokens } = matchPrefix(cache, Uint32Array.from(prompt), extendBlockHashes(prompt, undefined, 0, hasher), session, sessionCached);
-        const shared = held.map((h) => naiveCommonPrefix(h, prompt));
-        expect(cachedTokens).toBeGreaterThanOrEqual(sessionCached);
-        expect([sessionCached, ...shared]).toContain(cachedTokens);
-      }),
+      fc.property(
+        scenario,
+        fc.constantFrom(...colliding),
+        ({ base, held: branches, prompt: p, session: s }, hasher) => {
+          const held = branches.map((b) => build(base, b));
+          const prompt = build(base, p);
+          const cache = holdAll(held, hasher);
+          const session = s === undefined ? undefined : cache.lookup(`k${s % held.length}`);
+          const sessionCached = session === undefined ? 0 : naiveCommonPrefix(session.tokens, prompt);
+          const { cachedTokens } = matchPrefix(
+            cache,
+            Uint32Array.from(prompt),
+            extendBlockHashes(prompt, undefined, 0, hasher),
+            session,
+            sessionCached,
+          );
+          const shared = held.map((h) => naiveCommonPrefix(h, prompt));
+          expect(cachedTokens).toBeGreaterThanOrEqual(sessionCached);
+          expect([sessionCached, ...shared]).toContain(cachedTokens);
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -96,7 +112,11 @@ describe('matchPrefix', () => {
   it('compares at most MAX_MATCH_CANDIDATES sequences sharing the deepest block, losing less than a block', () => {
     const common = Array.from({ length: 2 * B }, (_, i) => i);
     // Many sessions share two blocks (a system prompt); the last one also shares 40 more tokens.
-    const held = Array.from({ length: 3 * MAX_MATCH_CANDIDATES }, (_, i) => [...common, 10_000 + i, ...new Array(B).fill(1)]);
+    const held = Array.from({ length: 3 * MAX_MATCH_CANDIDATES }, (_, i) => [
+      ...common,
+      10_000 + i,
+      ...new Array(B).fill(1),
+    ]);
     const prompt = [...held[held.length - 1].slice(0, 2 * B + 40), 5];
     const { cachedTokens } = match(holdAll(held), prompt);
     expect(cachedTokens).toBeGreaterThanOrEqual(2 * B);

@@ -15,7 +15,10 @@ function naiveCommonPrefix(a: ArrayLike<number>, b: ArrayLike<number>): number {
 }
 
 /** A held sequence without a log (as a test or an old cache entry would have it). */
-const plain = (t: readonly number[]): HeldPrefix => ({ tokens: Uint32Array.from(t), blockHashes: extendBlockHashes(t) });
+const plain = (t: readonly number[]): HeldPrefix => ({
+  tokens: Uint32Array.from(t),
+  blockHashes: extendBlockHashes(t),
+});
 /** A held sequence at the tip of its own log, as the worker keeps one. */
 function logged(t: readonly number[]): HeldPrefix {
   const log = new SequenceLog(undefined, 0, 4);
@@ -43,7 +46,11 @@ describe('assemblePrompt', () => {
   });
 
   it('reports no cached tokens without a session', () => {
-    expect(assemblePrompt(undefined, 0, [1, 2, 3])).toMatchObject({ prompt: Uint32Array.of(1, 2, 3), cachedTokens: 0, copied: false });
+    expect(assemblePrompt(undefined, 0, [1, 2, 3])).toMatchObject({
+      prompt: Uint32Array.of(1, 2, 3),
+      cachedTokens: 0,
+      copied: false,
+    });
   });
 
   it('reports as cached exactly the common prefix of the new prompt and the held sequence, delta or full resend, logged or not', () => {

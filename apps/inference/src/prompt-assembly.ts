@@ -58,7 +58,12 @@ export function assemblePrompt(
   // prompt[0:prefixLen] is held[0:prefixLen] by construction, so comparing starts after it:
   // O(new tokens), not O(history).
   let cachedTokens = prefixLen;
-  while (cachedTokens < heldLen && cachedTokens < promptLength && held.tokens[cachedTokens] === tokens[cachedTokens - prefixLen]) cachedTokens++;
+  while (
+    cachedTokens < heldLen &&
+    cachedTokens < promptLength &&
+    held.tokens[cachedTokens] === tokens[cachedTokens - prefixLen]
+  )
+    cachedTokens++;
   const sameHashes = held.log === undefined ? salt === 0 : held.log.hasher === hasher && held.log.salt === salt;
   const continues = sameHashes && held.log !== undefined && cachedTokens === heldLen && held.log.isTip(heldLen);
   // Held hashes made with another salt (or hasher) are no use to this prompt: hash again.
@@ -81,11 +86,20 @@ export function commonPrefixLength(a: ArrayLike<number>, b: ArrayLike<number>, f
  * appended to the prompt's log in place when the prompt still ends at its tip (always, unless a
  * concurrent call branched from the same view), else to a copy.
  */
-export function sessionSequence(assembled: Pick<AssembledPrompt, 'prompt' | 'log'>, completion: ArrayLike<number>): { tokens: Uint32Array; blockHashes: Float64Array; log: SequenceLog } {
+export function sessionSequence(
+  assembled: Pick<AssembledPrompt, 'prompt' | 'log'>,
+  completion: ArrayLike<number>,
+): { tokens: Uint32Array; blockHashes: Float64Array; log: SequenceLog } {
   const { prompt } = assembled;
   const log = assembled.log.isTip(prompt.length)
     ? assembled.log
-    : SequenceLog.fork({ tokens: prompt, blockHashes: assembled.log.hashes(prompt.length) }, prompt.length, assembled.log.hasher, assembled.log.salt, completion.length);
+    : SequenceLog.fork(
+        { tokens: prompt, blockHashes: assembled.log.hashes(prompt.length) },
+        prompt.length,
+        assembled.log.hasher,
+        assembled.log.salt,
+        completion.length,
+      );
   log.append(completion);
   const length = prompt.length + completion.length;
   return { tokens: log.tokens(length), blockHashes: log.hashes(length), log };

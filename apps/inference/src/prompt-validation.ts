@@ -10,6 +10,7 @@ export function validatePromptTokens(newTokens: readonly number[], promptLength:
   if (promptLength === 0) throw invalidPrompt('prompt is empty');
   for (let i = 0; i < newTokens.length; i++) {
     const id = newTokens[i];
-    if (id >= vocabSize) throw invalidPrompt(`token id ${id} at position ${i} of tokens is outside the vocabulary (size ${vocabSize})`);
+    if (id >= vocabSize)
+      throw invalidPrompt(`token id ${id} at position ${i} of tokens is outside the vocabulary (size ${vocabSize})`);
   }
 }

@@ -8,19 +8,34 @@ describe('parseConstraints', () => {
 
   it('reads required and a named tool', () => {
     expect(parseConstraints({ toolChoice: 'required', responseFormatJson: '' })).toEqual({ toolChoice: 'required' });
-    expect(parseConstraints({ toolChoice: 'apply_patch', responseFormatJson: '' })).toEqual({ toolChoice: { name: 'apply_patch' } });
+    expect(parseConstraints({ toolChoice: 'apply_patch', responseFormatJson: '' })).toEqual({
+      toolChoice: { name: 'apply_patch' },
+    });
   });
 
   it('reads json_schema with its strictness, and json_object as any object', () => {
     const schema = { type: 'object', properties: { a: { type: 'integer' } }, required: ['a'] };
-    expect(parseConstraints({ toolChoice: '', responseFormatJson: JSON.stringify({ type: 'json_schema', name: 'out', schema, strict: true }) })).toEqual({
+    expect(
+      parseConstraints({
+        toolChoice: '',
+        responseFormatJson: JSON.stringify({ type: 'json_schema', name: 'out', schema, strict: true }),
+      }),
+    ).toEqual({
       responseFormat: { name: 'out', schema, strict: true },
     });
-    expect(parseConstraints({ toolChoice: '', responseFormatJson: '{"type":"json_object"}' })?.responseFormat).toEqual({ name: 'json_object', schema: { type: 'object' }, strict: false });
+    expect(parseConstraints({ toolChoice: '', responseFormatJson: '{"type":"json_object"}' })?.responseFormat).toEqual({
+      name: 'json_object',
+      schema: { type: 'object' },
+      strict: false,
+    });
   });
 
   it('refuses a malformed or unknown format with invalid_prompt', () => {
-    expect(() => parseConstraints({ toolChoice: '', responseFormatJson: '{nope' })).toThrow(expect.objectContaining({ code: 'invalid_prompt' }));
-    expect(() => parseConstraints({ toolChoice: '', responseFormatJson: '{"type":"text"}' })).toThrow(expect.objectContaining({ code: 'invalid_prompt' }));
+    expect(() => parseConstraints({ toolChoice: '', responseFormatJson: '{nope' })).toThrow(
+      expect.objectContaining({ code: 'invalid_prompt' }),
+    );
+    expect(() => parseConstraints({ toolChoice: '', responseFormatJson: '{"type":"text"}' })).toThrow(
+      expect.objectContaining({ code: 'invalid_prompt' }),
+    );
   });
 });

@@ -30,10 +30,19 @@ function parseFormat(json: string): RequestConstraints['responseFormat'] {
   } catch {
     throw invalidPrompt('constraints.response_format_json is not JSON');
   }
-  const f = (typeof format === 'object' && format !== null ? format : {}) as { type?: unknown; name?: unknown; schema?: unknown; strict?: unknown };
+  const f = (typeof format === 'object' && format !== null ? format : {}) as {
+    type?: unknown;
+    name?: unknown;
+    schema?: unknown;
+    strict?: unknown;
+  };
   if (f.type === 'json_object') return { name: 'json_object', schema: { type: 'object' }, strict: false };
   if (f.type === 'json_schema' && typeof f.schema === 'object' && f.schema !== null) {
-    return { name: typeof f.name === 'string' ? f.name : 'response', schema: f.schema as JsonSchema, strict: f.strict === true };
+    return {
+      name: typeof f.name === 'string' ? f.name : 'response',
+      schema: f.schema as JsonSchema,
+      strict: f.strict === true,
+    };
   }
   throw invalidPrompt(`constraints.response_format_json has an unsupported format: ${json.slice(0, 80)}`);
 }

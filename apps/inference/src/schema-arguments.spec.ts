@@ -21,10 +21,21 @@ const weather: JsonSchema = {
     },
     mode: { anyOf: [{ type: 'null' }, { type: 'string', enum: ['fast', 'slow'] }] },
     node: { $ref: '#/$defs/node' },
-    extra: { allOf: [{ type: 'object', properties: { a: { type: 'string' } }, required: ['a'] }, { properties: { b: { type: 'number' } }, required: ['b'] }] },
+    extra: {
+      allOf: [
+        { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] },
+        { properties: { b: { type: 'number' } }, required: ['b'] },
+      ],
+    },
   },
   required: ['city', 'days', 'filter', 'extra'],
-  $defs: { node: { type: 'object', properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/$defs/node' } } }, required: ['name'] } },
+  $defs: {
+    node: {
+      type: 'object',
+      properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/$defs/node' } } },
+      required: ['name'],
+    },
+  },
 };
 
 describe('argumentsForSchema', () => {
@@ -48,12 +59,17 @@ describe('argumentsForSchema', () => {
   });
 
   it('puts the user words into free-text fields such as query', () => {
-    const args = argumentsForSchema({ type: 'object', properties: { query: { type: 'string' } } }, { seed: 1, text: 'Find cheap flights' });
+    const args = argumentsForSchema(
+      { type: 'object', properties: { query: { type: 'string' } } },
+      { seed: 1, text: 'Find cheap flights' },
+    );
     expect(args).toEqual({ query: 'find cheap flights' });
   });
 
   it('gives required keys without a declared schema a value', () => {
-    expect(argumentsForSchema({ type: 'object', required: ['x'] }, { seed: 1, text: '' })).toEqual({ x: expect.any(String) });
+    expect(argumentsForSchema({ type: 'object', required: ['x'] }, { seed: 1, text: '' })).toEqual({
+      x: expect.any(String),
+    });
   });
 
   it('returns an empty object for a tool without parameters', () => {

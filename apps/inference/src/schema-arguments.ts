@@ -32,14 +32,20 @@ interface Context {
 /** Generates a value for `schema` (usually an object schema) from `source`. */
 export function argumentsForSchema(schema: JsonSchema, source: ArgumentSource): unknown {
   const words = source.text.toLowerCase().match(/[a-z0-9]+/g) ?? [];
-  const ctx: Context = { random: createRandom(source.seed), words: words.length > 0 ? words : ['sim'], text: source.text, root: schema };
+  const ctx: Context = {
+    random: createRandom(source.seed),
+    words: words.length > 0 ? words : ['sim'],
+    text: source.text,
+    root: schema,
+  };
   return valueFor(schema, ctx, 0, '');
 }
 
 function valueFor(input: JsonSchema, ctx: Context, depth: number, key: string): unknown {
   const schema = resolve(input, ctx.root, depth);
   if ('const' in schema) return schema.const;
-  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[pickIndex(ctx.random, schema.enum.length)];
+  if (Array.isArray(schema.enum) && schema.enum.length > 0)
+    return schema.enum[pickIndex(ctx.random, schema.enum.length)];
   const branches = schema.anyOf ?? schema.oneOf;
   if (Array.isArray(branches) && branches.length > 0) {
     const nonNull = branches.find((b) => b.type !== 'null') ?? branches[0];

@@ -43,7 +43,13 @@ export class SequenceLog {
    * with `tokens` on its full blocks below `length`, with the same hasher and salt) instead of
    * hashing again. O(length) copy: only for a divergence or a branch, never a plain continuation.
    */
-  static fork(source: { tokens: Uint32Array; blockHashes: Float64Array }, length: number, hasher: BlockHasher, salt = 0, extra = 0): SequenceLog {
+  static fork(
+    source: { tokens: Uint32Array; blockHashes: Float64Array },
+    length: number,
+    hasher: BlockHasher,
+    salt = 0,
+    extra = 0,
+  ): SequenceLog {
     const log = new SequenceLog(hasher, salt, Math.max(INITIAL_CAPACITY, 2 * (length + extra)));
     log.tokenData.set(source.tokens.subarray(0, length), 0);
     const known = Math.min(fullBlocks(length), source.blockHashes.length);

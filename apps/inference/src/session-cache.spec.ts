@@ -55,48 +55,57 @@ describe('SessionCache', () => {
 
   it('never exceeds either bound and keeps its token count exact, whatever the operations', () => {
     const op = fc.oneof(
-      fc.record({ kind: fc.constant('set' as const), key: fc.integer({ min: 0, max: 6 }), len: fc.integer({ min: 0, max: 40 }) }),
+      fc.record({
+        kind: fc.constant('set' as const),
+        key: fc.integer({ min: 0, max: 6 }),
+        len: fc.integer({ min: 0, max: 40 }),
+      }),
       fc.record({ kind: fc.constant('get' as const), key: fc.integer({ min: 0, max: 6 }) }),
       fc.record({ kind: fc.constant('delete' as const), key: fc.integer({ min: 0, max: 6 }) }),
     );
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 100 }), fc.integer({ min: 0, max: 5 }), fc.array(op, { maxLength: 60 }), (maxTokens, maxEntries, ops) => {
-        const cache = new SessionCache({ maxTokens, maxEntries });
-        const model = new Map<string, number>(); // key → length, in recency order
-        for (const o of ops) {
-          const key = `k${o.key}`;
-          if (o.kind === 'set') {
-            cache.set(key, seq(o.len));
-            model.delete(key);
-            if (o.len <= maxTokens && maxEntries > 0) model.set(key, o.len);
-            let total = [...model.values()].reduce((a, b) => a + b, 0);
-            while (total > maxTokens || model.size > maxEntries) {
-              const [oldest, len] = model.entries().next().value!;
-              model.delete(oldest);
-              total -= len;
-            }
-          } else if (o.kind === 'get') {
-            const got = cache.get(key);
-            expect(got?.length).toBe(model.get(key));
-            if (model.has(key)) {
-              const len = model.get(key)!;
+      fc.property(
+        fc.integer({ min: 0, max: 100 }),
+        fc.integer({ min: 0, max: 5 }),
+        fc.array(op, { maxLength: 60 }),
+        (maxTokens, maxEntries, ops) => {
+          const cache = new SessionCache({ maxTokens, maxEntries });
+          const model = new Map<string, number>(); // key → length, in recency order
+          for (const o of ops) {
+            const key = `k${o.key}`;
+            if (o.kind === 'set') {
+              cache.set(key, seq(o.len));
               model.delete(key);
-              model.set(key, len);
+              if (o.len <= maxTokens && maxEntries > 0) model.set(key, o.len);
+              let total = [...model.values()].reduce((a, b) => a + b, 0);
+              while (total > maxTokens || model.size > maxEntries) {
+                const [oldest, len] = model.entries().next().value!;
+                model.delete(oldest);
+                total -= len;
+              }
+            } else if (o.kind === 'get') {
+              const got = cache.get(key);
+              expect(got?.length).toBe(model.get(key));
+              if (model.has(key)) {
+                const len = model.get(key)!;
+                model.delete(key);
+                model.set(key, len);
+              }
+            } else {
+              cache.delete(key);
+              model.delete(key);
             }
-          } else {
-            cache.delete(key);
-            model.delete(key);
+            expect(cache.totalTokens).toBeLessThanOrEqual(maxTokens);
+            expect(cache.size).toBeLessThanOrEqual(maxEntries);
+            expect(cache.totalTokens).toBe([...model.values()].reduce((a, b) => a + b, 0));
+            expect(cache.size).toBe(model.size);
           }
-          expect(cache.totalTokens).toBeLessThanOrEqual(maxTokens);
-          expect(cache.size).toBeLessThanOrEqual(maxEntries);
-          expect(cache.totalTokens).toBe([...model.values()].reduce((a, b) => a + b, 0));
-          expect(cache.size).toBe(model.size);
-        }
-      }),
+        },
+      ),
     );
   });
 
-  it('removes an evicted session from the content index, and a replaced session\'s old blocks with it', () => {
+  it("removes an evicted session from the content index, and a replaced session's old blocks with it", () => {
     const cache = new SessionCache({ maxTokens: 3 * B, maxEntries: 10 });
     cache.set('a', seq(2 * B, 1000));
     const aHashes = extendBlockHashes(seq(2 * B, 1000));
@@ -136,24 +145,36 @@ describe('SessionCache', () => {
     const hashers: BlockHasher[] = [chainBlockHash, (prev, t, start) => chainBlockHash(prev, t, start) % 2];
     const key = fc.integer({ min: 0, max: 4 });
     const op = fc.oneof(
-      fc.record({ kind: fc.constant('set' as const), key, cut: fc.nat(), tail: fc.nat(3 * B), moveFrom: fc.option(key, { nil: undefined }) }),
+      fc.record({
+        kind: fc.constant('set' as const),
+        key,
+        cut: fc.nat(),
+        tail: fc.nat(3 * B),
+        moveFrom: fc.option(key, { nil: undefined }),
+      }),
       fc.record({ kind: fc.constant('get' as const), key }),
       fc.record({ kind: fc.constant('delete' as const), key }),
     );
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 12 * B }), fc.integer({ min: 0, max: 4 }), fc.array(op, { maxLength: 40 }), fc.constantFrom(...hashers), (maxTokens, maxEntries, ops, hasher) => {
-        const cache = new SessionCache({ maxTokens, maxEntries, hasher });
-        const base = seq(5 * B, 100);
-        for (const o of ops) {
-          if (o.kind === 'set') {
-            // Branches of one base, so sequences share blocks with each other and with what they replace.
-            const tokens = Uint32Array.from([...base.subarray(0, o.cut % (base.length + 1)), ...seq(o.tail, o.cut)]);
-            cache.set(`k${o.key}`, tokens, { moveFrom: o.moveFrom === undefined ? undefined : `k${o.moveFrom}` });
-          } else if (o.kind === 'get') cache.get(`k${o.key}`);
-          else cache.delete(`k${o.key}`);
-          expectIndexOf(cache, hasher);
-        }
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 12 * B }),
+        fc.integer({ min: 0, max: 4 }),
+        fc.array(op, { maxLength: 40 }),
+        fc.constantFrom(...hashers),
+        (maxTokens, maxEntries, ops, hasher) => {
+          const cache = new SessionCache({ maxTokens, maxEntries, hasher });
+          const base = seq(5 * B, 100);
+          for (const o of ops) {
+            if (o.kind === 'set') {
+              // Branches of one base, so sequences share blocks with each other and with what they replace.
+              const tokens = Uint32Array.from([...base.subarray(0, o.cut % (base.length + 1)), ...seq(o.tail, o.cut)]);
+              cache.set(`k${o.key}`, tokens, { moveFrom: o.moveFrom === undefined ? undefined : `k${o.moveFrom}` });
+            } else if (o.kind === 'get') cache.get(`k${o.key}`);
+            else cache.delete(`k${o.key}`);
+            expectIndexOf(cache, hasher);
+          }
+        },
+      ),
       { numRuns: 200 },
     );
   });

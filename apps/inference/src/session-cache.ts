@@ -108,8 +108,10 @@ export class SessionCache {
   set(key: string, sequence: Uint32Array, options: SessionSetOptions = {}): void {
     const blockHashes = options.blockHashes ?? extendBlockHashes(sequence, undefined, 0, this.hasher);
     // A wrong-length hash array would index blocks the sequence lacks: fail loudly instead.
-    if (blockHashes.length !== fullBlocks(sequence.length)) throw new RangeError(`blockHashes has ${blockHashes.length} hashes for ${sequence.length} tokens`);
-    const moveFrom = options.moveFrom !== undefined && options.moveFrom !== key ? this.detach(options.moveFrom) : undefined;
+    if (blockHashes.length !== fullBlocks(sequence.length))
+      throw new RangeError(`blockHashes has ${blockHashes.length} hashes for ${sequence.length} tokens`);
+    const moveFrom =
+      options.moveFrom !== undefined && options.moveFrom !== key ? this.detach(options.moveFrom) : undefined;
     if (moveFrom !== undefined) this.delete(key);
     const holder = moveFrom ?? this.detach(key);
     if (sequence.length > this.options.maxTokens || this.options.maxEntries === 0) {
@@ -150,7 +152,12 @@ export class SessionCache {
    * index entries: when a session extends what it held, only its new blocks are indexed, so a turn
    * costs index work for its new tokens only (the hash compare is a tight loop over 1/64 of them).
    */
-  private reindex(holder: PrefixHolder | undefined, tokens: Uint32Array, blockHashes: Float64Array, log: SequenceLog | undefined): PrefixHolder {
+  private reindex(
+    holder: PrefixHolder | undefined,
+    tokens: Uint32Array,
+    blockHashes: Float64Array,
+    log: SequenceLog | undefined,
+  ): PrefixHolder {
     if (holder === undefined) {
       const created: PrefixHolder = { tokens, blockHashes, log };
       this.index.add(created, blockHashes);

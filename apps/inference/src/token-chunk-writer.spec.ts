@@ -113,7 +113,9 @@ describe('TokenChunkWriter', () => {
           expect(call.chunks.filter((c) => c.promptTokens > 0)).toHaveLength(call.chunks.length > 0 ? 1 : 0);
           expect(call.chunks[0]?.promptTokens ?? 7).toBe(7);
           // Never more messages than engine chunks, but for the splits of chunks larger than max.
-          expect(call.chunks.length).toBeLessThanOrEqual(engineChunks.reduce((n, c) => n + Math.ceil(c.length / max), 0));
+          expect(call.chunks.length).toBeLessThanOrEqual(
+            engineChunks.reduce((n, c) => n + Math.ceil(c.length / max), 0),
+          );
         },
       ),
       { numRuns: 300 },

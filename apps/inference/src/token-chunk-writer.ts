@@ -44,7 +44,8 @@ export class TokenChunkWriter {
     private readonly options: TokenChunkWriterOptions,
   ) {
     this.max = options.maxChunkTokens ?? DEFAULT_MAX_CHUNK_TOKENS;
-    if (!Number.isInteger(this.max) || this.max < 1) throw new RangeError(`maxChunkTokens must be an integer ≥ 1, got ${this.max}`);
+    if (!Number.isInteger(this.max) || this.max < 1)
+      throw new RangeError(`maxChunkTokens must be an integer ≥ 1, got ${this.max}`);
     call.on('drain', this.onDrain);
     options.signal.addEventListener('abort', this.wake, { once: true });
   }

@@ -42,7 +42,8 @@ describe('loadCatalog', () => {
 
   it('resolves the id and every alias to the canonical model, and nothing else', () => {
     const catalog = loadCatalog(undefined);
-    for (const name of ['fastloop-sim', 'gpt-oss-sim', 'default']) expect(catalog.resolve(name)?.id).toBe('fastloop-sim');
+    for (const name of ['fastloop-sim', 'gpt-oss-sim', 'default'])
+      expect(catalog.resolve(name)?.id).toBe('fastloop-sim');
     expect(catalog.resolve('Default')).toBeUndefined();
     expect(catalog.resolve('gpt-4o')).toBeUndefined();
   });
@@ -72,7 +73,9 @@ describe('parseCatalog', () => {
   it('names a missing or mistyped field', () => {
     const { owned_by: _o, ...missing } = model();
     expect(problem({ models: [missing] })).toMatch(/test\.json: models\[0\]\.owned_by: /);
-    expect(problem({ models: [model(), model({ id: 'm2', context_window: '8k' })] })).toMatch(/models\[1\]\.context_window: /);
+    expect(problem({ models: [model(), model({ id: 'm2', context_window: '8k' })] })).toMatch(
+      /models\[1\]\.context_window: /,
+    );
     expect(problem({ models: [model({ created: -1 })] })).toMatch(/models\[0\]\.created: /);
   });
 
@@ -82,7 +85,9 @@ describe('parseCatalog', () => {
 
   it('rejects an empty catalog and output limits beyond the context window', () => {
     expect(problem({ models: [] })).toMatch(/models: must list at least one model/);
-    expect(problem({ models: [model({ max_output_tokens: 9000 })] })).toMatch(/models\[0\]\.max_output_tokens: must not exceed context_window/);
+    expect(problem({ models: [model({ max_output_tokens: 9000 })] })).toMatch(
+      /models\[0\]\.max_output_tokens: must not exceed context_window/,
+    );
   });
 
   it('rejects duplicate ids, duplicate aliases and aliases that shadow an id', () => {
@@ -90,7 +95,9 @@ describe('parseCatalog', () => {
     expect(problem({ models: [model({ aliases: ['a'] }), model({ id: 'm2', aliases: ['a'] })] })).toMatch(
       /models\[1\]\.aliases\[0\]: 'a' is already used by model 'm1'/,
     );
-    expect(problem({ models: [model(), model({ id: 'm2', aliases: ['m1'] })] })).toMatch(/models\[1\]\.aliases\[0\]: 'm1' is already used/);
+    expect(problem({ models: [model(), model({ id: 'm2', aliases: ['m1'] })] })).toMatch(
+      /models\[1\]\.aliases\[0\]: 'm1' is already used/,
+    );
     expect(problem({ models: [model({ aliases: ['m1'] })] })).toMatch(/models\[0\]\.aliases\[0\]/);
   });
 

@@ -45,18 +45,24 @@ const modelSchema = z
   })
   .transform((m) => ({ ...m, engine_model: m.engine_model ?? m.id }));
 
-const catalogSchema = z.strictObject({ models: z.array(modelSchema).min(1, 'must list at least one model') }).superRefine((catalog, ctx) => {
-  // One namespace for ids and aliases: a name must resolve to exactly one model.
-  const owner = new Map<string, string>();
-  catalog.models.forEach((m, i) => {
-    const names: [string, (string | number)[]][] = [[m.id, ['models', i, 'id']], ...m.aliases.map((a, j): [string, (string | number)[]] => [a, ['models', i, 'aliases', j]])];
-    for (const [name, path] of names) {
-      const taken = owner.get(name);
-      if (taken !== undefined) ctx.addIssue({ code: 'custom', path, message: `'${name}' is already used by model '${taken}'` });
-      else owner.set(name, m.id);
-    }
+const catalogSchema = z
+  .strictObject({ models: z.array(modelSchema).min(1, 'must list at least one model') })
+  .superRefine((catalog, ctx) => {
+    // One namespace for ids and aliases: a name must resolve to exactly one model.
+    const owner = new Map<string, string>();
+    catalog.models.forEach((m, i) => {
+      const names: [string, (string | number)[]][] = [
+        [m.id, ['models', i, 'id']],
+        ...m.aliases.map((a, j): [string, (string | number)[]] => [a, ['models', i, 'aliases', j]]),
+      ];
+      for (const [name, path] of names) {
+        const taken = owner.get(name);
+        if (taken !== undefined)
+          ctx.addIssue({ code: 'custom', path, message: `'${name}' is already used by model '${taken}'` });
+        else owner.set(name, m.id);
+      }
+    });
   });
-});
 
 /** One model of the catalog, as validated (snake_case like the file). */
 export type CatalogModel = z.output<typeof modelSchema>;

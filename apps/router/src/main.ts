@@ -1,4 +1,10 @@
-import { createLogger, createMetricsRegistry, installShutdown, startAdminServer, startGrpcServer } from '@fastloop/service-kit';
+import {
+  createLogger,
+  createMetricsRegistry,
+  installShutdown,
+  startAdminServer,
+  startGrpcServer,
+} from '@fastloop/service-kit';
 import { loadCatalog } from './catalog';
 import { loadRouterConfig } from './config';
 import { createRouterMetrics } from './metrics';
@@ -25,8 +31,20 @@ async function main(): Promise<void> {
   });
   monitor.start();
   const router = new Router(catalog, monitor);
-  const grpc = await startGrpcServer({ port: config.GRPC_PORT, host: config.BIND_HOST, logger, internalToken: config.FASTLOOP_INTERNAL_TOKEN, services: [createRouterService({ router, metrics, logger })] });
-  const admin = await startAdminServer({ port: config.ADMIN_PORT, host: config.BIND_HOST, registry, logger, isReady: () => grpc.health.isServing() });
+  const grpc = await startGrpcServer({
+    port: config.GRPC_PORT,
+    host: config.BIND_HOST,
+    logger,
+    internalToken: config.FASTLOOP_INTERNAL_TOKEN,
+    services: [createRouterService({ router, metrics, logger })],
+  });
+  const admin = await startAdminServer({
+    port: config.ADMIN_PORT,
+    host: config.BIND_HOST,
+    registry,
+    logger,
+    isReady: () => grpc.health.isServing(),
+  });
   // Ready once the catalog is loaded: workers may come later (Route answers no_worker_available
   // meanwhile), so the router never waits on, or restarts with, the inference fleet.
   grpc.health.set(true);

@@ -15,9 +15,24 @@ export interface RouterMetrics {
 /** Registers the router metrics on `registry`. */
 export function createRouterMetrics(registry: Registry): RouterMetrics {
   return {
-    decisions: new Counter({ name: 'router_route_decisions_total', help: 'Route decisions by canonical model and worker.', labelNames: ['model', 'worker'], registers: [registry] }),
-    errors: new Counter({ name: 'router_route_errors_total', help: 'Route calls refused, by error code.', labelNames: ['code'], registers: [registry] }),
-    workerHealthy: new Gauge({ name: 'router_worker_healthy', help: '1 while the worker answers SERVING, else 0.', labelNames: ['worker'], registers: [registry] }),
+    decisions: new Counter({
+      name: 'router_route_decisions_total',
+      help: 'Route decisions by canonical model and worker.',
+      labelNames: ['model', 'worker'],
+      registers: [registry],
+    }),
+    errors: new Counter({
+      name: 'router_route_errors_total',
+      help: 'Route calls refused, by error code.',
+      labelNames: ['code'],
+      registers: [registry],
+    }),
+    workerHealthy: new Gauge({
+      name: 'router_worker_healthy',
+      help: '1 while the worker answers SERVING, else 0.',
+      labelNames: ['worker'],
+      registers: [registry],
+    }),
     routeDuration: new Histogram({
       name: 'router_route_duration_seconds',
       help: 'Time to route one request.',

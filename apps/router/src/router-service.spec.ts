@@ -41,7 +41,8 @@ describe('RouterService over gRPC', () => {
   let client: routerV1.RouterServiceClient;
   let registry: Registry;
 
-  const route = (model: string, affinityKey = '') => callUnary(client.route, client, { model, tenant: 't1', affinityKey }, { deadlineMs: 5_000 });
+  const route = (model: string, affinityKey = '') =>
+    callUnary(client.route, client, { model, tenant: 't1', affinityKey }, { deadlineMs: 5_000 });
   const healthyIds = () => monitor.healthyWorkers().map((w) => w.id);
 
   beforeAll(async () => {
@@ -97,7 +98,16 @@ describe('RouterService over gRPC', () => {
 
   it('lists the catalog with its fixed created time', async () => {
     const res = await callUnary(client.listModels, client, {}, { deadlineMs: 5_000 });
-    expect(res.models).toEqual([{ id: 'fastloop-sim', ownedBy: 'fastloop', created: 1735689600, aliases: ['gpt-oss-sim', 'default'], contextWindow: 131072, pricing: { inputUsdPerMillion: 0.1, cachedInputUsdPerMillion: 0.01, outputUsdPerMillion: 0.5 } }]);
+    expect(res.models).toEqual([
+      {
+        id: 'fastloop-sim',
+        ownedBy: 'fastloop',
+        created: 1735689600,
+        aliases: ['gpt-oss-sim', 'default'],
+        contextWindow: 131072,
+        pricing: { inputUsdPerMillion: 0.1, cachedInputUsdPerMillion: 0.01, outputUsdPerMillion: 0.5 },
+      },
+    ]);
   });
 
   it('round-robins requests without an affinity key over the healthy workers', async () => {
@@ -129,7 +139,9 @@ describe('RouterService over gRPC', () => {
   it('reports the worker health gauge and route decisions in metrics', async () => {
     const text = await registry.metrics();
     expect(text).toMatch(/router_worker_healthy\{worker="w-a",service="router-test"\} 1/);
-    expect(text).toMatch(/router_route_decisions_total\{model="fastloop-sim",worker="w-[abc]",service="router-test"\} \d+/);
+    expect(text).toMatch(
+      /router_route_decisions_total\{model="fastloop-sim",worker="w-[abc]",service="router-test"\} \d+/,
+    );
     expect(text).toMatch(/router_route_errors_total\{code="model_not_found",service="router-test"\} 1/);
     expect(text).toContain('router_route_duration_seconds_bucket');
   });

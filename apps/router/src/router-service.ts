@@ -16,7 +16,10 @@ export interface RouterServiceDeps {
 /** Binds {@link Router} to gRPC: metrics, logs and domain error → gRPC status. */
 export function createRouterService(deps: RouterServiceDeps): GrpcServiceBinding {
   const implementation: routerV1.RouterServiceServer = {
-    route: (call: ServerUnaryCall<routerV1.RouteRequest, routerV1.RouteResponse>, callback: sendUnaryData<routerV1.RouteResponse>) => {
+    route: (
+      call: ServerUnaryCall<routerV1.RouteRequest, routerV1.RouteResponse>,
+      callback: sendUnaryData<routerV1.RouteResponse>,
+    ) => {
       const endTimer = deps.metrics.routeDuration.startTimer();
       try {
         const decision = deps.router.route(call.request);
@@ -32,7 +35,10 @@ export function createRouterService(deps: RouterServiceDeps): GrpcServiceBinding
         callback(toGrpcError(err));
       }
     },
-    listModels: (_call: ServerUnaryCall<routerV1.ListModelsRequest, routerV1.ListModelsResponse>, callback: sendUnaryData<routerV1.ListModelsResponse>) => {
+    listModels: (
+      _call: ServerUnaryCall<routerV1.ListModelsRequest, routerV1.ListModelsResponse>,
+      callback: sendUnaryData<routerV1.ListModelsResponse>,
+    ) => {
       callback(null, deps.router.listModels());
     },
   };

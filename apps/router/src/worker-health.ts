@@ -85,7 +85,12 @@ export class WorkerHealthMonitor {
   private async check(w: Watched): Promise<void> {
     let healthy = false;
     try {
-      const res = await callUnary(w.client.check, w.client, { service: this.options.service ?? '' }, { deadlineMs: this.options.timeoutMs });
+      const res = await callUnary(
+        w.client.check,
+        w.client,
+        { service: this.options.service ?? '' },
+        { deadlineMs: this.options.timeoutMs },
+      );
       healthy = res.status === SERVING;
     } catch (err) {
       this.options.logger.debug({ workerId: w.spec.id, err }, 'worker health check failed');
@@ -93,7 +98,10 @@ export class WorkerHealthMonitor {
     if (this.closed || w.healthy === healthy) return;
     const first = w.healthy === undefined;
     w.healthy = healthy;
-    this.healthy = this.watched.filter((x) => x.healthy).map((x) => x.spec).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    this.healthy = this.watched
+      .filter((x) => x.healthy)
+      .map((x) => x.spec)
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const log = { workerId: w.spec.id, address: w.spec.address, healthy };
     // Losing a worker that was serving is the only transition an operator must look at.
     if (healthy) this.options.logger.info(log, 'worker serving');

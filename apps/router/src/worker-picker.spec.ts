@@ -3,7 +3,9 @@ import { pickRendezvous, RoundRobin } from './worker-picker';
 import type { WorkerSpec } from './workers';
 
 const worker = (id: string): WorkerSpec => ({ id, address: `${id}.local:1` });
-const workersArb = fc.uniqueArray(fc.string({ minLength: 1, maxLength: 8 }), { minLength: 1, maxLength: 8 }).map((ids) => ids.map(worker));
+const workersArb = fc
+  .uniqueArray(fc.string({ minLength: 1, maxLength: 8 }), { minLength: 1, maxLength: 8 })
+  .map((ids) => ids.map(worker));
 
 describe('pickRendezvous', () => {
   it('returns undefined when no worker is healthy', () => {
@@ -24,7 +26,12 @@ describe('pickRendezvous', () => {
         const chosen = pickRendezvous(key, workers)!;
         const others = workers.filter((w) => w !== chosen);
         const without = others.length ? others[n % others.length] : undefined;
-        expect(pickRendezvous(key, workers.filter((w) => w !== without))).toBe(chosen);
+        expect(
+          pickRendezvous(
+            key,
+            workers.filter((w) => w !== without),
+          ),
+        ).toBe(chosen);
         // Ids in workersArb are at most 8 chars, so this one is new.
         const newcomer = worker('newcomer-9');
         expect([chosen, newcomer]).toContain(pickRendezvous(key, [...workers, newcomer]));
@@ -34,12 +41,19 @@ describe('pickRendezvous', () => {
 
   it('moves a key to the best remaining worker when its own worker fails', () => {
     fc.assert(
-      fc.property(workersArb.filter((ws) => ws.length > 1), fc.string(), (workers, key) => {
-        const chosen = pickRendezvous(key, workers)!;
-        const next = pickRendezvous(key, workers.filter((w) => w !== chosen));
-        expect(next).toBeDefined();
-        expect(next).not.toBe(chosen);
-      }),
+      fc.property(
+        workersArb.filter((ws) => ws.length > 1),
+        fc.string(),
+        (workers, key) => {
+          const chosen = pickRendezvous(key, workers)!;
+          const next = pickRendezvous(
+            key,
+            workers.filter((w) => w !== chosen),
+          );
+          expect(next).toBeDefined();
+          expect(next).not.toBe(chosen);
+        },
+      ),
     );
   });
 

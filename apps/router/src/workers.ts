@@ -27,7 +27,8 @@ export function parseWorkers(entries: readonly string[], field = 'INFERENCE_WORK
     const host = address.slice(0, colon);
     const port = Number(address.slice(colon + 1));
     if (colon <= 0 || !HOST.test(host)) throw fail('expected id=host:port or host:port');
-    if (!Number.isInteger(port) || port < 1 || port > 65535 || !/^\d+$/.test(address.slice(colon + 1))) throw fail('port must be 1-65535');
+    if (!Number.isInteger(port) || port < 1 || port > 65535 || !/^\d+$/.test(address.slice(colon + 1)))
+      throw fail('port must be 1-65535');
     if (id !== undefined && !ID.test(id)) throw fail('id must be 1-64 characters: letters, digits and . _ : -');
     const worker = { id: id ?? address, address };
     if (seen.has(worker.id)) throw fail(`worker id '${worker.id}' is listed twice`);

@@ -1,7 +1,13 @@
 import fc from 'fast-check';
 import { DomainError } from '@fastloop/service-kit';
 import { safetyV1 } from '@fastloop/proto';
-import { awsAccessKeyId, FAKE_INJECTION_BY_RULE, FAKE_SECRET_BY_RULE, pemPrivateKey, stripeKey } from './testing/fake-secrets';
+import {
+  awsAccessKeyId,
+  FAKE_INJECTION_BY_RULE,
+  FAKE_SECRET_BY_RULE,
+  pemPrivateKey,
+  stripeKey,
+} from './testing/fake-secrets';
 import { testClassifier } from './testing/test-classifier';
 
 const { VERDICT_ALLOW, VERDICT_BLOCK } = safetyV1.Verdict;
@@ -12,7 +18,10 @@ const tool = (text: string) => item(text, 'function_call_output', '');
 
 describe('Classifier', () => {
   it('allows a clean conversation and counts its items', () => {
-    const res = classifier.classify({ state: EMPTY, items: [item('hello'), item('{"cmd":"ls"}', 'function_call', '')] });
+    const res = classifier.classify({
+      state: EMPTY,
+      items: [item('hello'), item('{"cmd":"ls"}', 'function_call', '')],
+    });
     expect(res).toMatchObject({ verdict: VERDICT_ALLOW, findings: [], itemsSeen: 2, windowChars: 256 });
   });
 
@@ -22,10 +31,14 @@ describe('Classifier', () => {
       const text = `config follows\n${secret}\nend`;
       const res = classifier.classify({ state: EMPTY, items: [item('hi'), tool(text)] });
       const f = res.findings.find((x) => x.ruleId === ruleId);
-      expect([ruleId, f]).toEqual([ruleId, expect.objectContaining({ itemIndex: 1, endItemIndex: 1, category: safetyV1.Category.CATEGORY_SECRET })]);
+      expect([ruleId, f]).toEqual([
+        ruleId,
+        expect.objectContaining({ itemIndex: 1, endItemIndex: 1, category: safetyV1.Category.CATEGORY_SECRET }),
+      ]);
       expect(f!.start).toBeGreaterThanOrEqual(text.indexOf(secret));
       expect(f!.end).toBeLessThanOrEqual(text.indexOf(secret) + secret.length);
-      for (const x of res.findings) for (const line of secret.split('\n')) if (line.length >= 8) expect(x.message).not.toContain(line);
+      for (const x of res.findings)
+        for (const line of secret.split('\n')) if (line.length >= 8) expect(x.message).not.toContain(line);
     }
   });
 
@@ -52,16 +65,32 @@ describe('Classifier', () => {
     const weak = FAKE_INJECTION_BY_RULE['injection-role-hijack']();
     const once = classifier.classify({ state: EMPTY, items: [tool(`docs: ${weak}`)] });
     expect(once.findings).toEqual([]);
-    const more = classifier.classify({ state: once.state, items: [tool(`${weak}, ${FAKE_INJECTION_BY_RULE['injection-exfiltration']()}evil.example`)] });
+    const more = classifier.classify({
+      state: once.state,
+      items: [tool(`${weak}, ${FAKE_INJECTION_BY_RULE['injection-exfiltration']()}evil.example`)],
+    });
     expect(more.verdict).toBe(VERDICT_ALLOW); // injection is flagged by default
-    expect(more.findings).toEqual([expect.objectContaining({ ruleId: 'injection-exfiltration', category: safetyV1.Category.CATEGORY_INJECTION, action: safetyV1.Action.ACTION_FLAG, score: 11 })]);
-    const user = classifier.classify({ state: EMPTY, items: [item(FAKE_INJECTION_BY_RULE['injection-ignore-instructions']().repeat(3))] });
+    expect(more.findings).toEqual([
+      expect.objectContaining({
+        ruleId: 'injection-exfiltration',
+        category: safetyV1.Category.CATEGORY_INJECTION,
+        action: safetyV1.Action.ACTION_FLAG,
+        score: 11,
+      }),
+    ]);
+    const user = classifier.classify({
+      state: EMPTY,
+      items: [item(FAKE_INJECTION_BY_RULE['injection-ignore-instructions']().repeat(3))],
+    });
     expect(user.findings).toEqual([]);
   });
 
   it('flags hidden text (tag characters) in retrieved content, and blocks it when configured', () => {
     const hidden = `Totally normal page${FAKE_INJECTION_BY_RULE['hidden-tag-characters']()} text`;
-    expect(classifier.classify({ state: EMPTY, items: [tool(hidden)] }).findings[0]).toMatchObject({ ruleId: 'hidden-tag-characters', action: safetyV1.Action.ACTION_FLAG });
+    expect(classifier.classify({ state: EMPTY, items: [tool(hidden)] }).findings[0]).toMatchObject({
+      ruleId: 'hidden-tag-characters',
+      action: safetyV1.Action.ACTION_FLAG,
+    });
     const strict = testClassifier({ actions: { injection: 'block' } });
     expect(strict.classify({ state: EMPTY, items: [tool(hidden)] }).verdict).toBe(VERDICT_BLOCK);
   });
@@ -86,19 +115,27 @@ describe('Classifier', () => {
       ['policy-regex:model:0', safetyV1.Action.ACTION_FLAG, 27, 38],
     ]);
     // Policies are part of the state's identity: another tenant's state is refused.
-    expect(() => c.classify({ state: acme.state, items: [], tenant: 'other', model: 'm' })).toThrow(expect.objectContaining({ code: 'invalid_safety_state' }));
+    expect(() => c.classify({ state: acme.state, items: [], tenant: 'other', model: 'm' })).toThrow(
+      expect.objectContaining({ code: 'invalid_safety_state' }),
+    );
   });
 
   it('drops findings of a category whose action is allow', () => {
     const c = testClassifier({ actions: { secret: 'allow' } });
-    expect(c.classify({ state: EMPTY, items: [item(awsAccessKeyId() + ' ')] })).toMatchObject({ verdict: VERDICT_ALLOW, findings: [] });
+    expect(c.classify({ state: EMPTY, items: [item(awsAccessKeyId() + ' ')] })).toMatchObject({
+      verdict: VERDICT_ALLOW,
+      findings: [],
+    });
   });
 
   it('keeps the state bounded and independent of the history length', () => {
     let state: Buffer = EMPTY;
     const sizes: number[] = [];
     for (let turn = 0; turn < 400; turn++) {
-      state = classifier.classify({ state, items: [item(`turn ${turn} `.repeat(40)), tool('x'.repeat(500)), item('ok', 'message', 'assistant')] }).state;
+      state = classifier.classify({
+        state,
+        items: [item(`turn ${turn} `.repeat(40)), tool('x'.repeat(500)), item('ok', 'message', 'assistant')],
+      }).state;
       sizes.push(state.length);
     }
     // Tails fill up (the model's 2-character items take ~128 turns to fill its 255 characters),
@@ -140,7 +177,10 @@ const documentArb = fc
 
 /** Documents of one kind each, cut into 1–3 items at random points (splitting what was planted). */
 const conversationArb = fc
-  .array(fc.tuple(fc.constantFrom(...KINDS), documentArb, fc.array(fc.nat(), { maxLength: 2 })), { minLength: 1, maxLength: 5 })
+  .array(fc.tuple(fc.constantFrom(...KINDS), documentArb, fc.array(fc.nat(), { maxLength: 2 })), {
+    minLength: 1,
+    maxLength: 5,
+  })
   .map((docs) =>
     docs.flatMap(([[itemType, role], text, cuts]) => {
       const at = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
@@ -154,7 +194,8 @@ function turnsOf<T>(items: readonly T[], cuts: readonly number[]): T[][] {
   return bounds.slice(1).map((end, i) => items.slice(bounds[i], end));
 }
 
-const key = (f: safetyV1.Finding) => `${f.ruleId}|${f.itemIndex}:${f.start}-${f.endItemIndex}:${f.end}|${f.action}|${f.score}`;
+const key = (f: safetyV1.Finding) =>
+  `${f.ruleId}|${f.itemIndex}:${f.start}-${f.endItemIndex}:${f.end}|${f.action}|${f.score}`;
 const keys = (fs: readonly safetyV1.Finding[]) => [...new Set(fs.map(key))].sort();
 
 describe('Classifier, incremental versus full', () => {

@@ -20,7 +20,8 @@ export interface ClassifierOptions {
   guard?: { judge: GuardJudge; failOpen: boolean };
 }
 
-type ClassifyInput = Pick<safetyV1.ClassifyRequest, 'state' | 'items'> & Partial<Pick<safetyV1.ClassifyRequest, 'tenant' | 'model'>>;
+type ClassifyInput = Pick<safetyV1.ClassifyRequest, 'state' | 'items'> &
+  Partial<Pick<safetyV1.ClassifyRequest, 'tenant' | 'model'>>;
 
 /** The new text of one stream in this call. */
 interface StreamDelta {
@@ -60,17 +61,24 @@ export class Classifier {
   async classifyAsync(request: ClassifyInput): Promise<safetyV1.ClassifyResponse> {
     const e = this.evaluate(request);
     const guard = this.options.guard;
-    const blockedByRules = e.previous.block !== null || e.hits.some((h) => e.policy.actions[h.rule.category] === 'block');
+    const blockedByRules =
+      e.previous.block !== null || e.hits.some((h) => e.policy.actions[h.rule.category] === 'block');
     if (!guard || !e.policy.guard || blockedByRules || request.items.length === 0) return this.rulesOnly(e);
     const judged = await guard.judge.judge(request.items, e.previous.guard ?? null, request.tenant ?? '');
     const hit = guardHit(judged.verdict, guard.failOpen, e.policy.actions.policy, e.previous.itemsSeen, request.items);
     const hits = hit ? [...e.hits, hit] : e.hits;
-    return this.respond(e.policy, e.codec, e.previous.block, hits, { ...e.next, ...(judged.session ? { guard: judged.session } : {}) });
+    return this.respond(e.policy, e.codec, e.previous.block, hits, {
+      ...e.next,
+      ...(judged.session ? { guard: judged.session } : {}),
+    });
   }
 
   private rulesOnly(e: ReturnType<Classifier['evaluate']>): safetyV1.ClassifyResponse {
     // The guard's session is carried unchanged (a call without new items, or already blocked).
-    return this.respond(e.policy, e.codec, e.previous.block, e.hits, { ...e.next, ...(e.previous.guard ? { guard: e.previous.guard } : {}) });
+    return this.respond(e.policy, e.codec, e.previous.block, e.hits, {
+      ...e.next,
+      ...(e.previous.guard ? { guard: e.previous.guard } : {}),
+    });
   }
 
   /** Decodes the state and runs the rules over the new items. */
@@ -95,7 +103,13 @@ export class Classifier {
     return { policy, codec, previous, hits, next };
   }
 
-  private respond(policy: CompiledPolicy, codec: SafetyStateCodec, carried: BlockKey | null, hits: Hit[], next: SafetyStateContent): safetyV1.ClassifyResponse {
+  private respond(
+    policy: CompiledPolicy,
+    codec: SafetyStateCodec,
+    carried: BlockKey | null,
+    hits: Hit[],
+    next: SafetyStateContent,
+  ): safetyV1.ClassifyResponse {
     const acted = hits.filter((h) => actionOf(policy, h) !== 'allow').sort(byItemOrder);
     const blocking = (h: Hit) => actionOf(policy, h) === 'block';
     // The earliest settled blocking hit of the whole conversation: carried, or found now.
@@ -106,7 +120,9 @@ export class Classifier {
     if (firstProvisional && (!first || byItemOrder(firstProvisional, first) < 0)) first = firstProvisional;
 
     const threshold = policy.injectionThreshold;
-    const findings = acted.filter((h) => h !== first).map((h) => toFinding(h, actionOf(policy, h) as Exclude<Action, 'allow'>, threshold));
+    const findings = acted
+      .filter((h) => h !== first)
+      .map((h) => toFinding(h, actionOf(policy, h) as Exclude<Action, 'allow'>, threshold));
     if (first) findings.unshift(toFinding(first, 'block', threshold));
     const blockKey: BlockKey | null = block && {
       ruleId: block.rule.id,
@@ -129,7 +145,14 @@ export class Classifier {
   /** The carried first blocking finding as a hit (its rule looked up by id). */
   private carriedHit(policy: CompiledPolicy, key: BlockKey): Hit {
     const known = [...policy.rules, ...policy.injectionRules].find((r) => r.id === key.ruleId);
-    const rule: Rule = known ?? { id: key.ruleId, category: 'policy', description: 'a pattern on the policy list', keywords: [], pattern: /$^/g, window: 0 };
+    const rule: Rule = known ?? {
+      id: key.ruleId,
+      category: 'policy',
+      description: 'a pattern on the policy list',
+      keywords: [],
+      pattern: /$^/g,
+      window: 0,
+    };
     // It was carried because it blocked: it keeps blocking whatever its category's action.
     return { ...key, rule, provisional: false, action: 'block' };
   }
@@ -149,7 +172,10 @@ export class Classifier {
 }
 
 /** The new items' text per stream, with each non-empty item's stream position. */
-function splitByStream(items: readonly safetyV1.SafetyItem[], previous: SafetyStateContent): Map<StreamName, StreamDelta> {
+function splitByStream(
+  items: readonly safetyV1.SafetyItem[],
+  previous: SafetyStateContent,
+): Map<StreamName, StreamDelta> {
   const deltas = new Map<StreamName, StreamDelta>();
   items.forEach((item, i) => {
     if (item.text.length === 0) return;
@@ -163,7 +189,13 @@ function splitByStream(items: readonly safetyV1.SafetyItem[], previous: SafetySt
 }
 
 /** Scans a stream's tail plus its new text, appending hits; returns the stream's next state. */
-function scanOne(policy: CompiledPolicy, name: StreamName, st: StreamState, delta: StreamDelta | undefined, hits: Hit[]): StreamState {
+function scanOne(
+  policy: CompiledPolicy,
+  name: StreamName,
+  st: StreamState,
+  delta: StreamDelta | undefined,
+  hits: Hit[],
+): StreamState {
   const text = st.tail + (delta?.text ?? '');
   const base = st.len - st.tail.length;
   const len = base + text.length;
@@ -196,7 +228,16 @@ function scanOne(policy: CompiledPolicy, name: StreamName, st: StreamState, delt
 function place(m: StreamMatch, locator: ItemLocator, score: number): Hit {
   const [itemIndex, start] = locator.locate(m.start);
   const [endItemIndex, last] = locator.locate(m.end - 1);
-  return { rule: m.rule, ruleIndex: m.ruleIndex, itemIndex, start, endItemIndex, end: last + 1, provisional: m.provisional, score };
+  return {
+    rule: m.rule,
+    ruleIndex: m.ruleIndex,
+    itemIndex,
+    start,
+    endItemIndex,
+    end: last + 1,
+    provisional: m.provisional,
+    score,
+  };
 }
 
 /** Policy regexes, matched within each new item (not across items: their window is unbounded). */
@@ -206,12 +247,28 @@ function itemRegexHits(policy: CompiledPolicy, items: readonly safetyV1.SafetyIt
   const hits: Hit[] = [];
   items.forEach((item, i) => {
     policy.itemRegexes.forEach((r, k) => {
-      const rule = { id: r.id, category: 'policy' as const, description: 'a pattern on the policy list', keywords: [], pattern: r.pattern, window: 0 };
+      const rule = {
+        id: r.id,
+        category: 'policy' as const,
+        description: 'a pattern on the policy list',
+        keywords: [],
+        pattern: r.pattern,
+        window: 0,
+      };
       r.pattern.lastIndex = 0;
       for (let m = r.pattern.exec(item.text); m !== null; m = r.pattern.exec(item.text)) {
         if (m[0].length === 0) r.pattern.lastIndex++;
         const itemIndex = firstIndex + i;
-        hits.push({ rule, ruleIndex: offset + k, itemIndex, start: m.index, endItemIndex: itemIndex, end: m.index + m[0].length, provisional: false, score: 0 });
+        hits.push({
+          rule,
+          ruleIndex: offset + k,
+          itemIndex,
+          start: m.index,
+          endItemIndex: itemIndex,
+          end: m.index + m[0].length,
+          provisional: false,
+          score: 0,
+        });
       }
     });
   });
@@ -222,8 +279,22 @@ function actionOf(policy: CompiledPolicy, hit: Hit): Action {
   return hit.action ?? policy.actions[hit.rule.category];
 }
 
-const GUARD_RULE: Rule = { id: 'guard-model', category: 'policy', description: 'content the policy model judged unsafe', keywords: [], pattern: /$^/g, window: 0 };
-const GUARD_DOWN_RULE: Rule = { id: 'guard-unavailable', category: 'policy', description: 'content the policy model could not judge in time', keywords: [], pattern: /$^/g, window: 0 };
+const GUARD_RULE: Rule = {
+  id: 'guard-model',
+  category: 'policy',
+  description: 'content the policy model judged unsafe',
+  keywords: [],
+  pattern: /$^/g,
+  window: 0,
+};
+const GUARD_DOWN_RULE: Rule = {
+  id: 'guard-unavailable',
+  category: 'policy',
+  description: 'content the policy model could not judge in time',
+  keywords: [],
+  pattern: /$^/g,
+  window: 0,
+};
 // After every rule: a guard finding never hides a rule's.
 const GUARD_RULE_INDEX = 1_000_000;
 
@@ -232,10 +303,27 @@ const GUARD_RULE_INDEX = 1_000_000;
  * takes the `policy` category's action (block by default; redact, which has no span to mask here,
  * flags); an unavailable guard blocks unless fail-open.
  */
-function guardHit(verdict: 'allow' | 'block' | 'unavailable', failOpen: boolean, policyAction: Action, first: number, items: readonly safetyV1.SafetyItem[]): Hit | null {
+function guardHit(
+  verdict: 'allow' | 'block' | 'unavailable',
+  failOpen: boolean,
+  policyAction: Action,
+  first: number,
+  items: readonly safetyV1.SafetyItem[],
+): Hit | null {
   if (verdict === 'allow' || (verdict === 'block' && policyAction === 'allow')) return null;
   const rule = verdict === 'block' ? GUARD_RULE : GUARD_DOWN_RULE;
-  const action: Action = verdict === 'block' ? (policyAction === 'block' ? 'block' : 'flag') : failOpen ? 'flag' : 'block';
+  const action: Action =
+    verdict === 'block' ? (policyAction === 'block' ? 'block' : 'flag') : failOpen ? 'flag' : 'block';
   const last = first + items.length - 1;
-  return { rule, ruleIndex: GUARD_RULE_INDEX, itemIndex: first, start: 0, endItemIndex: last, end: items[items.length - 1].text.length, provisional: false, score: 0, action };
+  return {
+    rule,
+    ruleIndex: GUARD_RULE_INDEX,
+    itemIndex: first,
+    start: 0,
+    endItemIndex: last,
+    end: items[items.length - 1].text.length,
+    provisional: false,
+    score: 0,
+    action,
+  };
 }

@@ -22,16 +22,25 @@ describe('safety config', () => {
 
   it('reads actions per category and per-tenant policy lists', () => {
     const config = loadSafetyConfig({
-      env: { SAFETY_ACTIONS: 'injection=block, secret=redact', SAFETY_POLICIES: '{"tenants":{"acme":{"terms":["project falcon"],"actions":{"policy":"flag"}}}}' },
+      env: {
+        SAFETY_ACTIONS: 'injection=block, secret=redact',
+        SAFETY_POLICIES: '{"tenants":{"acme":{"terms":["project falcon"],"actions":{"policy":"flag"}}}}',
+      },
     });
     expect(config.SAFETY_ACTIONS).toEqual({ secret: 'redact', injection: 'block', policy: 'block' });
-    expect(config.SAFETY_POLICIES.tenants.acme).toMatchObject({ terms: ['project falcon'], regexes: [], actions: { policy: 'flag' } });
+    expect(config.SAFETY_POLICIES.tenants.acme).toMatchObject({
+      terms: ['project falcon'],
+      regexes: [],
+      actions: { policy: 'flag' },
+    });
   });
 
   it('names the field when a value is invalid', () => {
     expect(() => loadSafetyConfig({ env: { SAFETY_STATE_SECRET: 'short' } })).toThrow(/SAFETY_STATE_SECRET/);
     expect(() => loadSafetyConfig({ env: { SAFETY_MAX_ITEM_BYTES: '0' } })).toThrow(/SAFETY_MAX_ITEM_BYTES/);
     expect(() => loadSafetyConfig({ env: { SAFETY_ACTIONS: 'secret=nuke' } })).toThrow(/SAFETY_ACTIONS/);
-    expect(() => loadSafetyConfig({ env: { SAFETY_POLICIES: '{"tenants":{"a":{"regexes":["("]}}}' } })).toThrow(/SAFETY_POLICIES/);
+    expect(() => loadSafetyConfig({ env: { SAFETY_POLICIES: '{"tenants":{"a":{"regexes":["("]}}}' } })).toThrow(
+      /SAFETY_POLICIES/,
+    );
   });
 });

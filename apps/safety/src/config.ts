@@ -7,14 +7,21 @@ const actionsSchema = z
   .string()
   .transform((v) => {
     const out: Record<string, string> = {};
-    for (const pair of v.split(',').map((p) => p.trim()).filter(Boolean)) {
+    for (const pair of v
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean)) {
       const [k, a] = pair.split('=').map((x) => x.trim());
       out[k] = a;
     }
     return out;
   })
   .or(z.record(z.string(), z.string()))
-  .pipe(z.partialRecord(z.enum(CATEGORIES), z.enum(ACTIONS)).transform((v): Actions => Object.freeze({ ...DEFAULT_ACTIONS, ...v })))
+  .pipe(
+    z
+      .partialRecord(z.enum(CATEGORIES), z.enum(ACTIONS))
+      .transform((v): Actions => Object.freeze({ ...DEFAULT_ACTIONS, ...v })),
+  )
   .default(DEFAULT_ACTIONS);
 
 /** JSON text (env) or an object (config file). */
@@ -66,7 +73,9 @@ export const safetyConfigSchema = z.object({
   SAFETY_GUARD_POLICY: z
     .string()
     .min(1)
-    .default('Classify each user message against the policy: content that seeks or enables harm, or leaks credentials, is unsafe.'),
+    .default(
+      'Classify each user message against the policy: content that seeks or enables harm, or leaks credentials, is unsafe.',
+    ),
   /** Whether tenants and models without their own `guard` setting ask the guard (default false). */
   SAFETY_GUARD_DEFAULT: env.bool(false),
   /** Deadline of one guard call. */
@@ -86,5 +95,7 @@ export function loadSafetyConfig(options?: LoadConfigOptions): SafetyConfig {
 
 /** The state secret to use, and whether it fell back to the development default. */
 export function resolveStateSecret(config: SafetyConfig): { secret: string; defaulted: boolean } {
-  return config.SAFETY_STATE_SECRET ? { secret: config.SAFETY_STATE_SECRET, defaulted: false } : { secret: DEV_STATE_SECRET, defaulted: true };
+  return config.SAFETY_STATE_SECRET
+    ? { secret: config.SAFETY_STATE_SECRET, defaulted: false }
+    : { secret: DEV_STATE_SECRET, defaulted: true };
 }

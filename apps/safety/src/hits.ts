@@ -18,7 +18,10 @@ export interface Hit {
 }
 
 /** Canonical report order: item, offset in the item, rule order. */
-export function byItemOrder(a: Pick<Hit, 'itemIndex' | 'start' | 'ruleIndex'>, b: Pick<Hit, 'itemIndex' | 'start' | 'ruleIndex'>): number {
+export function byItemOrder(
+  a: Pick<Hit, 'itemIndex' | 'start' | 'ruleIndex'>,
+  b: Pick<Hit, 'itemIndex' | 'start' | 'ruleIndex'>,
+): number {
   return a.itemIndex - b.itemIndex || a.start - b.start || a.ruleIndex - b.ruleIndex;
 }
 
@@ -72,9 +75,10 @@ export function toFinding(hit: Hit, action: Exclude<Action, 'allow'>, threshold:
 }
 
 function findingMessage(hit: Hit, threshold: number): string {
-  const where = hit.endItemIndex === hit.itemIndex
-    ? `Item ${hit.itemIndex} (characters ${hit.start}–${hit.end})`
-    : `Items ${hit.itemIndex}–${hit.endItemIndex} (from character ${hit.start} to ${hit.end})`;
+  const where =
+    hit.endItemIndex === hit.itemIndex
+      ? `Item ${hit.itemIndex} (characters ${hit.start}–${hit.end})`
+      : `Items ${hit.itemIndex}–${hit.endItemIndex} (from character ${hit.start} to ${hit.end})`;
   if (hit.rule.category === 'injection') {
     return `${where} brings the prompt-injection score of untrusted content to ${hit.score} (threshold ${threshold}); last signal: ${hit.rule.description} (rule ${hit.rule.id}).`;
   }

@@ -17,7 +17,10 @@ describe('Classifier on every item type the edge sends', () => {
     ['mcp_call', ''],
     ['a_type_from_the_future', ''],
   ])('blocks a private key in a %s item', (itemType, role) => {
-    const res = classifier.classify({ state: Buffer.alloc(0), items: [{ itemType, role, text: `patch:\n${pemPrivateKey()}` }] });
+    const res = classifier.classify({
+      state: Buffer.alloc(0),
+      items: [{ itemType, role, text: `patch:\n${pemPrivateKey()}` }],
+    });
     expect(res.verdict).toBe(safetyV1.Verdict.VERDICT_BLOCK);
     expect(res.findings[0]).toMatchObject({ ruleId: 'private-key-block', itemIndex: 0 });
   });

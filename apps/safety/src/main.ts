@@ -1,4 +1,10 @@
-import { createLogger, createMetricsRegistry, installShutdown, startAdminServer, startGrpcServer } from '@fastloop/service-kit';
+import {
+  createLogger,
+  createMetricsRegistry,
+  installShutdown,
+  startAdminServer,
+  startGrpcServer,
+} from '@fastloop/service-kit';
 import { resolveProfile } from '@fastloop/model-profiles';
 import { Classifier } from './classifier';
 import { GuardJudge } from './guard/guard-judge';
@@ -15,7 +21,9 @@ async function main(): Promise<void> {
   const logger = createLogger({ service: 'safety', level: config.LOG_LEVEL });
   const { secret, defaulted } = resolveStateSecret(config);
   if (defaulted) {
-    logger.warn('SAFETY_STATE_SECRET is not set: using the development secret; anyone who knows it can forge safety states');
+    logger.warn(
+      'SAFETY_STATE_SECRET is not set: using the development secret; anyone who knows it can forge safety states',
+    );
   }
   const policies = new PolicyBook({
     policies: config.SAFETY_POLICIES,
@@ -25,7 +33,9 @@ async function main(): Promise<void> {
   });
   const registry = createMetricsRegistry('safety');
   const metrics = createSafetyMetrics(registry);
-  const guardWorker = config.SAFETY_GUARD_ADDRESS ? new GrpcGuardWorker(config.SAFETY_GUARD_ADDRESS, config.FASTLOOP_INTERNAL_TOKEN) : undefined;
+  const guardWorker = config.SAFETY_GUARD_ADDRESS
+    ? new GrpcGuardWorker(config.SAFETY_GUARD_ADDRESS, config.FASTLOOP_INTERNAL_TOKEN)
+    : undefined;
   const guard = guardWorker && {
     judge: new GuardJudge({
       worker: guardWorker,
@@ -44,7 +54,12 @@ async function main(): Promise<void> {
     }),
     failOpen: config.SAFETY_GUARD_FAIL_OPEN,
   };
-  const classifier = new Classifier({ stateSecret: secret, maxItemBytes: config.SAFETY_MAX_ITEM_BYTES, policies, ...(guard ? { guard } : {}) });
+  const classifier = new Classifier({
+    stateSecret: secret,
+    maxItemBytes: config.SAFETY_MAX_ITEM_BYTES,
+    policies,
+    ...(guard ? { guard } : {}),
+  });
   const grpc = await startGrpcServer({
     port: config.GRPC_PORT,
     host: config.BIND_HOST,
@@ -81,7 +96,13 @@ async function main(): Promise<void> {
       policyTenants: Object.keys(config.SAFETY_POLICIES.tenants).length,
       policyModels: Object.keys(config.SAFETY_POLICIES.models).length,
       maxItemBytes: config.SAFETY_MAX_ITEM_BYTES,
-      guard: config.SAFETY_GUARD_ADDRESS ? { address: config.SAFETY_GUARD_ADDRESS, model: config.SAFETY_GUARD_MODEL, default: config.SAFETY_GUARD_DEFAULT } : 'off',
+      guard: config.SAFETY_GUARD_ADDRESS
+        ? {
+            address: config.SAFETY_GUARD_ADDRESS,
+            model: config.SAFETY_GUARD_MODEL,
+            default: config.SAFETY_GUARD_DEFAULT,
+          }
+        : 'off',
     },
     'ready',
   );

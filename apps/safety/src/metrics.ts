@@ -39,10 +39,27 @@ export function createSafetyMetrics(registry: Registry): SafetyMetrics {
       registers: [registry],
     }),
     itemsScanned: new Counter({ name: 'safety_items_scanned_total', help: 'Items scanned.', registers: [registry] }),
-    guardCalls: new Counter({ name: 'safety_guard_calls_total', help: 'Guard model calls by result.', labelNames: ['result'], registers: [registry] }),
-    guardPromptTokens: new Counter({ name: 'safety_guard_prompt_tokens_total', help: 'Prompt tokens sent to the guard worker.', registers: [registry] }),
-    guardCachedTokens: new Counter({ name: 'safety_guard_cached_tokens_total', help: 'Tokens the guard worker reused from its session.', registers: [registry] }),
-    guardPrefillTokens: new Counter({ name: 'safety_guard_prefill_tokens_total', help: 'Guard prompt tokens the worker had to prefill (prompt minus cached).', registers: [registry] }),
+    guardCalls: new Counter({
+      name: 'safety_guard_calls_total',
+      help: 'Guard model calls by result.',
+      labelNames: ['result'],
+      registers: [registry],
+    }),
+    guardPromptTokens: new Counter({
+      name: 'safety_guard_prompt_tokens_total',
+      help: 'Prompt tokens sent to the guard worker.',
+      registers: [registry],
+    }),
+    guardCachedTokens: new Counter({
+      name: 'safety_guard_cached_tokens_total',
+      help: 'Tokens the guard worker reused from its session.',
+      registers: [registry],
+    }),
+    guardPrefillTokens: new Counter({
+      name: 'safety_guard_prefill_tokens_total',
+      help: 'Guard prompt tokens the worker had to prefill (prompt minus cached).',
+      registers: [registry],
+    }),
     guardDuration: new Histogram({
       name: 'safety_guard_duration_seconds',
       help: 'One guard Generate call.',

@@ -18,7 +18,14 @@ export const DEFAULT_ACTIONS: Actions = Object.freeze({ secret: 'block', injecti
 export const policyListSchema = z
   .object({
     /** Literal terms (case-insensitive), matched across item and turn boundaries. */
-    terms: z.array(z.string().min(1).max(MAX_WINDOW - 1)).default([]),
+    terms: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(MAX_WINDOW - 1),
+      )
+      .default([]),
     /** Regular expressions (case-insensitive), matched within each item. */
     regexes: z
       .array(
@@ -98,7 +105,10 @@ export class PolicyBook {
     const key = `${t}\u0000${m}`;
     let compiled = this.cache.get(key);
     if (!compiled) {
-      compiled = this.compile(t ? this.options.policies.tenants[t] : undefined, m ? this.options.policies.models[m] : undefined);
+      compiled = this.compile(
+        t ? this.options.policies.tenants[t] : undefined,
+        m ? this.options.policies.models[m] : undefined,
+      );
       this.cache.set(key, compiled);
     }
     return compiled;
@@ -106,8 +116,13 @@ export class PolicyBook {
 
   private compile(tenant: PolicyList | undefined, model: PolicyList | undefined): CompiledPolicy {
     const o = this.options;
-    const lists: [string, PolicyList | undefined][] = [['model', model], ['tenant', tenant]];
-    const terms = lists.flatMap(([source, list]) => (list?.terms ?? []).map((term, i) => termRule(`policy-term:${source}:${i}`, term)));
+    const lists: [string, PolicyList | undefined][] = [
+      ['model', model],
+      ['tenant', tenant],
+    ];
+    const terms = lists.flatMap(([source, list]) =>
+      (list?.terms ?? []).map((term, i) => termRule(`policy-term:${source}:${i}`, term)),
+    );
     const itemRegexes = lists.flatMap(([source, list]) =>
       (list?.regexes ?? []).map((src, i) => ({ id: `policy-regex:${source}:${i}`, pattern: new RegExp(src, 'gi') })),
     );
@@ -116,20 +131,42 @@ export class PolicyBook {
     const rules = [...(o.secretRules ?? SECRET_RULES), ...terms];
     const injectionRules = o.injectionRules ?? INJECTION_RULES;
     const guard = tenant?.guard ?? model?.guard ?? o.guardDefault ?? false;
-    const hash = hashPolicy(o.revision ?? 1, rules, injectionRules, itemRegexes, actions, injectionThreshold + (guard ? ':guard' : ''));
+    const hash = hashPolicy(
+      o.revision ?? 1,
+      rules,
+      injectionRules,
+      itemRegexes,
+      actions,
+      injectionThreshold + (guard ? ':guard' : ''),
+    );
     return { rules, injectionRules, itemRegexes, actions, injectionThreshold, guard, hash };
   }
 }
 
 function termRule(id: string, term: string): Rule {
   const source = term.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-  return { id, category: 'policy', description: 'a term on the policy list', keywords: [term.toLowerCase()], pattern: new RegExp(source, 'gi'), window: term.length };
+  return {
+    id,
+    category: 'policy',
+    description: 'a term on the policy list',
+    keywords: [term.toLowerCase()],
+    pattern: new RegExp(source, 'gi'),
+    window: term.length,
+  };
 }
 
-function hashPolicy(revision: number, rules: readonly Rule[], injection: readonly Rule[], regexes: readonly ItemRegex[], actions: Actions, threshold: number | string): string {
+function hashPolicy(
+  revision: number,
+  rules: readonly Rule[],
+  injection: readonly Rule[],
+  regexes: readonly ItemRegex[],
+  actions: Actions,
+  threshold: number | string,
+): string {
   const h = createHash('sha256');
   h.update(`revision:${revision}\nthreshold:${threshold}\n${JSON.stringify(actions)}\n`);
-  for (const r of [...rules, ...injection]) h.update(`${r.id}/${r.pattern.source}/${r.pattern.flags}/${r.weight ?? 0}\n`);
+  for (const r of [...rules, ...injection])
+    h.update(`${r.id}/${r.pattern.source}/${r.pattern.flags}/${r.weight ?? 0}\n`);
   for (const r of regexes) h.update(`${r.id}/${r.pattern.source}\n`);
   return h.digest('base64url').slice(0, 16);
 }

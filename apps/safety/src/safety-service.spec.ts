@@ -21,13 +21,22 @@ describe('SafetyService over gRPC', () => {
   let registry: Registry;
 
   const classify = (request: Partial<safetyV1.ClassifyRequest>) =>
-    callUnary(client.classify, client, { state: Buffer.alloc(0), items: [], tenant: 't1', model: 'm', ...request }, { deadlineMs: 5_000 });
+    callUnary(
+      client.classify,
+      client,
+      { state: Buffer.alloc(0), items: [], tenant: 't1', model: 'm', ...request },
+      { deadlineMs: 5_000 },
+    );
 
   beforeAll(async () => {
     const logger = createLogger({ service: 'safety-test', level: 'silent' });
     registry = createMetricsRegistry('safety-test');
     const classifier = testClassifier();
-    server = await startGrpcServer({ port: 0, logger, services: [createSafetyService({ classifier, metrics: createSafetyMetrics(registry), logger })] });
+    server = await startGrpcServer({
+      port: 0,
+      logger,
+      services: [createSafetyService({ classifier, metrics: createSafetyMetrics(registry), logger })],
+    });
     server.health.set(true);
     client = createGrpcClient(safetyV1.SafetyServiceClient, `127.0.0.1:${server.port}`);
   });
@@ -38,9 +47,14 @@ describe('SafetyService over gRPC', () => {
   });
 
   it('carries the verdict across calls through the returned state', async () => {
-    const first = await classify({ items: [{ itemType: 'function_call_output', role: '', text: `id=${awsAccessKeyId()} ` }] });
+    const first = await classify({
+      items: [{ itemType: 'function_call_output', role: '', text: `id=${awsAccessKeyId()} ` }],
+    });
     expect(first.verdict).toBe(safetyV1.Verdict.VERDICT_BLOCK);
-    const second = await classify({ state: first.state, items: [{ itemType: 'message', role: 'user', text: 'thanks' }] });
+    const second = await classify({
+      state: first.state,
+      items: [{ itemType: 'message', role: 'user', text: 'thanks' }],
+    });
     expect(second).toMatchObject({ verdict: safetyV1.Verdict.VERDICT_BLOCK, itemsSeen: 2 });
     expect(second.findings[0]).toMatchObject({ ruleId: 'aws-access-key-id', itemIndex: 0 });
   });
@@ -57,7 +71,12 @@ describe('SafetyService over gRPC', () => {
   });
 
   it('counts classifications by verdict and the items it scanned', async () => {
-    await classify({ items: [{ itemType: 'message', role: 'user', text: 'a' }, { itemType: 'message', role: 'user', text: 'b' }] });
+    await classify({
+      items: [
+        { itemType: 'message', role: 'user', text: 'a' },
+        { itemType: 'message', role: 'user', text: 'b' },
+      ],
+    });
     const text = await registry.metrics();
     expect(text).toMatch(/safety_classifications_total\{verdict="allow",service="safety-test"\} \d+/);
     expect(text).toMatch(/safety_classifications_total\{verdict="error",service="safety-test"\} 1/);

@@ -32,7 +32,10 @@ export function createSafetyService(deps: SafetyServiceDeps): GrpcServiceBinding
   // ClassifyStream's calls (mux.proto): the edge keeps a few such streams instead of a call each.
   const mux = new MuxServer();
   const implementation: safetyV1.SafetyServiceServer = {
-    classify: (call: ServerUnaryCall<safetyV1.ClassifyRequest, safetyV1.ClassifyResponse>, callback: sendUnaryData<safetyV1.ClassifyResponse>) => {
+    classify: (
+      call: ServerUnaryCall<safetyV1.ClassifyRequest, safetyV1.ClassifyResponse>,
+      callback: sendUnaryData<safetyV1.ClassifyResponse>,
+    ) => {
       classify(call.request).then(
         (response) => callback(null, response),
         (err: unknown) => callback(toGrpcError(err)),
@@ -40,7 +43,12 @@ export function createSafetyService(deps: SafetyServiceDeps): GrpcServiceBinding
     },
     classifyStream: (stream) => mux.serveUnary(stream, classify),
   };
-  return { name: SAFETY_SERVICE_NAME, definition: safetyV1.SafetyServiceService, implementation, drain: () => mux.drain() };
+  return {
+    name: SAFETY_SERVICE_NAME,
+    definition: safetyV1.SafetyServiceService,
+    implementation,
+    drain: () => mux.drain(),
+  };
 }
 
 const ACTION_LABEL: Partial<Record<safetyV1.Action, string>> = {
@@ -56,7 +64,8 @@ function record(metrics: SafetyMetrics, newItems: number, response: safetyV1.Cla
   // again (settling a provisional match, or carrying the first blocking one) do not count it.
   const firstNew = response.itemsSeen - newItems;
   for (const f of response.findings) {
-    if (f.endItemIndex >= firstNew) metrics.findings.inc({ rule_id: f.ruleId, action: ACTION_LABEL[f.action] ?? 'unknown' });
+    if (f.endItemIndex >= firstNew)
+      metrics.findings.inc({ rule_id: f.ruleId, action: ACTION_LABEL[f.action] ?? 'unknown' });
   }
 }
 

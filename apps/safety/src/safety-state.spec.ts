@@ -7,7 +7,19 @@ const codec = new SafetyStateCodec(SECRET, 'policy-a');
 
 const content: SafetyStateContent = {
   itemsSeen: 12,
-  streams: { input: { len: 40, tail: 'the last characters of the input stream', items: [[3, 0], [7, 20]], score: 0, crossed: false }, tool: { len: 5, tail: 'hello', items: [[4, 0]], score: 11, crossed: true } },
+  streams: {
+    input: {
+      len: 40,
+      tail: 'the last characters of the input stream',
+      items: [
+        [3, 0],
+        [7, 20],
+      ],
+      score: 0,
+      crossed: false,
+    },
+    tool: { len: 5, tail: 'hello', items: [[4, 0]], score: 11, crossed: true },
+  },
   block: { ruleId: 'aws-access-key-id', itemIndex: 3, start: 2, ruleIndex: 4, endItemIndex: 7, end: 6, score: 0 },
 };
 

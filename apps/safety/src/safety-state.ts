@@ -67,7 +67,10 @@ export class SafetyStateCodec {
    * @param secret `SAFETY_STATE_SECRET`; states made with another key are refused.
    * @param policyHash the rules and policy the states vouch for; states from others are refused.
    */
-  constructor(secret: string | Buffer, private readonly policyHash: string) {
+  constructor(
+    secret: string | Buffer,
+    private readonly policyHash: string,
+  ) {
     this.macKey = createHmac('sha256', secret).update('fastloop-safety-state-mac').digest();
     this.encKey = createHmac('sha256', secret).update('fastloop-safety-state-enc').digest();
   }
@@ -86,7 +89,13 @@ export class SafetyStateCodec {
       if (st && st.len > 0) s[name] = [st.len, st.tail, st.items, st.score, st.crossed ? 1 : 0];
     }
     const b = content.block;
-    const json = JSON.stringify({ r: this.policyHash, n: content.itemsSeen, s, b: b ? [b.ruleId, b.itemIndex, b.start, b.ruleIndex, b.endItemIndex, b.end, b.score] : null, ...(content.guard ? { g: [content.guard.key, content.guard.prefixLen] } : {}) });
+    const json = JSON.stringify({
+      r: this.policyHash,
+      n: content.itemsSeen,
+      s,
+      b: b ? [b.ruleId, b.itemIndex, b.start, b.ruleIndex, b.endItemIndex, b.end, b.score] : null,
+      ...(content.guard ? { g: [content.guard.key, content.guard.prefixLen] } : {}),
+    });
     const plain = Buffer.from(json, 'utf8');
     const tag = this.tag(plain);
     const cipher = createCipheriv('aes-256-ctr', this.encKey, tag.subarray(0, 16)).update(plain);
@@ -106,7 +115,9 @@ export class SafetyStateCodec {
     if (version !== STATE_VERSION) throw invalidSafetyState('unknown version');
     const tag = Buffer.from(tagText, 'base64url');
     if (tag.length !== 32) throw invalidSafetyState('bad MAC');
-    const plain = createCipheriv('aes-256-ctr', this.encKey, tag.subarray(0, 16)).update(Buffer.from(body, 'base64url'));
+    const plain = createCipheriv('aes-256-ctr', this.encKey, tag.subarray(0, 16)).update(
+      Buffer.from(body, 'base64url'),
+    );
     if (!timingSafeEqual(tag, this.tag(plain))) throw invalidSafetyState('bad MAC');
     return this.readPayload(plain);
   }
@@ -129,7 +140,8 @@ export class SafetyStateCodec {
     }
     const content = { itemsSeen: d.n, streams, block: readBlock(d.b, d.n) };
     if (d.g === undefined) return content;
-    if (!Array.isArray(d.g) || d.g.length !== 2 || typeof d.g[0] !== 'string' || !isCount(d.g[1])) throw invalidSafetyState('malformed payload');
+    if (!Array.isArray(d.g) || d.g.length !== 2 || typeof d.g[0] !== 'string' || !isCount(d.g[1]))
+      throw invalidSafetyState('malformed payload');
     return { ...content, guard: { key: d.g[0], prefixLen: d.g[1] } };
   }
 
@@ -142,17 +154,36 @@ function readStream(v: unknown): StreamState {
   if (!Array.isArray(v) || v.length !== 5) throw invalidSafetyState('malformed payload');
   const [len, tail, items, score, crossed] = v as unknown[];
   const ok =
-    isCount(len) && typeof tail === 'string' && tail.length < MAX_WINDOW && Array.isArray(items) &&
-    items.every((p) => Array.isArray(p) && p.length === 2 && isCount(p[0]) && isCount(p[1])) && isCount(score) && (crossed === 0 || crossed === 1);
+    isCount(len) &&
+    typeof tail === 'string' &&
+    tail.length < MAX_WINDOW &&
+    Array.isArray(items) &&
+    items.every((p) => Array.isArray(p) && p.length === 2 && isCount(p[0]) && isCount(p[1])) &&
+    isCount(score) &&
+    (crossed === 0 || crossed === 1);
   if (!ok) throw invalidSafetyState('malformed payload');
   return { len, tail, items: items as [number, number][], score, crossed: crossed === 1 };
 }
 
 function readBlock(b: unknown, itemsSeen: number): BlockKey | null {
   if (b === null) return null;
-  const ok = Array.isArray(b) && b.length === 7 && typeof b[0] === 'string' && b.slice(1).every(isCount) && b[1] < itemsSeen && b[4] < itemsSeen;
+  const ok =
+    Array.isArray(b) &&
+    b.length === 7 &&
+    typeof b[0] === 'string' &&
+    b.slice(1).every(isCount) &&
+    b[1] < itemsSeen &&
+    b[4] < itemsSeen;
   if (!ok) throw invalidSafetyState('malformed payload');
-  const [ruleId, itemIndex, start, ruleIndex, endItemIndex, end, score] = b as [string, number, number, number, number, number, number];
+  const [ruleId, itemIndex, start, ruleIndex, endItemIndex, end, score] = b as [
+    string,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   return { ruleId, itemIndex, start, ruleIndex, endItemIndex, end, score };
 }
 

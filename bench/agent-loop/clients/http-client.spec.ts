@@ -4,7 +4,8 @@ describe('SseParser', () => {
   it('yields each event with its type, whatever the chunk boundaries', () => {
     const events: [string, string][] = [];
     const parser = new SseParser((type, data) => events.push([type, data]));
-    const stream = 'event: response.created\ndata: {"type":"response.created"}\n\n: keep-alive\n\nevent: response.output_text.delta\ndata: {"delta":"a\\nb"}\n\n';
+    const stream =
+      'event: response.created\ndata: {"type":"response.created"}\n\n: keep-alive\n\nevent: response.output_text.delta\ndata: {"delta":"a\\nb"}\n\n';
     for (let i = 0; i < stream.length; i += 7) parser.push(stream.slice(i, i + 7));
     expect(events).toEqual([
       ['response.created', '{"type":"response.created"}'],

@@ -27,7 +27,12 @@ export class HttpTurnClient implements TurnClient {
       {
         method: 'POST',
         agent: this.agent,
-        headers: { 'content-type': 'application/json', 'content-length': payload.length, authorization: `Bearer ${this.apiKey}`, accept: 'text/event-stream' },
+        headers: {
+          'content-type': 'application/json',
+          'content-length': payload.length,
+          authorization: `Bearer ${this.apiKey}`,
+          accept: 'text/event-stream',
+        },
       },
       (res) => {
         res.setEncoding('utf8');

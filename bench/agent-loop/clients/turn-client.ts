@@ -64,7 +64,10 @@ export class EventClock {
       this.resolve = resolve;
       this.reject = reject;
     });
-    this.timer = setTimeout(() => this.fail(new TurnError(`${mode}: no terminal event within ${TURN_TIMEOUT_MS} ms`)), TURN_TIMEOUT_MS);
+    this.timer = setTimeout(
+      () => this.fail(new TurnError(`${mode}: no terminal event within ${TURN_TIMEOUT_MS} ms`)),
+      TURN_TIMEOUT_MS,
+    );
   }
 
   /** Records the size of what was sent (after the clock started, since serializing is part of the turn). */
@@ -87,7 +90,13 @@ export class EventClock {
     }
     this.settled = true;
     clearTimeout(this.timer);
-    this.resolve({ response: event.response as ResponseLike, requestBytes: this.requestBytes, createdMs: this.createdMs, firstOutputMs: this.firstOutputMs, doneMs: now });
+    this.resolve({
+      response: event.response as ResponseLike,
+      requestBytes: this.requestBytes,
+      createdMs: this.createdMs,
+      firstOutputMs: this.firstOutputMs,
+      doneMs: now,
+    });
     return true;
   }
 

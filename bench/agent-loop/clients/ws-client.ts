@@ -18,7 +18,9 @@ export class WsTurnClient implements TurnClient {
       if (!clock) return;
       if (clock.onEvent(event.type, () => event)) this.current = undefined;
     });
-    ws.on('close', (code, reason) => this.current?.fail(new TurnError(`ws: socket closed (${code} ${reason.toString()}) during a turn`)));
+    ws.on('close', (code, reason) =>
+      this.current?.fail(new TurnError(`ws: socket closed (${code} ${reason.toString()}) during a turn`)),
+    );
     ws.on('error', (err) => this.current?.fail(err));
   }
 
@@ -28,7 +30,9 @@ export class WsTurnClient implements TurnClient {
       const ws = new WebSocket(wsUrl, { headers: { authorization: `Bearer ${apiKey}` }, perMessageDeflate: false });
       ws.once('open', () => resolve(new WsTurnClient(ws)));
       ws.once('error', reject);
-      ws.once('unexpected-response', (_req, res) => reject(new TurnError(`ws: upgrade refused with HTTP ${res.statusCode}`)));
+      ws.once('unexpected-response', (_req, res) =>
+        reject(new TurnError(`ws: upgrade refused with HTTP ${res.statusCode}`)),
+      );
     });
   }
 

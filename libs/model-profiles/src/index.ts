@@ -28,13 +28,25 @@ export {
   TokenBudgetExceededError,
   UnsupportedEntryError,
 } from './lib/profile-errors';
-export { DEFAULT_PROFILE_ID, GGUF_PROFILE_PREFIX, getProfile, ggufProfileId, listProfileIds, resolveProfile } from './lib/profile-registry';
+export {
+  DEFAULT_PROFILE_ID,
+  GGUF_PROFILE_PREFIX,
+  getProfile,
+  ggufProfileId,
+  listProfileIds,
+  resolveProfile,
+} from './lib/profile-registry';
 export { createChatTemplateProfile, type ChatTemplateProfileOptions } from './lib/chat-template/chat-template-profile';
 export { DEFAULT_CHAT_TEMPLATE } from './lib/chat-template/default-chat-template';
 export { loadGgufModelFiles, ModelFileError } from './lib/chat-template/gguf-model-files';
 export { loadNodeLlamaCpp, type NodeLlamaCpp } from './lib/chat-template/node-llama-cpp-module';
 export type { ModelFiles, TextTokenizer } from './lib/chat-template/text-tokenizer';
-export { HERMES_FORMAT, LLAMA3_JSON_FORMAT, toolCallFormatOf, type ToolCallFormat } from './lib/chat-template/tool-call-parser';
+export {
+  HERMES_FORMAT,
+  LLAMA3_JSON_FORMAT,
+  toolCallFormatOf,
+  type ToolCallFormat,
+} from './lib/chat-template/tool-call-parser';
 export { HarmonyToken } from './lib/harmony/harmony-tokens';
 export {
   GUARD_ANSWER_INSTRUCTION,

@@ -8,7 +8,16 @@
 export { newId, type IdPrefix } from './lib/new-id';
 
 // Errors.
-export { ApiError, ApiErrors, asApiError, describeId, toHttpErrorBody, toResponseError, toWsErrorEvent, type ApiErrorInit } from './lib/api-error';
+export {
+  ApiError,
+  ApiErrors,
+  asApiError,
+  describeId,
+  toHttpErrorBody,
+  toResponseError,
+  toWsErrorEvent,
+  type ApiErrorInit,
+} from './lib/api-error';
 export {
   ApiErrorCodeSchema,
   ApiErrorTypeSchema,
@@ -128,7 +137,12 @@ export {
   type ResponseStatus,
   type Usage,
 } from './lib/response-object-schema';
-export { createResponseObject, createUsage, type ResponseObjectOptions, type UsageCounts } from './lib/create-response-object';
+export {
+  createResponseObject,
+  createUsage,
+  type ResponseObjectOptions,
+  type UsageCounts,
+} from './lib/create-response-object';
 
 // Outbound: streaming.
 export {

@@ -41,7 +41,12 @@ describe('startAdminServer', () => {
   const ownGc = holder.gc;
 
   beforeEach(async () => {
-    admin = await startAdminServer({ port: 0, registry: createMetricsRegistry('test'), isReady: () => true, logger: silent });
+    admin = await startAdminServer({
+      port: 0,
+      registry: createMetricsRegistry('test'),
+      isReady: () => true,
+      logger: silent,
+    });
   });
 
   afterEach(async () => {

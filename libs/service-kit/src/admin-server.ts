@@ -33,7 +33,8 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') return sendText(res, 200, 'ok\n');
-    if (path === '/readyz') return options.isReady() ? sendText(res, 200, 'ready\n') : sendText(res, 503, 'not ready\n');
+    if (path === '/readyz')
+      return options.isReady() ? sendText(res, 200, 'ready\n') : sendText(res, 503, 'not ready\n');
     if (path === '/metrics') {
       options.registry.metrics().then(
         (body) => sendText(res, 200, body, options.registry.contentType),
@@ -48,7 +49,10 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
     if (gc) {
       if (req.method !== 'POST') return sendText(res, 405, 'use POST\n', undefined, { allow: 'POST' });
       const report = forceGc(gc);
-      options.logger.info({ gcMs: report.gcMs, heapUsedBytes: report.heap.used_heap_size }, 'forced garbage collection');
+      options.logger.info(
+        { gcMs: report.gcMs, heapUsedBytes: report.heap.used_heap_size },
+        'forced garbage collection',
+      );
       return sendText(res, 200, `${JSON.stringify(report)}\n`, 'application/json');
     }
     sendText(res, 404, 'not found\n');
@@ -61,7 +65,13 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   };
 }
 
-function sendText(res: import('node:http').ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8', headers: Record<string, string> = {}): void {
+function sendText(
+  res: import('node:http').ServerResponse,
+  status: number,
+  body: string,
+  type = 'text/plain; charset=utf-8',
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, { ...headers, 'content-type': type, 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }

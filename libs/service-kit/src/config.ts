@@ -66,7 +66,12 @@ export const env = {
   list: (def: string[] = []) =>
     z
       .string()
-      .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+      .transform((v) =>
+        v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      )
       .or(z.array(z.string()))
       .default(def),
 };

@@ -1,4 +1,12 @@
-import { credentials, Metadata, type CallOptions, type Client, type ChannelOptions, type ClientOptions, type ServiceError } from '@grpc/grpc-js';
+import {
+  credentials,
+  Metadata,
+  type CallOptions,
+  type Client,
+  type ChannelOptions,
+  type ClientOptions,
+  type ServiceError,
+} from '@grpc/grpc-js';
 import { fromGrpcError } from './grpc-errors';
 import { internalAuthClientInterceptor } from './internal-auth';
 
@@ -14,13 +22,22 @@ export const DEFAULT_CHANNEL_OPTIONS: ChannelOptions = {
   'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
 };
 
-type ClientCtor<C> = new (address: string, creds: ReturnType<typeof credentials.createInsecure>, options?: Partial<ClientOptions>) => C;
+type ClientCtor<C> = new (
+  address: string,
+  creds: ReturnType<typeof credentials.createInsecure>,
+  options?: Partial<ClientOptions>,
+) => C;
 
 /**
  * Creates an insecure (in-cluster) client for a generated ts-proto service. With `internalToken`
  * (FASTLOOP_INTERNAL_TOKEN) every call carries it, as safety, router and inference require.
  */
-export function createGrpcClient<C extends Client>(ctor: ClientCtor<C>, address: string, options: ChannelOptions = {}, internalToken?: string): C {
+export function createGrpcClient<C extends Client>(
+  ctor: ClientCtor<C>,
+  address: string,
+  options: ChannelOptions = {},
+  internalToken?: string,
+): C {
   const interceptors = internalToken ? [internalAuthClientInterceptor(internalToken)] : [];
   return new ctor(address, credentials.createInsecure(), { ...DEFAULT_CHANNEL_OPTIONS, ...options, interceptors });
 }
@@ -40,13 +57,24 @@ type UnaryMethod<Req, Res> = (
 ) => { cancel(): void };
 
 /** Calls a unary method with a deadline and abort signal; failures become DomainErrors. */
-export function callUnary<Req, Res>(method: UnaryMethod<Req, Res>, thisArg: Client, request: Req, settings: CallSettings): Promise<Res> {
+export function callUnary<Req, Res>(
+  method: UnaryMethod<Req, Res>,
+  thisArg: Client,
+  request: Req,
+  settings: CallSettings,
+): Promise<Res> {
   return new Promise<Res>((resolve, reject) => {
-    const call = method.call(thisArg, request, new Metadata(), { deadline: Date.now() + settings.deadlineMs }, (err, res) => {
-      settings.signal?.removeEventListener('abort', onAbort);
-      if (err) reject(fromGrpcError(err));
-      else resolve(res);
-    });
+    const call = method.call(
+      thisArg,
+      request,
+      new Metadata(),
+      { deadline: Date.now() + settings.deadlineMs },
+      (err, res) => {
+        settings.signal?.removeEventListener('abort', onAbort);
+        if (err) reject(fromGrpcError(err));
+        else resolve(res);
+      },
+    );
     const onAbort = () => call.cancel();
     settings.signal?.addEventListener('abort', onAbort, { once: true });
   });

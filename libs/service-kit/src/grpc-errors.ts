@@ -44,7 +44,8 @@ export function fromGrpcError(err: unknown): DomainError {
   const details = e.details ?? (err instanceof Error ? err.message : String(err));
   if (typeof code === 'string') return new DomainError(code, details, status, retryable, { cause: err });
   if (status === GrpcStatus.UNAVAILABLE) return new DomainError('unavailable', details, status, true, { cause: err });
-  if (status === GrpcStatus.DEADLINE_EXCEEDED) return new DomainError('deadline_exceeded', details, status, true, { cause: err });
+  if (status === GrpcStatus.DEADLINE_EXCEEDED)
+    return new DomainError('deadline_exceeded', details, status, true, { cause: err });
   if (status === GrpcStatus.CANCELLED) return new DomainError('cancelled', details, status, false, { cause: err });
   return new DomainError('internal', details, status, false, { cause: err });
 }

@@ -1,5 +1,10 @@
 import { EventEmitter } from 'node:events';
-import { status as GrpcStatus, type ServerUnaryCall, type ServerWritableStream, type sendUnaryData } from '@grpc/grpc-js';
+import {
+  status as GrpcStatus,
+  type ServerUnaryCall,
+  type ServerWritableStream,
+  type sendUnaryData,
+} from '@grpc/grpc-js';
 import { healthV1 } from '@fastloop/proto';
 
 type ServingStatus = healthV1.HealthCheckResponse_ServingStatus;
@@ -41,12 +46,19 @@ export class HealthState {
   /** The grpc.health.v1.Health implementation backed by this state. */
   implementation(): healthV1.HealthServer {
     return {
-      check: (call: ServerUnaryCall<healthV1.HealthCheckRequest, healthV1.HealthCheckResponse>, cb: sendUnaryData<healthV1.HealthCheckResponse>) => {
+      check: (
+        call: ServerUnaryCall<healthV1.HealthCheckRequest, healthV1.HealthCheckResponse>,
+        cb: sendUnaryData<healthV1.HealthCheckResponse>,
+      ) => {
         const s = this.statuses.get(call.request.service);
-        if (s === undefined) return cb({ code: GrpcStatus.NOT_FOUND, details: `unknown service '${call.request.service}'` });
+        if (s === undefined)
+          return cb({ code: GrpcStatus.NOT_FOUND, details: `unknown service '${call.request.service}'` });
         cb(null, { status: s });
       },
-      list: (_call: ServerUnaryCall<healthV1.HealthListRequest, healthV1.HealthListResponse>, cb: sendUnaryData<healthV1.HealthListResponse>) => {
+      list: (
+        _call: ServerUnaryCall<healthV1.HealthListRequest, healthV1.HealthListResponse>,
+        cb: sendUnaryData<healthV1.HealthListResponse>,
+      ) => {
         const statuses: Record<string, healthV1.HealthCheckResponse> = {};
         for (const [name, s] of this.statuses) statuses[name] = { status: s };
         cb(null, { statuses });

@@ -47,7 +47,12 @@ export function internalAuthServerInterceptor(token: string): ServerInterceptor 
     const listener = new ServerListenerBuilder()
       .withOnReceiveMetadata((metadata, next) => {
         if (valid(metadata)) next(metadata);
-        else call.sendStatus({ code: status.UNAUTHENTICATED, details: 'internal call without a valid service token', metadata: trailer() });
+        else
+          call.sendStatus({
+            code: status.UNAUTHENTICATED,
+            details: 'internal call without a valid service token',
+            metadata: trailer(),
+          });
       })
       .build();
     return new ServerInterceptingCall(call, new ResponderBuilder().withStart((next) => next(listener)).build());

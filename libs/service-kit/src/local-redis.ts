@@ -11,7 +11,9 @@ const CLUSTER_ARGS = ['--cluster-enabled', 'yes', '--cluster-config-file', 'node
 export class RedisNotInstalledError extends Error {
   readonly code = 'redis_not_installed';
   constructor() {
-    super("redis-server was not found on PATH. Install it (Debian/Ubuntu: 'sudo apt-get install redis-server', macOS: 'brew install redis') or set REDIS_URL.");
+    super(
+      "redis-server was not found on PATH. Install it (Debian/Ubuntu: 'sudo apt-get install redis-server', macOS: 'brew install redis') or set REDIS_URL.",
+    );
     this.name = 'RedisNotInstalledError';
   }
 }
@@ -33,7 +35,21 @@ export async function startLocalRedis(options: { timeoutMs?: number; cluster?: b
   if (spawnSync('redis-server', ['--version']).error) throw new RedisNotInstalledError();
   const port = await getFreePort();
   const dir = mkdtempSync(join(tmpdir(), 'fastloop-redis-'));
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--loglevel', 'warning', ...(options.cluster ? CLUSTER_ARGS : [])];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    dir,
+    '--loglevel',
+    'warning',
+    ...(options.cluster ? CLUSTER_ARGS : []),
+  ];
   // redis-server cannot watch its parent the way our services do, so where util-linux's setpriv is
   // there (Linux) the kernel sends it SIGTERM when we die, even by SIGKILL.
   const child = HAS_SETPRIV
@@ -45,14 +61,21 @@ export async function startLocalRedis(options: { timeoutMs?: number; cluster?: b
     if (child.exitInfo || Date.now() > deadline) {
       child.killNow();
       rmSync(dir, { recursive: true, force: true });
-      throw new Error(`redis-server did not start on port ${port}${child.tail(10).map((l) => `\n  ${l}`).join('')}`);
+      throw new Error(
+        `redis-server did not start on port ${port}${child
+          .tail(10)
+          .map((l) => `\n  ${l}`)
+          .join('')}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 50));
   }
   // A one-node cluster owning every slot: it enforces Cluster's rules (CROSSSLOT) for tests.
   if (options.cluster) {
     spawnSync('redis-cli', ['-p', String(port), 'CLUSTER', 'ADDSLOTSRANGE', '0', '16383']);
-    while (!String(spawnSync('redis-cli', ['-p', String(port), 'CLUSTER', 'INFO']).stdout).includes('cluster_state:ok')) {
+    while (
+      !String(spawnSync('redis-cli', ['-p', String(port), 'CLUSTER', 'INFO']).stdout).includes('cluster_state:ok')
+    ) {
       if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not form a cluster`);
       await new Promise((r) => setTimeout(r, 50));
     }

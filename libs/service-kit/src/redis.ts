@@ -11,7 +11,13 @@ export function createRedis(url: string, options: RedisOptions = {}): Redis {
 /** Resolves true when a Redis server answers PING at `url` within `timeoutMs`. */
 export async function isRedisReachable(url: string, timeoutMs = 500): Promise<boolean> {
   // disconnectTimeout 0: no lingering timer after a failed probe (it kept test processes alive).
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: timeoutMs, retryStrategy: () => null, disconnectTimeout: 0 });
+  const client = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    connectTimeout: timeoutMs,
+    retryStrategy: () => null,
+    disconnectTimeout: 0,
+  });
   client.on('error', () => undefined);
   try {
     await client.connect();

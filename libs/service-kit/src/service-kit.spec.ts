@@ -31,8 +31,13 @@ describe('gRPC errors', () => {
     const server = await startGrpcServer({ port: 0, services: [], logger: silent });
     const client = createGrpcClient(healthV1.HealthClient, `127.0.0.1:${server.port}`);
     try {
-      await expect(callUnary(client.check, client, { service: 'nope' }, { deadlineMs: 2000 })).rejects.toMatchObject({ code: 'internal', grpcStatus: GrpcStatus.NOT_FOUND });
-      const back = fromGrpcError(toGrpcError(new DomainError('prefix_miss', 'no prefix', GrpcStatus.FAILED_PRECONDITION, true)));
+      await expect(callUnary(client.check, client, { service: 'nope' }, { deadlineMs: 2000 })).rejects.toMatchObject({
+        code: 'internal',
+        grpcStatus: GrpcStatus.NOT_FOUND,
+      });
+      const back = fromGrpcError(
+        toGrpcError(new DomainError('prefix_miss', 'no prefix', GrpcStatus.FAILED_PRECONDITION, true)),
+      );
       expect(back).toMatchObject({ code: 'prefix_miss', retryable: true, grpcStatus: GrpcStatus.FAILED_PRECONDITION });
     } finally {
       client.close();

@@ -1,22 +1,39 @@
 import { status as GrpcStatus, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { inferenceV1, safetyV1 } from '@fastloop/proto';
-import { createLogger, DomainError, MuxServer, startGrpcServer, toGrpcError, type GrpcServer, type StreamingCall } from '@fastloop/service-kit';
+import {
+  createLogger,
+  DomainError,
+  MuxServer,
+  startGrpcServer,
+  toGrpcError,
+  type GrpcServer,
+  type StreamingCall,
+} from '@fastloop/service-kit';
 import { BackendClients } from './backend-clients';
 
 const silent = createLogger({ service: 'test', level: 'silent' });
 type GenCall = StreamingCall<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse>;
 
 /** Safety and a worker on one real gRPC server, with or without the multiplexed stream methods. */
-async function startPeers(withStreams: boolean): Promise<{ server: GrpcServer; calls: { plain: number; muxed: number } }> {
+async function startPeers(
+  withStreams: boolean,
+): Promise<{ server: GrpcServer; calls: { plain: number; muxed: number } }> {
   const calls = { plain: 0, muxed: 0 };
   const mux = new MuxServer();
-  const classify = async (req: safetyV1.ClassifyRequest) => safetyV1.ClassifyResponse.fromPartial({ itemsSeen: req.items.length });
+  const classify = async (req: safetyV1.ClassifyRequest) =>
+    safetyV1.ClassifyResponse.fromPartial({ itemsSeen: req.items.length });
   const generate = (call: GenCall) => {
     if (call.request.sessionKey === 'miss') {
-      call.emit('error', toGrpcError(new DomainError('prefix_miss', 'no prefix', GrpcStatus.FAILED_PRECONDITION, true)));
+      call.emit(
+        'error',
+        toGrpcError(new DomainError('prefix_miss', 'no prefix', GrpcStatus.FAILED_PRECONDITION, true)),
+      );
       return;
     }
-    for (const t of call.request.tokens) call.write({ event: { $case: 'chunk', value: { tokens: [t], engineElapsedMs: 1, promptTokens: 0, cachedTokens: 0 } } });
+    for (const t of call.request.tokens)
+      call.write({
+        event: { $case: 'chunk', value: { tokens: [t], engineElapsedMs: 1, promptTokens: 0, cachedTokens: 0 } },
+      });
     call.end();
   };
   const safety: Partial<safetyV1.SafetyServiceServer> = {
@@ -24,19 +41,41 @@ async function startPeers(withStreams: boolean): Promise<{ server: GrpcServer; c
       calls.plain++;
       void classify(call.request).then((r) => cb(null, r));
     },
-    ...(withStreams ? { classifyStream: (stream) => mux.serveUnary(stream, (r: safetyV1.ClassifyRequest) => (calls.muxed++, classify(r))) } : {}),
+    ...(withStreams
+      ? {
+          classifyStream: (stream) =>
+            mux.serveUnary(stream, (r: safetyV1.ClassifyRequest) => (calls.muxed++, classify(r))),
+        }
+      : {}),
   };
   const inference: Partial<inferenceV1.InferenceServiceServer> = {
     generate: (call) => (calls.plain++, generate(call)),
     forgetSession: (_c, cb) => cb(null, { forgotten: false }),
-    ...(withStreams ? { generateStream: (stream) => mux.serveStreaming<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse>(stream, (c) => (calls.muxed++, generate(c))) } : {}),
+    ...(withStreams
+      ? {
+          generateStream: (stream) =>
+            mux.serveStreaming<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse>(
+              stream,
+              (c) => (calls.muxed++, generate(c)),
+            ),
+        }
+      : {}),
   };
   const server = await startGrpcServer({
     port: 0,
     logger: silent,
     services: [
-      { name: 'fastloop.safety.v1.SafetyService', definition: safetyV1.SafetyServiceService, implementation: safety as UntypedServiceImplementation, drain: () => mux.drain() },
-      { name: 'fastloop.inference.v1.InferenceService', definition: inferenceV1.InferenceServiceService, implementation: inference as UntypedServiceImplementation },
+      {
+        name: 'fastloop.safety.v1.SafetyService',
+        definition: safetyV1.SafetyServiceService,
+        implementation: safety as UntypedServiceImplementation,
+        drain: () => mux.drain(),
+      },
+      {
+        name: 'fastloop.inference.v1.InferenceService',
+        definition: inferenceV1.InferenceServiceService,
+        implementation: inference as UntypedServiceImplementation,
+      },
     ],
   });
   return { server, calls };
@@ -46,18 +85,30 @@ async function exercise(backends: BackendClients, address: string): Promise<void
   const item = safetyV1.SafetyItem.fromPartial({ text: 'x' });
   expect((await backends.classify(safetyV1.ClassifyRequest.fromPartial({ items: [item, item] }))).itemsSeen).toBe(2);
   const tokens: number[] = [];
-  for await (const r of backends.generate(address, inferenceV1.GenerateRequest.fromPartial({ sessionKey: 's', tokens: [5, 6, 7] }))) {
+  for await (const r of backends.generate(
+    address,
+    inferenceV1.GenerateRequest.fromPartial({ sessionKey: 's', tokens: [5, 6, 7] }),
+  )) {
     if (r.event?.$case === 'chunk') tokens.push(...r.event.value.tokens);
   }
   expect(tokens).toEqual([5, 6, 7]);
   const miss = async () => {
-    for await (const r of backends.generate(address, inferenceV1.GenerateRequest.fromPartial({ sessionKey: 'miss' }))) void r;
+    for await (const r of backends.generate(address, inferenceV1.GenerateRequest.fromPartial({ sessionKey: 'miss' })))
+      void r;
   };
   await expect(miss()).rejects.toMatchObject({ code: 'prefix_miss', retryable: true });
 }
 
 describe('BackendClients', () => {
-  const options = (address: string) => ({ safetyAddress: address, routerAddress: address, safetyTimeoutMs: 5000, routerTimeoutMs: 5000, inferenceTimeoutMs: 5000, inferenceIdleTimeoutMs: 5000, mux: true });
+  const options = (address: string) => ({
+    safetyAddress: address,
+    routerAddress: address,
+    safetyTimeoutMs: 5000,
+    routerTimeoutMs: 5000,
+    inferenceTimeoutMs: 5000,
+    inferenceIdleTimeoutMs: 5000,
+    mux: true,
+  });
 
   it('runs Classify and Generate on the multiplexed streams when the peers have them', async () => {
     const { server, calls } = await startPeers(true);

@@ -30,14 +30,18 @@ export class BackendClients {
   private readonly router: routerV1.RouterServiceClient;
   private readonly workers = new Map<string, inferenceV1.InferenceServiceClient>();
   private readonly safetyMux?: MuxClient<safetyV1.ClassifyRequest, safetyV1.ClassifyResponse>;
-  private readonly workerMuxes = new Map<string, MuxClient<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse>>();
+  private readonly workerMuxes = new Map<
+    string,
+    MuxClient<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse>
+  >();
   private closed = false;
 
   constructor(private readonly options: BackendClientOptions) {
     const safety = createGrpcClient(safetyV1.SafetyServiceClient, options.safetyAddress, {}, options.internalToken);
     this.safety = safety;
     this.router = createGrpcClient(routerV1.RouterServiceClient, options.routerAddress, {}, options.internalToken);
-    if (options.mux) this.safetyMux = new MuxClient(() => safety.classifyStream(), { streams: options.safetyStreams ?? 4 });
+    if (options.mux)
+      this.safetyMux = new MuxClient(() => safety.classifyStream(), { streams: options.safetyStreams ?? 4 });
   }
 
   async classify(request: safetyV1.ClassifyRequest, signal?: AbortSignal): Promise<safetyV1.ClassifyResponse> {
@@ -66,7 +70,11 @@ export class BackendClients {
    * aborts or the consumer stops iterating; fails with `inference_idle_timeout` when the worker
    * goes silent longer than the idle timeout.
    */
-  async *generate(address: string, request: inferenceV1.GenerateRequest, signal?: AbortSignal): AsyncGenerator<inferenceV1.GenerateResponse> {
+  async *generate(
+    address: string,
+    request: inferenceV1.GenerateRequest,
+    signal?: AbortSignal,
+  ): AsyncGenerator<inferenceV1.GenerateResponse> {
     const cancel = new AbortController();
     const source = this.generateSource(address, request, cancel.signal);
     const onAbort = () => cancel.abort();
@@ -77,7 +85,12 @@ export class BackendClients {
     const armIdle = () => {
       clearTimeout(idle);
       idle = setTimeout(() => {
-        idleError = new DomainError('inference_idle_timeout', `inference worker sent nothing for ${this.options.inferenceIdleTimeoutMs} ms`, GrpcStatus.DEADLINE_EXCEEDED, true);
+        idleError = new DomainError(
+          'inference_idle_timeout',
+          `inference worker sent nothing for ${this.options.inferenceIdleTimeoutMs} ms`,
+          GrpcStatus.DEADLINE_EXCEEDED,
+          true,
+        );
         cancel.abort();
       }, this.options.inferenceIdleTimeoutMs);
     };
@@ -97,7 +110,11 @@ export class BackendClients {
   }
 
   /** The worker's responses: on its multiplexed stream, or as a plain call to a worker without one. */
-  private async *generateSource(address: string, request: inferenceV1.GenerateRequest, signal: AbortSignal): AsyncGenerator<inferenceV1.GenerateResponse> {
+  private async *generateSource(
+    address: string,
+    request: inferenceV1.GenerateRequest,
+    signal: AbortSignal,
+  ): AsyncGenerator<inferenceV1.GenerateResponse> {
     const mux = this.workerMux(address);
     if (mux && !mux.unsupported) {
       let yielded = false;
@@ -126,7 +143,10 @@ export class BackendClients {
   }
 
   /** Asks a worker to drop a session and what its call left in the prefix cache (best effort). */
-  forgetSession(address: string, request: inferenceV1.ForgetSessionRequest): Promise<inferenceV1.ForgetSessionResponse> {
+  forgetSession(
+    address: string,
+    request: inferenceV1.ForgetSessionRequest,
+  ): Promise<inferenceV1.ForgetSessionResponse> {
     const client = this.worker(address);
     return callUnary(client.forgetSession, client, request, { deadlineMs: this.options.routerTimeoutMs });
   }
@@ -165,4 +185,3 @@ export class BackendClients {
     this.workers.clear();
   }
 }
-

@@ -47,9 +47,18 @@ describe('ResponsesService over gRPC', () => {
     const call = open(4096);
     const big = JSON.stringify({ type: 'response.create', model: 'fake-model', input: 'é'.repeat(3000) }); // 6 KB in UTF-8
     call.emit('data', { eventJson: big });
-    expect(events(call)).toEqual([expect.objectContaining({ type: 'error', status: 413, error: expect.objectContaining({ code: 'payload_too_large' }) })]);
-    call.emit('data', { eventJson: JSON.stringify({ type: 'response.create', model: 'fake-model', input: 'hi', store: false }) });
-    for (let i = 0; i < 200 && !events(call).some((e) => e.type === 'response.completed'); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(events(call)).toEqual([
+      expect.objectContaining({
+        type: 'error',
+        status: 413,
+        error: expect.objectContaining({ code: 'payload_too_large' }),
+      }),
+    ]);
+    call.emit('data', {
+      eventJson: JSON.stringify({ type: 'response.create', model: 'fake-model', input: 'hi', store: false }),
+    });
+    for (let i = 0; i < 200 && !events(call).some((e) => e.type === 'response.completed'); i++)
+      await new Promise((r) => setTimeout(r, 10));
     expect(events(call).map((e) => e.type)).toContain('response.completed');
     call.emit('cancelled');
   });
@@ -58,8 +67,20 @@ describe('ResponsesService over gRPC', () => {
     const call = open(1 << 20);
     let schema: Record<string, unknown> = { type: 'string' };
     for (let i = 0; i < 1_500; i++) schema = { type: 'object', properties: { a: schema } };
-    call.emit('data', { eventJson: JSON.stringify({ type: 'response.create', model: 'fake-model', tools: [{ type: 'function', name: 'f', parameters: schema }] }) });
-    expect(events(call)).toEqual([expect.objectContaining({ type: 'error', status: 400, error: expect.objectContaining({ code: 'schema_too_deep', param: 'tools[0].parameters' }) })]);
+    call.emit('data', {
+      eventJson: JSON.stringify({
+        type: 'response.create',
+        model: 'fake-model',
+        tools: [{ type: 'function', name: 'f', parameters: schema }],
+      }),
+    });
+    expect(events(call)).toEqual([
+      expect.objectContaining({
+        type: 'error',
+        status: 400,
+        error: expect.objectContaining({ code: 'schema_too_deep', param: 'tools[0].parameters' }),
+      }),
+    ]);
     call.emit('cancelled');
   });
 });

@@ -22,7 +22,16 @@ describe('ResponsesService/Session connection caps', () => {
 
   beforeAll(async () => {
     const { deps } = fakeDeps();
-    const binding = responsesGrpcService({ deps, auth: new ApiKeyAuth('sk-a:t1,sk-b:t2'), budget: new StateCacheBudget(1 << 30), connectionCacheBytes: 1 << 26, maxQueued: 4, maxBufferedBytes: 1 << 24, limits, maxPayloadBytes: 1 << 20 });
+    const binding = responsesGrpcService({
+      deps,
+      auth: new ApiKeyAuth('sk-a:t1,sk-b:t2'),
+      budget: new StateCacheBudget(1 << 30),
+      connectionCacheBytes: 1 << 26,
+      maxQueued: 4,
+      maxBufferedBytes: 1 << 24,
+      limits,
+      maxPayloadBytes: 1 << 20,
+    });
     server = await startGrpcServer({ port: 0, services: [binding], logger: deps.logger });
     client = createGrpcClient(responsesV1.ResponsesServiceClient, `127.0.0.1:${server.port}`);
   });
@@ -41,13 +50,20 @@ describe('ResponsesService/Session connection caps', () => {
 
   it('refuses a stream beyond the tenant’s cap with RESOURCE_EXHAUSTED, and frees the slot when a stream ends', async () => {
     const first = open('sk-a');
-    first.call.write({ eventJson: JSON.stringify({ type: 'response.create', model: 'fake-model', input: 'hi', store: false }) });
+    first.call.write({
+      eventJson: JSON.stringify({ type: 'response.create', model: 'fake-model', input: 'hi', store: false }),
+    });
     await new Promise((r) => first.call.once('data', r));
     expect(limits.count('t1')).toBe(1);
     const second = open('sk-a');
-    expect(await second.failed).toMatchObject({ code: 8, details: expect.stringContaining('EDGE_MAX_CONNECTIONS_PER_TENANT') });
+    expect(await second.failed).toMatchObject({
+      code: 8,
+      details: expect.stringContaining('EDGE_MAX_CONNECTIONS_PER_TENANT'),
+    });
     const other = open('sk-b'); // another tenant is not affected
-    other.call.write({ eventJson: JSON.stringify({ type: 'response.create', model: 'fake-model', input: 'hi', store: false }) });
+    other.call.write({
+      eventJson: JSON.stringify({ type: 'response.create', model: 'fake-model', input: 'hi', store: false }),
+    });
     await new Promise((r) => other.call.once('data', r));
     first.call.cancel();
     await waitUntil(() => limits.count('t1') === 0);

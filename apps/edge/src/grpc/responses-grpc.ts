@@ -31,7 +31,9 @@ export interface ResponsesGrpcOptions {
  * `fastloop.responses.v1.ResponsesService/Session`: the WebSocket session core over a gRPC bidi
  * stream for internal callers. Auth is the same Bearer key, in the `authorization` metadata.
  */
-export function responsesGrpcService(options: ResponsesGrpcOptions): GrpcServiceBinding & { sessions: Set<ResponsesSession> } {
+export function responsesGrpcService(
+  options: ResponsesGrpcOptions,
+): GrpcServiceBinding & { sessions: Set<ResponsesSession> } {
   const sessions = new Set<ResponsesSession>();
   const implementation: responsesV1.ResponsesServiceServer = {
     session(call: ServerDuplexStream<responsesV1.SessionRequest, responsesV1.SessionResponse>) {
@@ -73,7 +75,10 @@ export function responsesGrpcService(options: ResponsesGrpcOptions): GrpcService
       call.on('data', (msg: responsesV1.SessionRequest) => {
         // Characters first: no UTF-8 text is shorter in bytes, so only a borderline event is measured.
         const text = msg.eventJson;
-        if (text.length > options.maxPayloadBytes || (text.length * 3 > options.maxPayloadBytes && Buffer.byteLength(text) > options.maxPayloadBytes)) {
+        if (
+          text.length > options.maxPayloadBytes ||
+          (text.length * 3 > options.maxPayloadBytes && Buffer.byteLength(text) > options.maxPayloadBytes)
+        ) {
           return session.sendError(ApiErrors.payloadTooLarge(options.maxPayloadBytes));
         }
         session.receive(text);

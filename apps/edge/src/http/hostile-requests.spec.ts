@@ -34,7 +34,12 @@ let base: string;
 
 beforeAll(async () => {
   const { deps } = fakeDeps();
-  const api = new HttpApi({ deps, auth: new ApiKeyAuth('sk-test'), maxBodyBytes: 64 * 1024 * 1024, maxBufferedBytes: 1 << 24 });
+  const api = new HttpApi({
+    deps,
+    auth: new ApiKeyAuth('sk-test'),
+    maxBodyBytes: 64 * 1024 * 1024,
+    maxBufferedBytes: 1 << 24,
+  });
   server = createServer((req, res) => api.handle(req, res));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -81,7 +86,12 @@ describe('one hostile request does not stall the edge', () => {
   it('serves a schema at the depth limit and refuses one that renders too large for the model', async () => {
     const ok = await post({ model: 'fake-model', input: 'hi', tools: [tool(nested(31))] });
     expect(ok.status).toBe(200);
-    const wide = { type: 'object', properties: Object.fromEntries(Array.from({ length: 3_000 }, (_, i) => [`property_${i}`, { type: 'string', description: 'd'.repeat(100) }])) };
+    const wide = {
+      type: 'object',
+      properties: Object.fromEntries(
+        Array.from({ length: 3_000 }, (_, i) => [`property_${i}`, { type: 'string', description: 'd'.repeat(100) }]),
+      ),
+    };
     const r = await post({ model: 'fake-model', input: 'hi', tools: [tool({}), tool(wide, 'g')] });
     expect(r.status).toBe(400);
     expect(r.json.error).toMatchObject({ code: 'tool_too_large', param: 'tools[1]' });
@@ -126,10 +136,16 @@ describe('one hostile request does not stall the edge', () => {
     });
     await fc.assert(
       fc.asyncProperty(shape, async ({ depth, width, items, wordLength, metadataPairs }) => {
-        const wide = { type: 'object', properties: Object.fromEntries(Array.from({ length: width }, (_, i) => [`p${i}`, { type: 'string' }])) };
+        const wide = {
+          type: 'object',
+          properties: Object.fromEntries(Array.from({ length: width }, (_, i) => [`p${i}`, { type: 'string' }])),
+        };
         const body = {
           model: 'fake-model',
-          input: [...Array.from({ length: items }, () => ({ role: 'user', content: 'x' })), { role: 'user', content: word(wordLength) }],
+          input: [
+            ...Array.from({ length: items }, () => ({ role: 'user', content: 'x' })),
+            { role: 'user', content: word(wordLength) },
+          ],
           tools: [tool(nested(depth)), tool(wide, 'g')],
           metadata: Object.fromEntries(Array.from({ length: metadataPairs }, (_, i) => [`k${i}`, 'v'])),
         };

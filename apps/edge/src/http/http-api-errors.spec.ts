@@ -7,12 +7,23 @@ import { FakeBackends, fakeDeps } from '../testing/fake-deps';
 import { HttpApi } from './http-api';
 
 /** What a grpc-js client error looks like once mapped: the peer's address and the socket error. */
-const refused = () => new DomainError('unavailable', '14 UNAVAILABLE: No connection established. Last error: connect ECONNREFUSED 10.0.0.9:50053', 14, true);
+const refused = () =>
+  new DomainError(
+    'unavailable',
+    '14 UNAVAILABLE: No connection established. Last error: connect ECONNREFUSED 10.0.0.9:50053',
+    14,
+    true,
+  );
 const INTERNALS = /ECONNREFUSED|10\.0\.0\.9|DomainError|TypeError|UNAVAILABLE/;
 
 async function start(backends = new FakeBackends()) {
   const { deps } = fakeDeps(backends);
-  const api = new HttpApi({ deps, auth: new ApiKeyAuth('sk-test'), maxBodyBytes: 64 * 1024 * 1024, maxBufferedBytes: 1 << 24 });
+  const api = new HttpApi({
+    deps,
+    auth: new ApiKeyAuth('sk-test'),
+    maxBodyBytes: 64 * 1024 * 1024,
+    maxBufferedBytes: 1 << 24,
+  });
   const server: Server = createServer((req, res) => api.handle(req, res));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -31,7 +42,12 @@ async function start(backends = new FakeBackends()) {
 /** A worker that streams a few tokens, then its connection drops. */
 class DyingWorker extends FakeBackends {
   override async *generate(): AsyncGenerator<inferenceV1.GenerateResponse> {
-    yield { event: { $case: 'chunk', value: { tokens: [200005, 17196], engineElapsedMs: 1, promptTokens: 0, cachedTokens: 0 } } };
+    yield {
+      event: {
+        $case: 'chunk',
+        value: { tokens: [200005, 17196], engineElapsedMs: 1, promptTokens: 0, cachedTokens: 0 },
+      },
+    };
     throw refused();
   }
 }

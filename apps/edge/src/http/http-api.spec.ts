@@ -9,7 +9,12 @@ const KEY = 'sk-http';
 
 async function start(options: { maxBodyBytes?: number; maxBufferedBytes?: number; backends?: FakeBackends } = {}) {
   const { deps, backends, usage } = fakeDeps(options.backends);
-  const api = new HttpApi({ deps, auth: new ApiKeyAuth(`${KEY}:tenant-h`), maxBodyBytes: options.maxBodyBytes ?? 1 << 20, maxBufferedBytes: options.maxBufferedBytes ?? 1 << 24 });
+  const api = new HttpApi({
+    deps,
+    auth: new ApiKeyAuth(`${KEY}:tenant-h`),
+    maxBodyBytes: options.maxBodyBytes ?? 1 << 20,
+    maxBufferedBytes: options.maxBufferedBytes ?? 1 << 24,
+  });
   const server: Server = createServer((req, res) => api.handle(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -36,28 +41,64 @@ describe('HttpApi', () => {
     const r = await api.call('POST', '/v1/responses', { model: 'fake-model', input: 'hi', store: false });
     expect(r.status).toBe(200);
     expect(r.type).toMatch(/^application\/json/);
-    expect(r.json()).toMatchObject({ object: 'response', status: 'completed', model: 'fake-model', output: [{ type: 'function_call', name: 'read_file' }] });
+    expect(r.json()).toMatchObject({
+      object: 'response',
+      status: 'completed',
+      model: 'fake-model',
+      output: [{ type: 'function_call', name: 'read_file' }],
+    });
     await new Promise((res) => setImmediate(res));
-    expect(api.usage.filter((u: any) => u.responseId === r.json().id)).toEqual([expect.objectContaining({ tenant: 'tenant-h', transport: 'http', status: 'completed' })]);
+    expect(api.usage.filter((u: any) => u.responseId === r.json().id)).toEqual([
+      expect.objectContaining({ tenant: 'tenant-h', transport: 'http', status: 'completed' }),
+    ]);
   });
 
   it('streams with stream: true as SSE whose event names equal the JSON type, ending in one terminal event', async () => {
     const r = await api.call('POST', '/v1/responses', { model: 'fake-model', input: 'hi', store: false, stream: true });
     expect(r.type).toMatch(/^text\/event-stream/);
     const blocks = r.text.split('\n\n').filter((b) => b.trim());
-    const events = blocks.map((b) => ({ name: /^event: (.*)$/m.exec(b)![1], data: JSON.parse(/^data: (.*)$/m.exec(b)![1]) }));
+    const events = blocks.map((b) => ({
+      name: /^event: (.*)$/m.exec(b)![1],
+      data: JSON.parse(/^data: (.*)$/m.exec(b)![1]),
+    }));
     for (const e of events) expect(e.name).toBe(e.data.type);
     expect(events.map((e) => e.data.sequence_number)).toEqual(events.map((_, i) => i));
-    expect(events.filter((e) => /^response\.(completed|failed|incomplete)$/.test(e.name)).map((e) => e.name)).toEqual(['response.completed']);
+    expect(events.filter((e) => /^response\.(completed|failed|incomplete)$/.test(e.name)).map((e) => e.name)).toEqual([
+      'response.completed',
+    ]);
   });
 
   it.each([
-    ['a wrong key', 'POST', '/v1/responses', { model: 'fake-model', input: 'x' }, { authorization: 'Bearer nope' }, 401, 'invalid_api_key'],
+    [
+      'a wrong key',
+      'POST',
+      '/v1/responses',
+      { model: 'fake-model', input: 'x' },
+      { authorization: 'Bearer nope' },
+      401,
+      'invalid_api_key',
+    ],
     ['malformed JSON', 'POST', '/v1/responses', '{"model":', {}, 400, 'invalid_json'],
-    ['a body over maxBodyBytes', 'POST', '/v1/responses', { model: 'fake-model', input: 'x'.repeat(5000) }, {}, 413, 'payload_too_large'],
+    [
+      'a body over maxBodyBytes',
+      'POST',
+      '/v1/responses',
+      { model: 'fake-model', input: 'x'.repeat(5000) },
+      {},
+      413,
+      'payload_too_large',
+    ],
     ['background mode', 'POST', '/v1/responses', { model: 'fake-model', input: 'x', background: true }, {}, 400, null],
     ['an unknown model', 'POST', '/v1/responses', { model: 'nope', input: 'x' }, {}, 400, 'model_not_found'],
-    ['an unknown previous_response_id', 'POST', '/v1/responses', { model: 'fake-model', input: 'x', previous_response_id: 'resp_x' }, {}, 400, 'previous_response_not_found'],
+    [
+      'an unknown previous_response_id',
+      'POST',
+      '/v1/responses',
+      { model: 'fake-model', input: 'x', previous_response_id: 'resp_x' },
+      {},
+      400,
+      'previous_response_not_found',
+    ],
     ['GET /v1/responses without a WebSocket upgrade', 'GET', '/v1/responses', undefined, {}, 426, 'upgrade_required'],
     ['an unknown route', 'GET', '/v2/things', undefined, {}, 404, null],
   ])('answers %s with an OpenAI-shaped error', async (_name, method, path, body, headers, status, code) => {
@@ -70,16 +111,27 @@ describe('HttpApi', () => {
 
   it('lists the router catalog on GET /v1/models', async () => {
     const r = await api.call('GET', '/v1/models');
-    expect(r.json()).toEqual({ object: 'list', data: [{ id: 'fake-model', object: 'model', created: 0, owned_by: 'test' }] });
+    expect(r.json()).toEqual({
+      object: 'list',
+      data: [{ id: 'fake-model', object: 'model', created: 0, owned_by: 'test' }],
+    });
   });
 
   it('answers a request that announces an upgrade without Connection: upgrade with 426', async () => {
     const { port } = new URL(api.base);
     const status = await new Promise<number>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, path: '/v1/responses', headers: { authorization: `Bearer ${KEY}`, upgrade: 'websocket' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/v1/responses',
+          headers: { authorization: `Bearer ${KEY}`, upgrade: 'websocket' },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', reject);
       req.end();
     });
@@ -88,10 +140,18 @@ describe('HttpApi', () => {
 
   it('cuts an SSE stream whose client stops reading once maxBufferedBytes are queued, and cancels the turn', async () => {
     const backends = new FakeBackends();
-    backends.script = () => ({ kind: 'message', role: 'assistant', text: 'lorem ipsum dolor sit amet '.repeat(40_000) });
+    backends.script = () => ({
+      kind: 'message',
+      role: 'assistant',
+      text: 'lorem ipsum dolor sit amet '.repeat(40_000),
+    });
     let chunks = 0;
     const generate = backends.generate.bind(backends);
-    backends.generate = async function* (address: string, req: Parameters<FakeBackends['generate']>[1], signal?: AbortSignal) {
+    backends.generate = async function* (
+      address: string,
+      req: Parameters<FakeBackends['generate']>[1],
+      signal?: AbortSignal,
+    ) {
       for await (const c of generate(address, req)) {
         if (signal?.aborted) throw new Error('cancelled');
         chunks++;
@@ -103,16 +163,25 @@ describe('HttpApi', () => {
     try {
       const { port } = new URL(slow.base);
       const ended = await new Promise<string>((resolve) => {
-        const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/v1/responses', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' } }, (res) => {
-          res.pause(); // never read
-          res.socket.on('close', () => resolve('closed'));
-          setTimeout(() => {
-            res.resume();
-            res.on('error', () => resolve('cut'));
-            res.on('aborted', () => resolve('cut'));
-            res.on('end', () => resolve('ended'));
-          }, 2_000);
-        });
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port,
+            method: 'POST',
+            path: '/v1/responses',
+            headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+          },
+          (res) => {
+            res.pause(); // never read
+            res.socket.on('close', () => resolve('closed'));
+            setTimeout(() => {
+              res.resume();
+              res.on('error', () => resolve('cut'));
+              res.on('aborted', () => resolve('cut'));
+              res.on('end', () => resolve('ended'));
+            }, 2_000);
+          },
+        );
         req.end(JSON.stringify({ model: 'fake-model', input: 'a long story', store: false, stream: true }));
       });
       expect(ended).not.toBe('ended');

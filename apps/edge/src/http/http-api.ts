@@ -1,6 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { ApiError, ApiErrors, formatSse, toHttpErrorBody, validateRequest, type ResponseStreamEvent } from '@fastloop/protocol';
+import {
+  ApiError,
+  ApiErrors,
+  formatSse,
+  toHttpErrorBody,
+  validateRequest,
+  type ResponseStreamEvent,
+} from '@fastloop/protocol';
 import type { ApiKeyAuth, Principal } from '../auth';
 import { runTurn, toApiError } from '../turn/run-turn';
 import { backendError } from '../turn/prepare-turn';
@@ -46,19 +53,36 @@ export class HttpApi {
     const path = (req.url ?? '/').split('?')[0].replace(/\/+$/, '');
     if (req.headers.upgrade && path === '/v1/responses') {
       // An upgrade we could not take (e.g. not a WebSocket upgrade): clients fall back to HTTP on 426.
-      return sendError(res, ApiErrors.invalidRequest('Upgrade Required: use a WebSocket upgrade or POST.', null, 'upgrade_required'), 426);
+      return sendError(
+        res,
+        ApiErrors.invalidRequest('Upgrade Required: use a WebSocket upgrade or POST.', null, 'upgrade_required'),
+        426,
+      );
     }
     const principal = this.options.auth.authenticate(req.headers.authorization);
     if (!principal) return sendError(res, ApiErrors.unauthorized());
     if (path === '/v1/responses' && req.method === 'POST') return this.createResponse(req, res, principal);
     if (path === '/v1/models' && req.method === 'GET') return this.listModels(res);
     if (path === '/v1/usage' && req.method === 'GET' && this.options.usage) {
-      return sendJson(res, 200, await usageRoute(this.options.usage, new URL(req.url ?? '/', 'http://edge').searchParams, principal));
+      return sendJson(
+        res,
+        200,
+        await usageRoute(this.options.usage, new URL(req.url ?? '/', 'http://edge').searchParams, principal),
+      );
     }
     if (path === '/v1/responses' && req.method === 'GET') {
-      return sendError(res, ApiErrors.invalidRequest('GET /v1/responses is the WebSocket mode endpoint: send a WebSocket upgrade.', null, 'upgrade_required'), 426);
+      return sendError(
+        res,
+        ApiErrors.invalidRequest(
+          'GET /v1/responses is the WebSocket mode endpoint: send a WebSocket upgrade.',
+          null,
+          'upgrade_required',
+        ),
+        426,
+      );
     }
-    if (path.startsWith('/v1/responses/') && (await handleStoreRoute(this.options.store, req, res, path, principal))) return;
+    if (path.startsWith('/v1/responses/') && (await handleStoreRoute(this.options.store, req, res, path, principal)))
+      return;
     sendError(res, ApiErrors.notFound(`Route ${req.method} ${path}`));
   }
 
@@ -69,13 +93,18 @@ export class HttpApi {
     const start = performance.now();
     const body = validateRequest(parseJson(bytes), (deps.limits ?? DEFAULT_EDGE_LIMITS).request);
     const validateMs = performance.now() - start;
-    if (body.background === true) throw ApiErrors.unsupportedParameter('background', 'background mode is not supported.');
+    if (body.background === true)
+      throw ApiErrors.unsupportedParameter('background', 'background mode is not supported.');
     const abort = new AbortController();
     res.on('close', () => {
       if (!res.writableFinished) abort.abort();
     });
     const stream = body.stream === true;
-    const logger = deps.logger.child({ requestId: randomUUID(), tenant: principal.tenant, transport: stream ? 'sse' : 'http' });
+    const logger = deps.logger.child({
+      requestId: randomUUID(),
+      tenant: principal.tenant,
+      transport: stream ? 'sse' : 'http',
+    });
     const prevId = body.previous_response_id ?? undefined;
     let previous;
     const loadStart = performance.now();
@@ -85,7 +114,17 @@ export class HttpApi {
       if (!previous) throw ApiErrors.previousResponseNotFound(prevId);
     }
     const loadMs = performance.now() - loadStart;
-    const turn = { body, principal, transport: stream ? ('sse' as const) : ('http' as const), previous, generate: true, signal: abort.signal, validateMs, loadMs, logger };
+    const turn = {
+      body,
+      principal,
+      transport: stream ? ('sse' as const) : ('http' as const),
+      previous,
+      generate: true,
+      signal: abort.signal,
+      validateMs,
+      loadMs,
+      logger,
+    };
     if (!stream) {
       const outcome = await runTurn(deps, turn, () => undefined);
       // A JSON client reads the status code, not `status: "failed"` inside a 200: a turn that failed
@@ -97,7 +136,12 @@ export class HttpApi {
     const cork = microtaskCork(res);
     const emit = (event: ResponseStreamEvent) => {
       if (!started) {
-        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+        res.writeHead(200, {
+          'content-type': 'text/event-stream; charset=utf-8',
+          'cache-control': 'no-cache',
+          connection: 'keep-alive',
+          'x-accel-buffering': 'no',
+        });
         started = true;
       }
       if (res.writableLength > this.options.maxBufferedBytes) {

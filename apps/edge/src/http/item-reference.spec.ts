@@ -12,7 +12,9 @@ import { HttpApi } from './http-api';
 
 const logger = createLogger({ service: 'test', level: 'silent' });
 const profile = getProfile('harmony-o200k');
-const tools = [{ type: 'function', name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } }];
+const tools = [
+  { type: 'function', name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+];
 
 describe('item_reference over HTTP', () => {
   let local: LocalRedis | undefined;
@@ -28,7 +30,12 @@ describe('item_reference over HTTP', () => {
     const writer = new StoreWriter(store, logger);
     deps.store = writer;
     deps.items = new StoredItemLookup(store, writer);
-    const api = new HttpApi({ deps, auth: new ApiKeyAuth('sk-a:tenant-a,sk-b:tenant-b'), maxBodyBytes: 1 << 20, maxBufferedBytes: 1 << 20 });
+    const api = new HttpApi({
+      deps,
+      auth: new ApiKeyAuth('sk-a:tenant-a,sk-b:tenant-b'),
+      maxBodyBytes: 1 << 20,
+      maxBufferedBytes: 1 << 20,
+    });
     server = createServer((req, res) => api.handle(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -54,11 +61,17 @@ describe('item_reference over HTTP', () => {
     const call = first.body.output[0];
     // No previous_response_id: the referenced call comes from the store (written after the response).
     const second = await post('sk-a', {
-      input: [{ role: 'user', content: 'read it' }, { type: 'item_reference', id: call.id }, { type: 'function_call_output', call_id: call.call_id, output: 'text' }],
+      input: [
+        { role: 'user', content: 'read it' },
+        { type: 'item_reference', id: call.id },
+        { type: 'function_call_output', call_id: call.call_id, output: 'text' },
+      ],
     });
     expect(second.status).toBe(200);
     const prompt = profile.decode(backends.prompts[backends.prompts.length - 1]);
-    expect(prompt).toContain(`<|start|>assistant<|channel|>commentary to=functions.read_file <|constrain|>json<|message|>${call.arguments}<|call|>`);
+    expect(prompt).toContain(
+      `<|start|>assistant<|channel|>commentary to=functions.read_file <|constrain|>json<|message|>${call.arguments}<|call|>`,
+    );
     expect(prompt).toContain('<|start|>functions.read_file to=assistant<|channel|>commentary<|message|>text<|end|>');
   });
 
@@ -66,6 +79,9 @@ describe('item_reference over HTTP', () => {
     const first = await post('sk-a', { input: 'mine' });
     const other = await post('sk-b', { input: [{ type: 'item_reference', id: first.body.output[0].id }] });
     expect(other.status).toBe(400);
-    expect(other.body.error).toMatchObject({ param: 'input[0].id', message: `Item with id '${first.body.output[0].id}' not found.` });
+    expect(other.body.error).toMatchObject({
+      param: 'input[0].id',
+      message: `Item with id '${first.body.output[0].id}' not found.`,
+    });
   });
 });

@@ -52,7 +52,8 @@ function paginate(items: { id?: string }[], query: URLSearchParams) {
     throw ApiErrors.invalidRequest("Invalid 'limit': expected an integer between 1 and 100.", 'limit');
   }
   const order = query.get('order') ?? 'desc';
-  if (order !== 'asc' && order !== 'desc') throw ApiErrors.invalidRequest("Invalid 'order': expected 'asc' or 'desc'.", 'order');
+  if (order !== 'asc' && order !== 'desc')
+    throw ApiErrors.invalidRequest("Invalid 'order': expected 'asc' or 'desc'.", 'order');
   let list = order === 'desc' ? items.slice().reverse() : items;
   const after = query.get('after');
   if (after) {
@@ -67,7 +68,13 @@ function paginate(items: { id?: string }[], query: URLSearchParams) {
     list = list.slice(0, i);
   }
   const data = list.slice(0, limit);
-  return { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null, has_more: list.length > limit };
+  return {
+    object: 'list',
+    data,
+    first_id: data[0]?.id ?? null,
+    last_id: data[data.length - 1]?.id ?? null,
+    has_more: list.length > limit,
+  };
 }
 
 function json(res: ServerResponse, status: number, body: unknown): true {

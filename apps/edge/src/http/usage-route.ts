@@ -12,9 +12,17 @@ const DAY_MS = 86_400_000;
 const day = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD')
-  .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), 'is not a calendar date')
+  .refine(
+    (d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d),
+    'is not a calendar date',
+  )
   .optional();
-const querySchema = z.object({ start: day, end: day, model: z.string().min(1).max(128).optional(), tenant: z.string().min(1).max(256).optional() });
+const querySchema = z.object({
+  start: day,
+  end: day,
+  model: z.string().min(1).max(128).optional(),
+  tenant: z.string().min(1).max(256).optional(),
+});
 
 /** Where the route gets its report (the edge's UsageReporter). */
 export interface UsageSource {
@@ -26,7 +34,12 @@ export interface UsageSource {
  * model and UTC day. Only an admin key may name a `tenant` other than its own (or omit it for
  * every tenant). `end` defaults to today (UTC), `start` to 29 days before `end`.
  */
-export async function usageRoute(source: UsageSource, search: URLSearchParams, principal: Principal, now = Date.now()): Promise<UsageList> {
+export async function usageRoute(
+  source: UsageSource,
+  search: URLSearchParams,
+  principal: Principal,
+  now = Date.now(),
+): Promise<UsageList> {
   const parsed = querySchema.safeParse(Object.fromEntries(search));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -35,10 +48,12 @@ export async function usageRoute(source: UsageSource, search: URLSearchParams, p
   }
   const q = parsed.data;
   const end = q.end ?? new Date(now).toISOString().slice(0, 10);
-  const start = q.start ?? new Date(Date.parse(`${end}T00:00:00Z`) - (DEFAULT_USAGE_DAYS - 1) * DAY_MS).toISOString().slice(0, 10);
+  const start =
+    q.start ?? new Date(Date.parse(`${end}T00:00:00Z`) - (DEFAULT_USAGE_DAYS - 1) * DAY_MS).toISOString().slice(0, 10);
   const days = (Date.parse(`${end}T00:00:00Z`) - Date.parse(`${start}T00:00:00Z`)) / DAY_MS + 1;
   if (days < 1) throw ApiErrors.invalidRequest(`Invalid 'end': ${end} is before start ${start}.`, 'end');
-  if (days > MAX_USAGE_DAYS) throw ApiErrors.invalidRequest(`Invalid 'end': a report covers at most ${MAX_USAGE_DAYS} days.`, 'end');
+  if (days > MAX_USAGE_DAYS)
+    throw ApiErrors.invalidRequest(`Invalid 'end': a report covers at most ${MAX_USAGE_DAYS} days.`, 'end');
   return source.report({ tenant: scopedTenant(principal, q.tenant), model: q.model, start, end });
 }
 

@@ -35,14 +35,22 @@ const tool = (description: string, extra: Record<string, unknown> = {}) => ({
   type: 'function',
   name: 'lookup',
   description,
-  parameters: { type: 'object', properties: { mode: { type: 'string', enum: ['fast', 'slow'], default: 'fast', description: 'how', ...extra } } },
+  parameters: {
+    type: 'object',
+    properties: { mode: { type: 'string', enum: ['fast', 'slow'], default: 'fast', description: 'how', ...extra } },
+  },
 });
 
 describe('header safety', () => {
   it('turns instructions and every readable string of a tool schema into safety items', () => {
-    const items = headerSafetyItems({ model: 'm', instructions: 'Be brief.', tools: [tool('Looks things up', { examples: ['x-1'] })] } as never);
+    const items = headerSafetyItems({
+      model: 'm',
+      instructions: 'Be brief.',
+      tools: [tool('Looks things up', { examples: ['x-1'] })],
+    } as never);
     expect(items.map((i) => i.itemType)).toEqual(['instructions', 'tool_definition']);
-    for (const s of ['lookup', 'Looks things up', 'mode', 'fast', 'slow', 'how', 'x-1', 'enum', 'default']) expect(items[1].text.split('\n')).toContain(s);
+    for (const s of ['lookup', 'Looks things up', 'mode', 'fast', 'slow', 'how', 'x-1', 'enum', 'default'])
+      expect(items[1].text.split('\n')).toContain(s);
     expect(headerSafetyItems({ model: 'm', tools: [tool('x')], tool_choice: 'none' } as never)).toEqual([]);
     expect(flattenStrings({ a: [1, true, { b: 'c' }] })).toBe('a\n1\ntrue\nb\nc');
   });
@@ -51,14 +59,25 @@ describe('header safety', () => {
     const items = headerSafetyItems({
       model: 'm',
       tools: [
-        { type: 'custom', name: 'patch', description: 'Edits files', format: { type: 'grammar', syntax: 'lark', definition: 'start: "GRAMMAR-TEXT"' } },
-        { type: 'namespace', name: 'ns', description: 'NS-DESCRIPTION', tools: [{ type: 'function', name: 'inner', description: 'INNER-DESCRIPTION' }] },
+        {
+          type: 'custom',
+          name: 'patch',
+          description: 'Edits files',
+          format: { type: 'grammar', syntax: 'lark', definition: 'start: "GRAMMAR-TEXT"' },
+        },
+        {
+          type: 'namespace',
+          name: 'ns',
+          description: 'NS-DESCRIPTION',
+          tools: [{ type: 'function', name: 'inner', description: 'INNER-DESCRIPTION' }],
+        },
         { type: 'local_shell' },
       ],
     } as never);
     expect(items.map((i) => i.itemType)).toEqual(['tool_definition', 'tool_definition', 'tool_definition']);
     expect(items[0].text).toContain('start: "GRAMMAR-TEXT"');
-    for (const s of ['ns', 'NS-DESCRIPTION', 'inner', 'INNER-DESCRIPTION']) expect(items[1].text.split('\n')).toContain(s);
+    for (const s of ['ns', 'NS-DESCRIPTION', 'inner', 'INNER-DESCRIPTION'])
+      expect(items[1].text.split('\n')).toContain(s);
     expect(items[2].text.split('\n')).toContain('local_shell');
   });
 
@@ -70,12 +89,19 @@ describe('header safety', () => {
   ])('blocks a request when %s matches, before any event', async (_, header) => {
     const s = open();
     const events = await s.create({ input: 'hi', ...header });
-    expect(events).toEqual([expect.objectContaining({ type: 'error', status: 400, error: expect.objectContaining({ code: 'invalid_prompt' }) })]);
+    expect(events).toEqual([
+      expect.objectContaining({
+        type: 'error',
+        status: 400,
+        error: expect.objectContaining({ code: 'invalid_prompt' }),
+      }),
+    ]);
   });
 
   it('classifies a header once while it is unchanged, and again when it changes', async () => {
     const s = open();
-    const headerCalls = () => s.backends.classifyCalls.filter((c) => c.items.some((i) => i.itemType === 'tool_definition')).length;
+    const headerCalls = () =>
+      s.backends.classifyCalls.filter((c) => c.items.some((i) => i.itemType === 'tool_definition')).length;
     let r = (await s.create({ input: 'a', tools: [tool('one')] })).at(-1).response;
     r = (await s.create({ previous_response_id: r.id, input: 'b', tools: [tool('one')] })).at(-1).response;
     await s.create({ previous_response_id: r.id, input: 'c', tools: [tool('one')] });
@@ -89,8 +115,13 @@ describe('header safety', () => {
     const events = await s.create({ input: 'hi FLAG-ME', instructions: 'also FLAG-ME', metadata: { run: '1' } });
     const done = events.at(-1).response;
     expect(done.status).toBe('completed');
-    expect(events[0].response.metadata).toEqual({ run: '1', fastloop_safety: 'policy:marker@header#0:flag,policy:marker@input#0:flag' });
-    expect(await s.registry.metrics()).toMatch(/fastloop_edge_safety_findings_total\{category="policy",action="flag",source="input"\} 1/);
+    expect(events[0].response.metadata).toEqual({
+      run: '1',
+      fastloop_safety: 'policy:marker@header#0:flag,policy:marker@input#0:flag',
+    });
+    expect(await s.registry.metrics()).toMatch(
+      /fastloop_edge_safety_findings_total\{category="policy",action="flag",source="input"\} 1/,
+    );
   });
 });
 
@@ -98,7 +129,10 @@ describe('HeaderVerdicts', () => {
   it('keeps at most its bound of headers, evicting the least recently used, and forgets failures', async () => {
     const v = new HeaderVerdicts(2);
     let calls = 0;
-    const ok = () => (calls++, Promise.resolve({ verdict: 1, state: Buffer.alloc(0), findings: [], itemsSeen: 0, windowChars: 1 }));
+    const ok = () => (
+      calls++,
+      Promise.resolve({ verdict: 1, state: Buffer.alloc(0), findings: [], itemsSeen: 0, windowChars: 1 })
+    );
     await v.get('a', ok);
     await v.get('b', ok);
     await v.get('a', ok);
@@ -115,8 +149,21 @@ describe('HeaderVerdicts', () => {
   it("keeps a verdict's findings but not safety's carried state, a view that pins its whole message buffer", async () => {
     const v = new HeaderVerdicts();
     const slab = Buffer.alloc(8192);
-    const finding = { ruleId: 'r', itemIndex: 0, message: 'm', category: 1, action: 2, start: 0, endItemIndex: 0, end: 1, score: 0, provisional: false };
-    const res = await v.get('a', () => Promise.resolve({ verdict: 1, state: slab.subarray(10, 30), findings: [finding], itemsSeen: 1, windowChars: 1 }));
+    const finding = {
+      ruleId: 'r',
+      itemIndex: 0,
+      message: 'm',
+      category: 1,
+      action: 2,
+      start: 0,
+      endItemIndex: 0,
+      end: 1,
+      score: 0,
+      provisional: false,
+    };
+    const res = await v.get('a', () =>
+      Promise.resolve({ verdict: 1, state: slab.subarray(10, 30), findings: [finding], itemsSeen: 1, windowChars: 1 }),
+    );
     expect(res).toMatchObject({ verdict: 1, findings: [finding], itemsSeen: 1 });
     expect(res.state.buffer).not.toBe(slab.buffer);
     expect((await v.get('a', () => Promise.reject(new Error('not called')))).state.byteLength).toBe(0);
@@ -124,9 +171,56 @@ describe('HeaderVerdicts', () => {
 });
 
 describe('redaction', () => {
-  it.each([true, false])('masks a redacted span in what the model reads, keeps the client items, with safety overlap %s', async (overlap) => {
+  it.each([true, false])(
+    'masks a redacted span in what the model reads, keeps the client items, with safety overlap %s',
+    async (overlap) => {
+      const backends = new FakeBackends();
+      const { deps } = fakeDeps(backends, overlap);
+      const events: any[] = [];
+      const session = new ResponsesSession({
+        deps,
+        principal: { tenant: 't', keyId: 'k' },
+        transport: 'websocket',
+        cache: new ConnectionStateCache(new StateCacheBudget(1 << 30), 1 << 28),
+        send: (e) => events.push(e),
+        logger: deps.logger,
+        maxQueued: 4,
+      });
+      const create = async (body: Record<string, unknown>) => {
+        const from = events.length;
+        session.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', store: false, ...body }));
+        await session.whenIdle();
+        return events.slice(from);
+      };
+      const decode = (tokens: number[]) => getProfile('harmony-o200k').decode(tokens);
+      const first = (await create({ input: 'my key is REDACT-ME ok' })).at(-1).response;
+      expect(first.status).toBe('completed');
+      expect(first.metadata.fastloop_safety).toBe('policy:marker@input#0:redact');
+      const prompt = decode(backends.prompts.at(-1)!);
+      expect(prompt).toContain('my key is [redacted marker] ok');
+      expect(prompt).not.toContain('REDACT-ME');
+      // The continuation renders from the masked state: the worker never sees the value.
+      await create({ previous_response_id: first.id, input: 'next' });
+      expect(decode(backends.prompts.at(-1)!)).not.toContain('REDACT-ME');
+      expect(decode(backends.prompts.at(-1)!)).toContain('[redacted marker]');
+    },
+  );
+
+  it.each([
+    [
+      'a custom tool output',
+      [
+        { type: 'custom_tool_call', call_id: 'call_p', name: 'apply_patch', input: 'patch' },
+        { type: 'custom_tool_call_output', call_id: 'call_p', output: 'token REDACT-ME end' },
+      ],
+    ],
+    [
+      'an output that names its tool',
+      [{ type: 'function_call_output', name: 'exec', namespace: 'shell', output: 'token REDACT-ME end' }],
+    ],
+  ])('masks a redacted span inside %s at the span safety found in its scan text', async (_, input) => {
     const backends = new FakeBackends();
-    const { deps } = fakeDeps(backends, overlap);
+    const { deps } = fakeDeps(backends, false);
     const events: any[] = [];
     const session = new ResponsesSession({
       deps,
@@ -137,34 +231,14 @@ describe('redaction', () => {
       logger: deps.logger,
       maxQueued: 4,
     });
-    const create = async (body: Record<string, unknown>) => {
-      const from = events.length;
-      session.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', store: false, ...body }));
-      await session.whenIdle();
-      return events.slice(from);
-    };
-    const decode = (tokens: number[]) => getProfile('harmony-o200k').decode(tokens);
-    const first = (await create({ input: 'my key is REDACT-ME ok' })).at(-1).response;
-    expect(first.status).toBe('completed');
-    expect(first.metadata.fastloop_safety).toBe('policy:marker@input#0:redact');
-    const prompt = decode(backends.prompts.at(-1)!);
-    expect(prompt).toContain('my key is [redacted marker] ok');
-    expect(prompt).not.toContain('REDACT-ME');
-    // The continuation renders from the masked state: the worker never sees the value.
-    await create({ previous_response_id: first.id, input: 'next' });
-    expect(decode(backends.prompts.at(-1)!)).not.toContain('REDACT-ME');
-    expect(decode(backends.prompts.at(-1)!)).toContain('[redacted marker]');
-  });
-
-  it.each([
-    ['a custom tool output', [{ type: 'custom_tool_call', call_id: 'call_p', name: 'apply_patch', input: 'patch' }, { type: 'custom_tool_call_output', call_id: 'call_p', output: 'token REDACT-ME end' }]],
-    ['an output that names its tool', [{ type: 'function_call_output', name: 'exec', namespace: 'shell', output: 'token REDACT-ME end' }]],
-  ])('masks a redacted span inside %s at the span safety found in its scan text', async (_, input) => {
-    const backends = new FakeBackends();
-    const { deps } = fakeDeps(backends, false);
-    const events: any[] = [];
-    const session = new ResponsesSession({ deps, principal: { tenant: 't', keyId: 'k' }, transport: 'websocket', cache: new ConnectionStateCache(new StateCacheBudget(1 << 30), 1 << 28), send: (e) => events.push(e), logger: deps.logger, maxQueued: 4 });
-    session.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', store: false, input: [{ role: 'user', content: 'go' }, ...input] }));
+    session.receive(
+      JSON.stringify({
+        type: 'response.create',
+        model: 'fake-model',
+        store: false,
+        input: [{ role: 'user', content: 'go' }, ...input],
+      }),
+    );
     await session.whenIdle();
     expect(events.at(-1)).toMatchObject({ type: 'response.completed' });
     const prompt = getProfile('harmony-o200k').decode(backends.prompts.at(-1)!);
@@ -184,7 +258,19 @@ describe('redaction across a store reload', () => {
       {
         get: async () => {
           const s = saved.at(-1)!;
-          return { response: s.response, tenant: 't', itemsKey: 'k', itemsLength: s.items.length, inputLength: 0, safetyState: s.safetyState.toString('base64'), safetyItems: s.safetyItems, redacted: s.redacted, route: s.route, workerPrefixLength: 0, sampled: [] };
+          return {
+            response: s.response,
+            tenant: 't',
+            itemsKey: 'k',
+            itemsLength: s.items.length,
+            inputLength: 0,
+            safetyState: s.safetyState.toString('base64'),
+            safetyItems: s.safetyItems,
+            redacted: s.redacted,
+            route: s.route,
+            workerPrefixLength: 0,
+            sampled: [],
+          };
         },
         items: async () => saved.at(-1)!.items.slice(),
       } as unknown as ResponseStore,
@@ -193,7 +279,16 @@ describe('redaction across a store reload', () => {
     );
     const events: any[] = [];
     const session = (cacheBytes: number) =>
-      new ResponsesSession({ deps, loader, principal: { tenant: 't', keyId: 'k' }, transport: 'websocket', cache: new ConnectionStateCache(new StateCacheBudget(1 << 30), cacheBytes), send: (e) => events.push(e), logger: deps.logger, maxQueued: 4 });
+      new ResponsesSession({
+        deps,
+        loader,
+        principal: { tenant: 't', keyId: 'k' },
+        transport: 'websocket',
+        cache: new ConnectionStateCache(new StateCacheBudget(1 << 30), cacheBytes),
+        send: (e) => events.push(e),
+        logger: deps.logger,
+        maxQueued: 4,
+      });
     const first = session(1 << 28);
     first.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', input: 'key REDACT-ME here' }));
     await first.whenIdle();
@@ -201,7 +296,14 @@ describe('redaction across a store reload', () => {
     expect(saved.at(-1)?.redacted).toBe(true);
     // A new connection: the continuation is loaded from the store.
     const second = session(1 << 28);
-    second.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', previous_response_id: events.at(-1).response.id, input: 'go on' }));
+    second.receive(
+      JSON.stringify({
+        type: 'response.create',
+        model: 'fake-model',
+        previous_response_id: events.at(-1).response.id,
+        input: 'go on',
+      }),
+    );
     await second.whenIdle();
     expect(events.at(-1)).toMatchObject({ type: 'response.completed' });
     const prompt = getProfile('harmony-o200k').decode(backends.prompts.at(-1)!);

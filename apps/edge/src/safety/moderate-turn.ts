@@ -5,7 +5,12 @@ import { OutputModerator } from './output-moderator';
 import { recordNoticed } from './safety-findings';
 
 /** An output moderator for this turn, or undefined when moderation is off. */
-export function moderatorFor(deps: TurnDeps, req: TurnRequest, writer: TurnWriter, onBlock: () => void): OutputModerator | undefined {
+export function moderatorFor(
+  deps: TurnDeps,
+  req: TurnRequest,
+  writer: TurnWriter,
+  onBlock: () => void,
+): OutputModerator | undefined {
   const options = deps.outputModeration;
   if (!options) return undefined;
   return new OutputModerator(writer, {
@@ -21,11 +26,21 @@ export function moderatorFor(deps: TurnDeps, req: TurnRequest, writer: TurnWrite
  * Judges and releases the rest of the output; records what was flagged or blocked. Resolves
  * false when the output was blocked (the caller ends the response `incomplete`, `content_filter`).
  */
-export async function finishModeration(deps: TurnDeps, req: TurnRequest, writer: TurnWriter, moderator: OutputModerator): Promise<boolean> {
+export async function finishModeration(
+  deps: TurnDeps,
+  req: TurnRequest,
+  writer: TurnWriter,
+  moderator: OutputModerator,
+): Promise<boolean> {
   const released = await moderator.finish().catch((err: unknown) => {
     throw backendError('safety', err); // moderation fails closed: the response fails
   });
-  recordNoticed(deps.metrics, req.logger, writer.response, moderator.flagged.map((finding) => ({ source: 'output' as const, finding })));
+  recordNoticed(
+    deps.metrics,
+    req.logger,
+    writer.response,
+    moderator.flagged.map((finding) => ({ source: 'output' as const, finding })),
+  );
   if (!released) {
     const f = moderator.blocked;
     deps.metrics.outputBlocks.inc({ rule: f?.ruleId ?? 'unknown' });

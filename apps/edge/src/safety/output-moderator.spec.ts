@@ -39,7 +39,13 @@ function moderated(chunkChars: number) {
   const backends = new FakeBackends();
   const client = new Recorder();
   let stops = 0;
-  const moderator = new OutputModerator(client, { classify: (r) => backends.classify(r), tenant: 't', model: 'm', chunkChars, onBlock: () => stops++ });
+  const moderator = new OutputModerator(client, {
+    classify: (r) => backends.classify(r),
+    tenant: 't',
+    model: 'm',
+    chunkChars,
+    onBlock: () => stops++,
+  });
   return { moderator, client, backends, stops: () => stops };
 }
 
@@ -77,32 +83,49 @@ describe('OutputModerator', () => {
 
   it('releases what one verdict frees as one delta, however many deltas queued it', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.string({ minLength: 1, maxLength: 4 }), { maxLength: 40 }), fc.integer({ min: 1, max: 30 }), async (pieces, chunkChars) => {
-        const backends = new FakeBackends();
-        const client = new Recorder();
-        // Marks each verdict's release (its handler runs right after this one).
-        const classify = (r: Parameters<FakeBackends['classify']>[0]) => backends.classify(r).then((res) => (client.raw.push('|'), res));
-        const moderator = new OutputModerator(client, { classify, tenant: 't', model: 'm', chunkChars, onBlock: () => undefined });
-        moderator.startMessage();
-        for (const [i, piece] of pieces.entries()) {
+      fc.asyncProperty(
+        fc.array(fc.string({ minLength: 1, maxLength: 4 }), { maxLength: 40 }),
+        fc.integer({ min: 1, max: 30 }),
+        async (pieces, chunkChars) => {
+          const backends = new FakeBackends();
+          const client = new Recorder();
+          // Marks each verdict's release (its handler runs right after this one).
+          const classify = (r: Parameters<FakeBackends['classify']>[0]) =>
+            backends.classify(r).then((res) => (client.raw.push('|'), res));
+          const moderator = new OutputModerator(client, {
+            classify,
+            tenant: 't',
+            model: 'm',
+            chunkChars,
+            onBlock: () => undefined,
+          });
+          moderator.startMessage();
+          for (const [i, piece] of pieces.entries()) {
+            client.raw.push('|');
+            moderator.delta(piece);
+            // Verdicts come back every few deltas, so several are queued when one frees them.
+            if (i % 3 === 0) await settle();
+          }
+          moderator.endItem();
           client.raw.push('|');
-          moderator.delta(piece);
-          // Verdicts come back every few deltas, so several are queued when one frees them.
-          if (i % 3 === 0) await settle();
-        }
-        moderator.endItem();
-        client.raw.push('|');
-        expect(await moderator.finish()).toBe(true);
-        expect(client.text).toBe(pieces.join(''));
-        expect(client.raw.some((op, i) => op.startsWith('+') && client.raw[i - 1]?.startsWith('+'))).toBe(false);
-      }),
+          expect(await moderator.finish()).toBe(true);
+          expect(client.text).toBe(pieces.join(''));
+          expect(client.raw.some((op, i) => op.startsWith('+') && client.raw[i - 1]?.startsWith('+'))).toBe(false);
+        },
+      ),
       { numRuns: 200 },
     );
   });
 
   it('fails closed when safety cannot be reached', async () => {
     const client = new Recorder();
-    const moderator = new OutputModerator(client, { classify: () => Promise.reject(new Error('down')), tenant: 't', model: 'm', chunkChars: 1, onBlock: () => undefined });
+    const moderator = new OutputModerator(client, {
+      classify: () => Promise.reject(new Error('down')),
+      tenant: 't',
+      model: 'm',
+      chunkChars: 1,
+      onBlock: () => undefined,
+    });
     moderator.delta('some text');
     await expect(moderator.finish()).rejects.toThrow('down');
     expect(client.text).toBe('');
@@ -145,7 +168,11 @@ describe('OutputModerator', () => {
 describe('output moderation in a turn', () => {
   it('stops a response whose output is blocked: incomplete, content_filter, matched text never sent', async () => {
     const backends = new FakeBackends();
-    backends.script = () => ({ kind: 'message', role: 'assistant', text: 'Sure, the value is BLOCK-ME and that is all you need to know.' });
+    backends.script = () => ({
+      kind: 'message',
+      role: 'assistant',
+      text: 'Sure, the value is BLOCK-ME and that is all you need to know.',
+    });
     const { deps, registry } = fakeDeps(backends, true);
     deps.outputModeration = { chunkChars: 5 };
     const events: any[] = [];

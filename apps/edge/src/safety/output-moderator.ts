@@ -122,7 +122,12 @@ export class OutputModerator implements OutputSink {
     if (this.inFlight || this.blocked || this.failure !== undefined) return;
     const end = this.received.length;
     const text = this.received.slice(this.judged, end);
-    const request = { state: this.state, items: [{ itemType: 'output_text', role: 'assistant', text }], tenant: this.options.tenant, model: this.options.model };
+    const request = {
+      state: this.state,
+      items: [{ itemType: 'output_text', role: 'assistant', text }],
+      tenant: this.options.tenant,
+      model: this.options.model,
+    };
     this.inFlight = this.options.classify(request).then(
       (res) => {
         this.inFlight = undefined;

@@ -12,7 +12,11 @@ export interface Mask {
  * were already rendered, and read by the model, in an earlier turn). A span straddling items
  * masks the end of its first item, every item between, and the start of its last.
  */
-export function redactionMasks(findings: readonly safetyV1.Finding[], firstItem: number, itemCount: number): Map<number, Mask[]> {
+export function redactionMasks(
+  findings: readonly safetyV1.Finding[],
+  firstItem: number,
+  itemCount: number,
+): Map<number, Mask[]> {
   const masks = new Map<number, Mask[]>();
   const add = (item: number, mask: Mask) => {
     if (item < firstItem || item >= itemCount) return;
@@ -23,7 +27,11 @@ export function redactionMasks(findings: readonly safetyV1.Finding[], firstItem:
   for (const f of findings) {
     if (f.action !== safetyV1.Action.ACTION_REDACT) continue;
     for (let item = f.itemIndex; item <= f.endItemIndex; item++) {
-      add(item, { start: item === f.itemIndex ? f.start : 0, end: item === f.endItemIndex ? f.end : Infinity, ruleId: f.ruleId });
+      add(item, {
+        start: item === f.itemIndex ? f.start : 0,
+        end: item === f.endItemIndex ? f.end : Infinity,
+        ruleId: f.ruleId,
+      });
     }
   }
   return masks;

@@ -72,9 +72,26 @@ export function metadataValue(found: readonly NoticedFinding[]): string {
  * never text), and the response's metadata (set before `response.created`, so every event and
  * the stored response carry it).
  */
-export function recordNoticed(metrics: EdgeMetrics, logger: Logger, response: ResponseObject, found: readonly NoticedFinding[]): void {
+export function recordNoticed(
+  metrics: EdgeMetrics,
+  logger: Logger,
+  response: ResponseObject,
+  found: readonly NoticedFinding[],
+): void {
   if (found.length === 0) return;
-  for (const { source, finding: f } of found) metrics.safetyFindings.inc({ category: categoryName(f), action: actionName(f), source });
-  logger.warn({ findings: found.map(({ source, finding: f }) => ({ source, rule: f.ruleId, item: f.itemIndex, action: actionName(f), score: f.score })) }, 'safety findings');
+  for (const { source, finding: f } of found)
+    metrics.safetyFindings.inc({ category: categoryName(f), action: actionName(f), source });
+  logger.warn(
+    {
+      findings: found.map(({ source, finding: f }) => ({
+        source,
+        rule: f.ruleId,
+        item: f.itemIndex,
+        action: actionName(f),
+        score: f.score,
+      })),
+    },
+    'safety findings',
+  );
   response.metadata = { ...response.metadata, [SAFETY_METADATA_KEY]: metadataValue(found) };
 }

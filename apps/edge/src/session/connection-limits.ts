@@ -22,8 +22,14 @@ export class ConnectionLimits {
   /** Takes a slot for `tenant`: returns its release function (idempotent), or the error to answer. */
   acquire(tenant: string): (() => void) | ApiError {
     const mine = this.byTenant.get(tenant) ?? 0;
-    if (this.total >= this.options.maxConnections) return tooMany(`This server holds its maximum of ${this.options.maxConnections} connections (EDGE_MAX_CONNECTIONS); retry shortly.`);
-    if (mine >= this.options.maxPerTenant) return tooMany(`Your organization holds its maximum of ${this.options.maxPerTenant} open connections on this server (EDGE_MAX_CONNECTIONS_PER_TENANT); close one first.`);
+    if (this.total >= this.options.maxConnections)
+      return tooMany(
+        `This server holds its maximum of ${this.options.maxConnections} connections (EDGE_MAX_CONNECTIONS); retry shortly.`,
+      );
+    if (mine >= this.options.maxPerTenant)
+      return tooMany(
+        `Your organization holds its maximum of ${this.options.maxPerTenant} open connections on this server (EDGE_MAX_CONNECTIONS_PER_TENANT); close one first.`,
+      );
     this.total++;
     this.byTenant.set(tenant, mine + 1);
     let released = false;

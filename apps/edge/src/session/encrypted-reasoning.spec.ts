@@ -8,7 +8,13 @@ import { ConnectionStateCache, StateCacheBudget } from './state-cache';
 
 const profile = getProfile('harmony-o200k');
 const seal = new ReasoningSeal([{ kid: 'k1', key: randomBytes(32) }]);
-const tools = [{ type: 'function', name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } }];
+const tools = [
+  {
+    type: 'function',
+    name: 'read_file',
+    parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+  },
+];
 const include = ['reasoning.encrypted_content'];
 
 /** A WebSocket session of `tenant` whose edge seals reasoning with `seal`. */
@@ -55,25 +61,36 @@ describe('reasoning encrypted_content', () => {
     const plain = await reasoningTurn(s, 'plain thought');
     expect(plain.output[0]).not.toHaveProperty('encrypted_content');
     const sealed = await reasoningTurn(s, 'sealed thought', { include });
-    expect(sealed.output[0]).toMatchObject({ type: 'reasoning', content: [{ type: 'reasoning_text', text: 'sealed thought' }] });
+    expect(sealed.output[0]).toMatchObject({
+      type: 'reasoning',
+      content: [{ type: 'reasoning_text', text: 'sealed thought' }],
+    });
     expect(seal.open(sealed.output[0].encrypted_content, 't')).toBe('sealed thought');
   });
 
   it('renders a sealed item sent back in full history exactly as the connection cache renders the same conversation', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }), fc.string({ unit: 'grapheme', maxLength: 20 }), async (thought, next) => {
-        const cached = open();
-        const r1 = await reasoningTurn(cached, thought, { include });
-        await cached.create({ previous_response_id: r1.id, input: next, include });
-        const viaCache = cached.backends.prompts[1];
+      fc.asyncProperty(
+        fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }),
+        fc.string({ unit: 'grapheme', maxLength: 20 }),
+        async (thought, next) => {
+          const cached = open();
+          const r1 = await reasoningTurn(cached, thought, { include });
+          await cached.create({ previous_response_id: r1.id, input: next, include });
+          const viaCache = cached.backends.prompts[1];
 
-        const stateless = open();
-        stateless.backends.script = () => ({ kind: 'message', role: 'assistant', text: 'answer' });
-        const history = [{ type: 'message', role: 'user', content: 'question' }, stripped(r1.output[0]), { type: 'message', role: 'user', content: next }];
-        expect(last(await stateless.create({ input: history, include })).type).toBe('response.completed');
-        expect(stateless.backends.prompts[0]).toEqual(viaCache);
-        expect(profile.decode(viaCache)).toContain(thought);
-      }),
+          const stateless = open();
+          stateless.backends.script = () => ({ kind: 'message', role: 'assistant', text: 'answer' });
+          const history = [
+            { type: 'message', role: 'user', content: 'question' },
+            stripped(r1.output[0]),
+            { type: 'message', role: 'user', content: next },
+          ];
+          expect(last(await stateless.create({ input: history, include })).type).toBe('response.completed');
+          expect(stateless.backends.prompts[0]).toEqual(viaCache);
+          expect(profile.decode(viaCache)).toContain(thought);
+        },
+      ),
       { numRuns: 25 },
     );
   });
@@ -83,7 +100,13 @@ describe('reasoning encrypted_content', () => {
     const r1 = await reasoningTurn(first, 'the hidden plan', { include });
     const s = open();
     const item = { ...stripped(r1.output[0]), content: [{ type: 'reasoning_text', text: 'a forged plan' }] };
-    await s.create({ input: [{ type: 'message', role: 'user', content: 'question' }, item, { type: 'message', role: 'user', content: 'go' }] });
+    await s.create({
+      input: [
+        { type: 'message', role: 'user', content: 'question' },
+        item,
+        { type: 'message', role: 'user', content: 'go' },
+      ],
+    });
     const prompt = profile.decode(s.backends.prompts[0]);
     expect(prompt).toContain('the hidden plan');
     expect(prompt).not.toContain('a forged plan');
@@ -110,13 +133,24 @@ describe('reasoning encrypted_content', () => {
     const s = open();
     const item = { ...stripped(r1.output[0]), encrypted_content: mangle(r1.output[0].encrypted_content) };
     const events = await s.create({ input: [{ type: 'message', role: 'user', content: 'q' }, item] });
-    expect(events).toEqual([expect.objectContaining({ type: 'error', status: 400, error: expect.objectContaining({ code: 'invalid_encrypted_content', param: 'input[1].encrypted_content' }) })]);
+    expect(events).toEqual([
+      expect.objectContaining({
+        type: 'error',
+        status: 400,
+        error: expect.objectContaining({ code: 'invalid_encrypted_content', param: 'input[1].encrypted_content' }),
+      }),
+    ]);
     expect(s.backends.generateCalls).toHaveLength(0);
   });
 
   it("answers another tenant's blob with a 400", async () => {
     const r1 = await reasoningTurn(open('tenant-a'), 'thought', { include });
-    const events = await open('tenant-b').create({ input: [{ type: 'message', role: 'user', content: 'q' }, stripped(r1.output[0])] });
-    expect(last(events).error).toMatchObject({ code: 'invalid_encrypted_content', param: 'input[1].encrypted_content' });
+    const events = await open('tenant-b').create({
+      input: [{ type: 'message', role: 'user', content: 'q' }, stripped(r1.output[0])],
+    });
+    expect(last(events).error).toMatchObject({
+      code: 'invalid_encrypted_content',
+      param: 'input[1].encrypted_content',
+    });
   });
 });

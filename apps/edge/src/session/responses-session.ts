@@ -1,5 +1,12 @@
 import type { Logger } from '@fastloop/service-kit';
-import { ApiError, ApiErrors, parseClientEvent, toWsErrorEvent, type ResponseStreamEvent, type ResponseCreateRequest } from '@fastloop/protocol';
+import {
+  ApiError,
+  ApiErrors,
+  parseClientEvent,
+  toWsErrorEvent,
+  type ResponseStreamEvent,
+  type ResponseCreateRequest,
+} from '@fastloop/protocol';
 import type { Principal } from '../auth';
 import type { Transport } from '../edge-metrics';
 import type { ConversationState } from '../turn/conversation-state';
@@ -59,9 +66,19 @@ export class ResponsesSession {
     if (this.ending) return; // the connection-limit error and the close follow the running response
     const { generate, ...body } = parsed as ResponseCreateRequest & { type: string; generate?: boolean };
     if (this.running && this.queue.length >= this.options.maxQueued) {
-      return this.sendError(ApiErrors.invalidRequest(`Too many queued response.create events on this connection (limit ${this.options.maxQueued}); wait for response.completed.`, null, 'too_many_queued_requests'));
+      return this.sendError(
+        ApiErrors.invalidRequest(
+          `Too many queued response.create events on this connection (limit ${this.options.maxQueued}); wait for response.completed.`,
+          null,
+          'too_many_queued_requests',
+        ),
+      );
     }
-    this.queue.push({ body: body as ResponseCreateRequest, generate: generate !== false, validateMs: performance.now() - start });
+    this.queue.push({
+      body: body as ResponseCreateRequest,
+      generate: generate !== false,
+      validateMs: performance.now() - start,
+    });
     void this.pump();
   }
 
@@ -125,7 +142,17 @@ export class ResponsesSession {
       const loadMs = performance.now() - loadStart;
       const outcome = await runTurn(
         this.options.deps,
-        { body, principal: this.options.principal, transport: this.options.transport, previous, generate: item.generate, signal: this.abort.signal, validateMs: item.validateMs, loadMs, logger },
+        {
+          body,
+          principal: this.options.principal,
+          transport: this.options.transport,
+          previous,
+          generate: item.generate,
+          signal: this.abort.signal,
+          validateMs: item.validateMs,
+          loadMs,
+          logger,
+        },
         (event) => {
           if (!this.closed) this.options.send(event);
         },

@@ -10,7 +10,9 @@ import { StoredStateLoader } from './stored-state-loader';
 import { StoreWriter } from './store-writer';
 
 const logger = createLogger({ service: 'test', level: 'silent' });
-const tools = [{ type: 'function', name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } }];
+const tools = [
+  { type: 'function', name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+];
 
 describe('ResponseStore', () => {
   let local: LocalRedis | undefined;
@@ -35,12 +37,31 @@ describe('ResponseStore', () => {
     deps.store = writer;
     const cache = new ConnectionStateCache(new StateCacheBudget(1 << 30), 1 << 28);
     const events: any[] = [];
-    const session = new ResponsesSession({ deps, principal: { tenant: 't1', keyId: 'k' }, transport: 'websocket', cache, send: (e) => events.push(e), logger, maxQueued: 4 });
+    const session = new ResponsesSession({
+      deps,
+      principal: { tenant: 't1', keyId: 'k' },
+      transport: 'websocket',
+      cache,
+      send: (e) => events.push(e),
+      logger,
+      maxQueued: 4,
+    });
     const states: ConversationState[] = [];
     let prev: any;
     for (let i = 0; i < turns; i++) {
-      const input = prev ? [{ type: 'function_call_output', call_id: prev.output[0].call_id, output: `result ${i}` }] : 'start';
-      session.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', tools, instructions: 'Be exact.', input, previous_response_id: prev?.id }));
+      const input = prev
+        ? [{ type: 'function_call_output', call_id: prev.output[0].call_id, output: `result ${i}` }]
+        : 'start';
+      session.receive(
+        JSON.stringify({
+          type: 'response.create',
+          model: 'fake-model',
+          tools,
+          instructions: 'Be exact.',
+          input,
+          previous_response_id: prev?.id,
+        }),
+      );
       await session.whenIdle();
       prev = events.filter((e) => e.type === 'response.completed').pop().response;
       states.push(cache.get(prev.id)!);

@@ -84,15 +84,22 @@ export class ResponseStore {
   }
 
   /** Saves a finished response; items from `newItemsFrom` on are new since its parent. */
-  async save(state: ConversationState, parent: StoredResponse | undefined, newItemsFrom: number): Promise<StoredResponse> {
+  async save(
+    state: ConversationState,
+    parent: StoredResponse | undefined,
+    newItemsFrom: number,
+  ): Promise<StoredResponse> {
     const items = state.items;
     let itemsKey = parent?.itemsKey ?? ITEMS_PREFIX + state.response.id;
     let from = parent ? newItemsFrom : 0;
     let expected = parent ? parent.itemsLength : 0;
     const withIds = items.slice(from).map(withId);
     // The new items' ids are minted once, so a branch's copy and the item pointers agree on them.
-    const encoded = (start: number) => [...items.slice(start, from).map(withId), ...withIds].map((item) => JSON.stringify(item));
-    const append = (this.redis as unknown as { fastloopAppendIfTip(k: string, ...a: (string | number)[]): Promise<number> }).fastloopAppendIfTip.bind(this.redis);
+    const encoded = (start: number) =>
+      [...items.slice(start, from).map(withId), ...withIds].map((item) => JSON.stringify(item));
+    const append = (
+      this.redis as unknown as { fastloopAppendIfTip(k: string, ...a: (string | number)[]): Promise<number> }
+    ).fastloopAppendIfTip.bind(this.redis);
     let result = await append(itemsKey, expected, this.ttlSeconds, ...encoded(from));
     if (result === -1) {
       // A branch: the chain's list moved on past the parent; this response gets its own list.
@@ -124,7 +131,12 @@ export class ResponseStore {
     // older items keeps the pointers to the parent's list, which holds the same items.
     const firstNew = items.length - withIds.length;
     withIds.forEach((item, i) => {
-      write.set(itemRefKey(state.tenant, item.id ?? ''), JSON.stringify([itemsKey, firstNew + i]), 'EX', this.ttlSeconds);
+      write.set(
+        itemRefKey(state.tenant, item.id ?? ''),
+        JSON.stringify([itemsKey, firstNew + i]),
+        'EX',
+        this.ttlSeconds,
+      );
     });
     await write.exec();
     return record;
@@ -159,8 +171,12 @@ export class ResponseStore {
   async delete(id: string, tenant: string): Promise<boolean> {
     const record = await this.get(id, tenant);
     if (!record) return false;
-    const del = (this.redis as unknown as { fastloopDeleteResponse(...a: string[]): Promise<number> }).fastloopDeleteResponse.bind(this.redis);
-    await del(RESPONSE_PREFIX + id, record.itemsKey, REFS_PREFIX + record.itemsKey, id, itemRefPrefix(tenant)).catch(unavailable);
+    const del = (
+      this.redis as unknown as { fastloopDeleteResponse(...a: string[]): Promise<number> }
+    ).fastloopDeleteResponse.bind(this.redis);
+    await del(RESPONSE_PREFIX + id, record.itemsKey, REFS_PREFIX + record.itemsKey, id, itemRefPrefix(tenant)).catch(
+      unavailable,
+    );
     return true;
   }
 }
@@ -174,7 +190,14 @@ function unavailable(err: unknown): never {
 /** input_items lists every item with an id; items the client sent without one get one. */
 function withId(item: InputItem): InputItem {
   if (item.id) return item;
-  const prefix = item.type === 'function_call' ? 'fc' : item.type === 'reasoning' ? 'rs' : item.type === 'custom_tool_call' ? 'ctc' : 'msg';
+  const prefix =
+    item.type === 'function_call'
+      ? 'fc'
+      : item.type === 'reasoning'
+        ? 'rs'
+        : item.type === 'custom_tool_call'
+          ? 'ctc'
+          : 'msg';
   return { ...item, id: newId(prefix) };
 }
 

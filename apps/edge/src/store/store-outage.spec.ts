@@ -21,7 +21,17 @@ async function waitFor(check: () => boolean | Promise<boolean>, what: string, ti
 function turn(deps: TurnDeps, body: Record<string, unknown>, previous?: Parameters<typeof runTurn>[1]['previous']) {
   return runTurn(
     deps,
-    { body: validateRequest({ model: 'fake-model', ...body }), principal: { tenant: 't1', keyId: 'k' }, transport: 'http', previous, generate: true, signal: new AbortController().signal, validateMs: 0, loadMs: 0, logger },
+    {
+      body: validateRequest({ model: 'fake-model', ...body }),
+      principal: { tenant: 't1', keyId: 'k' },
+      transport: 'http',
+      previous,
+      generate: true,
+      signal: new AbortController().signal,
+      validateMs: 0,
+      loadMs: 0,
+      logger,
+    },
     () => undefined,
   );
 }
@@ -72,7 +82,10 @@ describe('stored means stored', () => {
     await new Promise((r) => setTimeout(r, 300));
     await expect(store.get(outcome.response.id, 't1')).rejects.toMatchObject({ status: 503 });
     await server.start(); // empty data set: only the retried write can make the id readable
-    await waitFor(async () => (await store.get(outcome.response.id, 't1').catch(() => undefined)) !== undefined, 'the retried write');
+    await waitFor(
+      async () => (await store.get(outcome.response.id, 't1').catch(() => undefined)) !== undefined,
+      'the retried write',
+    );
     expect(writer.failures).toBe(0);
   });
 

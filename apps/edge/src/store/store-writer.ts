@@ -80,7 +80,8 @@ export class StoreWriter implements ResponseSink {
           this.logger.error({ err, responseId: id }, 'storing response failed; given up');
           return undefined;
         }
-        if (failures === 0) this.logger.warn({ err, responseId: id }, 'storing response failed; retrying until the store is back');
+        if (failures === 0)
+          this.logger.warn({ err, responseId: id }, 'storing response failed; retrying until the store is back');
         await new Promise((r) => setTimeout(r, Math.min(5_000, this.retryBaseMs * 2 ** Math.min(failures, 10))));
       }
     }
@@ -94,7 +95,10 @@ export class StoreWriter implements ResponseSink {
     const result = await settleWithin(Promise.all([...this.pending.values()]), timeoutMs);
     if (result === 'timeout') {
       this.closing = true;
-      this.logger.error({ pending: this.pending.size }, 'response store unreachable at shutdown; pending responses not stored');
+      this.logger.error(
+        { pending: this.pending.size },
+        'response store unreachable at shutdown; pending responses not stored',
+      );
     }
   }
 
@@ -104,7 +108,8 @@ export class StoreWriter implements ResponseSink {
    * answers (503 while Redis is away).
    */
   async settled(id?: string, timeoutMs = 2_000): Promise<void> {
-    const writes = id === undefined ? [...this.pending.values()] : [this.pending.get(id)].filter((w) => w !== undefined);
+    const writes =
+      id === undefined ? [...this.pending.values()] : [this.pending.get(id)].filter((w) => w !== undefined);
     if (writes.length > 0) await settleWithin(Promise.all(writes), timeoutMs);
   }
 }

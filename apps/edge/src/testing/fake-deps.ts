@@ -22,7 +22,12 @@ export class FakeBackends {
   readonly prompts: number[][] = [];
   private readonly sessions = new Map<string, number[]>();
   /** What the fake model answers next; default: a call to `read_file`. */
-  script: (turn: number) => ConversationEntry = (turn) => ({ kind: 'function_call', name: 'read_file', arguments: JSON.stringify({ path: `f${turn}.ts` }), callId: '' });
+  script: (turn: number) => ConversationEntry = (turn) => ({
+    kind: 'function_call',
+    name: 'read_file',
+    arguments: JSON.stringify({ path: `f${turn}.ts` }),
+    callId: '',
+  });
   /** Classify blocks any item whose text includes this marker. */
   blockMarker = 'BLOCK-ME';
   /** Classify flags (action flag) any item whose text includes this marker. */
@@ -67,7 +72,11 @@ export class FakeBackends {
     return {
       verdict: block.length > 0 ? safetyV1.Verdict.VERDICT_BLOCK : safetyV1.Verdict.VERDICT_ALLOW,
       state: Buffer.from(`${itemsSeen}|${text.slice(Math.max(0, text.length - (window - 1)))}`),
-      findings: [...block, ...find(this.flagMarker, safetyV1.Action.ACTION_FLAG), ...find(this.redactMarker, safetyV1.Action.ACTION_REDACT)],
+      findings: [
+        ...block,
+        ...find(this.flagMarker, safetyV1.Action.ACTION_FLAG),
+        ...find(this.redactMarker, safetyV1.Action.ACTION_REDACT),
+      ],
       itemsSeen,
       windowChars: window,
     };
@@ -75,15 +84,28 @@ export class FakeBackends {
 
   async route(req: routerV1.RouteRequest): Promise<routerV1.RouteResponse> {
     this.routeCalls.push(req);
-    if (req.model !== 'fake-model' && req.model !== 'alias') throw new DomainError('model_not_found', 'no such model', 5);
-    return { model: 'fake-model', profile: profile.id, workerAddress: 'fake:1', workerId: 'w1', contextWindow: 131072, maxOutputTokens: 4096, engineModel: 'fake-model' };
+    if (req.model !== 'fake-model' && req.model !== 'alias')
+      throw new DomainError('model_not_found', 'no such model', 5);
+    return {
+      model: 'fake-model',
+      profile: profile.id,
+      workerAddress: 'fake:1',
+      workerId: 'w1',
+      contextWindow: 131072,
+      maxOutputTokens: 4096,
+      engineModel: 'fake-model',
+    };
   }
 
   async listModels(): Promise<routerV1.ListModelsResponse> {
     return { models: [{ id: 'fake-model', ownedBy: 'test', created: 0, aliases: [], contextWindow: 131072 }] };
   }
 
-  async *generate(address: string, req: inferenceV1.GenerateRequest, signal?: AbortSignal): AsyncGenerator<inferenceV1.GenerateResponse> {
+  async *generate(
+    address: string,
+    req: inferenceV1.GenerateRequest,
+    signal?: AbortSignal,
+  ): AsyncGenerator<inferenceV1.GenerateResponse> {
     this.openGenerateStreams++;
     try {
       yield* this.stream(address, req, signal);
@@ -92,13 +114,18 @@ export class FakeBackends {
     }
   }
 
-  private async *stream(_address: string, req: inferenceV1.GenerateRequest, signal?: AbortSignal): AsyncGenerator<inferenceV1.GenerateResponse> {
+  private async *stream(
+    _address: string,
+    req: inferenceV1.GenerateRequest,
+    signal?: AbortSignal,
+  ): AsyncGenerator<inferenceV1.GenerateResponse> {
     this.generateCalls.push(req);
     const failure = this.failNextGenerate;
     this.failNextGenerate = undefined;
     if (failure) throw failure;
     const parent = this.sessions.get(req.parentSessionKey || req.sessionKey);
-    if (req.prefixLen > 0 && (!parent || parent.length < req.prefixLen)) throw new DomainError('prefix_miss', 'no prefix', 9, true);
+    if (req.prefixLen > 0 && (!parent || parent.length < req.prefixLen))
+      throw new DomainError('prefix_miss', 'no prefix', 9, true);
     const prompt = [...(parent ?? []).slice(0, req.prefixLen), ...req.tokens];
     this.prompts.push(prompt);
     let cached = 0;
@@ -114,13 +141,24 @@ export class FakeBackends {
       await Promise.resolve();
       if (signal?.aborted) throw new DomainError('cancelled', 'cancelled by the caller', 1);
       const first = i === 0;
-      const value = { tokens: completion.slice(i, i + 3), engineElapsedMs: 10 * (i / 3 + 1), promptTokens: first ? prompt.length : 0, cachedTokens: first ? cached : 0 };
+      const value = {
+        tokens: completion.slice(i, i + 3),
+        engineElapsedMs: 10 * (i / 3 + 1),
+        promptTokens: first ? prompt.length : 0,
+        cachedTokens: first ? cached : 0,
+      };
       yield { event: { $case: 'chunk', value } };
     }
     yield {
       event: {
         $case: 'done',
-        value: { finishReason: inferenceV1.FinishReason.FINISH_REASON_STOP, promptTokens: prompt.length, cachedTokens: cached, completionTokens: completion.length, engineTtftMs: 0 },
+        value: {
+          finishReason: inferenceV1.FinishReason.FINISH_REASON_STOP,
+          promptTokens: prompt.length,
+          cachedTokens: cached,
+          completionTokens: completion.length,
+          engineTtftMs: 0,
+        },
       },
     };
   }
@@ -128,7 +166,10 @@ export class FakeBackends {
   /** Sessions the edge asked the worker to forget. */
   readonly forgotten: inferenceV1.ForgetSessionRequest[] = [];
 
-  async forgetSession(_address: string, req: inferenceV1.ForgetSessionRequest): Promise<inferenceV1.ForgetSessionResponse> {
+  async forgetSession(
+    _address: string,
+    req: inferenceV1.ForgetSessionRequest,
+  ): Promise<inferenceV1.ForgetSessionResponse> {
     this.forgotten.push(req);
     return { forgotten: this.sessions.delete(req.sessionKey) };
   }
@@ -152,7 +193,10 @@ function markerFinding(itemIndex: number, start: number, length: number): safety
   };
 }
 
-export function fakeDeps(backends = new FakeBackends(), safetyOverlap = true): { deps: TurnDeps; backends: FakeBackends; usage: unknown[]; registry: Registry } {
+export function fakeDeps(
+  backends = new FakeBackends(),
+  safetyOverlap = true,
+): { deps: TurnDeps; backends: FakeBackends; usage: unknown[]; registry: Registry } {
   const registry = new Registry();
   const usage: unknown[] = [];
   const deps: TurnDeps = {

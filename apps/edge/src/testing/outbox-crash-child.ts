@@ -9,8 +9,22 @@ import { Registry } from 'prom-client';
 import { UsageOutbox } from '../usage/usage-outbox';
 
 const [dir, redisUrl, count] = process.argv.slice(2);
-const outbox = new UsageOutbox({ dir, redisUrl, registry: new Registry(), logger: createLogger({ service: 'crash-child', level: 'silent' }) });
+const outbox = new UsageOutbox({
+  dir,
+  redisUrl,
+  registry: new Registry(),
+  logger: createLogger({ service: 'crash-child', level: 'silent' }),
+});
 for (let i = 0; i < Number(count); i++) {
-  outbox.enqueue(billingV1.UsageRecord.fromPartial({ responseId: `resp_crash_${i}`, tenant: 'acme', model: 'm', inputTokens: 10, outputTokens: 1, completedAtMs: Date.UTC(2025, 0, 1) }));
+  outbox.enqueue(
+    billingV1.UsageRecord.fromPartial({
+      responseId: `resp_crash_${i}`,
+      tenant: 'acme',
+      model: 'm',
+      inputTokens: 10,
+      outputTokens: 1,
+      completedAtMs: Date.UTC(2025, 0, 1),
+    }),
+  );
 }
 process.kill(process.pid, 'SIGKILL');

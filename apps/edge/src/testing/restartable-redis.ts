@@ -13,7 +13,18 @@ export class RestartableRedis {
     return `redis://127.0.0.1:${this.port}`;
   }
   async start(): Promise<void> {
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir];
+    const args = [
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      this.dir,
+    ];
     this.child = spawn('redis-server', args, { stdio: 'ignore' });
     const deadline = Date.now() + 10_000;
     while (!(await isRedisReachable(this.url, 200))) {
@@ -35,4 +46,3 @@ export class RestartableRedis {
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
-

@@ -46,9 +46,24 @@ function merged(calls: readonly string[]): string[] {
 
 const parseEvent = (): fc.Arbitrary<ParseEvent> =>
   fc.oneof(
-    { weight: 4, arbitrary: fc.string({ minLength: 1, maxLength: 6 }).map((text): ParseEvent => ({ type: 'delta', text })) },
-    { weight: 1, arbitrary: fc.constantFrom<ParseEvent>({ type: 'item_start', item: { kind: 'message' } }, { type: 'item_start', item: { kind: 'reasoning' } }) },
-    { weight: 1, arbitrary: fc.constant<ParseEvent>({ type: 'item_start', item: { kind: 'function_call', name: 'f', namespace: 'ns' } }) },
+    {
+      weight: 4,
+      arbitrary: fc.string({ minLength: 1, maxLength: 6 }).map((text): ParseEvent => ({ type: 'delta', text })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom<ParseEvent>(
+        { type: 'item_start', item: { kind: 'message' } },
+        { type: 'item_start', item: { kind: 'reasoning' } },
+      ),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constant<ParseEvent>({
+        type: 'item_start',
+        item: { kind: 'function_call', name: 'f', namespace: 'ns' },
+      }),
+    },
     { weight: 1, arbitrary: fc.constant<ParseEvent>({ type: 'item_end', stop: 'end' }) },
   );
 
@@ -70,21 +85,35 @@ describe('applyParseEvents', () => {
 
   it('says whether the chunk opened an output item', () => {
     const sink = new CallRecorder();
-    expect(applyParseEvents(sink, [{ type: 'delta', text: 'a' }, { type: 'item_end', stop: 'end' }])).toBe(false);
-    expect(applyParseEvents(sink, [{ type: 'item_start', item: { kind: 'message' } }, { type: 'delta', text: 'b' }])).toBe(true);
+    expect(
+      applyParseEvents(sink, [
+        { type: 'delta', text: 'a' },
+        { type: 'item_end', stop: 'end' },
+      ]),
+    ).toBe(false);
+    expect(
+      applyParseEvents(sink, [
+        { type: 'item_start', item: { kind: 'message' } },
+        { type: 'delta', text: 'b' },
+      ]),
+    ).toBe(true);
   });
 });
 
 /** Text the harmony renderer writes verbatim: no special-token text, no moderation marker. */
-const plainText = () => fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }).filter((s) => !s.includes('<|') && !/[A-Z]/.test(s));
+const plainText = () =>
+  fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }).filter((s) => !s.includes('<|') && !/[A-Z]/.test(s));
 
 const sampledEntry = (): fc.Arbitrary<ConversationEntry> =>
   fc.oneof(
     plainText().map((text): ConversationEntry => ({ kind: 'message', role: 'assistant', text })),
     plainText().map((text): ConversationEntry => ({ kind: 'reasoning', text })),
-    fc.dictionary(fc.stringMatching(/^[a-z]{1,6}$/), plainText(), { maxKeys: 3 }).map(
-      (args): ConversationEntry => ({ kind: 'function_call', name: 'read_file', arguments: JSON.stringify(args), callId: '' }),
-    ),
+    fc.dictionary(fc.stringMatching(/^[a-z]{1,6}$/), plainText(), { maxKeys: 3 }).map((args): ConversationEntry => ({
+      kind: 'function_call',
+      name: 'read_file',
+      arguments: JSON.stringify(args),
+      callId: '',
+    })),
   );
 
 /** What a client keeps of the item events: ids and sequence numbers dropped, deltas of an item concatenated. */
@@ -98,7 +127,13 @@ function itemView(events: readonly ResponseStreamEvent[]): unknown[] {
       continue;
     }
     const e = event;
-    out.push(JSON.parse(JSON.stringify(e, (k, v: unknown) => (k === 'sequence_number' || k === 'id' || k === 'item_id' || k === 'call_id' ? undefined : v))));
+    out.push(
+      JSON.parse(
+        JSON.stringify(e, (k, v: unknown) =>
+          k === 'sequence_number' || k === 'id' || k === 'item_id' || k === 'call_id' ? undefined : v,
+        ),
+      ),
+    );
   }
   return out;
 }
@@ -109,9 +144,22 @@ function itemView(events: readonly ResponseStreamEvent[]): unknown[] {
  */
 async function relay(tokens: readonly number[], cuts: readonly number[], chunkChars?: number) {
   const events: ResponseStreamEvent[] = [];
-  const writer = new TurnWriter({ model: 'fake-model', input: 'hi' } as ResponseCreateRequest, { id: 'resp_1', model: 'fake-model' }, (e) => events.push(e));
+  const writer = new TurnWriter(
+    { model: 'fake-model', input: 'hi' } as ResponseCreateRequest,
+    { id: 'resp_1', model: 'fake-model' },
+    (e) => events.push(e),
+  );
   const backends = new FakeBackends();
-  const moderator = chunkChars === undefined ? undefined : new OutputModerator(writer, { classify: (r) => backends.classify(r), tenant: 't', model: 'm', chunkChars, onBlock: () => undefined });
+  const moderator =
+    chunkChars === undefined
+      ? undefined
+      : new OutputModerator(writer, {
+          classify: (r) => backends.classify(r),
+          tenant: 't',
+          model: 'm',
+          chunkChars,
+          onBlock: () => undefined,
+        });
   const sink: OutputSink = moderator ?? writer;
   const parser = profile.createOutputParser();
   const deltasPerChunk: number[] = [];
@@ -140,11 +188,15 @@ describe('streaming one output in chunks', () => {
         fc.option(fc.integer({ min: 1, max: 64 }), { nil: undefined }),
         async (entries, cuts, chunkChars) => {
           const tokens = entries.flatMap((e) => profile.renderCompletion(e));
-          const perToken = await relay(tokens, tokens.map((_, i) => i));
+          const perToken = await relay(
+            tokens,
+            tokens.map((_, i) => i),
+          );
           const chunked = await relay(tokens, cuts, chunkChars);
           expect(itemView(chunked.events)).toEqual(itemView(perToken.events));
           // Without moderation's hold-back, a chunk yields at most one delta per item it touches.
-          if (chunkChars === undefined) chunked.deltasPerChunk.forEach((n) => expect(n).toBeLessThanOrEqual(entries.length));
+          if (chunkChars === undefined)
+            chunked.deltasPerChunk.forEach((n) => expect(n).toBeLessThanOrEqual(entries.length));
         },
       ),
       { numRuns: 100 },

@@ -22,7 +22,19 @@ export const DEFAULT_EDGE_LIMITS: Readonly<EdgeLimits> = Object.freeze({
 });
 
 /** The limits named by the edge's configuration. */
-export function edgeLimitsFromConfig(config: Pick<EdgeConfig, 'EDGE_MAX_INPUT_ITEMS' | 'EDGE_MAX_TOOLS' | 'EDGE_MAX_SCHEMA_DEPTH' | 'EDGE_MAX_SCHEMA_NODES' | 'EDGE_MAX_STRING_CHARS' | 'EDGE_MAX_JSON_DEPTH' | 'EDGE_MAX_TOOL_RENDERED_CHARS' | 'EDGE_MAX_HEADER_RENDERED_CHARS'>): EdgeLimits {
+export function edgeLimitsFromConfig(
+  config: Pick<
+    EdgeConfig,
+    | 'EDGE_MAX_INPUT_ITEMS'
+    | 'EDGE_MAX_TOOLS'
+    | 'EDGE_MAX_SCHEMA_DEPTH'
+    | 'EDGE_MAX_SCHEMA_NODES'
+    | 'EDGE_MAX_STRING_CHARS'
+    | 'EDGE_MAX_JSON_DEPTH'
+    | 'EDGE_MAX_TOOL_RENDERED_CHARS'
+    | 'EDGE_MAX_HEADER_RENDERED_CHARS'
+  >,
+): EdgeLimits {
   return {
     request: {
       maxInputItems: config.EDGE_MAX_INPUT_ITEMS,

@@ -8,10 +8,14 @@ import type { RenderHeader } from '@fastloop/model-profiles';
  * `text.format`. A tool choice counts only when the model is offered tools (`header.tools`), as
  * OpenAI's models cannot call what they were not shown. Undefined when nothing is forced.
  */
-export function generateConstraints(body: Pick<ResponseCreateRequest, 'tool_choice' | 'text'>, header: Pick<RenderHeader, 'tools'>): inferenceV1.GenerateConstraints | undefined {
+export function generateConstraints(
+  body: Pick<ResponseCreateRequest, 'tool_choice' | 'text'>,
+  header: Pick<RenderHeader, 'tools'>,
+): inferenceV1.GenerateConstraints | undefined {
   const toolChoice = header.tools.length > 0 ? toolChoiceOf(body.tool_choice) : '';
   const format = body.text?.format;
-  const responseFormatJson = format?.type === 'json_object' || format?.type === 'json_schema' ? JSON.stringify(format) : '';
+  const responseFormatJson =
+    format?.type === 'json_object' || format?.type === 'json_schema' ? JSON.stringify(format) : '';
   if (toolChoice === '' && responseFormatJson === '') return undefined;
   return { toolChoice, responseFormatJson };
 }

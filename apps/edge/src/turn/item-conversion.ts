@@ -1,6 +1,13 @@
 import type { ConversationEntry } from '@fastloop/model-profiles';
 import type { safetyV1 } from '@fastloop/proto';
-import { ApiErrors, isKnownInputItem, type CarriedInputItem, type ContentPart, type InputItem, type KnownInputItem } from '@fastloop/protocol';
+import {
+  ApiErrors,
+  isKnownInputItem,
+  type CarriedInputItem,
+  type ContentPart,
+  type InputItem,
+  type KnownInputItem,
+} from '@fastloop/protocol';
 import type { CallTarget } from './conversation-state';
 import { maskText, type Mask } from '../safety/redact-entries';
 
@@ -50,27 +57,47 @@ function narrowKnown(item: KnownInputItem, index: number, ctx: ConversionContext
     case 'reasoning':
       // Sealed reasoning is what the model wrote, whatever the client kept of content and summary.
       if (item.encrypted_content !== undefined && ctx.openReasoning) {
-        return { kind: 'reasoning', text: ctx.openReasoning(item.encrypted_content, `input[${index}].encrypted_content`) };
+        return {
+          kind: 'reasoning',
+          text: ctx.openReasoning(item.encrypted_content, `input[${index}].encrypted_content`),
+        };
       }
       return { kind: 'reasoning', text: reasoningText(item.content ?? [], item.summary) };
     case 'function_call':
-      return withNamespace({ kind: 'call', format: 'function', callId: item.call_id, name: item.name, body: item.arguments }, item.namespace);
+      return withNamespace(
+        { kind: 'call', format: 'function', callId: item.call_id, name: item.name, body: item.arguments },
+        item.namespace,
+      );
     case 'custom_tool_call':
-      return withNamespace({ kind: 'call', format: 'custom', callId: item.call_id, name: item.name, body: item.input }, item.namespace);
+      return withNamespace(
+        { kind: 'call', format: 'custom', callId: item.call_id, name: item.name, body: item.input },
+        item.namespace,
+      );
     case 'local_shell_call': {
       const { type: _type, ...action } = item.action;
-      return { kind: 'call', format: 'function', callId: item.call_id, name: LOCAL_SHELL_TOOL, body: JSON.stringify(action) };
+      return {
+        kind: 'call',
+        format: 'function',
+        callId: item.call_id,
+        name: LOCAL_SHELL_TOOL,
+        body: JSON.stringify(action),
+      };
     }
     case 'function_call_output':
     case 'custom_tool_call_output': {
       const output = contentText(item.output);
       const what = item.type === 'function_call_output' ? 'function call' : 'custom tool call';
-      if (item.call_id !== undefined) return { kind: 'output', answers: { by: 'call_id', callId: item.call_id, what }, output };
+      if (item.call_id !== undefined)
+        return { kind: 'output', answers: { by: 'call_id', callId: item.call_id, what }, output };
       // The schema requires a name when call_id is absent (Codex CLI sends outputs that way).
       return { kind: 'output', answers: withNamespace({ by: 'name', name: item.name ?? '' }, item.namespace), output };
     }
     case 'local_shell_call_output':
-      return { kind: 'output', answers: { by: 'tool', callId: item.id, target: { name: LOCAL_SHELL_TOOL } }, output: item.output };
+      return {
+        kind: 'output',
+        answers: { by: 'tool', callId: item.id, target: { name: LOCAL_SHELL_TOOL } },
+        output: item.output,
+      };
     case 'item_reference':
       // prepareTurn replaces references with the items they name before anything is converted.
       throw new Error(`item_reference ${item.id} reached item conversion unresolved`);
@@ -85,7 +112,12 @@ function narrowKnown(item: KnownInputItem, index: number, ctx: ConversionContext
  * conversation, for error params. Items the format cannot render yield no entry. `masks` (by
  * conversation index) are safety's redaction spans in each item's scan text, masked in the entry.
  */
-export function itemsToEntries(items: readonly InputItem[], calls: Map<string, CallTarget>, offset = 0, ctx: ConversionContext = {}): ConversationEntry[] {
+export function itemsToEntries(
+  items: readonly InputItem[],
+  calls: Map<string, CallTarget>,
+  offset = 0,
+  ctx: ConversionContext = {},
+): ConversationEntry[] {
   const entries: ConversationEntry[] = [];
   items.forEach((item, i) => {
     const narrowed = narrow(item, offset + i, ctx);
@@ -97,7 +129,11 @@ export function itemsToEntries(items: readonly InputItem[], calls: Map<string, C
 }
 
 /** What safety scans of each item: one scan item per wire item, in order (findings index them). */
-export function itemsToScans(items: readonly InputItem[], offset = 0, ctx: ConversionContext = {}): safetyV1.SafetyItem[] {
+export function itemsToScans(
+  items: readonly InputItem[],
+  offset = 0,
+  ctx: ConversionContext = {},
+): safetyV1.SafetyItem[] {
   return items.map((item, i) => toScan(item.type, narrow(item, offset + i, ctx)));
 }
 
@@ -163,7 +199,10 @@ function maskNarrowed(item: NarrowedItem, masks: readonly Mask[]): NarrowedItem 
   const { lead, body } = scanParts(item);
   const leadText = joinText(lead);
   const at = leadText && body ? leadText.length + 1 : 0;
-  const masked = maskText(body, masks.map((m) => ({ ...m, start: m.start - at, end: m.end - at })));
+  const masked = maskText(
+    body,
+    masks.map((m) => ({ ...m, start: m.start - at, end: m.end - at })),
+  );
   switch (item.kind) {
     case 'message':
     case 'reasoning':
@@ -183,21 +222,35 @@ function maskNarrowed(item: NarrowedItem, masks: readonly Mask[]): NarrowedItem 
  * outputs with only `name`/`namespace`: those answer the latest call of that tool, and render as
  * that tool's output even when no such call is in the conversation.
  */
-function resolveOutput(answers: OutputAnswers, calls: Map<string, CallTarget>, index: number): { callId: string; target: CallTarget } {
+function resolveOutput(
+  answers: OutputAnswers,
+  calls: Map<string, CallTarget>,
+  index: number,
+): { callId: string; target: CallTarget } {
   switch (answers.by) {
     case 'tool':
       return { callId: answers.callId, target: answers.target };
     case 'call_id': {
       const target = calls.get(answers.callId);
-      if (!target) throw ApiErrors.invalidRequest(`No tool call found for ${answers.what} output with call_id ${answers.callId}.`, `input[${index}]`);
+      if (!target)
+        throw ApiErrors.invalidRequest(
+          `No tool call found for ${answers.what} output with call_id ${answers.callId}.`,
+          `input[${index}]`,
+        );
       return { callId: answers.callId, target };
     }
     case 'name': {
       let found: [string, CallTarget] | undefined;
       for (const call of calls) {
-        if (call[1].name === answers.name && (answers.namespace === undefined || call[1].namespace === answers.namespace)) found = call;
+        if (
+          call[1].name === answers.name &&
+          (answers.namespace === undefined || call[1].namespace === answers.namespace)
+        )
+          found = call;
       }
-      return found ? { callId: found[0], target: found[1] } : { callId: '', target: withNamespace({ name: answers.name }, answers.namespace) };
+      return found
+        ? { callId: found[0], target: found[1] }
+        : { callId: '', target: withNamespace({ name: answers.name }, answers.namespace) };
     }
     default:
       return unreachable(answers);

@@ -1,6 +1,24 @@
-import { resolveProfile, type ConversationEntry, type FreeformFormat, type JsonSchema, type ModelProfile, type RenderHeader, type ToolSpec } from '@fastloop/model-profiles';
+import {
+  resolveProfile,
+  type ConversationEntry,
+  type FreeformFormat,
+  type JsonSchema,
+  type ModelProfile,
+  type RenderHeader,
+  type ToolSpec,
+} from '@fastloop/model-profiles';
 import { safetyV1 } from '@fastloop/proto';
-import { ApiError, ApiErrors, describeId, isKnownTool, type CustomTool, type InputItem, type NamespaceMember, type ResponseCreateRequest, type Tool } from '@fastloop/protocol';
+import {
+  ApiError,
+  ApiErrors,
+  describeId,
+  isKnownTool,
+  type CustomTool,
+  type InputItem,
+  type NamespaceMember,
+  type ResponseCreateRequest,
+  type Tool,
+} from '@fastloop/protocol';
 import { renderWithinLimits } from './render-within-limits';
 import { DomainError } from '@fastloop/service-kit';
 import { AppendLog, type LogView } from './append-log';
@@ -85,9 +103,24 @@ export async function prepareTurn(deps: TurnDeps, req: TurnRequest, timer: Stage
   const entries = previous ? previous.entries.append(newEntries) : AppendLog.from(newEntries);
   // Another model's profile (tokenizer, chat format) shares nothing: render the whole conversation.
   // A template that is not append-stable is rendered whole each turn (renderConversation does).
-  const extend = previous && previous.route.profile === route.profile && profile.appendStable !== false ? previous.rendered : undefined;
-  const render = (all: LogView<ConversationEntry>, added: readonly ConversationEntry[], from: RenderedConversation | undefined) =>
-    renderWithinLimits(deps, { profile, header, body, entries: all, newEntries: added, extend: from, contextWindow: route.contextWindow });
+  const extend =
+    previous && previous.route.profile === route.profile && profile.appendStable !== false
+      ? previous.rendered
+      : undefined;
+  const render = (
+    all: LogView<ConversationEntry>,
+    added: readonly ConversationEntry[],
+    from: RenderedConversation | undefined,
+  ) =>
+    renderWithinLimits(deps, {
+      profile,
+      header,
+      body,
+      entries: all,
+      newEntries: added,
+      extend: from,
+      contextWindow: route.contextWindow,
+    });
   let rendered: RenderedConversation;
   let contextOverflow: ApiError | undefined;
   try {
@@ -155,7 +188,11 @@ export function conversionContext(deps: Pick<TurnDeps, 'reasoningSeal'>, tenant:
         return seal.open(encrypted, tenant);
       } catch (err) {
         if (!(err instanceof SealError)) throw err;
-        throw ApiErrors.invalidRequest(`The encrypted content ${err.message} and could not be verified.`, param, 'invalid_encrypted_content');
+        throw ApiErrors.invalidRequest(
+          `The encrypted content ${err.message} and could not be verified.`,
+          param,
+          'invalid_encrypted_content',
+        );
       }
     },
   };
@@ -247,7 +284,12 @@ async function classify(deps: TurnDeps, req: TurnRequest, items: LogView<InputIt
   let from = prev ? prev.safetyItems : 0;
   let state = prev ? prev.safetyState : Buffer.alloc(0);
   const ctx = conversionContext(deps, req.principal.tenant);
-  const request = (fromItem: number) => ({ state, items: itemsToScans(items.slice(fromItem), fromItem, ctx), tenant: req.principal.tenant, model: req.body.model });
+  const request = (fromItem: number) => ({
+    state,
+    items: itemsToScans(items.slice(fromItem), fromItem, ctx),
+    tenant: req.principal.tenant,
+    model: req.body.model,
+  });
   let res: safetyV1.ClassifyResponse;
   try {
     res = await deps.backends.classify(request(from), req.signal);
@@ -262,7 +304,11 @@ async function classify(deps: TurnDeps, req: TurnRequest, items: LogView<InputIt
   }
   if (res.verdict === safetyV1.Verdict.VERDICT_BLOCK) throw blockedError(res, (i) => `input item ${i} was`);
   const headerNoticed = await header;
-  return { state: ownedCopy(res.state), itemsSeen: res.itemsSeen, noticed: [...headerNoticed, ...noticed(res, 'input')] };
+  return {
+    state: ownedCopy(res.state),
+    itemsSeen: res.itemsSeen,
+    noticed: [...headerNoticed, ...noticed(res, 'input')],
+  };
 }
 
 /**
@@ -288,7 +334,11 @@ async function classifyHeader(deps: TurnDeps, req: TurnRequest): Promise<Noticed
       throw backendError('safety', e);
     });
   if (res.verdict === safetyV1.Verdict.VERDICT_BLOCK) {
-    throw blockedError(res, (i) => (items[i]?.itemType === 'instructions' ? 'the instructions were' : `tool definition ${i - (items[0].itemType === 'instructions' ? 1 : 0)} was`));
+    throw blockedError(res, (i) =>
+      items[i]?.itemType === 'instructions'
+        ? 'the instructions were'
+        : `tool definition ${i - (items[0].itemType === 'instructions' ? 1 : 0)} was`,
+    );
   }
   return noticed(res, 'header');
 }
@@ -321,14 +371,24 @@ export function toHeader(body: HeaderSource): RenderHeader {
   if (tools.length > 0 && choice === 'required') header.toolChoice = 'required';
   else if (tools.length > 0 && isNamedFunction(choice)) header.toolChoice = { name: choice.name };
   const format = body.text?.format;
-  if (format?.type === 'json_schema' && typeof format.name === 'string' && typeof format.schema === 'object' && format.schema !== null) {
+  if (
+    format?.type === 'json_schema' &&
+    typeof format.name === 'string' &&
+    typeof format.schema === 'object' &&
+    format.schema !== null
+  ) {
     header.responseFormat = { name: format.name, schema: format.schema as JsonSchema };
   }
   return header;
 }
 
 function isNamedFunction(choice: unknown): choice is { type: 'function'; name: string } {
-  return typeof choice === 'object' && choice !== null && (choice as { type?: unknown }).type === 'function' && typeof (choice as { name?: unknown }).name === 'string';
+  return (
+    typeof choice === 'object' &&
+    choice !== null &&
+    (choice as { type?: unknown }).type === 'function' &&
+    typeof (choice as { name?: unknown }).name === 'string'
+  );
 }
 
 /** The tool specs of one wire tool: none for hosted tools the model cannot call. */
@@ -342,14 +402,21 @@ function toolSpecs(tool: Tool | NamespaceMember): ToolSpec[] {
     case 'local_shell':
       return [LOCAL_SHELL_SPEC];
     case 'namespace':
-      return tool.tools.flatMap(toolSpecs).map((spec) => withoutUndefined({ ...spec, namespace: tool.name, namespaceDescription: tool.description }));
+      return tool.tools
+        .flatMap(toolSpecs)
+        .map((spec) => withoutUndefined({ ...spec, namespace: tool.name, namespaceDescription: tool.description }));
     default:
       return unreachableTool(tool);
   }
 }
 
 function freeformOf(format: CustomTool['format']): FreeformFormat {
-  if (format?.type === 'grammar' && 'definition' in format && typeof format.definition === 'string' && typeof format.syntax === 'string') {
+  if (
+    format?.type === 'grammar' &&
+    'definition' in format &&
+    typeof format.definition === 'string' &&
+    typeof format.syntax === 'string'
+  ) {
     return { type: 'grammar', syntax: format.syntax, definition: format.definition };
   }
   return { type: 'text' };
@@ -362,7 +429,7 @@ function unreachableTool(tool: never): never {
 /** The `local_shell` tool as the model sees it: the fields of a `local_shell_call` action. */
 const LOCAL_SHELL_SPEC: ToolSpec = {
   name: LOCAL_SHELL_TOOL,
-  description: 'Runs a command on the user\'s machine and returns its output.',
+  description: "Runs a command on the user's machine and returns its output.",
   parameters: {
     type: 'object',
     properties: {
@@ -390,5 +457,11 @@ export function backendError(service: 'safety' | 'router' | 'inference', err: un
   if (err instanceof ApiError) return err;
   const e = err instanceof DomainError ? err : undefined;
   const apiErr = e?.retryable ? ApiErrors.dependencyUnavailable(service) : ApiErrors.server();
-  return new ApiError({ status: apiErr.status, type: apiErr.type, code: apiErr.code, message: apiErr.message, cause: err });
+  return new ApiError({
+    status: apiErr.status,
+    type: apiErr.type,
+    code: apiErr.code,
+    message: apiErr.message,
+    cause: err,
+  });
 }

@@ -24,7 +24,8 @@ export class ReasoningSeal {
     if (keys.length === 0) throw new Error('ReasoningSeal needs at least one key');
     for (const { kid, key } of keys) {
       if (!KID.test(kid)) throw new Error(`reasoning key id '${kid}' must match ${KID}`);
-      if (key.length !== KEY_BYTES) throw new Error(`reasoning key '${kid}' must be ${KEY_BYTES} bytes, got ${key.length}`);
+      if (key.length !== KEY_BYTES)
+        throw new Error(`reasoning key '${kid}' must be ${KEY_BYTES} bytes, got ${key.length}`);
     }
     this.keys = new Map(keys.map((k) => [k.kid, k.key]));
     this.current = keys[0];
@@ -42,12 +43,14 @@ export class ReasoningSeal {
   /** The sealed text; throws {@link SealError} for a blob that is malformed, altered, foreign or under an unknown key. */
   open(blob: string, tenant: string): string {
     const parts = blob.split('.');
-    if (parts.length !== 3 || parts[0] !== VERSION) throw new SealError('is not fastloop reasoning state (unknown format or version)');
+    if (parts.length !== 3 || parts[0] !== VERSION)
+      throw new SealError('is not fastloop reasoning state (unknown format or version)');
     const [, kid, payload] = parts;
     const key = this.keys.get(kid);
     if (!key) throw new SealError(`was sealed with an unknown key ('${kid}')`);
     const raw = Buffer.from(payload, 'base64url');
-    if (raw.length < IV_BYTES + TAG_BYTES || raw.toString('base64url') !== payload) throw new SealError('is truncated or malformed');
+    if (raw.length < IV_BYTES + TAG_BYTES || raw.toString('base64url') !== payload)
+      throw new SealError('is truncated or malformed');
     const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, IV_BYTES));
     decipher.setAAD(aad(kid, tenant));
     decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
@@ -83,7 +86,6 @@ export function parseReasoningKeys(spec: string): { kid: string; key: Buffer }[]
  * who knows it can read and forge reasoning state.
  */
 export const DEV_REASONING_KEYS = `dev:${Buffer.alloc(KEY_BYTES, 'fastloop-dev-reasoning').toString('base64')}`;
-
 
 function aad(kid: string, tenant: string): Buffer {
   return Buffer.from(`${VERSION}\0${kid}\0${tenant}`, 'utf8');

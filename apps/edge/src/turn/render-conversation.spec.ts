@@ -7,33 +7,58 @@ const profile = getProfile('harmony-o200k');
 
 const text = fc.string({ unit: 'grapheme', maxLength: 40 });
 const entry: fc.Arbitrary<ConversationEntry> = fc.oneof(
-  fc.record({ kind: fc.constant('message' as const), role: fc.constantFrom('user' as const, 'assistant' as const, 'developer' as const, 'system' as const), text }),
+  fc.record({
+    kind: fc.constant('message' as const),
+    role: fc.constantFrom('user' as const, 'assistant' as const, 'developer' as const, 'system' as const),
+    text,
+  }),
   fc.record({ kind: fc.constant('reasoning' as const), text }),
-  fc.record({ kind: fc.constant('function_call' as const), name: fc.constantFrom('read_file', 'shell'), arguments: fc.json(), callId: fc.constant('call_1') }),
-  fc.record({ kind: fc.constant('function_call_output' as const), name: fc.constantFrom('read_file', 'shell'), output: text, callId: fc.constant('call_1') }),
+  fc.record({
+    kind: fc.constant('function_call' as const),
+    name: fc.constantFrom('read_file', 'shell'),
+    arguments: fc.json(),
+    callId: fc.constant('call_1'),
+  }),
+  fc.record({
+    kind: fc.constant('function_call_output' as const),
+    name: fc.constantFrom('read_file', 'shell'),
+    output: text,
+    callId: fc.constant('call_1'),
+  }),
 );
 const header: fc.Arbitrary<RenderHeader> = fc.record({
   instructions: fc.option(text, { nil: undefined }),
-  tools: fc.array(fc.record({ name: fc.constantFrom('read_file', 'shell', 'grep'), description: fc.option(text, { nil: undefined }) }), { maxLength: 3 }),
+  tools: fc.array(
+    fc.record({
+      name: fc.constantFrom('read_file', 'shell', 'grep'),
+      description: fc.option(text, { nil: undefined }),
+    }),
+    { maxLength: 3 },
+  ),
 });
 
 describe('extendConversation', () => {
   it('renders a conversation split into random turns exactly as one full render, token for token', () => {
     fc.assert(
-      fc.property(fc.array(fc.record({ header, entries: fc.array(entry, { maxLength: 5 }) }), { minLength: 1, maxLength: 6 }), (turns) => {
-        let state = renderConversation(profile, turns[0].header, turns[0].entries);
-        const all: ConversationEntry[] = [...turns[0].entries];
-        for (const turn of turns.slice(1)) {
-          state = extendConversation(profile, state, turn.header, turn.entries);
-          all.push(...turn.entries);
-          // A changed header (instructions, tools) re-renders from its first changed point.
-          const full = renderConversation(profile, turn.header, all);
-          expect(Array.from(state.tokens.slice())).toEqual(Array.from(full.tokens.slice()));
-          expect(state.entryEnds.slice()).toEqual(full.entryEnds.slice());
-        }
-        const last = turns[turns.length - 1].header;
-        expect(Array.from(state.tokens.slice()).concat(profile.renderGenerationPrompt())).toEqual(profile.render(last, all));
-      }),
+      fc.property(
+        fc.array(fc.record({ header, entries: fc.array(entry, { maxLength: 5 }) }), { minLength: 1, maxLength: 6 }),
+        (turns) => {
+          let state = renderConversation(profile, turns[0].header, turns[0].entries);
+          const all: ConversationEntry[] = [...turns[0].entries];
+          for (const turn of turns.slice(1)) {
+            state = extendConversation(profile, state, turn.header, turn.entries);
+            all.push(...turn.entries);
+            // A changed header (instructions, tools) re-renders from its first changed point.
+            const full = renderConversation(profile, turn.header, all);
+            expect(Array.from(state.tokens.slice())).toEqual(Array.from(full.tokens.slice()));
+            expect(state.entryEnds.slice()).toEqual(full.entryEnds.slice());
+          }
+          const last = turns[turns.length - 1].header;
+          expect(Array.from(state.tokens.slice()).concat(profile.renderGenerationPrompt())).toEqual(
+            profile.render(last, all),
+          );
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -59,7 +84,8 @@ describe('EntryRenderCache', () => {
     const big: ConversationEntry = { kind: 'message', role: 'user', text: 'word '.repeat(200) };
     expect(cache.render(profile, big)).toEqual(profile.renderEntry(big));
     expect(cache.size).toBe(0);
-    for (let i = 0; i < 200; i++) cache.render(profile, { kind: 'message', role: 'user', text: `message number ${i} `.repeat(3) });
+    for (let i = 0; i < 200; i++)
+      cache.render(profile, { kind: 'message', role: 'user', text: `message number ${i} `.repeat(3) });
     expect(cache.tokens).toBeLessThanOrEqual(800);
     expect(cache.size).toBeGreaterThan(5);
     expect(cache.size).toBeLessThan(200);
@@ -70,7 +96,10 @@ describe('sameHeader', () => {
   // Small pools so that equal headers, and headers equal but for key order, come up often.
   const params = fc.oneof(
     fc.constant(undefined),
-    fc.constantFrom({ type: 'object', properties: { path: { type: 'string' } } }, { properties: { path: { type: 'string' } }, type: 'object' }),
+    fc.constantFrom(
+      { type: 'object', properties: { path: { type: 'string' } } },
+      { properties: { path: { type: 'string' } }, type: 'object' },
+    ),
     fc.jsonValue({ maxDepth: 2 }).map((v) => ({ type: 'object', properties: { v } })),
   );
   const tool = fc.record(
@@ -122,7 +151,9 @@ describe('renderConversation with a template that is not append-stable', () => {
   it('renders the whole conversation with the template, generation prompt left off', () => {
     const rendered = renderConversation(countdown, { tools: [] }, entries);
     const full = countdown.render({ tools: [] }, entries);
-    expect(rendered.tokens.slice(0)).toEqual(Uint32Array.from(full.slice(0, full.length - profile.renderGenerationPrompt().length)));
+    expect(rendered.tokens.slice(0)).toEqual(
+      Uint32Array.from(full.slice(0, full.length - profile.renderGenerationPrompt().length)),
+    );
   });
 
   it('never reuses a header key, so the next turn resends and the worker reuses only what still matches', () => {

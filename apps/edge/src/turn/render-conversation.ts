@@ -21,7 +21,15 @@ export interface RenderedConversation {
 /** A stable key of everything the header renders from. */
 export function headerKeyOf(header: RenderHeader): string {
   return createHash('sha1')
-    .update(JSON.stringify([header.instructions ?? null, header.reasoningEffort ?? null, header.tools, header.toolChoice ?? null, header.responseFormat ?? null]))
+    .update(
+      JSON.stringify([
+        header.instructions ?? null,
+        header.reasoningEffort ?? null,
+        header.tools,
+        header.toolChoice ?? null,
+        header.responseFormat ?? null,
+      ]),
+    )
     .digest('base64url');
 }
 
@@ -59,7 +67,8 @@ function jsonEqual(a: unknown, b: unknown): boolean {
   const kb = definedKeys(b as Record<string, unknown>);
   if (ka.length !== kb.length) return false;
   for (let i = 0; i < ka.length; i++) {
-    if (ka[i] !== kb[i] || !jsonEqual((a as Record<string, unknown>)[ka[i]], (b as Record<string, unknown>)[kb[i]])) return false;
+    if (ka[i] !== kb[i] || !jsonEqual((a as Record<string, unknown>)[ka[i]], (b as Record<string, unknown>)[kb[i]]))
+      return false;
   }
   return true;
 }
@@ -83,7 +92,8 @@ export function renderConversation(
 ): RenderedConversation {
   if (profile.appendStable === false) {
     const whole = renderWhole(profile, header, [...entries]);
-    if (limits.maxTokens !== undefined && whole.tokens.length > limits.maxTokens) throw new TokenBudgetExceededError(limits.maxTokens);
+    if (limits.maxTokens !== undefined && whole.tokens.length > limits.maxTokens)
+      throw new TokenBudgetExceededError(limits.maxTokens);
     return whole;
   }
   const headerTokens = profile.renderHeader(header, limits);
@@ -94,9 +104,16 @@ export function renderConversation(
     const t = cache ? cache.render(profile, entry, entryLimits) : profile.renderEntry(entry, entryLimits);
     for (let i = 0; i < t.length; i++) out.push(t[i]);
     ends.push(out.length);
-    if (limits.maxTokens !== undefined && out.length > limits.maxTokens) throw new TokenBudgetExceededError(limits.maxTokens);
+    if (limits.maxTokens !== undefined && out.length > limits.maxTokens)
+      throw new TokenBudgetExceededError(limits.maxTokens);
   }
-  return { header, headerKey: headerKeyOf(header), headerLength: headerTokens.length, tokens: TokenLog.from(out), entryEnds: AppendLog.from(ends) };
+  return {
+    header,
+    headerKey: headerKeyOf(header),
+    headerLength: headerTokens.length,
+    tokens: TokenLog.from(out),
+    entryEnds: AppendLog.from(ends),
+  };
 }
 
 let wholeRenders = 0;
@@ -107,14 +124,19 @@ let wholeRenders = 0;
  * previous response as parent: the worker reuses the KV up to the first token that changed, i.e.
  * prefills from the first changed message on.
  */
-export function renderWhole(profile: ModelProfile, header: RenderHeader, entries: readonly ConversationEntry[]): RenderedConversation {
+export function renderWhole(
+  profile: ModelProfile,
+  header: RenderHeader,
+  entries: readonly ConversationEntry[],
+): RenderedConversation {
   const full = profile.render(header, entries);
   const generation = profile.renderGenerationPrompt();
   const cut = full.length - generation.length;
   const endsWithGeneration = cut >= 0 && generation.every((t, i) => full[cut + i] === t);
   // The generation prompt is appended separately (planGenerate); a template that does not end with
   // it cannot be split, and is refused rather than sent with it twice.
-  if (!endsWithGeneration) throw new Error(`profile ${profile.id}: full render does not end with the generation prompt`);
+  if (!endsWithGeneration)
+    throw new Error(`profile ${profile.id}: full render does not end with the generation prompt`);
   const tokens = full.slice(0, cut);
   return {
     header,
@@ -144,13 +166,24 @@ export function extendConversation(
     const entryTokens = prev.tokens.slice(prev.headerLength);
     const tokens = TokenLog.from(concat(headerTokens, entryTokens));
     const shift = headerTokens.length - prev.headerLength;
-    base = { header, headerKey, headerLength: headerTokens.length, tokens, entryEnds: AppendLog.from(prev.entryEnds.slice().map((e) => e + shift)) };
+    base = {
+      header,
+      headerKey,
+      headerLength: headerTokens.length,
+      tokens,
+      entryEnds: AppendLog.from(prev.entryEnds.slice().map((e) => e + shift)),
+    };
   }
   return appendEntries(profile, base, newEntries, limits);
 }
 
 /** Appends entries to a rendering whose header stays as it is: O(new entries). */
-export function appendEntries(profile: ModelProfile, base: RenderedConversation, newEntries: readonly ConversationEntry[], limits: RenderLimits = {}): RenderedConversation {
+export function appendEntries(
+  profile: ModelProfile,
+  base: RenderedConversation,
+  newEntries: readonly ConversationEntry[],
+  limits: RenderLimits = {},
+): RenderedConversation {
   if (newEntries.length === 0) return base;
   const added: number[] = [];
   const ends: number[] = [];
@@ -161,7 +194,13 @@ export function appendEntries(profile: ModelProfile, base: RenderedConversation,
     offset += t.length;
     ends.push(offset);
   }
-  return { header: base.header, headerKey: base.headerKey, headerLength: base.headerLength, tokens: base.tokens.append(added), entryEnds: base.entryEnds.append(ends) };
+  return {
+    header: base.header,
+    headerKey: base.headerKey,
+    headerLength: base.headerLength,
+    tokens: base.tokens.append(added),
+    entryEnds: base.entryEnds.append(ends),
+  };
 }
 
 /** `limits` with the token budget reduced by the `used` tokens before the next rendering. */

@@ -40,14 +40,19 @@ export function renderWithinLimits(deps: TurnDeps, job: RenderJob): RenderedConv
   const maxTokens = job.contextWindow - generationPrompt - 1;
   const floor = tokenFloor(job);
   if (floor > maxTokens) throw contextLengthExceeded(`at least ${floor + generationPrompt}`, job.contextWindow);
-  const renderLimits: RenderLimits = { maxTokens, maxToolChars: limits.maxToolRenderedChars, maxHeaderChars: limits.maxHeaderRenderedChars };
+  const renderLimits: RenderLimits = {
+    maxTokens,
+    maxToolChars: limits.maxToolRenderedChars,
+    maxHeaderChars: limits.maxHeaderRenderedChars,
+  };
   let rendered: RenderedConversation;
   try {
     rendered = job.extend
       ? extendConversation(job.profile, job.extend, job.header, job.newEntries, renderLimits)
       : renderConversation(job.profile, job.header, job.entries, deps.renderCache, renderLimits);
   } catch (err) {
-    if (err instanceof TokenBudgetExceededError) throw contextLengthExceeded(`more than ${maxTokens + generationPrompt}`, job.contextWindow);
+    if (err instanceof TokenBudgetExceededError)
+      throw contextLengthExceeded(`more than ${maxTokens + generationPrompt}`, job.contextWindow);
     if (err instanceof RenderLimitError) throw renderLimitError(err, job.body);
     throw err;
   }
@@ -87,14 +92,31 @@ function contextLengthExceeded(tokens: string, window: number): ApiError {
 
 /** A rendering limit as a 400 naming the limit, with `param` at the tool (or field) that crossed it. */
 function renderLimitError(err: RenderLimitError, body: ResponseCreateRequest): ApiError {
-  const param = err.tool ? toolParam(body, err.tool) : body.instructions && body.instructions.length > err.value ? 'instructions' : 'tools';
+  const param = err.tool
+    ? toolParam(body, err.tool)
+    : body.instructions && body.instructions.length > err.value
+      ? 'instructions'
+      : 'tools';
   const [code, what] =
     err.limit === 'schema_depth'
       ? ['schema_too_deep', `its parameters schema is nested more than ${err.value} levels deep`]
       : err.limit === 'tool_rendered_chars'
-        ? ['tool_too_large', `the tool renders to more than ${err.value} characters for the model (max_tool_rendered_chars)`]
-        : ['header_too_large', `instructions and tools render to more than ${err.value} characters for the model (max_header_rendered_chars)`];
-  return new ApiError({ status: 400, type: 'invalid_request_error', code, message: `Invalid '${param}': ${what}.`, param, cause: err });
+        ? [
+            'tool_too_large',
+            `the tool renders to more than ${err.value} characters for the model (max_tool_rendered_chars)`,
+          ]
+        : [
+            'header_too_large',
+            `instructions and tools render to more than ${err.value} characters for the model (max_header_rendered_chars)`,
+          ];
+  return new ApiError({
+    status: 400,
+    type: 'invalid_request_error',
+    code,
+    message: `Invalid '${param}': ${what}.`,
+    param,
+    cause: err,
+  });
 }
 
 /** `tools[2]` or `tools[1].tools[0]`: where the tool that crossed a limit sits in the request. */

@@ -5,7 +5,12 @@ import { fakeDeps, FakeBackends } from '../testing/fake-deps';
 import { runTurn } from './run-turn';
 import type { TurnDeps, TurnRequest } from './turn-deps';
 
-function turn(deps: TurnDeps, body: Record<string, unknown>, tenant = 't1', signal = new AbortController().signal): TurnRequest {
+function turn(
+  deps: TurnDeps,
+  body: Record<string, unknown>,
+  tenant = 't1',
+  signal = new AbortController().signal,
+): TurnRequest {
   return {
     body: validateRequest({ model: 'fake-model', ...body }),
     principal: { tenant, keyId: 'k' },
@@ -33,7 +38,11 @@ describe('runTurn billing and post-terminal work', () => {
     const emit = (e: ResponseStreamEvent) => {
       if (e.type === 'response.output_text.delta' && ++deltas === 5) client.abort();
     };
-    const outcome = await runTurn(deps, turn(deps, { input: 'tell me a story', store: false }, 't1', client.signal), emit);
+    const outcome = await runTurn(
+      deps,
+      turn(deps, { input: 'tell me a story', store: false }, 't1', client.signal),
+      emit,
+    );
     expect(outcome.response.status).toBe('failed');
     await settled();
     const record = usage[0] as billingV1.UsageRecord;
@@ -72,7 +81,9 @@ describe('runTurn billing and post-terminal work', () => {
     expect(a).not.toBe('');
     expect(a).not.toBe(b);
     expect(a).not.toContain('tenant-a');
-    await expect(runTurn(deps, turn(deps, { input: 'BLOCK-ME please', store: false }, 'tenant-a'), () => undefined)).rejects.toMatchObject({ code: 'invalid_prompt' });
+    await expect(
+      runTurn(deps, turn(deps, { input: 'BLOCK-ME please', store: false }, 'tenant-a'), () => undefined),
+    ).rejects.toMatchObject({ code: 'invalid_prompt' });
     expect(backends.forgotten).toEqual([{ sessionKey: backends.generateCalls[2].sessionKey, cacheSalt: a }]);
   });
 });

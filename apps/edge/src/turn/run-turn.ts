@@ -1,6 +1,14 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { inferenceV1 } from '@fastloop/proto';
-import { ApiError, createUsage, newId, type InputItem, type OutputItem, type ResponseStreamEvent, type Usage } from '@fastloop/protocol';
+import {
+  ApiError,
+  createUsage,
+  newId,
+  type InputItem,
+  type OutputItem,
+  type ResponseStreamEvent,
+  type Usage,
+} from '@fastloop/protocol';
 import { DomainError } from '@fastloop/service-kit';
 import { StageTimer } from '../edge-metrics';
 import type { ConversationState, RouteDecision } from './conversation-state';
@@ -33,15 +41,27 @@ export interface TurnOutcome {
  * must fix are thrown as ApiError before any event is emitted; once `response.created` is out, every
  * failure ends in exactly one terminal event. Usage and storage happen after the terminal event.
  */
-export async function runTurn(deps: TurnDeps, req: TurnRequest, emit: (event: ResponseStreamEvent) => void): Promise<TurnOutcome> {
+export async function runTurn(
+  deps: TurnDeps,
+  req: TurnRequest,
+  emit: (event: ResponseStreamEvent) => void,
+): Promise<TurnOutcome> {
   const timer = new StageTimer(deps.metrics, req.transport, req.previous !== undefined);
   const prepared = await prepareTurn(deps, req, timer);
   // Decided before response.created, so every event and the final object say whether it is stored.
   const storing = req.body.store !== false && deps.store !== undefined && deps.store.accepting?.() !== false;
   const body = storing || req.body.store === false ? req.body : { ...req.body, store: false };
   const seal = deps.reasoningSeal;
-  const sealReasoning = seal && body.include?.includes('reasoning.encrypted_content') ? (text: string) => seal.seal(text, req.principal.tenant) : undefined;
-  const writer = new TurnWriter(body, { id: newId('resp'), model: prepared.route.model, previousResponseId: req.previous?.response.id }, emit, sealReasoning);
+  const sealReasoning =
+    seal && body.include?.includes('reasoning.encrypted_content')
+      ? (text: string) => seal.seal(text, req.principal.tenant)
+      : undefined;
+  const writer = new TurnWriter(
+    body,
+    { id: newId('resp'), model: prepared.route.model, previousResponseId: req.previous?.response.id },
+    emit,
+    sealReasoning,
+  );
   let verdict: SafetyResult | undefined;
   // The turn as the model reads it: `prepared`, or a copy with redacted spans masked.
   let turn = prepared;
@@ -116,7 +136,12 @@ function newMeter(promptTokens: number): UsageMeter {
 }
 
 function meterUsage(m: UsageMeter): Usage {
-  return createUsage({ inputTokens: m.promptTokens, cachedTokens: m.cachedTokens, outputTokens: m.sampled.length, reasoningTokens: m.reasoningTokens });
+  return createUsage({
+    inputTokens: m.promptTokens,
+    cachedTokens: m.cachedTokens,
+    outputTokens: m.sampled.length,
+    reasoningTokens: m.reasoningTokens,
+  });
 }
 
 interface StreamResult {
@@ -234,9 +259,21 @@ async function streamTokens(
     writer.incomplete(usage, 'content_filter');
     return { usage, plan, route };
   }
-  if (!done) throw new DomainError('inference_incomplete', 'the inference stream ended without a result', GrpcStatus.UNAVAILABLE, true);
-  const usage = createUsage({ inputTokens: done.promptTokens, cachedTokens: done.cachedTokens, outputTokens: done.completionTokens, reasoningTokens: meter.reasoningTokens });
-  if (done.finishReason === inferenceV1.FinishReason.FINISH_REASON_LENGTH) writer.incomplete(usage, 'max_output_tokens');
+  if (!done)
+    throw new DomainError(
+      'inference_incomplete',
+      'the inference stream ended without a result',
+      GrpcStatus.UNAVAILABLE,
+      true,
+    );
+  const usage = createUsage({
+    inputTokens: done.promptTokens,
+    cachedTokens: done.cachedTokens,
+    outputTokens: done.completionTokens,
+    reasoningTokens: meter.reasoningTokens,
+  });
+  if (done.finishReason === inferenceV1.FinishReason.FINISH_REASON_LENGTH)
+    writer.incomplete(usage, 'max_output_tokens');
   else writer.completed(usage);
   return { usage, plan, route };
 }
@@ -258,7 +295,9 @@ function endStream(call: AbortController, stream: AsyncIterator<inferenceV1.Gene
 function forgetSession(deps: TurnDeps, req: TurnRequest, route: RouteDecision, plan: GeneratePlan): void {
   deps.backends
     .forgetSession(route.workerAddress, { sessionKey: plan.sessionKey, cacheSalt: cacheSaltOf(req.principal.tenant) })
-    .catch((err: unknown) => req.logger.warn({ err, workerId: route.workerId }, 'could not make the worker forget a blocked prompt'));
+    .catch((err: unknown) =>
+      req.logger.warn({ err, workerId: route.workerId }, 'could not make the worker forget a blocked prompt'),
+    );
 }
 
 /**
@@ -278,7 +317,13 @@ function fullPlan(prepared: PreparedTurn, gen: readonly number[], responseId: st
   return planGenerate(responseId, prepared.rendered, gen, undefined, '');
 }
 
-function toGenerateRequest(req: TurnRequest, route: RouteDecision, plan: GeneratePlan, maxOutput: number, prepared: PreparedTurn): inferenceV1.GenerateRequest {
+function toGenerateRequest(
+  req: TurnRequest,
+  route: RouteDecision,
+  plan: GeneratePlan,
+  maxOutput: number,
+  prepared: PreparedTurn,
+): inferenceV1.GenerateRequest {
   return {
     sessionKey: plan.sessionKey,
     parentSessionKey: plan.parentSessionKey,
@@ -294,7 +339,15 @@ function toGenerateRequest(req: TurnRequest, route: RouteDecision, plan: Generat
 }
 
 /** The state a continuation chains from: this turn's items plus the output, rendered. */
-function buildState(req: TurnRequest, prepared: PreparedTurn, safety: SafetyResult, writer: TurnWriter, route: RouteDecision, plan: GeneratePlan | undefined, sampled: number[]): ConversationState {
+function buildState(
+  req: TurnRequest,
+  prepared: PreparedTurn,
+  safety: SafetyResult,
+  writer: TurnWriter,
+  route: RouteDecision,
+  plan: GeneratePlan | undefined,
+  sampled: number[],
+): ConversationState {
   const output: readonly InputItem[] = writer.response.output;
   // The same conversion as for input items: a state rebuilt from the store renders identically.
   const outputEntries = itemsToEntries(output, prepared.calls);
@@ -314,7 +367,11 @@ function buildState(req: TurnRequest, prepared: PreparedTurn, safety: SafetyResu
     workerPrefixLength: plan && route.workerId ? plan.promptLength : 0,
     sampled,
     // What this state adds beyond its parent's shared logs: its input, output and their tokens.
-    bytes: approxBytes(req.body.input) + approxBytes(output) + (rendered.tokens.length - (req.previous?.rendered.tokens.length ?? 0)) * 4 + sampled.length * 8,
+    bytes:
+      approxBytes(req.body.input) +
+      approxBytes(output) +
+      (rendered.tokens.length - (req.previous?.rendered.tokens.length ?? 0)) * 4 +
+      sampled.length * 8,
   };
 }
 
@@ -348,7 +405,8 @@ function afterTerminal(
         status: r.status ?? 'completed',
       }),
     );
-    if (state && storing) guarded(req, 'store write', () => deps.store!.save(state, req.previous ? req.previous.items.length : 0));
+    if (state && storing)
+      guarded(req, 'store write', () => deps.store!.save(state, req.previous ? req.previous.items.length : 0));
     timer.record('post', performance.now() - start);
   });
 }
@@ -365,7 +423,13 @@ function guarded(req: TurnRequest, step: string, fn: () => void): void {
  * The state stored when the full one could not be built: the items and the response (what the
  * store keeps and a continuation from the store rebuilds from), nothing held on a worker.
  */
-function storeOnlyState(req: TurnRequest, prepared: PreparedTurn, safety: SafetyResult, writer: TurnWriter, route: RouteDecision): ConversationState {
+function storeOnlyState(
+  req: TurnRequest,
+  prepared: PreparedTurn,
+  safety: SafetyResult,
+  writer: TurnWriter,
+  route: RouteDecision,
+): ConversationState {
   return {
     response: writer.response,
     tenant: req.principal.tenant,
@@ -392,4 +456,3 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   return backendError('inference', err) as ApiError;
 }
-

@@ -93,8 +93,7 @@ export class TurnWriter {
     else if (kind === 'reasoning') {
       this.reasoningText += text;
       this.assembler.appendReasoning(text);
-    }
-    else {
+    } else {
       if (kind === null) this.assembler.startMessage();
       this.assembler.appendText(text);
     }

@@ -69,7 +69,8 @@ function adoptFolder(path: string, name: string, into: string, isAlive: (pid: nu
     return 0;
   }
   let moved = 0;
-  for (const file of readdirSync(taken)) if (RECORD_FILE.test(file)) moved += moveRecordFile(join(taken, file), into, `${name}-${file}`);
+  for (const file of readdirSync(taken))
+    if (RECORD_FILE.test(file)) moved += moveRecordFile(join(taken, file), into, `${name}-${file}`);
   rmSync(taken, { recursive: true, force: true });
   return moved;
 }

@@ -25,11 +25,15 @@ export interface OutboxMetrics {
  */
 export function createOutboxMetrics(registry: Registry): OutboxMetrics {
   const counter = <L extends string>(name: string, help: string, labelNames: L[] = []) =>
-    (registry.getSingleMetric(name) as Counter<L> | undefined) ?? new Counter<L>({ name, help, labelNames, registers: [registry] });
+    (registry.getSingleMetric(name) as Counter<L> | undefined) ??
+    new Counter<L>({ name, help, labelNames, registers: [registry] });
   const gaugeName = 'fastloop_usage_outbox_buffered';
   return {
     enqueued: counter('fastloop_usage_outbox_enqueued_total', 'Usage records accepted by the Redis queue.'),
-    retried: counter('fastloop_usage_outbox_retried_total', 'Usage records whose delivery round failed or was deferred; they are retried.'),
+    retried: counter(
+      'fastloop_usage_outbox_retried_total',
+      'Usage records whose delivery round failed or was deferred; they are retried.',
+    ),
     spilled: counter('fastloop_usage_outbox_spilled_total', 'Usage records written to the outbox spill file.'),
     replayed: counter('fastloop_usage_outbox_replayed_total', 'Spilled usage records read back and accepted by Redis.'),
     dropped: counter('fastloop_usage_outbox_dropped_total', 'Usage records given up on, by reason.', ['reason']),

@@ -40,15 +40,19 @@ describe('OutboxSpillFile', () => {
 
   it('reads back chunk by chunk exactly the records appended, whatever the chunk size', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.array(recordArb, { maxLength: 8 }), { maxLength: 5 }), fc.integer({ min: 1, max: 2048 }), async (batches, maxBytes) => {
-        const spill = new OutboxSpillFile(join(dir, `p${Math.random()}`));
-        for (const batch of batches) await spill.append(batch);
-        const files = await spill.claim();
-        const all = batches.flat();
-        if (all.length === 0) return expect(files).toEqual([]);
-        expect(files).toHaveLength(1);
-        expect(await readAll(spill, files[0], maxBytes)).toEqual({ records: all, corrupt: 0 });
-      }),
+      fc.asyncProperty(
+        fc.array(fc.array(recordArb, { maxLength: 8 }), { maxLength: 5 }),
+        fc.integer({ min: 1, max: 2048 }),
+        async (batches, maxBytes) => {
+          const spill = new OutboxSpillFile(join(dir, `p${Math.random()}`));
+          for (const batch of batches) await spill.append(batch);
+          const files = await spill.claim();
+          const all = batches.flat();
+          if (all.length === 0) return expect(files).toEqual([]);
+          expect(files).toHaveLength(1);
+          expect(await readAll(spill, files[0], maxBytes)).toEqual({ records: all, corrupt: 0 });
+        },
+      ),
       { numRuns: 60 },
     );
   });

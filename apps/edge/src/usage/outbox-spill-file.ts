@@ -84,7 +84,10 @@ export class OutboxSpillFile {
       if (size === 0) await unlink(this.activePath).catch(ignoreMissing(undefined));
       if (size > 0) {
         const seq = String(this.seq++).padStart(6, '0');
-        await rename(this.activePath, join(this.dir, `${REPLAY_PREFIX}${Date.now()}-${process.pid}-${seq}${REPLAY_SUFFIX}`));
+        await rename(
+          this.activePath,
+          join(this.dir, `${REPLAY_PREFIX}${Date.now()}-${process.pid}-${seq}${REPLAY_SUFFIX}`),
+        );
         await fsyncDir(this.dir);
       }
       const names = await readdir(this.dir).catch(ignoreMissing([] as string[]));

@@ -2,7 +2,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { billingV1 } from '@fastloop/proto';
-import { createLogger, getFreePort, startLocalRedis, startNodeService, type LocalRedis, type OwnedProcess } from '@fastloop/service-kit';
+import {
+  createLogger,
+  getFreePort,
+  startLocalRedis,
+  startNodeService,
+  type LocalRedis,
+  type OwnedProcess,
+} from '@fastloop/service-kit';
 import { Registry } from 'prom-client';
 import { UsageOutbox } from './usage-outbox';
 
@@ -21,7 +28,13 @@ async function startBilling(redisUrl: string): Promise<Billing> {
     name: 'billing',
     entry: join(repoRoot, 'apps/billing/src/main.ts'),
     cwd: repoRoot,
-    env: { ...process.env, REDIS_URL: redisUrl, ADMIN_PORT: String(adminPort), BILLING_HTTP_PORT: String(httpPort), LOG_LEVEL: 'info' },
+    env: {
+      ...process.env,
+      REDIS_URL: redisUrl,
+      ADMIN_PORT: String(adminPort),
+      BILLING_HTTP_PORT: String(httpPort),
+      LOG_LEVEL: 'info',
+    },
     readyUrl: `http://127.0.0.1:${adminPort}/readyz`,
   });
   return { proc, httpPort };
@@ -75,7 +88,16 @@ describe('usage outbox → billing service', () => {
       if (rows[0]?.requests === 2) break;
     }
     expect(rows).toEqual([
-      { tenant: 'e2e', model: 'gpt-oss-20b', day: null, requests: 2, input_tokens: 120, cached_tokens: 2, output_tokens: 4, reasoning_tokens: 6 },
+      {
+        tenant: 'e2e',
+        model: 'gpt-oss-20b',
+        day: null,
+        requests: 2,
+        input_tokens: 120,
+        cached_tokens: 2,
+        output_tokens: 4,
+        reasoning_tokens: 6,
+      },
     ]);
     const day = (await (await fetch(`${url}&day=2025-05-06`)).json()) as { data: unknown[] };
     expect(day.data).toEqual([{ ...rows[0], day: '2025-05-06' }]);

@@ -23,17 +23,29 @@ describe('usage outbox after a crash', () => {
 
   it('delivers every record a SIGKILLed process had accepted while Redis was away, exactly once each', async () => {
     const deadRedis = `redis://127.0.0.1:${await getFreePort()}`;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'apps/edge/src/testing/outbox-crash-child.ts', dir, deadRedis, '500'], { cwd: repoRoot, stdio: 'inherit' });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'apps/edge/src/testing/outbox-crash-child.ts', dir, deadRedis, '500'],
+      { cwd: repoRoot, stdio: 'inherit' },
+    );
     const signal = await new Promise<NodeJS.Signals | null>((done) => child.once('exit', (_code, sig) => done(sig)));
     expect(signal).toBe('SIGKILL');
 
     redis = await startLocalRedis();
     const registry = new Registry();
-    const outbox = new UsageOutbox({ dir, redisUrl: redis.url, registry, logger: createLogger({ service: 'edge-test', level: 'silent' }) });
+    const outbox = new UsageOutbox({
+      dir,
+      redisUrl: redis.url,
+      registry,
+      logger: createLogger({ service: 'edge-test', level: 'silent' }),
+    });
     const queue = new Queue(USAGE_QUEUE_NAME, { connection: { url: redis.url } });
     try {
       const deadline = Date.now() + 20_000;
-      while ((await queue.getJobCountByTypes('waiting', 'active', 'completed', 'failed', 'delayed')) < 500 && Date.now() < deadline) {
+      while (
+        (await queue.getJobCountByTypes('waiting', 'active', 'completed', 'failed', 'delayed')) < 500 &&
+        Date.now() < deadline
+      ) {
         await new Promise((r) => setTimeout(r, 50));
       }
       const jobs = await queue.getJobs(['waiting'], 0, 1000);

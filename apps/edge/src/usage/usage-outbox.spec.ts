@@ -62,7 +62,7 @@ describe('UsageOutbox', () => {
   function queue(): Queue {
     return (reader ??= new Queue(USAGE_QUEUE_NAME, { connection: { url: redis.url } }));
   }
-  const jobCount = async () => (await queue().getJobCountByTypes('waiting', 'active', 'completed', 'failed', 'delayed'));
+  const jobCount = async () => await queue().getJobCountByTypes('waiting', 'active', 'completed', 'failed', 'delayed');
   // Record files under the root (each outbox writes its own subfolder); WAL segments apart.
   const recordFiles = () => (readdirSync(dir, { recursive: true }) as string[]).filter((n) => n.endsWith('.jsonl'));
   const spillFiles = () => recordFiles().filter((n) => !n.includes('usage-wal-'));
@@ -94,7 +94,10 @@ describe('UsageOutbox', () => {
       removeOnComplete: { age: 3600, count: 10000 },
       removeOnFail: { age: 604800 },
     });
-    await waitFor(async () => (await metric(registry, 'fastloop_usage_outbox_enqueued_total')) === 1, 'the enqueued counter');
+    await waitFor(
+      async () => (await metric(registry, 'fastloop_usage_outbox_enqueued_total')) === 1,
+      'the enqueued counter',
+    );
   });
 
   it('adds a record enqueued twice, by one outbox or two, as one job', async () => {
@@ -159,7 +162,9 @@ describe('UsageOutbox', () => {
     o.enqueue(usage('resp_after_close')); // spilled synchronously
     expect(await metric(first, 'fastloop_usage_outbox_spilled_total')).toBe(6);
     const lines = readFileSync(join(dir, spillFiles()[0]), 'utf8').trim().split('\n');
-    expect(lines.map((l) => JSON.parse(l).responseId)).toEqual([0, 1, 2, 3, 4].map((i) => `resp_spill_${i}`).concat('resp_after_close'));
+    expect(lines.map((l) => JSON.parse(l).responseId)).toEqual(
+      [0, 1, 2, 3, 4].map((i) => `resp_spill_${i}`).concat('resp_after_close'),
+    );
 
     await redis.start();
     const second = new Registry();
@@ -199,7 +204,9 @@ describe('UsageOutbox', () => {
     const deadDir = join(dir, '999999-dead');
     mkdirSync(deadDir);
     writeFileSync(join(deadDir, 'owner.lock'), '999999');
-    const lines = ['resp_wal_1', 'resp_wal_2'].map((id) => JSON.stringify(billingV1.UsageRecord.toJSON(usage(id)))).join('\n');
+    const lines = ['resp_wal_1', 'resp_wal_2']
+      .map((id) => JSON.stringify(billingV1.UsageRecord.toJSON(usage(id))))
+      .join('\n');
     writeFileSync(join(deadDir, 'usage-wal-00000000.jsonl'), `${lines}\n{"torn`);
     await redis.start();
     const registry = new Registry();

@@ -107,7 +107,8 @@ export class UsageOutbox {
     this.log = options.logger.child({ component: 'usage-outbox' });
     this.metrics = createOutboxMetrics(options.registry);
     this.directory = acquireOutboxDirectory(resolve(this.opts.dir));
-    if (this.directory.adopted > 0) this.log.info({ files: this.directory.adopted }, 'adopted usage records of an outbox whose process is gone');
+    if (this.directory.adopted > 0)
+      this.log.info({ files: this.directory.adopted }, 'adopted usage records of an outbox whose process is gone');
     this.spillFile = new OutboxSpillFile(this.directory.dir);
     this.wal = new OutboxWal(this.directory.dir);
     this.redis = new Redis(options.redisUrl, {
@@ -190,8 +191,11 @@ export class UsageOutbox {
     // Whatever is not settled now stays in the WAL, and the released folder is adopted next start.
     this.wal.close();
     this.directory.release();
-    await withTimeout(this.queue.close(), 1000, 'queue close').catch((err: unknown) => this.log.debug({ err }, 'usage queue close failed'));
-    if (this.redis.status === 'ready') await withTimeout(this.redis.quit(), 1000, 'redis quit').catch(() => this.redis.disconnect());
+    await withTimeout(this.queue.close(), 1000, 'queue close').catch((err: unknown) =>
+      this.log.debug({ err }, 'usage queue close failed'),
+    );
+    if (this.redis.status === 'ready')
+      await withTimeout(this.redis.quit(), 1000, 'redis quit').catch(() => this.redis.disconnect());
     else this.redis.disconnect();
     this.log.info({ spilled: left.length }, 'usage outbox closed');
   }
@@ -259,7 +263,10 @@ export class UsageOutbox {
 
   private add(record: UsageRecord, timeoutMs: number): Promise<unknown> {
     // A timed-out add may still land later; the job id makes the retry a no-op then.
-    const adding = this.queue.add(USAGE_JOB_NAME, usageJobData(record), { ...USAGE_JOB_OPTIONS, jobId: record.responseId });
+    const adding = this.queue.add(USAGE_JOB_NAME, usageJobData(record), {
+      ...USAGE_JOB_OPTIONS,
+      jobId: record.responseId,
+    });
     return withTimeout(adding, timeoutMs, 'usage job add');
   }
 
@@ -357,7 +364,10 @@ export class UsageOutbox {
   private noteDown(err: unknown): void {
     if (this.degraded) return;
     this.degraded = true;
-    this.log.warn({ err, buffered: this.buffer.length + this.inflight }, 'usage queue unreachable: buffering usage records');
+    this.log.warn(
+      { err, buffered: this.buffer.length + this.inflight },
+      'usage queue unreachable: buffering usage records',
+    );
   }
 
   private noteUp(): void {

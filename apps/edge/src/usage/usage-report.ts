@@ -34,7 +34,11 @@ export interface UsageReporterOptions {
   pricingTtlMs?: number;
 }
 
-const ZERO_PRICE: routerV1.ModelPricing = { inputUsdPerMillion: 0, cachedInputUsdPerMillion: 0, outputUsdPerMillion: 0 };
+const ZERO_PRICE: routerV1.ModelPricing = {
+  inputUsdPerMillion: 0,
+  cachedInputUsdPerMillion: 0,
+  outputUsdPerMillion: 0,
+};
 
 /**
  * Builds the public usage report: billing's per-day ledger rows, priced with the router catalog's
@@ -82,9 +86,15 @@ export class UsageReporter {
 }
 
 /** Price of a row in US dollars: uncached input, cached input and output at the model's rates. */
-export function costUsd(r: Pick<LedgerRow, 'input_tokens' | 'cached_tokens' | 'output_tokens'>, p: routerV1.ModelPricing): number {
+export function costUsd(
+  r: Pick<LedgerRow, 'input_tokens' | 'cached_tokens' | 'output_tokens'>,
+  p: routerV1.ModelPricing,
+): number {
   const cached = Math.min(r.cached_tokens, r.input_tokens);
-  const micro = (r.input_tokens - cached) * p.inputUsdPerMillion + cached * p.cachedInputUsdPerMillion + r.output_tokens * p.outputUsdPerMillion;
+  const micro =
+    (r.input_tokens - cached) * p.inputUsdPerMillion +
+    cached * p.cachedInputUsdPerMillion +
+    r.output_tokens * p.outputUsdPerMillion;
   return roundUsd(micro / 1_000_000);
 }
 
@@ -103,7 +113,14 @@ function toRow(r: LedgerRow, price: routerV1.ModelPricing): UsageRow {
 }
 
 function sum(rows: readonly UsageRow[]): UsageCounters {
-  const t: UsageCounters = { responses: 0, input_tokens: 0, cached_tokens: 0, output_tokens: 0, reasoning_tokens: 0, cost_usd: 0 };
+  const t: UsageCounters = {
+    responses: 0,
+    input_tokens: 0,
+    cached_tokens: 0,
+    output_tokens: 0,
+    reasoning_tokens: 0,
+    cost_usd: 0,
+  };
   for (const r of rows) {
     t.responses += r.responses;
     t.input_tokens += r.input_tokens;
@@ -122,5 +139,11 @@ function roundUsd(usd: number): number {
 }
 
 function usageUnavailable(cause: unknown): ApiError {
-  return new ApiError({ status: 503, type: 'service_unavailable_error', code: 'usage_unavailable', message: 'The usage ledger is unavailable. Please try again later.', cause });
+  return new ApiError({
+    status: 503,
+    type: 'service_unavailable_error',
+    code: 'usage_unavailable',
+    message: 'The usage ledger is unavailable. Please try again later.',
+    cause,
+  });
 }

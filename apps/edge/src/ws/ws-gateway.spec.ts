@@ -8,7 +8,15 @@ import { fakeDeps, FakeBackends } from '../testing/fake-deps';
 import { ConnectionLimits } from '../session/connection-limits';
 import { WsGateway } from './ws-gateway';
 
-async function start(options: { maxConnectionMs?: number; maxPayloadBytes?: number; maxBufferedBytes?: number; limits?: ConnectionLimits; backends?: FakeBackends } = {}) {
+async function start(
+  options: {
+    maxConnectionMs?: number;
+    maxPayloadBytes?: number;
+    maxBufferedBytes?: number;
+    limits?: ConnectionLimits;
+    backends?: FakeBackends;
+  } = {},
+) {
   const { deps, backends, registry } = fakeDeps(options.backends);
   const gateway = new WsGateway({
     deps,
@@ -39,13 +47,17 @@ async function start(options: { maxConnectionMs?: number; maxPayloadBytes?: numb
 }
 
 function connect(url: string, key = 'sk-test') {
-  const ws = new WebSocket(url, { headers: { authorization: `Bearer ${key}`, 'OpenAI-Beta': 'responses_websockets=2026-02-06' } });
+  const ws = new WebSocket(url, {
+    headers: { authorization: `Bearer ${key}`, 'OpenAI-Beta': 'responses_websockets=2026-02-06' },
+  });
   const frames: any[] = [];
   const closed = new Promise<{ code: number }>((resolve) => ws.on('close', (code) => resolve({ code })));
   ws.on('message', (d) => frames.push(JSON.parse(d.toString())));
   const opened = new Promise<void>((resolve, reject) => {
     ws.on('open', () => resolve());
-    ws.on('unexpected-response', (_req, res) => reject(Object.assign(new Error('refused'), { status: res.statusCode })));
+    ws.on('unexpected-response', (_req, res) =>
+      reject(Object.assign(new Error('refused'), { status: res.statusCode })),
+    );
   });
   const waitFor = async (pred: (f: any) => boolean) => {
     for (let i = 0; i < 200; i++) {
@@ -157,7 +169,8 @@ describe('WsGateway', () => {
     try {
       await c.opened;
       (c.ws as unknown as { _socket: { pause(): void } })._socket.pause(); // stops reading
-      for (let i = 0; i < 3; i++) c.ws.send(JSON.stringify({ type: 'response.create', model: 'fake-model', input: `turn ${i}`, store: false }));
+      for (let i = 0; i < 3; i++)
+        c.ws.send(JSON.stringify({ type: 'response.create', model: 'fake-model', input: `turn ${i}`, store: false }));
       await waitUntil(() => g.backends.generateCalls.length >= 1);
       // Well before ws's 30 s close-handshake timeout.
       await waitUntil(async () => limits.count() === 0 && (await gauge(g.registry)) === 0, 10_000);
@@ -172,7 +185,8 @@ describe('WsGateway', () => {
   it('ends a connection at its lifetime limit even while the client keeps pipelining response.create events', async () => {
     const g = await start({ maxConnectionMs: 300 });
     const c = connect(g.url);
-    const create = () => c.ws.send(JSON.stringify({ type: 'response.create', model: 'fake-model', input: 'go', store: false }));
+    const create = () =>
+      c.ws.send(JSON.stringify({ type: 'response.create', model: 'fake-model', input: 'go', store: false }));
     try {
       await c.opened;
       // Always three events queued behind the running one: the session is never idle.
@@ -184,7 +198,12 @@ describe('WsGateway', () => {
       expect((await c.closed).code).toBe(1000);
       expect(Date.now() - started).toBeLessThan(5_000); // generous: "does not run forever"
       const errors = c.frames.filter((f) => f.type === 'error');
-      expect(errors).toEqual([expect.objectContaining({ status: 400, error: expect.objectContaining({ code: 'websocket_connection_limit_reached' }) })]);
+      expect(errors).toEqual([
+        expect.objectContaining({
+          status: 400,
+          error: expect.objectContaining({ code: 'websocket_connection_limit_reached' }),
+        }),
+      ]);
       // The response that was running when the limit hit still finished before the error frame.
       const last = c.frames.findIndex((f) => f.type === 'error');
       expect(c.frames[last - 1].type).toBe('response.completed');
@@ -197,11 +216,19 @@ describe('WsGateway', () => {
   it('closes a client that stops reading with 1008 once maxBufferedBytes are queued, and cancels its turn at once', async () => {
     const backends = new FakeBackends();
     // ~1 MB of answer: tens of thousands of delta events, far more than the kernel's socket buffers.
-    backends.script = () => ({ kind: 'message', role: 'assistant', text: 'lorem ipsum dolor sit amet '.repeat(40_000) });
+    backends.script = () => ({
+      kind: 'message',
+      role: 'assistant',
+      text: 'lorem ipsum dolor sit amet '.repeat(40_000),
+    });
     let chunks = 0;
     const generate = backends.generate.bind(backends);
     // As a real worker's stream: chunks arrive over I/O (a macrotask apart) and stop when cancelled.
-    backends.generate = async function* (address: string, req: Parameters<FakeBackends['generate']>[1], signal?: AbortSignal) {
+    backends.generate = async function* (
+      address: string,
+      req: Parameters<FakeBackends['generate']>[1],
+      signal?: AbortSignal,
+    ) {
       for await (const c of generate(address, req)) {
         if (signal?.aborted) throw new Error('cancelled');
         chunks++;
@@ -240,7 +267,12 @@ describe('WsGateway', () => {
       const port = new URL(g.url).port;
       const status = (headers: Record<string, string>) =>
         new Promise<{ status: number; upgrade?: string; body: string }>((resolve, reject) => {
-          const req = request({ host: '127.0.0.1', port, path: '/v1/responses', headers: { authorization: 'Bearer sk-test', connection: 'Upgrade', ...headers } });
+          const req = request({
+            host: '127.0.0.1',
+            port,
+            path: '/v1/responses',
+            headers: { authorization: 'Bearer sk-test', connection: 'Upgrade', ...headers },
+          });
           req.on('response', (res) => {
             let body = '';
             res.on('data', (b) => (body += b));
@@ -253,7 +285,11 @@ describe('WsGateway', () => {
       const h2c = await status({ upgrade: 'h2c' });
       expect(h2c).toMatchObject({ status: 426, upgrade: 'websocket' });
       expect(JSON.parse(h2c.body).error).toMatchObject({ code: 'upgrade_required', type: 'invalid_request_error' });
-      const oldVersion = await status({ upgrade: 'websocket', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', 'sec-websocket-version': '7' });
+      const oldVersion = await status({
+        upgrade: 'websocket',
+        'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+        'sec-websocket-version': '7',
+      });
       expect(oldVersion.status).toBe(426);
     } finally {
       await g.close();

@@ -43,14 +43,27 @@ export class WsGateway {
     // permessage-deflate is optional in the protocol; off, since frames are small and latency matters.
     // ws closes the socket (1009) on frames over its maxPayload; frames between our limit and twice
     // it get a payload_too_large error frame instead and the connection stays open.
-    this.wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes * 2, perMessageDeflate: false });
+    this.wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: options.maxPayloadBytes * 2,
+      perMessageDeflate: false,
+    });
     // An upgrade ws cannot take (not `Upgrade: websocket`, a bad key or version, not GET) would get
     // a 400 from ws; clients read only 426 as "no WebSocket here, use HTTP" (PROTOCOL.md).
     this.wss.on('wsClientError', (err: Error, socket: Duplex) => {
-      reject(socket, 426, ApiErrors.invalidRequest(`Upgrade Required: this endpoint takes a WebSocket upgrade (${err.message}); or POST over HTTP.`, null, 'upgrade_required'), {
-        Upgrade: 'websocket',
-        'Sec-WebSocket-Version': '13',
-      });
+      reject(
+        socket,
+        426,
+        ApiErrors.invalidRequest(
+          `Upgrade Required: this endpoint takes a WebSocket upgrade (${err.message}); or POST over HTTP.`,
+          null,
+          'upgrade_required',
+        ),
+        {
+          Upgrade: 'websocket',
+          'Sec-WebSocket-Version': '13',
+        },
+      );
     });
   }
 
@@ -58,7 +71,11 @@ export class WsGateway {
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const path = (req.url ?? '').split('?')[0];
     if (path !== '/v1/responses' || this.closing) {
-      return reject(socket, this.closing ? 503 : 404, this.closing ? ApiErrors.unavailable('Server is shutting down.') : ApiErrors.notFound('Route'));
+      return reject(
+        socket,
+        this.closing ? 503 : 404,
+        this.closing ? ApiErrors.unavailable('Server is shutting down.') : ApiErrors.notFound('Route'),
+      );
     }
     const principal = this.options.auth.authenticate(req.headers.authorization);
     if (!principal) return reject(socket, 401, ApiErrors.unauthorized());
@@ -70,7 +87,12 @@ export class WsGateway {
     this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, socket, principal, slot));
   }
 
-  private onConnection(ws: WebSocket, socket: Duplex, principal: NonNullable<ReturnType<ApiKeyAuth['authenticate']>>, releaseSlot: () => void): void {
+  private onConnection(
+    ws: WebSocket,
+    socket: Duplex,
+    principal: NonNullable<ReturnType<ApiKeyAuth['authenticate']>>,
+    releaseSlot: () => void,
+  ): void {
     const { deps } = this.options;
     const connectionId = randomUUID();
     const logger = deps.logger.child({ connectionId, tenant: principal.tenant, transport: 'websocket' });
@@ -126,9 +148,13 @@ export class WsGateway {
     lifetime.unref();
 
     ws.on('message', (data: RawData, isBinary: boolean) => {
-      if (isBinary) return session.sendError(ApiErrors.invalidRequest('Binary frames are not supported; send JSON text frames.', null, 'invalid_frame'));
+      if (isBinary)
+        return session.sendError(
+          ApiErrors.invalidRequest('Binary frames are not supported; send JSON text frames.', null, 'invalid_frame'),
+        );
       const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : (data as Buffer).byteLength;
-      if (size > this.options.maxPayloadBytes) return session.sendError(ApiErrors.payloadTooLarge(this.options.maxPayloadBytes));
+      if (size > this.options.maxPayloadBytes)
+        return session.sendError(ApiErrors.payloadTooLarge(this.options.maxPayloadBytes));
       session.receive(data.toString());
     });
     ws.on('error', (err) => {
@@ -153,7 +179,9 @@ export class WsGateway {
 
 function reject(socket: Duplex, status: number, err: ApiError, headers: Record<string, string> = {}): void {
   const body = JSON.stringify(toHttpErrorBody(err));
-  const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  const extra = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`,
   );

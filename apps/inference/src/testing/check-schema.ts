@@ -15,27 +15,35 @@ export function checkSchema(value: unknown, schema: JsonSchema, root: JsonSchema
     return checkSchema(value, target, root, path);
   }
   if ('const' in schema && JSON.stringify(value) !== JSON.stringify(schema.const)) return [`${path}: not the const`];
-  if (Array.isArray(schema.enum) && !schema.enum.some((e) => e === value)) return [`${path}: ${JSON.stringify(value)} not in enum`];
+  if (Array.isArray(schema.enum) && !schema.enum.some((e) => e === value))
+    return [`${path}: ${JSON.stringify(value)} not in enum`];
   const branches = schema.anyOf ?? schema.oneOf;
-  if (Array.isArray(branches) && !branches.some((b) => checkSchema(value, b, root, path).length === 0)) return [`${path}: matches no branch`];
+  if (Array.isArray(branches) && !branches.some((b) => checkSchema(value, b, root, path).length === 0))
+    return [`${path}: matches no branch`];
   const types = schema.type === undefined ? [] : Array.isArray(schema.type) ? schema.type : [schema.type];
-  if (types.length > 0 && !types.some((t) => hasType(value, t))) return [`${path}: expected ${types.join('|')}, got ${JSON.stringify(value)}`];
+  if (types.length > 0 && !types.some((t) => hasType(value, t)))
+    return [`${path}: expected ${types.join('|')}, got ${JSON.stringify(value)}`];
   const problems: string[] = [];
   const num = (k: string) => (typeof schema[k] === 'number' ? (schema[k] as number) : undefined);
   if (typeof value === 'number') {
     if (num('minimum') !== undefined && value < num('minimum')!) problems.push(`${path}: below minimum`);
     if (num('maximum') !== undefined && value > num('maximum')!) problems.push(`${path}: above maximum`);
-    if (num('exclusiveMinimum') !== undefined && value <= num('exclusiveMinimum')!) problems.push(`${path}: not above exclusiveMinimum`);
-    if (num('exclusiveMaximum') !== undefined && value >= num('exclusiveMaximum')!) problems.push(`${path}: not below exclusiveMaximum`);
+    if (num('exclusiveMinimum') !== undefined && value <= num('exclusiveMinimum')!)
+      problems.push(`${path}: not above exclusiveMinimum`);
+    if (num('exclusiveMaximum') !== undefined && value >= num('exclusiveMaximum')!)
+      problems.push(`${path}: not below exclusiveMaximum`);
   }
   if (typeof value === 'string') {
-    if (num('minLength') !== undefined && value.length < num('minLength')!) problems.push(`${path}: shorter than minLength`);
-    if (num('maxLength') !== undefined && value.length > num('maxLength')!) problems.push(`${path}: longer than maxLength`);
+    if (num('minLength') !== undefined && value.length < num('minLength')!)
+      problems.push(`${path}: shorter than minLength`);
+    if (num('maxLength') !== undefined && value.length > num('maxLength')!)
+      problems.push(`${path}: longer than maxLength`);
   }
   if (Array.isArray(value)) {
     if (num('minItems') !== undefined && value.length < num('minItems')!) problems.push(`${path}: fewer than minItems`);
     if (num('maxItems') !== undefined && value.length > num('maxItems')!) problems.push(`${path}: more than maxItems`);
-    if (schema.uniqueItems === true && new Set(value.map((v) => JSON.stringify(v))).size !== value.length) problems.push(`${path}: items not unique`);
+    if (schema.uniqueItems === true && new Set(value.map((v) => JSON.stringify(v))).size !== value.length)
+      problems.push(`${path}: items not unique`);
     if (schema.items) value.forEach((v, i) => problems.push(...checkSchema(v, schema.items!, root, `${path}[${i}]`)));
   }
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
@@ -45,7 +53,8 @@ export function checkSchema(value: unknown, schema: JsonSchema, root: JsonSchema
       if (name in obj) problems.push(...checkSchema(obj[name], sub, root, `${path}.${name}`));
     }
     if (schema.additionalProperties === false) {
-      for (const name of Object.keys(obj)) if (!(name in (schema.properties ?? {}))) problems.push(`${path}: unexpected '${name}'`);
+      for (const name of Object.keys(obj))
+        if (!(name in (schema.properties ?? {}))) problems.push(`${path}: unexpected '${name}'`);
     }
   }
   return problems;

@@ -4,7 +4,12 @@ import type { ConversationEntry, ModelProfile, ToolSpec } from '@fastloop/model-
  * Reads a sampled completion back into the entry it represents, with the profile's own output
  * parser (as the edge would), so tests can append it to the conversation and take the next turn.
  */
-export function completionToEntry(profile: ModelProfile, tokens: readonly number[], callId: string, tools: readonly ToolSpec[] = []): ConversationEntry {
+export function completionToEntry(
+  profile: ModelProfile,
+  tokens: readonly number[],
+  callId: string,
+  tools: readonly ToolSpec[] = [],
+): ConversationEntry {
   const parser = profile.createOutputParser(tools);
   const events = [...parser.push(tokens), ...parser.finish()];
   const start = events.find((e) => e.type === 'item_start');
@@ -22,7 +27,10 @@ export function completionToEntry(profile: ModelProfile, tokens: readonly number
 }
 
 /** The tool output a test feeds back for a function or custom tool call entry. */
-export function toolOutputFor(call: Extract<ConversationEntry, { kind: 'function_call' | 'custom_tool_call' }>, output: string): ConversationEntry {
+export function toolOutputFor(
+  call: Extract<ConversationEntry, { kind: 'function_call' | 'custom_tool_call' }>,
+  output: string,
+): ConversationEntry {
   return {
     kind: 'function_call_output',
     name: call.name,

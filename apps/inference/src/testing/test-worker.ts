@@ -16,7 +16,13 @@ export interface TestWorker {
 /** A fast simulated accelerator unless `env` says otherwise. */
 export async function startTestWorker(env: Record<string, string> = {}, engine?: Engine): Promise<TestWorker> {
   const config = loadInferenceConfig({
-    env: { GRPC_PORT: '0', SIM_TTFT_MS: '0', SIM_TOKENS_PER_SECOND: '1000000', SIM_PREFILL_TOKENS_PER_SECOND: '1000000000', ...env },
+    env: {
+      GRPC_PORT: '0',
+      SIM_TTFT_MS: '0',
+      SIM_TOKENS_PER_SECOND: '1000000',
+      SIM_PREFILL_TOKENS_PER_SECOND: '1000000000',
+      ...env,
+    },
   });
   const registry = new Registry();
   const logger = createLogger({ service: 'inference-test', level: 'silent' });
@@ -78,7 +84,11 @@ export async function eventually(predicate: () => boolean | Promise<boolean>, ti
 }
 
 /** Current value of a counter/gauge series in `registry`. */
-export async function metricValue(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
+export async function metricValue(
+  registry: Registry,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
   const metric = registry.getSingleMetric(name);
   if (!metric) return 0;
   const { values } = await metric.get();

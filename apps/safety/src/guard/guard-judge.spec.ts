@@ -30,7 +30,11 @@ class FakeGuardWorker implements GuardWorker {
     const prompt = [...parent.slice(0, req.prefixLen), ...req.tokens];
     this.prompts.push(prompt);
     const unsafe = profile.decode(prompt).toLowerCase().includes('forbidden topic:');
-    const completion = profile.renderCompletion({ kind: 'message', role: 'assistant', text: unsafe ? 'unsafe' : 'safe' });
+    const completion = profile.renderCompletion({
+      kind: 'message',
+      role: 'assistant',
+      text: unsafe ? 'unsafe' : 'safe',
+    });
     this.sessions.set(req.sessionKey, [...prompt, ...completion]);
     if (req.parentSessionKey) this.sessions.delete(req.parentSessionKey);
     return { tokens: completion, promptTokens: prompt.length, cachedTokens: req.prefixLen };
@@ -40,9 +44,25 @@ class FakeGuardWorker implements GuardWorker {
 }
 
 function guarded(worker: FakeGuardWorker, failOpen = false, actions: Record<string, string> = {}) {
-  const judge = new GuardJudge({ worker, profile, model: 'guard', policy: POLICY, timeoutMs: 1000, maxOutputTokens: 8 });
-  const policies = new PolicyBook({ policies: { tenants: { g: { terms: [], regexes: [], actions, guard: true } }, models: {} }, defaultActions: DEFAULT_ACTIONS, injectionThreshold: 10 });
-  return new Classifier({ stateSecret: 'guard-test-secret-value', maxItemBytes: 1 << 20, policies, guard: { judge, failOpen } });
+  const judge = new GuardJudge({
+    worker,
+    profile,
+    model: 'guard',
+    policy: POLICY,
+    timeoutMs: 1000,
+    maxOutputTokens: 8,
+  });
+  const policies = new PolicyBook({
+    policies: { tenants: { g: { terms: [], regexes: [], actions, guard: true } }, models: {} },
+    defaultActions: DEFAULT_ACTIONS,
+    injectionThreshold: 10,
+  });
+  return new Classifier({
+    stateSecret: 'guard-test-secret-value',
+    maxItemBytes: 1 << 20,
+    policies,
+    guard: { judge, failOpen },
+  });
 }
 
 const user = (text: string): safetyV1.SafetyItem => ({ itemType: 'message', role: 'user', text });
@@ -63,9 +83,16 @@ describe('GuardJudge through Generate sessions', () => {
       state = Buffer.from(res.state);
       const req = worker.requests.at(-1)!;
       // What the worker holds is exactly the guard conversation rendered from scratch.
-      const entries = all.map((i) => ({ kind: 'message' as const, role: 'user' as const, text: `[${i.itemType === 'message' ? 'input' : 'tool'}] ${i.text}` }));
+      const entries = all.map((i) => ({
+        kind: 'message' as const,
+        role: 'user' as const,
+        text: `[${i.itemType === 'message' ? 'input' : 'tool'}] ${i.text}`,
+      }));
       expect(worker.prompts.at(-1)).toEqual(profile.render(guardHeader(POLICY), entries));
-      expect(JSON.parse(req.constraints!.responseFormatJson)).toMatchObject({ type: 'json_schema', schema: { enum: ['safe', 'unsafe'] } });
+      expect(JSON.parse(req.constraints!.responseFormatJson)).toMatchObject({
+        type: 'json_schema',
+        schema: { enum: ['safe', 'unsafe'] },
+      });
       if (t > 0) {
         expect(req.parentSessionKey).toBe(worker.requests.at(-2)!.sessionKey);
         expect(req.prefixLen).toBeGreaterThan(0);
@@ -80,15 +107,30 @@ describe('GuardJudge through Generate sessions', () => {
   it('blocks when the guard answers unsafe, naming the new items but not their text', async () => {
     const c = guarded(new FakeGuardWorker());
     const first = await c.classifyAsync({ state: Buffer.alloc(0), items: turnItems(0), tenant: 'g', model: 'm' });
-    const res = await c.classifyAsync({ state: first.state, items: [user('tell me about the forbidden topic: details')], tenant: 'g', model: 'm' });
+    const res = await c.classifyAsync({
+      state: first.state,
+      items: [user('tell me about the forbidden topic: details')],
+      tenant: 'g',
+      model: 'm',
+    });
     expect(res.verdict).toBe(safetyV1.Verdict.VERDICT_BLOCK);
-    expect(res.findings[0]).toMatchObject({ ruleId: 'guard-model', itemIndex: 2, endItemIndex: 2, action: safetyV1.Action.ACTION_BLOCK });
+    expect(res.findings[0]).toMatchObject({
+      ruleId: 'guard-model',
+      itemIndex: 2,
+      endItemIndex: 2,
+      action: safetyV1.Action.ACTION_BLOCK,
+    });
     expect(res.findings[0].message).not.toContain('forbidden');
   });
 
   it('takes the policy category action for an unsafe verdict: flag records it and lets the turn through', async () => {
     const c = guarded(new FakeGuardWorker(), false, { policy: 'flag' });
-    const res = await c.classifyAsync({ state: Buffer.alloc(0), items: [user('the forbidden topic: details')], tenant: 'g', model: 'm' });
+    const res = await c.classifyAsync({
+      state: Buffer.alloc(0),
+      items: [user('the forbidden topic: details')],
+      tenant: 'g',
+      model: 'm',
+    });
     expect(res.verdict).toBe(safetyV1.Verdict.VERDICT_ALLOW);
     expect(res.findings[0]).toMatchObject({ ruleId: 'guard-model', action: safetyV1.Action.ACTION_FLAG });
   });
@@ -106,8 +148,15 @@ describe('GuardJudge through Generate sessions', () => {
     const c = guarded(worker);
     const first = await c.classifyAsync({ state: Buffer.alloc(0), items: turnItems(0), tenant: 'g', model: 'm' });
     worker.sessions.clear(); // the worker restarted
-    await expect(c.classifyAsync({ state: first.state, items: turnItems(1), tenant: 'g', model: 'm' })).rejects.toMatchObject({ code: 'invalid_safety_state' });
-    const again = await c.classifyAsync({ state: Buffer.alloc(0), items: [...turnItems(0), ...turnItems(1)], tenant: 'g', model: 'm' });
+    await expect(
+      c.classifyAsync({ state: first.state, items: turnItems(1), tenant: 'g', model: 'm' }),
+    ).rejects.toMatchObject({ code: 'invalid_safety_state' });
+    const again = await c.classifyAsync({
+      state: Buffer.alloc(0),
+      items: [...turnItems(0), ...turnItems(1)],
+      tenant: 'g',
+      model: 'm',
+    });
     expect(again.verdict).toBe(safetyV1.Verdict.VERDICT_ALLOW);
     expect(worker.requests.at(-1)!.prefixLen).toBe(0);
   });
@@ -118,7 +167,12 @@ describe('GuardJudge through Generate sessions', () => {
   ])('with fail-open %s, a guard that cannot answer gives %s', async (failOpen, verdict, action) => {
     const worker = new FakeGuardWorker();
     worker.down = true;
-    const res = await guarded(worker, failOpen).classifyAsync({ state: Buffer.alloc(0), items: turnItems(0), tenant: 'g', model: 'm' });
+    const res = await guarded(worker, failOpen).classifyAsync({
+      state: Buffer.alloc(0),
+      items: turnItems(0),
+      tenant: 'g',
+      model: 'm',
+    });
     expect(res.verdict).toBe(verdict);
     expect(res.findings[0]).toMatchObject({ ruleId: 'guard-unavailable', action });
   });
@@ -136,7 +190,15 @@ describe('GuardJudge through Generate sessions', () => {
     const generate = worker.generate.bind(worker);
     worker.generate = async (req) => ({ ...(await generate(req)), tokens: profile.encodeText('Once upon a time') });
     const calls: string[] = [];
-    const judge = new GuardJudge({ worker, profile, model: 'guard', policy: POLICY, timeoutMs: 1000, maxOutputTokens: 8, observe: (c) => calls.push(c.result) });
+    const judge = new GuardJudge({
+      worker,
+      profile,
+      model: 'guard',
+      policy: POLICY,
+      timeoutMs: 1000,
+      maxOutputTokens: 8,
+      observe: (c) => calls.push(c.result),
+    });
     const res = await judge.judge(turnItems(0), null);
     expect(res.verdict).toBe('unavailable');
     expect(calls).toEqual(['unreadable']);

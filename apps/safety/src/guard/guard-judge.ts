@@ -1,5 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { GUARD_RESPONSE_FORMAT, guardHeader, readGuardVerdict, type ConversationEntry, type ModelProfile } from '@fastloop/model-profiles';
+import {
+  GUARD_RESPONSE_FORMAT,
+  guardHeader,
+  readGuardVerdict,
+  type ConversationEntry,
+  type ModelProfile,
+} from '@fastloop/model-profiles';
 import type { safetyV1 } from '@fastloop/proto';
 import { DomainError } from '@fastloop/service-kit';
 import { invalidSafetyState } from '../errors';
@@ -79,7 +85,13 @@ export class GuardJudge {
     const tokens = [...conversation, ...o.profile.renderGenerationPrompt()];
     const started = performance.now();
     const observe = (result: GuardCall['result'], cachedTokens = 0, promptTokens = 0) =>
-      o.observe?.({ result, sentTokens: tokens.length, cachedTokens, promptTokens, seconds: (performance.now() - started) / 1000 });
+      o.observe?.({
+        result,
+        sentTokens: tokens.length,
+        cachedTokens,
+        promptTokens,
+        seconds: (performance.now() - started) / 1000,
+      });
     try {
       const completion = await o.worker.generate(
         {

@@ -25,13 +25,16 @@ export class GrpcGuardWorker implements GuardWorker {
   }
 
   async generate(request: inferenceV1.GenerateRequest, deadlineMs: number): Promise<GuardCompletion> {
-    const call: ClientReadableStream<inferenceV1.GenerateResponse> = this.client.generate(request, { deadline: Date.now() + deadlineMs });
+    const call: ClientReadableStream<inferenceV1.GenerateResponse> = this.client.generate(request, {
+      deadline: Date.now() + deadlineMs,
+    });
     const tokens: number[] = [];
     try {
       for await (const message of call as AsyncIterable<inferenceV1.GenerateResponse>) {
         const event = message.event;
         if (event?.$case === 'chunk') tokens.push(...event.value.tokens);
-        else if (event?.$case === 'done') return { tokens, promptTokens: event.value.promptTokens, cachedTokens: event.value.cachedTokens };
+        else if (event?.$case === 'done')
+          return { tokens, promptTokens: event.value.promptTokens, cachedTokens: event.value.cachedTokens };
       }
     } catch (err) {
       throw fromGrpcError(err);

@@ -33,7 +33,8 @@ export function entropyBits(s: string): number {
 }
 
 // Values people paste in docs and examples instead of a real secret.
-const PLACEHOLDER = /example|placeholder|sample|dummy|changeme|change_me|your[_-]?|redacted|insert|replace|xxxx|\*\*\*|<[^>]*>|\$\{|\{\{|%\(|^\$[A-Z_]+$|todo|fake|test|secret|password|passwd|token/i;
+const PLACEHOLDER =
+  /example|placeholder|sample|dummy|changeme|change_me|your[_-]?|redacted|insert|replace|xxxx|\*\*\*|<[^>]*>|\$\{|\{\{|%\(|^\$[A-Z_]+$|todo|fake|test|secret|password|passwd|token/i;
 
 /** True for values that read like a placeholder (`your-api-key`, `<password>`, `${TOKEN}`, `xxxx`). */
 export function isPlaceholder(value: string): boolean {

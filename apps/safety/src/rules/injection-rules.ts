@@ -3,8 +3,24 @@ import type { Rule } from './rule';
 const S = '\\s{1,3}';
 
 /** An injection signal: case-insensitive, scored by `weight` points (threshold in the policy). */
-function signal(id: string, description: string, keywords: string[], source: string, window: number, weight: number, ignoreCase = true): Rule {
-  return { id, category: 'injection', description, keywords, pattern: new RegExp(source, ignoreCase ? 'gi' : 'g'), window, weight };
+function signal(
+  id: string,
+  description: string,
+  keywords: string[],
+  source: string,
+  window: number,
+  weight: number,
+  ignoreCase = true,
+): Rule {
+  return {
+    id,
+    category: 'injection',
+    description,
+    keywords,
+    pattern: new RegExp(source, ignoreCase ? 'gi' : 'g'),
+    window,
+    weight,
+  };
 }
 
 /**
@@ -14,26 +30,98 @@ function signal(id: string, description: string, keywords: string[], source: str
  * prompt" in a README) is not a finding but several together, or one strong cue, are.
  */
 export const INJECTION_RULES: readonly Rule[] = [
-  signal('injection-ignore-instructions', 'an attempt to override earlier instructions', ['ignore'],
-    `ignore${S}(?:all${S}|any${S})?(?:of${S})?(?:the${S}|your${S}|my${S})?(?:previous|prior|above|earlier|preceding|system|original)${S}(?:instructions|prompts?|rules|directions|messages|guidelines)`, 96, 6),
-  signal('injection-disregard-instructions', 'an attempt to make the model forget its instructions', ['disregard', 'forget', 'override'],
-    `(?:disregard|forget|override)${S}(?:all${S}|any${S})?(?:the${S}|your${S}|my${S})?(?:previous${S}|prior${S}|above${S}|system${S}|original${S})?(?:instructions|prompt|rules|guidelines|directives)`, 90, 5),
-  signal('injection-new-instructions', 'text posing as new instructions', ['instructions'],
-    `(?:new|updated|real|actual|important|urgent)${S}(?:system${S})?instructions${'\\s{0,3}'}:`, 48, 4),
-  signal('injection-role-hijack', 'an attempt to give the model a new role', ['you are now', 'act as', 'pretend'],
-    `(?:you${S}are${S}now|from${S}now${S}on${S}you${S}are|pretend${S}(?:to${S}be|you${S}are)|act${S}as${S}(?:an?${S})?(?:unrestricted|jailbroken|dan|developer${S}mode))`, 60, 3),
+  signal(
+    'injection-ignore-instructions',
+    'an attempt to override earlier instructions',
+    ['ignore'],
+    `ignore${S}(?:all${S}|any${S})?(?:of${S})?(?:the${S}|your${S}|my${S})?(?:previous|prior|above|earlier|preceding|system|original)${S}(?:instructions|prompts?|rules|directions|messages|guidelines)`,
+    96,
+    6,
+  ),
+  signal(
+    'injection-disregard-instructions',
+    'an attempt to make the model forget its instructions',
+    ['disregard', 'forget', 'override'],
+    `(?:disregard|forget|override)${S}(?:all${S}|any${S})?(?:the${S}|your${S}|my${S})?(?:previous${S}|prior${S}|above${S}|system${S}|original${S})?(?:instructions|prompt|rules|guidelines|directives)`,
+    90,
+    5,
+  ),
+  signal(
+    'injection-new-instructions',
+    'text posing as new instructions',
+    ['instructions'],
+    `(?:new|updated|real|actual|important|urgent)${S}(?:system${S})?instructions${'\\s{0,3}'}:`,
+    48,
+    4,
+  ),
+  signal(
+    'injection-role-hijack',
+    'an attempt to give the model a new role',
+    ['you are now', 'act as', 'pretend'],
+    `(?:you${S}are${S}now|from${S}now${S}on${S}you${S}are|pretend${S}(?:to${S}be|you${S}are)|act${S}as${S}(?:an?${S})?(?:unrestricted|jailbroken|dan|developer${S}mode))`,
+    60,
+    3,
+  ),
   // Chat-template control tokens have no business in a tool's output: they try to open a new turn.
-  signal('injection-chat-markers', 'chat-template control tokens', ['<|', '[inst]', '<<sys>>', '[/inst]'],
-    '<\\|(?:im_start|im_end|system|start|end|start_header_id|eot_id|channel|message)\\|>|\\[/?INST\\]|<<SYS>>', 18, 5),
-  signal('injection-reveal-prompt', 'a request to reveal the system prompt', ['prompt', 'instructions'],
-    `(?:reveal|print|show|repeat|output|leak|disclose)${S}(?:your${S}|the${S}|all${S})?(?:system${S}prompt|hidden${S}prompt|initial${S}instructions|system${S}instructions)`, 72, 4),
-  signal('injection-exfiltration', 'a request to send data to an outside address', ['send', 'post', 'upload', 'forward', 'exfiltrate', 'transmit', 'email', 'leak'],
-    `(?:send|post|upload|forward|exfiltrate|transmit|email|leak)${S}(?:[\\w.-]{1,24}${S}){0,4}?to${S}(?:https?://|[\\w.-]{1,64}@|the${S}(?:following|attacker|url|endpoint|address))`, 196, 5),
+  signal(
+    'injection-chat-markers',
+    'chat-template control tokens',
+    ['<|', '[inst]', '<<sys>>', '[/inst]'],
+    '<\\|(?:im_start|im_end|system|start|end|start_header_id|eot_id|channel|message)\\|>|\\[/?INST\\]|<<SYS>>',
+    18,
+    5,
+  ),
+  signal(
+    'injection-reveal-prompt',
+    'a request to reveal the system prompt',
+    ['prompt', 'instructions'],
+    `(?:reveal|print|show|repeat|output|leak|disclose)${S}(?:your${S}|the${S}|all${S})?(?:system${S}prompt|hidden${S}prompt|initial${S}instructions|system${S}instructions)`,
+    72,
+    4,
+  ),
+  signal(
+    'injection-exfiltration',
+    'a request to send data to an outside address',
+    ['send', 'post', 'upload', 'forward', 'exfiltrate', 'transmit', 'email', 'leak'],
+    `(?:send|post|upload|forward|exfiltrate|transmit|email|leak)${S}(?:[\\w.-]{1,24}${S}){0,4}?to${S}(?:https?://|[\\w.-]{1,64}@|the${S}(?:following|attacker|url|endpoint|address))`,
+    196,
+    5,
+  ),
   // Data smuggled out through an image URL the client renders: ![x](https://evil/?q=<data>).
-  signal('injection-markdown-exfiltration', 'a markdown image that carries data in its URL', ['!['],
-    '!\\[[^\\]\\n]{0,48}\\]\\(https?://[^\\s)]{1,120}[?&][\\w-]{1,20}=', 200, 4),
+  signal(
+    'injection-markdown-exfiltration',
+    'a markdown image that carries data in its URL',
+    ['!['],
+    '!\\[[^\\]\\n]{0,48}\\]\\(https?://[^\\s)]{1,120}[?&][\\w-]{1,20}=',
+    200,
+    4,
+  ),
   // Hidden text: invisible to a reviewer, read by the model.
-  signal('hidden-tag-characters', 'hidden Unicode tag characters (ASCII smuggling)', [], '(?:\\uDB40[\\uDC00-\\uDC7F]){2}', 4, 10, false),
-  signal('hidden-bidi-control', 'a bidirectional-text control character', [], '[\\u202A-\\u202E\\u2066-\\u2069]', 1, 4, false),
-  signal('hidden-zero-width', 'a run of zero-width characters', [], '[\\u200B\\u200C\\u200D\\u2060\\uFEFF]{3}', 3, 4, false),
+  signal(
+    'hidden-tag-characters',
+    'hidden Unicode tag characters (ASCII smuggling)',
+    [],
+    '(?:\\uDB40[\\uDC00-\\uDC7F]){2}',
+    4,
+    10,
+    false,
+  ),
+  signal(
+    'hidden-bidi-control',
+    'a bidirectional-text control character',
+    [],
+    '[\\u202A-\\u202E\\u2066-\\u2069]',
+    1,
+    4,
+    false,
+  ),
+  signal(
+    'hidden-zero-width',
+    'a run of zero-width characters',
+    [],
+    '[\\u200B\\u200C\\u200D\\u2060\\uFEFF]{3}',
+    3,
+    4,
+    false,
+  ),
 ];

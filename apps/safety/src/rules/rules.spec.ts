@@ -75,7 +75,8 @@ describe('injection signals', () => {
   });
 
   it('leave ordinary prose alone', () => {
-    const prose = 'The README explains how to ignore files with .gitignore and how the previous version sent logs to stdout.';
+    const prose =
+      'The README explains how to ignore files with .gitignore and how the previous version sent logs to stdout.';
     expect(scanStream(prose, 0, INJECTION_RULES)).toEqual([]);
   });
 });

@@ -46,7 +46,10 @@ export function scanStream(text: string, base: number, rules: readonly Rule[]): 
 }
 
 /** Report order: stream position, then rule order. */
-export function byPosition(a: Pick<StreamMatch, 'start' | 'ruleIndex'>, b: Pick<StreamMatch, 'start' | 'ruleIndex'>): number {
+export function byPosition(
+  a: Pick<StreamMatch, 'start' | 'ruleIndex'>,
+  b: Pick<StreamMatch, 'start' | 'ruleIndex'>,
+): number {
   return a.start - b.start || a.ruleIndex - b.ruleIndex;
 }
 

@@ -23,7 +23,9 @@ const dashes = '-'.repeat(5);
 
 /** `-----BEGIN <kind>PRIVATE KEY-----` plus a fake body; `kind` like `'RSA '` or `''`. */
 export function pemPrivateKey(kind = 'RSA '): string {
-  return `${dashes}BEGIN ${kind}PRIVATE` + ` KEY${dashes}\n${filler(64)}\n${dashes}END ${kind}PRIVATE` + ` KEY${dashes}`;
+  return (
+    `${dashes}BEGIN ${kind}PRIVATE` + ` KEY${dashes}\n${filler(64)}\n${dashes}END ${kind}PRIVATE` + ` KEY${dashes}`
+  );
 }
 
 /** An AWS-style access key id (base32 body). */
@@ -45,7 +47,12 @@ export function checksummedToken(prefix: string, seed = 7): string {
 /** A GCP service-account key file (JSON text) with a fake key. */
 export function gcpServiceAccountJson(): string {
   return JSON.stringify(
-    { type: 'service_' + 'account', project_id: 'demo-project', ['private_' + 'key_id']: filler(40, HEX), client_email: 'demo@demo-project.iam.gserviceaccount.com' },
+    {
+      type: 'service_' + 'account',
+      project_id: 'demo-project',
+      ['private_' + 'key_id']: filler(40, HEX),
+      client_email: 'demo@demo-project.iam.gserviceaccount.com',
+    },
     null,
     2,
   );
@@ -75,14 +82,17 @@ export const FAKE_SECRET_BY_RULE: Readonly<Record<string, () => string>> = {
   'gcp-service-account-key': () => gcpServiceAccountJson(),
   'gcp-api-key': () => p('AI', 'za') + filler(35, ALNUM + '_-'),
   'google-oauth-client-secret': () => p('GOC', 'SPX-') + filler(28),
-  'azure-storage-key': () => `DefaultEndpointsProtocol=https;AccountName=demo;${p('Account', 'Key')}=${Buffer.from(filler(64)).toString('base64')};EndpointSuffix=core.windows.net`,
-  'azure-sas-token': () => `https://demo.blob.core.windows.net/c?${p('sv=', '2022-11-02')}&ss=b&srt=o&sp=r&se=2030-01-01&${p('si', 'g=')}${filler(44, ALNUM)}%3D`,
+  'azure-storage-key': () =>
+    `DefaultEndpointsProtocol=https;AccountName=demo;${p('Account', 'Key')}=${Buffer.from(filler(64)).toString('base64')};EndpointSuffix=core.windows.net`,
+  'azure-sas-token': () =>
+    `https://demo.blob.core.windows.net/c?${p('sv=', '2022-11-02')}&ss=b&srt=o&sp=r&se=2030-01-01&${p('si', 'g=')}${filler(44, ALNUM)}%3D`,
   'azure-ad-client-secret': () => 'abc1' + p('Q', '~') + filler(34, ALNUM + '_~.-'),
   'github-token': () => checksummedToken(p('gh', 'p_')),
   'github-fine-grained-token': () => p('github_', 'pat_') + filler(22, ALNUM, 3) + '_' + filler(59, ALNUM, 5),
   'gitlab-token': () => p('glp', 'at-') + filler(20),
   'slack-token': () => p('xo', 'xb-') + filler(12, DIGITS) + '-' + filler(13, DIGITS, 2) + '-' + filler(24),
-  'slack-webhook': () => `https://${p('hooks.slack', '.com')}/services/T${filler(10, UPPER + DIGITS)}/B${filler(10, UPPER + DIGITS, 3)}/${filler(24)}`,
+  'slack-webhook': () =>
+    `https://${p('hooks.slack', '.com')}/services/T${filler(10, UPPER + DIGITS)}/B${filler(10, UPPER + DIGITS, 3)}/${filler(24)}`,
   'stripe-secret-key': () => stripeKey(),
   'twilio-api-key': () => p('S', 'K') + filler(32, HEX),
   'sendgrid-api-key': () => p('S', 'G.') + filler(22, ALNUM + '_-') + '.' + filler(43, ALNUM + '_-', 4),

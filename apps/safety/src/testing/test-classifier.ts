@@ -2,11 +2,17 @@ import { Classifier } from '../classifier';
 import { DEFAULT_ACTIONS, PolicyBook, type Actions, type Policies } from '../policy';
 
 /** A classifier with the built-in rules and the given policy, for tests. */
-export function testClassifier(options: { actions?: Partial<Actions>; policies?: Partial<Policies>; threshold?: number; maxItemBytes?: number } = {}): Classifier {
+export function testClassifier(
+  options: { actions?: Partial<Actions>; policies?: Partial<Policies>; threshold?: number; maxItemBytes?: number } = {},
+): Classifier {
   const policies = new PolicyBook({
     policies: { tenants: {}, models: {}, ...options.policies },
     defaultActions: { ...DEFAULT_ACTIONS, ...options.actions },
     injectionThreshold: options.threshold ?? 10,
   });
-  return new Classifier({ stateSecret: 'classifier-test-secret', maxItemBytes: options.maxItemBytes ?? 1 << 20, policies });
+  return new Classifier({
+    stateSecret: 'classifier-test-secret',
+    maxItemBytes: options.maxItemBytes ?? 1 << 20,
+    policies,
+  });
 }

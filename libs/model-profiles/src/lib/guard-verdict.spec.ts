@@ -12,7 +12,9 @@ describe('the guard verdict convention', () => {
     const profile = getProfile('harmony-o200k');
     const user = { kind: 'message' as const, role: 'user' as const, text: 'hello' };
     expect(isGuardPrompt(profile.parsePrompt(profile.render(guardHeader('Unsafe: weapons.'), [user])))).toBe(true);
-    expect(isGuardPrompt(profile.parsePrompt(profile.render({ instructions: 'Answer safely.', tools: [] }, [user])))).toBe(false);
+    expect(
+      isGuardPrompt(profile.parsePrompt(profile.render({ instructions: 'Answer safely.', tools: [] }, [user]))),
+    ).toBe(false);
   });
 
   it.each([

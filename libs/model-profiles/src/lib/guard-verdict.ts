@@ -25,13 +25,17 @@ export const GUARD_RESPONSE_FORMAT: NonNullable<RenderHeader['responseFormat']> 
 
 /** The guard's header: the policy followed by {@link GUARD_ANSWER_INSTRUCTION}, and the verdict format. */
 export function guardHeader(policy: string): RenderHeader {
-  const instructions = policy.includes(GUARD_ANSWER_INSTRUCTION) ? policy : `${policy.trimEnd()}\n\n${GUARD_ANSWER_INSTRUCTION}`;
+  const instructions = policy.includes(GUARD_ANSWER_INSTRUCTION)
+    ? policy
+    : `${policy.trimEnd()}\n\n${GUARD_ANSWER_INSTRUCTION}`;
   return { instructions, tools: [], responseFormat: GUARD_RESPONSE_FORMAT };
 }
 
 /** True when a prompt asks for a guard verdict: its system or developer message carries the answer instruction. */
 export function isGuardPrompt(parsed: ParsedPrompt): boolean {
-  return parsed.messages.some((m) => (m.author === 'developer' || m.author === 'system') && m.content.includes(GUARD_ANSWER_INSTRUCTION));
+  return parsed.messages.some(
+    (m) => (m.author === 'developer' || m.author === 'system') && m.content.includes(GUARD_ANSWER_INSTRUCTION),
+  );
 }
 
 /**

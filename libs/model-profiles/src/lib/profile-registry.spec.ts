@@ -26,7 +26,12 @@ describe('getProfile', () => {
       })();
       expect(error).toBeInstanceOf(ProfileNotFoundError);
       expect(error).toBeInstanceOf(ModelProfileError);
-      expect(error).toMatchObject({ code: 'profile_not_found', profileId: id, retryable: false, name: 'ProfileNotFoundError' });
+      expect(error).toMatchObject({
+        code: 'profile_not_found',
+        profileId: id,
+        retryable: false,
+        name: 'ProfileNotFoundError',
+      });
     }
   });
 

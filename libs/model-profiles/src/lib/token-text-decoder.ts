@@ -31,7 +31,8 @@ export class TokenTextDecoder {
 
   /** Decodes one more token; returns the text that is complete so far (often the empty string). */
   push(id: number): string {
-    const entry = Number.isInteger(id) && id >= 0 && id < this.table.ranks.length ? this.table.ranks[id] : this.special(id);
+    const entry =
+      Number.isInteger(id) && id >= 0 && id < this.table.ranks.length ? this.table.ranks[id] : this.special(id);
     if (typeof entry === 'string') {
       // A text token starts on a character boundary, so held-back bytes can never be completed
       // by it: they are invalid, and decode to U+FFFD exactly as a streaming TextDecoder would.

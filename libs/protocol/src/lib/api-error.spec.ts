@@ -21,7 +21,11 @@ describe('ApiErrors', () => {
   });
 
   it('mirrors OpenAI for a bad key and an unknown model', () => {
-    expect(ApiErrors.unauthorized()).toMatchObject({ status: 401, type: 'invalid_request_error', code: 'invalid_api_key' });
+    expect(ApiErrors.unauthorized()).toMatchObject({
+      status: 401,
+      type: 'invalid_request_error',
+      code: 'invalid_api_key',
+    });
     expect(ApiErrors.modelNotFound('gpt-x')).toMatchObject({
       status: 400,
       code: 'model_not_found',
@@ -75,7 +79,12 @@ describe('error serializers', () => {
   it('renders the HTTP body as {error:{message,type,param,code}}', () => {
     const body = toHttpErrorBody(err);
     expect(body).toEqual({
-      error: { message: "Invalid type for 'temperature'.", type: 'invalid_request_error', param: 'temperature', code: 'invalid_type' },
+      error: {
+        message: "Invalid type for 'temperature'.",
+        type: 'invalid_request_error',
+        param: 'temperature',
+        code: 'invalid_type',
+      },
     });
     expect(HttpErrorBodySchema.parse(body)).toEqual(body);
   });
@@ -92,7 +101,10 @@ describe('error serializers', () => {
   });
 
   it('renders response.failed errors as {code, message} and never with a null code', () => {
-    expect(toResponseError(ApiErrors.contextLengthExceeded('too long'))).toEqual({ code: 'context_length_exceeded', message: 'too long' });
+    expect(toResponseError(ApiErrors.contextLengthExceeded('too long'))).toEqual({
+      code: 'context_length_exceeded',
+      message: 'too long',
+    });
     expect(toResponseError(new ApiError({ status: 500, type: 'server_error', code: null, message: 'x' }))).toEqual({
       code: 'server_error',
       message: 'x',

@@ -1,4 +1,11 @@
-import type { ApiErrorCodeLike, ApiErrorType, ErrorObject, HttpErrorBody, ResponseError, WsErrorFrame } from './error-schemas';
+import type {
+  ApiErrorCodeLike,
+  ApiErrorType,
+  ErrorObject,
+  HttpErrorBody,
+  ResponseError,
+  WsErrorFrame,
+} from './error-schemas';
 
 /** Everything needed to build an {@link ApiError}. */
 export interface ApiErrorInit {
@@ -55,7 +62,11 @@ export const ApiErrors = {
   },
 
   /** 400: a request field is invalid; `code` defaults to `invalid_value`. */
-  invalidRequest(message: string, param: string | null = null, code: ApiErrorCodeLike | null = 'invalid_value'): ApiError {
+  invalidRequest(
+    message: string,
+    param: string | null = null,
+    code: ApiErrorCodeLike | null = 'invalid_value',
+  ): ApiError {
     return invalid(message, code, param);
   },
 
@@ -76,7 +87,11 @@ export const ApiErrors = {
 
   /** 400: `previous_response_id` is neither in the connection cache nor in the store. */
   previousResponseNotFound(id: string): ApiError {
-    return invalid(`Previous response with ${describeId(id)} not found.`, 'previous_response_not_found', 'previous_response_id');
+    return invalid(
+      `Previous response with ${describeId(id)} not found.`,
+      'previous_response_not_found',
+      'previous_response_id',
+    );
   },
 
   /** 404: e.g. `notFound('Response', 'resp_1')` → "Response with id 'resp_1' not found." */
@@ -92,7 +107,9 @@ export const ApiErrors = {
   },
 
   /** 400: the safety service refused the prompt (OpenAI's `invalid_prompt`). */
-  contentBlocked(message = 'Invalid prompt: your prompt was flagged as potentially violating our usage policy.'): ApiError {
+  contentBlocked(
+    message = 'Invalid prompt: your prompt was flagged as potentially violating our usage policy.',
+  ): ApiError {
     return invalid(message, 'invalid_prompt', null);
   },
 

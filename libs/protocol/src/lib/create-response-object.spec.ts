@@ -84,7 +84,9 @@ describe('createResponseObject', () => {
 
   it('lets the caller override previous_response_id', () => {
     const req = validateRequest({ model: 'm', previous_response_id: 'resp_0' });
-    expect(createResponseObject(req, { ...identity, previousResponseId: 'resp_9' }).previous_response_id).toBe('resp_9');
+    expect(createResponseObject(req, { ...identity, previousResponseId: 'resp_9' }).previous_response_id).toBe(
+      'resp_9',
+    );
   });
 });
 

@@ -60,6 +60,10 @@ describe('EventStream', () => {
       content_index: 0,
       delta: 'hm',
     });
-    expect(stream.reasoningTextDone(at, 'hm')).toMatchObject({ type: 'response.reasoning_text.done', text: 'hm', sequence_number: 1 });
+    expect(stream.reasoningTextDone(at, 'hm')).toMatchObject({
+      type: 'response.reasoning_text.done',
+      text: 'hm',
+      sequence_number: 1,
+    });
   });
 });

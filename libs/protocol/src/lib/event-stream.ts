@@ -161,7 +161,13 @@ export class EventStream {
 
   /** `response.custom_tool_call_input.done`. */
   customToolCallInputDone(at: ItemPosition, input: string): StreamEventOf<'response.custom_tool_call_input.done'> {
-    return { type: 'response.custom_tool_call_input.done', sequence_number: this.seq(), item_id: at.itemId, output_index: at.outputIndex, input };
+    return {
+      type: 'response.custom_tool_call_input.done',
+      sequence_number: this.seq(),
+      item_id: at.itemId,
+      output_index: at.outputIndex,
+      input,
+    };
   }
 
   /** `response.reasoning_text.delta`. */

@@ -90,10 +90,18 @@ function describe(issue: Issue, path: Path): ApiError {
       return describeRange(issue, name, param);
     case 'custom': {
       const parsed = ApiErrorCodeSchema.safeParse(issue.params?.['code']);
-      return ApiErrors.invalidRequest(`Invalid ${name}: ${issue.message}`, param, parsed.success ? parsed.data : 'invalid_value');
+      return ApiErrors.invalidRequest(
+        `Invalid ${name}: ${issue.message}`,
+        param,
+        parsed.success ? parsed.data : 'invalid_value',
+      );
     }
     case 'invalid_format':
-      return ApiErrors.invalidRequest(`Invalid ${name}: string does not match the expected format.`, param, 'invalid_value');
+      return ApiErrors.invalidRequest(
+        `Invalid ${name}: string does not match the expected format.`,
+        param,
+        'invalid_value',
+      );
     default:
       return ApiErrors.invalidRequest(`Invalid ${name}: ${issue.message}.`, param, 'invalid_value');
   }
@@ -123,7 +131,11 @@ function describeNoMatch(issue: z.core.$ZodIssueInvalidUnion, path: Path, param:
   );
 }
 
-function describeRange(issue: z.core.$ZodIssueTooSmall | z.core.$ZodIssueTooBig, name: string, param: string | null): ApiError {
+function describeRange(
+  issue: z.core.$ZodIssueTooSmall | z.core.$ZodIssueTooBig,
+  name: string,
+  param: string | null,
+): ApiError {
   const small = issue.code === 'too_small';
   const bound = small ? (issue as z.core.$ZodIssueTooSmall).minimum : (issue as z.core.$ZodIssueTooBig).maximum;
   const input = issue.input;

@@ -34,13 +34,32 @@ describe('OutputAssembler', () => {
     ]);
     expectWellFormed(events);
     expect(id).toMatch(/^msg_/);
-    expect(events[0]).toMatchObject({ output_index: 0, item: { id, type: 'message', role: 'assistant', status: 'in_progress', content: [] } });
-    expect(events[1]).toMatchObject({ item_id: id, output_index: 0, content_index: 0, part: { type: 'output_text', text: '' } });
+    expect(events[0]).toMatchObject({
+      output_index: 0,
+      item: { id, type: 'message', role: 'assistant', status: 'in_progress', content: [] },
+    });
+    expect(events[1]).toMatchObject({
+      item_id: id,
+      output_index: 0,
+      content_index: 0,
+      part: { type: 'output_text', text: '' },
+    });
     expect(events[3]).toMatchObject({ item_id: id, delta: 'lo', logprobs: [] });
     expect(events[4]).toMatchObject({ text: 'Hello', logprobs: [] });
     expect(events[5]).toMatchObject({ part: { type: 'output_text', text: 'Hello', annotations: [], logprobs: [] } });
-    const message = { id, type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Hello', annotations: [], logprobs: [] }] };
-    expect(events[6]).toEqual({ type: 'response.output_item.done', sequence_number: 6, output_index: 0, item: message });
+    const message = {
+      id,
+      type: 'message',
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: 'Hello', annotations: [], logprobs: [] }],
+    };
+    expect(events[6]).toEqual({
+      type: 'response.output_item.done',
+      sequence_number: 6,
+      output_index: 0,
+      item: message,
+    });
     expect(assembler.output).toEqual([message]);
   });
 
@@ -62,11 +81,32 @@ describe('OutputAssembler', () => {
     expect(itemId).toMatch(/^fc_/);
     expect(callId).toMatch(/^call_/);
     expect(events[0]).toMatchObject({
-      item: { id: itemId, type: 'function_call', status: 'in_progress', call_id: callId, name: 'exec_command', namespace: 'shell', arguments: '' },
+      item: {
+        id: itemId,
+        type: 'function_call',
+        status: 'in_progress',
+        call_id: callId,
+        name: 'exec_command',
+        namespace: 'shell',
+        arguments: '',
+      },
     });
-    expect(events[3]).toMatchObject({ item_id: itemId, output_index: 0, name: 'exec_command', arguments: '{"cmd":"ls"}' });
+    expect(events[3]).toMatchObject({
+      item_id: itemId,
+      output_index: 0,
+      name: 'exec_command',
+      arguments: '{"cmd":"ls"}',
+    });
     expect(assembler.output).toEqual([
-      { id: itemId, type: 'function_call', status: 'completed', call_id: callId, name: 'exec_command', namespace: 'shell', arguments: '{"cmd":"ls"}' },
+      {
+        id: itemId,
+        type: 'function_call',
+        status: 'completed',
+        call_id: callId,
+        name: 'exec_command',
+        namespace: 'shell',
+        arguments: '{"cmd":"ls"}',
+      },
     ]);
   });
 
@@ -86,10 +126,26 @@ describe('OutputAssembler', () => {
     ]);
     expectWellFormed(events);
     expect(itemId).toMatch(/^ctc_/);
-    expect(events[0]).toMatchObject({ item: { id: itemId, type: 'custom_tool_call', status: 'in_progress', call_id: callId, name: 'apply_patch', input: '' } });
+    expect(events[0]).toMatchObject({
+      item: {
+        id: itemId,
+        type: 'custom_tool_call',
+        status: 'in_progress',
+        call_id: callId,
+        name: 'apply_patch',
+        input: '',
+      },
+    });
     expect(events[3]).toMatchObject({ item_id: itemId, output_index: 0, input: '*** Begin Patch\n*** End Patch' });
     expect(assembler.output).toEqual([
-      { id: itemId, type: 'custom_tool_call', status: 'completed', call_id: callId, name: 'apply_patch', input: '*** Begin Patch\n*** End Patch' },
+      {
+        id: itemId,
+        type: 'custom_tool_call',
+        status: 'completed',
+        call_id: callId,
+        name: 'apply_patch',
+        input: '*** Begin Patch\n*** End Patch',
+      },
     ]);
   });
 

@@ -1,6 +1,14 @@
 import type { EventStream, ItemPosition, PartPosition } from './event-stream';
 import { newId } from './new-id';
-import type { LocalShellAction, OutputCustomToolCall, OutputFunctionCall, OutputItem, OutputItemStatus, OutputMessage, OutputReasoning } from './response-object-schema';
+import type {
+  LocalShellAction,
+  OutputCustomToolCall,
+  OutputFunctionCall,
+  OutputItem,
+  OutputItemStatus,
+  OutputMessage,
+  OutputReasoning,
+} from './response-object-schema';
 import type { ResponseStreamEvent } from './stream-event-schema';
 
 /** Receives events in the order they must be sent. */
@@ -135,7 +143,9 @@ export class OutputAssembler {
     this.endItem();
     const at: PartPosition = { itemId: newId('rs'), outputIndex: this.items.length, contentIndex: 0 };
     this.open = { kind: 'reasoning', at, text: '' };
-    this.emit(this.stream.outputItemAdded(at.outputIndex, { id: at.itemId, type: 'reasoning', summary: [], content: [] }));
+    this.emit(
+      this.stream.outputItemAdded(at.outputIndex, { id: at.itemId, type: 'reasoning', summary: [], content: [] }),
+    );
     this.emit(this.stream.contentPartAdded(at, { type: 'reasoning_text', text: '' }));
     return at.itemId;
   }
@@ -207,7 +217,10 @@ function message(id: string, status: OutputItemStatus, text: string | null): Out
   return { id, type: 'message', role: 'assistant', status, content: text === null ? [] : [outputText(text)] };
 }
 
-function functionCall(open: Extract<OpenItem, { kind: 'function_call' }>, status: OutputItemStatus): OutputFunctionCall {
+function functionCall(
+  open: Extract<OpenItem, { kind: 'function_call' }>,
+  status: OutputItemStatus,
+): OutputFunctionCall {
   const item: OutputFunctionCall = {
     id: open.at.itemId,
     type: 'function_call',
@@ -220,7 +233,10 @@ function functionCall(open: Extract<OpenItem, { kind: 'function_call' }>, status
   return item;
 }
 
-function customToolCall(open: Extract<OpenItem, { kind: 'custom_tool_call' }>, status: OutputItemStatus): OutputCustomToolCall {
+function customToolCall(
+  open: Extract<OpenItem, { kind: 'custom_tool_call' }>,
+  status: OutputItemStatus,
+): OutputCustomToolCall {
   const item: OutputCustomToolCall = {
     id: open.at.itemId,
     type: 'custom_tool_call',

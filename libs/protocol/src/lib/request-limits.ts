@@ -63,7 +63,10 @@ const MAX_PARAM_KEY_CHARS = 64;
  * its message names the limit and its value. Linear in the size of `body`, iterative (a body
  * nested 100,000 deep is answered, not a stack overflow), and it stops at the first violation.
  */
-export function checkRequestLimits(body: unknown, limits: RequestLimits = DEFAULT_REQUEST_LIMITS): ApiError | undefined {
+export function checkRequestLimits(
+  body: unknown,
+  limits: RequestLimits = DEFAULT_REQUEST_LIMITS,
+): ApiError | undefined {
   if (typeof body !== 'object' || body === null) return undefined;
   const stack: Frame[] = [{ value: body, depth: 1, role: 'root', parent: undefined, key: '', schema: undefined }];
   while (stack.length > 0) {
@@ -74,7 +77,8 @@ export function checkRequestLimits(body: unknown, limits: RequestLimits = DEFAUL
       ? frame.value.map((v, i) => [i, v])
       : Object.entries(frame.value);
     for (const [key, child] of entries) {
-      if (typeof key === 'string' && key.length > limits.maxStringChars) return stringTooLong(frame, key, key.length, limits);
+      if (typeof key === 'string' && key.length > limits.maxStringChars)
+        return stringTooLong(frame, key, key.length, limits);
       const role = childRole(frame.role, key);
       const schema = role === 'schema' ? undefined : frame.schema;
       if (schema) schema.nodes++;
@@ -93,22 +97,39 @@ export function checkRequestLimits(body: unknown, limits: RequestLimits = DEFAUL
 
 function checkContainer(frame: Frame, limits: RequestLimits): ApiError | undefined {
   if (frame.depth > limits.maxJsonDepth) {
-    return tooLarge(frame, 'nesting_too_deep', `is nested more than ${limits.maxJsonDepth} levels deep (max_json_depth)`);
+    return tooLarge(
+      frame,
+      'nesting_too_deep',
+      `is nested more than ${limits.maxJsonDepth} levels deep (max_json_depth)`,
+    );
   }
   if (frame.schema) {
     const schemaDepth = frame.depth - frame.schema.root.depth + 1;
     if (schemaDepth > limits.maxSchemaDepth) {
-      return tooLarge(frame.schema.root, 'schema_too_deep', `is a schema nested more than ${limits.maxSchemaDepth} levels deep (max_schema_depth)`);
+      return tooLarge(
+        frame.schema.root,
+        'schema_too_deep',
+        `is a schema nested more than ${limits.maxSchemaDepth} levels deep (max_schema_depth)`,
+      );
     }
   }
   if (!Array.isArray(frame.value)) return undefined;
   const length = frame.value.length;
   if (frame.parent?.role === 'root' && frame.key === 'input' && length > limits.maxInputItems) {
-    return tooLarge(frame, 'array_above_max_length', `has ${length} items; the maximum is ${limits.maxInputItems} (max_input_items)`);
+    return tooLarge(
+      frame,
+      'array_above_max_length',
+      `has ${length} items; the maximum is ${limits.maxInputItems} (max_input_items)`,
+    );
   }
   if (frame.role === 'tools') {
     const count = countTools(frame.value);
-    if (count > limits.maxTools) return tooLarge(frame, 'array_above_max_length', `has ${count} tools; the maximum is ${limits.maxTools} (max_tools)`);
+    if (count > limits.maxTools)
+      return tooLarge(
+        frame,
+        'array_above_max_length',
+        `has ${count} tools; the maximum is ${limits.maxTools} (max_tools)`,
+      );
   }
   return undefined;
 }
@@ -175,5 +196,9 @@ function stringTooLong(frame: Frame, key: string | number, length: number, limit
 }
 
 function schemaTooLarge(schema: SchemaCount, limits: RequestLimits): ApiError {
-  return tooLarge(schema.root, 'schema_too_large', `is a schema of more than ${limits.maxSchemaNodes} values (max_schema_nodes)`);
+  return tooLarge(
+    schema.root,
+    'schema_too_large',
+    `is a schema of more than ${limits.maxSchemaNodes} values (max_schema_nodes)`,
+  );
 }

@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import { ResponseErrorSchema } from './error-schemas';
 import { ToolChoiceSchema, ToolSchema } from './tool-schema';
-import { ReasoningEffortSchema, ReasoningSummarySchema, TextFormatSchema, VerbositySchema } from './response-create-request-schema';
+import {
+  ReasoningEffortSchema,
+  ReasoningSummarySchema,
+  TextFormatSchema,
+  VerbositySchema,
+} from './response-create-request-schema';
 
 // Outbound schemas are strict: they define the closed types our builders produce, and tests
 // (or fakes) can parse what we send with them to catch a stray or missing field.

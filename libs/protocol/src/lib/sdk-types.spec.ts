@@ -19,14 +19,23 @@ type LifecycleEvent = StreamEventOf<
 // Every non-lifecycle event is a valid SDK ResponseStreamEvent, member for member.
 export type EventsMatchSdk = Assignable<Exclude<ResponseStreamEvent, LifecycleEvent>, SDK.ResponseStreamEvent>;
 export type ItemsMatchSdk = Assignable<OutputItem, SDK.ResponseOutputItem>;
-export type UsageMatchesSdk = Assignable<Usage & { input_tokens_details: { cache_write_tokens: number } }, SDK.ResponseUsage>;
+export type UsageMatchesSdk = Assignable<
+  Usage & { input_tokens_details: { cache_write_tokens: number } },
+  SDK.ResponseUsage
+>;
 
 // The Response object matches the SDK's on every field whose type we can state as narrowly.
 // Left out on purpose: `tools`/`tool_choice` (carried loosely, any tool type), `error` (our
 // codes are open strings), `usage`/`user` (OpenAI sends null; the SDK types omit null), `store`
 // (sent by OpenAI, absent from the SDK type) and `output_text` (computed by the SDK itself).
-type CheckedResponseKeys = Exclude<keyof ResponseObject, 'tools' | 'tool_choice' | 'error' | 'usage' | 'user' | 'store'>;
-export type ResponseMatchesSdk = Assignable<Pick<ResponseObject, CheckedResponseKeys>, Pick<SDK.Response, CheckedResponseKeys>>;
+type CheckedResponseKeys = Exclude<
+  keyof ResponseObject,
+  'tools' | 'tool_choice' | 'error' | 'usage' | 'user' | 'store'
+>;
+export type ResponseMatchesSdk = Assignable<
+  Pick<ResponseObject, CheckedResponseKeys>,
+  Pick<SDK.Response, CheckedResponseKeys>
+>;
 
 describe('SDK compatibility', () => {
   it('accepts a request typed as the SDK ResponseCreateParams', () => {
@@ -37,7 +46,10 @@ describe('SDK compatibility', () => {
       instructions: 'Be brief.',
       include: ['reasoning.encrypted_content'],
       reasoning: { effort: 'high', summary: 'auto' },
-      text: { verbosity: 'low', format: { type: 'json_schema', name: 'out', schema: { type: 'object' }, strict: true } },
+      text: {
+        verbosity: 'low',
+        format: { type: 'json_schema', name: 'out', schema: { type: 'object' }, strict: true },
+      },
       prompt_cache_key: 'k',
       tool_choice: { type: 'function', name: 'f' },
       tools: [
@@ -54,7 +66,14 @@ describe('SDK compatibility', () => {
       ],
       input: [
         { role: 'developer', content: 'rules' },
-        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }, { type: 'input_image', detail: 'auto', image_url: 'data:,' }] },
+        {
+          type: 'message',
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'hi' },
+            { type: 'input_image', detail: 'auto', image_url: 'data:,' },
+          ],
+        },
         { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: 'x' },
         { type: 'function_call', call_id: 'call_1', name: 'g', namespace: 'ns', arguments: '{}' },
         { type: 'function_call_output', call_id: 'call_1', output: [{ type: 'input_text', text: 'ok' }] },
@@ -81,14 +100,28 @@ describe('SDK compatibility', () => {
         id: 'msg_1',
         role: 'assistant',
         status: 'completed',
-        content: [{ type: 'output_text', text: 'a', annotations: [] }, { type: 'refusal', refusal: 'no' }],
+        content: [
+          { type: 'output_text', text: 'a', annotations: [] },
+          { type: 'refusal', refusal: 'no' },
+        ],
       },
-      { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 's' }], content: [{ type: 'reasoning_text', text: 'r' }] },
+      {
+        type: 'reasoning',
+        id: 'rs_1',
+        summary: [{ type: 'summary_text', text: 's' }],
+        content: [{ type: 'reasoning_text', text: 'r' }],
+      },
       { type: 'function_call', call_id: 'call_1', name: 'f', arguments: '{}' },
       { type: 'function_call_output', call_id: 'call_1', output: [{ type: 'input_file', file_id: 'file_2' }] },
       { type: 'custom_tool_call', call_id: 'call_2', name: 'apply_patch', input: '*** Begin Patch' },
       { type: 'custom_tool_call_output', call_id: 'call_2', output: 'Done!' },
-      { type: 'local_shell_call', id: 'lsh_1', call_id: 'call_3', status: 'completed', action: { type: 'exec', command: ['ls'], env: {} } },
+      {
+        type: 'local_shell_call',
+        id: 'lsh_1',
+        call_id: 'call_3',
+        status: 'completed',
+        action: { type: 'exec', command: ['ls'], env: {} },
+      },
       { type: 'local_shell_call_output', id: 'call_3', output: 'a.txt' },
       { type: 'item_reference', id: 'msg_1' },
       { type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search', query: 'q' } },
@@ -103,7 +136,14 @@ describe('SDK compatibility', () => {
       },
       { type: 'computer_call_output', call_id: 'call_4', output: { type: 'computer_screenshot', image_url: 'data:,' } },
       { type: 'image_generation_call', id: 'ig_1', status: 'completed', result: null },
-      { type: 'code_interpreter_call', id: 'ci_1', status: 'completed', code: 'print(1)', container_id: 'c', outputs: null },
+      {
+        type: 'code_interpreter_call',
+        id: 'ci_1',
+        status: 'completed',
+        code: 'print(1)',
+        container_id: 'c',
+        outputs: null,
+      },
       { type: 'mcp_list_tools', id: 'ml_1', server_label: 'srv', tools: [{ name: 't', input_schema: {} }] },
       { type: 'mcp_approval_request', id: 'mr_1', server_label: 'srv', name: 't', arguments: '{}' },
       { type: 'mcp_approval_response', approval_request_id: 'mr_1', approve: true },
@@ -113,7 +153,12 @@ describe('SDK compatibility', () => {
   });
 
   it('accepts a WebSocket event typed as the SDK ResponsesClientEvent', () => {
-    const event: SDK.ResponsesClientEvent = { type: 'response.create', model: 'm', previous_response_id: 'resp_1', input: [] };
+    const event: SDK.ResponsesClientEvent = {
+      type: 'response.create',
+      model: 'm',
+      previous_response_id: 'resp_1',
+      input: [],
+    };
     expect(parseClientEvent(event)).not.toBeInstanceOf(ApiError);
   });
 

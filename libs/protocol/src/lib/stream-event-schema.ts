@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import { ErrorObjectSchema } from './error-schemas';
-import { OutputItemSchema, OutputTextSchema, ReasoningTextSchema, ResponseObjectSchema } from './response-object-schema';
+import {
+  OutputItemSchema,
+  OutputTextSchema,
+  ReasoningTextSchema,
+  ResponseObjectSchema,
+} from './response-object-schema';
 
 // The closed set of streaming events fastloop sends, identical over SSE and WebSocket. Shapes
 // follow the official SDK's `ResponseStreamEvent` members of the same `type`.
@@ -23,7 +28,12 @@ export const ResponseFailedEventSchema = lifecycleEvent('response.failed');
 export const ResponseIncompleteEventSchema = lifecycleEvent('response.incomplete');
 
 function itemEvent<const T extends string>(type: T) {
-  return z.strictObject({ type: z.literal(type), sequence_number: sequenceNumber, output_index: z.int(), item: OutputItemSchema });
+  return z.strictObject({
+    type: z.literal(type),
+    sequence_number: sequenceNumber,
+    output_index: z.int(),
+    item: OutputItemSchema,
+  });
 }
 
 /** An output item starts (message with no content, function call with `arguments: ""`). */

@@ -11,7 +11,9 @@ function codexBody(): Record<string, unknown> {
       {
         type: 'message',
         role: 'developer',
-        content: [{ type: 'input_text', text: '<permissions instructions>sandbox: workspace-write</permissions instructions>' }],
+        content: [
+          { type: 'input_text', text: '<permissions instructions>sandbox: workspace-write</permissions instructions>' },
+        ],
       },
       { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'List the files here.' }] },
       {
@@ -55,7 +57,12 @@ function codexBody(): Record<string, unknown> {
         description: 'Shell tools',
         tools: [{ type: 'function', name: 'exec_command', parameters: { type: 'object', properties: {} } }],
       },
-      { type: 'custom', name: 'apply_patch', description: 'Apply a patch', format: { type: 'grammar', syntax: 'lark', definition: 'start: …' } },
+      {
+        type: 'custom',
+        name: 'apply_patch',
+        description: 'Apply a patch',
+        format: { type: 'grammar', syntax: 'lark', definition: 'start: …' },
+      },
       { type: 'web_search' },
     ],
     tool_choice: 'auto',
@@ -98,20 +105,38 @@ describe('validateRequest', () => {
     expect(req).not.toHaveProperty('client_metadata');
     const items = req.input as Exclude<typeof req.input, string | undefined>;
     expect(items[7]).toMatchObject({ phase: 'final_answer' });
-    expect(items[5]).toEqual({ type: 'custom_tool_call', id: 'ctc_1', call_id: 'call_2', name: 'apply_patch', input: '*** Begin Patch' });
+    expect(items[5]).toEqual({
+      type: 'custom_tool_call',
+      id: 'ctc_1',
+      call_id: 'call_2',
+      name: 'apply_patch',
+      input: '*** Begin Patch',
+    });
     expect(req.tools[2]).toMatchObject({ type: 'custom', format: { type: 'grammar' } });
   });
 
   it('fills in type "message" on easy messages and tells known items from carried ones', () => {
-    const items = validateRequest(codexBody()).input as Exclude<ReturnType<typeof validateRequest>['input'], string | undefined>;
+    const items = validateRequest(codexBody()).input as Exclude<
+      ReturnType<typeof validateRequest>['input'],
+      string | undefined
+    >;
     expect(items[8]).toEqual({ type: 'message', role: 'user', content: 'Now open README.md' });
     expect(items.map(isKnownInputItem)).toEqual([true, true, true, true, true, true, true, true, true]);
-    const carried = validateItems([{ type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search', query: 'q' } }]);
+    const carried = validateItems([
+      { type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search', query: 'q' } },
+    ]);
     expect(carried.map(isKnownInputItem)).toEqual([false]);
   });
 
   it('reads null optional fields as absent and applies OpenAI defaults', () => {
-    const req = validateRequest({ model: 'm', input: 'hi', instructions: null, temperature: null, store: null, tools: null });
+    const req = validateRequest({
+      model: 'm',
+      input: 'hi',
+      instructions: null,
+      temperature: null,
+      store: null,
+      tools: null,
+    });
     expect(req.instructions).toBeUndefined();
     expect(req.temperature).toBeUndefined();
     expect(req).toMatchObject({ store: true, parallel_tool_calls: true, tool_choice: 'auto', tools: [] });
@@ -130,20 +155,70 @@ describe('validateRequest', () => {
 
   it.each([
     [{ input: 'hi' }, 'model', 'missing_required_parameter', "Missing required parameter: 'model'."],
-    [{ model: 'm', temperature: 'hot' }, 'temperature', 'invalid_type', "Invalid type for 'temperature': expected a number, but got a string instead."],
-    [{ model: 'm', temperature: 3 }, 'temperature', 'decimal_above_max_value', "Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got 3 instead."],
+    [
+      { model: 'm', temperature: 'hot' },
+      'temperature',
+      'invalid_type',
+      "Invalid type for 'temperature': expected a number, but got a string instead.",
+    ],
+    [
+      { model: 'm', temperature: 3 },
+      'temperature',
+      'decimal_above_max_value',
+      "Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got 3 instead.",
+    ],
     [{ model: 'm', top_p: -0.5 }, 'top_p', 'decimal_below_min_value', undefined],
-    [{ model: 'm', max_output_tokens: 5 }, 'max_output_tokens', 'integer_below_min_value', "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got 5 instead."],
-    [{ model: 'm', max_output_tokens: 100.5 }, 'max_output_tokens', 'invalid_type', "Invalid type for 'max_output_tokens': expected an integer, but got a decimal instead."],
+    [
+      { model: 'm', max_output_tokens: 5 },
+      'max_output_tokens',
+      'integer_below_min_value',
+      "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got 5 instead.",
+    ],
+    [
+      { model: 'm', max_output_tokens: 100.5 },
+      'max_output_tokens',
+      'invalid_type',
+      "Invalid type for 'max_output_tokens': expected an integer, but got a decimal instead.",
+    ],
     [{ model: 'm', store: 'no' }, 'store', 'invalid_type', undefined],
-    [{ model: 'm', input: 5 }, 'input', 'invalid_type', "Invalid type for 'input': expected one of a string or an array, but got an integer instead."],
+    [
+      { model: 'm', input: 5 },
+      'input',
+      'invalid_type',
+      "Invalid type for 'input': expected one of a string or an array, but got an integer instead.",
+    ],
     [{ model: 'm', reasoning: { effort: 'extreme' } }, 'reasoning.effort', 'invalid_value', undefined],
-    [{ model: 'm', text: { format: { type: 'xml' } } }, 'text.format.type', 'invalid_value', "Invalid value: 'xml'. Supported values are: 'text', 'json_object', and 'json_schema'."],
-    [{ model: 'm', text: { format: { type: 'json_schema', schema: {} } } }, 'text.format.name', 'missing_required_parameter', undefined],
-    [{ model: 'm', tool_choice: 'sometimes' }, 'tool_choice', 'invalid_value', "Invalid value: 'sometimes'. Supported values are: 'none', 'auto', and 'required'."],
+    [
+      { model: 'm', text: { format: { type: 'xml' } } },
+      'text.format.type',
+      'invalid_value',
+      "Invalid value: 'xml'. Supported values are: 'text', 'json_object', and 'json_schema'.",
+    ],
+    [
+      { model: 'm', text: { format: { type: 'json_schema', schema: {} } } },
+      'text.format.name',
+      'missing_required_parameter',
+      undefined,
+    ],
+    [
+      { model: 'm', tool_choice: 'sometimes' },
+      'tool_choice',
+      'invalid_value',
+      "Invalid value: 'sometimes'. Supported values are: 'none', 'auto', and 'required'.",
+    ],
     [{ model: 'm', tool_choice: { type: 'function' } }, 'tool_choice.name', 'missing_required_parameter', undefined],
-    [{ model: 'm', tools: [{ type: 'function', description: 'no name' }] }, 'tools[0].name', 'missing_required_parameter', undefined],
-    [{ model: 'm', tools: [{ type: 'namespace', name: 'ns', tools: [{ type: 'function', name: 7 }] }] }, 'tools[0].tools[0].name', 'invalid_type', undefined],
+    [
+      { model: 'm', tools: [{ type: 'function', description: 'no name' }] },
+      'tools[0].name',
+      'missing_required_parameter',
+      undefined,
+    ],
+    [
+      { model: 'm', tools: [{ type: 'namespace', name: 'ns', tools: [{ type: 'function', name: 7 }] }] },
+      'tools[0].tools[0].name',
+      'invalid_type',
+      undefined,
+    ],
   ])('rejects %j at param %s with code %s', (body, param, code, message) => {
     const err = errorOf(() => validateRequest(body));
     expect(err).toMatchObject({ status: 400, type: 'invalid_request_error', param, code });
@@ -151,11 +226,26 @@ describe('validateRequest', () => {
   });
 
   it.each([
-    [[{ type: 'message', role: 'user', content: 'a' }, { type: 'function_call_output', output: 'x' }], 'input[1].call_id', 'missing_required_parameter'],
+    [
+      [
+        { type: 'message', role: 'user', content: 'a' },
+        { type: 'function_call_output', output: 'x' },
+      ],
+      'input[1].call_id',
+      'missing_required_parameter',
+    ],
     [[{ type: 'function_call', call_id: 'c', name: 'f', arguments: {} }], 'input[0].arguments', 'invalid_type'],
     [[{ role: 'robot', content: 'hi' }], 'input[0].role', 'invalid_value'],
-    [[{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 1 }] }], 'input[0].content[0].text', 'invalid_type'],
-    [[{ type: 'reasoning', summary: [{ type: 'summary_text' }] }], 'input[0].summary[0].text', 'missing_required_parameter'],
+    [
+      [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 1 }] }],
+      'input[0].content[0].text',
+      'invalid_type',
+    ],
+    [
+      [{ type: 'reasoning', summary: [{ type: 'summary_text' }] }],
+      'input[0].summary[0].text',
+      'missing_required_parameter',
+    ],
     [[{ content: 'no role, no type' }], 'input[0].type', 'missing_required_parameter'],
     [[{ type: 42 }], 'input[0].type', 'invalid_type'],
     [[{ type: 'web_search_call', id: 7 }], 'input[0].id', 'invalid_type'],
@@ -179,7 +269,10 @@ describe('validateRequest', () => {
       param: 'metadata.note',
       code: 'string_above_max_length',
     });
-    expect(errorOf(() => validateRequest({ model: 'm', metadata: { n: 1 } }))).toMatchObject({ param: 'metadata.n', code: 'invalid_type' });
+    expect(errorOf(() => validateRequest({ model: 'm', metadata: { n: 1 } }))).toMatchObject({
+      param: 'metadata.n',
+      code: 'invalid_type',
+    });
     expect(validateRequest({ model: 'm', metadata: { ['k'.repeat(64)]: 'v'.repeat(512) } }).metadata).toBeDefined();
   });
 
@@ -190,9 +283,25 @@ describe('validateRequest', () => {
 
 describe('validateItems', () => {
   it('validates only the given items and names errors by their index in the whole input', () => {
-    const items = validateItems([{ type: 'function_call_output', call_id: 'call_1', output: 'ok' }, { role: 'user', content: 'next' }], 40);
+    const items = validateItems(
+      [
+        { type: 'function_call_output', call_id: 'call_1', output: 'ok' },
+        { role: 'user', content: 'next' },
+      ],
+      40,
+    );
     expect(items[1]).toMatchObject({ type: 'message' });
-    expect(errorOf(() => validateItems([{ role: 'user', content: 'ok' }, { type: 'function_call_output', output: 'x' }], 40))).toMatchObject({
+    expect(
+      errorOf(() =>
+        validateItems(
+          [
+            { role: 'user', content: 'ok' },
+            { type: 'function_call_output', output: 'x' },
+          ],
+          40,
+        ),
+      ),
+    ).toMatchObject({
       param: 'input[41].call_id',
     });
   });
@@ -217,7 +326,13 @@ describe('parseClientEvent', () => {
   it('parses a flat response.create event, dropping stream and keeping generate', () => {
     const event = parseClientEvent({ ...create, stream: true, generate: false, previous_response_id: 'resp_1' });
     expect(event).not.toBeInstanceOf(ApiError);
-    expect(event).toMatchObject({ type: 'response.create', model: 'm', generate: false, previous_response_id: 'resp_1', store: true });
+    expect(event).toMatchObject({
+      type: 'response.create',
+      model: 'm',
+      generate: false,
+      previous_response_id: 'resp_1',
+      store: true,
+    });
     expect(event).not.toHaveProperty('stream');
   });
 
@@ -233,11 +348,16 @@ describe('parseClientEvent', () => {
   it('answers a missing type, a non-object and an invalid body with errors, never by throwing', () => {
     expect(parseClientEvent({ model: 'm' })).toMatchObject({ code: 'missing_required_parameter', param: 'type' });
     expect(parseClientEvent('response.create')).toMatchObject({ code: 'invalid_type', param: null });
-    expect(parseClientEvent({ ...create, input: [{ type: 'function_call' }] })).toMatchObject({ param: 'input[0].call_id' });
+    expect(parseClientEvent({ ...create, input: [{ type: 'function_call' }] })).toMatchObject({
+      param: 'input[0].call_id',
+    });
   });
 
   it('rejects background mode', () => {
-    expect(parseClientEvent({ ...create, background: true })).toMatchObject({ code: 'unsupported_parameter', param: 'background' });
+    expect(parseClientEvent({ ...create, background: true })).toMatchObject({
+      code: 'unsupported_parameter',
+      param: 'background',
+    });
     expect(parseClientEvent({ ...create, background: false })).not.toBeInstanceOf(ApiError);
   });
 });

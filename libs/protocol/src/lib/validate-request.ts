@@ -20,7 +20,11 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 function notAnObject(what: string, value: unknown): ApiError {
   const got = value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
-  return ApiErrors.invalidRequest(`Invalid ${what}: expected a JSON object, but got ${got} instead.`, null, 'invalid_type');
+  return ApiErrors.invalidRequest(
+    `Invalid ${what}: expected a JSON object, but got ${got} instead.`,
+    null,
+    'invalid_type',
+  );
 }
 
 function firstIssue(error: z.ZodError): z.core.$ZodIssue {
@@ -63,7 +67,10 @@ export function validateItems(items: readonly unknown[], offset = 0): InputItem[
  * connection stays open either way. Rejects unknown event types (`invalid_value` on `type`)
  * and `background: true` (`unsupported_parameter`), which has no meaning on a socket.
  */
-export function parseClientEvent(json: unknown, limits: RequestLimits = DEFAULT_REQUEST_LIMITS): ResponseCreateEvent | ApiError {
+export function parseClientEvent(
+  json: unknown,
+  limits: RequestLimits = DEFAULT_REQUEST_LIMITS,
+): ResponseCreateEvent | ApiError {
   if (!isObject(json)) return notAnObject('event', json);
   const tooLarge = checkRequestLimits(json, limits);
   if (tooLarge) return tooLarge;
@@ -81,7 +88,10 @@ export function parseClientEvent(json: unknown, limits: RequestLimits = DEFAULT_
 }
 
 /** {@link parseClientEvent} for a raw text frame: malformed JSON yields `invalid_json`. */
-export function parseClientFrame(text: string, limits: RequestLimits = DEFAULT_REQUEST_LIMITS): ResponseCreateEvent | ApiError {
+export function parseClientFrame(
+  text: string,
+  limits: RequestLimits = DEFAULT_REQUEST_LIMITS,
+): ResponseCreateEvent | ApiError {
   let json: unknown;
   try {
     json = JSON.parse(text);

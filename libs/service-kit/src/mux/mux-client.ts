@@ -49,7 +49,11 @@ class MuxStream<Req, Res> {
     duplex.on('data', (frame: MuxResponseFrame<Res>) => this.deliver(frame));
     duplex.on('error', (err: unknown) => this.close(fromGrpcError(err)));
     // The server ended the stream (it is draining): calls still open on it cannot finish here.
-    duplex.on('end', () => this.close(new DomainError('unavailable', 'the peer closed the multiplexed stream', GrpcStatus.UNAVAILABLE, true)));
+    duplex.on('end', () =>
+      this.close(
+        new DomainError('unavailable', 'the peer closed the multiplexed stream', GrpcStatus.UNAVAILABLE, true),
+      ),
+    );
   }
 
   start(request: Req, sink: CallSink<Res>): number {
@@ -148,7 +152,10 @@ export class MuxClient<Req, Res> {
           stream.finished(id);
           settle(() => resolve(value));
         },
-        end: () => settle(() => reject(new DomainError('internal', 'the peer ended the call without a response', GrpcStatus.INTERNAL))),
+        end: () =>
+          settle(() =>
+            reject(new DomainError('internal', 'the peer ended the call without a response', GrpcStatus.INTERNAL)),
+          ),
         fail: (err) => settle(() => reject(err)),
       });
       const timer = setTimeout(() => {
@@ -223,7 +230,8 @@ export class MuxClient<Req, Res> {
   /** Ends every stream; calls still running fail with `unavailable`. */
   close(): void {
     this.closedForGood = true;
-    for (const stream of [...this.open]) stream.close(new DomainError('unavailable', 'the client is closing', GrpcStatus.UNAVAILABLE, true));
+    for (const stream of [...this.open])
+      stream.close(new DomainError('unavailable', 'the client is closing', GrpcStatus.UNAVAILABLE, true));
   }
 
   /** Calls running now, over all streams. */

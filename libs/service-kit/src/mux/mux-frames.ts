@@ -11,12 +11,23 @@ export interface MuxRequestFrame<Req> {
 /** A server's frame on a multiplexed stream (GenerateStreamResponse, ClassifyStreamResponse). */
 export interface MuxResponseFrame<Res> {
   callId: number;
-  event?: { $case: 'message'; value: Res } | { $case: 'end'; value: muxV1.End } | { $case: 'error'; value: muxV1.CallError } | undefined;
+  event?:
+    | { $case: 'message'; value: Res }
+    | { $case: 'end'; value: muxV1.End }
+    | { $case: 'error'; value: muxV1.CallError }
+    | undefined;
 }
 
 /** What a failed call's status and `fastloop-error` trailers would carry, as a frame. */
 export function toCallError(err: unknown): muxV1.CallError {
-  const domain = err instanceof DomainError ? err : fromGrpcError(isServiceError(err) ? err : { code: GrpcStatus.INTERNAL, details: err instanceof Error ? err.message : String(err) });
+  const domain =
+    err instanceof DomainError
+      ? err
+      : fromGrpcError(
+          isServiceError(err)
+            ? err
+            : { code: GrpcStatus.INTERNAL, details: err instanceof Error ? err.message : String(err) },
+        );
   return { grpcStatus: domain.grpcStatus, code: domain.code, message: domain.message, retryable: domain.retryable };
 }
 
@@ -26,5 +37,7 @@ export function fromCallError(e: muxV1.CallError): DomainError {
 }
 
 function isServiceError(err: unknown): err is Partial<ServiceError> {
-  return typeof err === 'object' && err !== null && 'code' in err && typeof (err as { code: unknown }).code === 'number';
+  return (
+    typeof err === 'object' && err !== null && 'code' in err && typeof (err as { code: unknown }).code === 'number'
+  );
 }

@@ -152,15 +152,46 @@ export class MuxServer {
         return;
       }
       if (op?.$case !== 'start' || stream.calls.has(frame.callId)) {
-        stream.send({ callId: frame.callId, event: { $case: 'error', value: toCallError(new DomainError('invalid_frame', 'a frame must start a new call id or cancel a running one', GrpcStatus.INVALID_ARGUMENT)) } });
+        stream.send({
+          callId: frame.callId,
+          event: {
+            $case: 'error',
+            value: toCallError(
+              new DomainError(
+                'invalid_frame',
+                'a frame must start a new call id or cancel a running one',
+                GrpcStatus.INVALID_ARGUMENT,
+              ),
+            ),
+          },
+        });
         return;
       }
       if (stream.calls.size >= this.maxCallsPerStream) {
-        stream.send({ callId: frame.callId, event: { $case: 'error', value: toCallError(new DomainError('too_many_calls', `at most ${this.maxCallsPerStream} calls run on one stream`, GrpcStatus.RESOURCE_EXHAUSTED, true)) } });
+        stream.send({
+          callId: frame.callId,
+          event: {
+            $case: 'error',
+            value: toCallError(
+              new DomainError(
+                'too_many_calls',
+                `at most ${this.maxCallsPerStream} calls run on one stream`,
+                GrpcStatus.RESOURCE_EXHAUSTED,
+                true,
+              ),
+            ),
+          },
+        });
         return;
       }
       if (this.draining) {
-        stream.send({ callId: frame.callId, event: { $case: 'error', value: toCallError(new DomainError('unavailable', 'the server is draining', GrpcStatus.UNAVAILABLE, true)) } });
+        stream.send({
+          callId: frame.callId,
+          event: {
+            $case: 'error',
+            value: toCallError(new DomainError('unavailable', 'the server is draining', GrpcStatus.UNAVAILABLE, true)),
+          },
+        });
         return;
       }
       const call = new MuxServerCall<Req, Res>(op.value, frame.callId, stream);

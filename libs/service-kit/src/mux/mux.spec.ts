@@ -9,7 +9,9 @@ import { MuxServer, type StreamingCall } from './mux-server';
 
 const silent = createLogger({ service: 'test', level: 'silent' });
 type GenCall = StreamingCall<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse>;
-const chunk = (token: number): inferenceV1.GenerateResponse => ({ event: { $case: 'chunk', value: { tokens: [token], engineElapsedMs: 0, promptTokens: 0, cachedTokens: 0 } } });
+const chunk = (token: number): inferenceV1.GenerateResponse => ({
+  event: { $case: 'chunk', value: { tokens: [token], engineElapsedMs: 0, promptTokens: 0, cachedTokens: 0 } },
+});
 const tokenOf = (r: inferenceV1.GenerateResponse) => (r.event?.$case === 'chunk' ? r.event.value.tokens[0] : -1);
 const request = (sessionKey: string, tokens: number[] = []): inferenceV1.GenerateRequest =>
   inferenceV1.GenerateRequest.fromPartial({ sessionKey, tokens, maxOutputTokens: tokens.length });
@@ -29,7 +31,10 @@ async function startWorker(withStream = true) {
     const key = call.request.sessionKey;
     call.on('cancelled', () => cancelled.push(key));
     if (key === 'fail') {
-      call.emit('error', toGrpcError(new DomainError('prefix_miss', 'no such prefix', GrpcStatus.FAILED_PRECONDITION, true)));
+      call.emit(
+        'error',
+        toGrpcError(new DomainError('prefix_miss', 'no such prefix', GrpcStatus.FAILED_PRECONDITION, true)),
+      );
       return;
     }
     if (key === 'hang') return;
@@ -45,12 +50,24 @@ async function startWorker(withStream = true) {
   const implementation: Partial<inferenceV1.InferenceServiceServer> = {
     generate: (call) => handle(call),
     forgetSession: (_call, cb) => cb(null, { forgotten: false }),
-    ...(withStream ? { generateStream: (stream) => mux.serveStreaming<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse>(stream, handle) } : {}),
+    ...(withStream
+      ? {
+          generateStream: (stream) =>
+            mux.serveStreaming<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse>(stream, handle),
+        }
+      : {}),
   };
   const server = await startGrpcServer({
     port: 0,
     logger: silent,
-    services: [{ name: 'fastloop.inference.v1.InferenceService', definition: inferenceV1.InferenceServiceService, implementation: implementation as UntypedServiceImplementation, drain: () => mux.drain() }],
+    services: [
+      {
+        name: 'fastloop.inference.v1.InferenceService',
+        definition: inferenceV1.InferenceServiceService,
+        implementation: implementation as UntypedServiceImplementation,
+        drain: () => mux.drain(),
+      },
+    ],
   });
   const client = createGrpcClient(inferenceV1.InferenceServiceClient, `127.0.0.1:${server.port}`);
   return { server, client, mux, cancelled };
@@ -77,13 +94,19 @@ describe('multiplexed streams (mux.proto) over real gRPC', () => {
 
   it('runs concurrent streaming calls on a few streams, each getting only its own messages in order', async () => {
     const calls = Array.from({ length: 20 }, (_, i) => Array.from({ length: 5 + (i % 7) }, (_, j) => i * 100 + j));
-    const results = await Promise.all(calls.map((tokens, i) => collect(mux.stream(request(`count-${i}`, tokens), { deadlineMs: 5000 }))));
+    const results = await Promise.all(
+      calls.map((tokens, i) => collect(mux.stream(request(`count-${i}`, tokens), { deadlineMs: 5000 }))),
+    );
     expect(results).toEqual(calls);
     expect(mux.activeCalls).toBe(0);
   });
 
   it("fails a call with the peer's domain error, as a plain call would", async () => {
-    await expect(collect(mux.stream(request('fail'), { deadlineMs: 5000 }))).rejects.toMatchObject({ code: 'prefix_miss', retryable: true, grpcStatus: GrpcStatus.FAILED_PRECONDITION });
+    await expect(collect(mux.stream(request('fail'), { deadlineMs: 5000 }))).rejects.toMatchObject({
+      code: 'prefix_miss',
+      retryable: true,
+      grpcStatus: GrpcStatus.FAILED_PRECONDITION,
+    });
     // The stream survives a failed call.
     expect(await collect(mux.stream(request('count', [7, 8]), { deadlineMs: 5000 }))).toEqual([7, 8]);
   });
@@ -96,7 +119,13 @@ describe('multiplexed streams (mux.proto) over real gRPC', () => {
     await expect(hung).rejects.toMatchObject({ code: 'cancelled' });
     await until(() => worker.cancelled.includes('hang'));
 
-    for await (const r of mux.stream(request('count', Array.from({ length: 1000 }, (_, i) => i)), { deadlineMs: 5000 })) {
+    for await (const r of mux.stream(
+      request(
+        'count',
+        Array.from({ length: 1000 }, (_, i) => i),
+      ),
+      { deadlineMs: 5000 },
+    )) {
       expect(tokenOf(r)).toBe(0);
       break;
     }
@@ -105,7 +134,10 @@ describe('multiplexed streams (mux.proto) over real gRPC', () => {
   });
 
   it('fails at the deadline with deadline_exceeded and cancels the server call', async () => {
-    await expect(collect(mux.stream(request('hang'), { deadlineMs: 50 }))).rejects.toMatchObject({ code: 'deadline_exceeded', retryable: true });
+    await expect(collect(mux.stream(request('hang'), { deadlineMs: 50 }))).rejects.toMatchObject({
+      code: 'deadline_exceeded',
+      retryable: true,
+    });
     await until(() => worker.cancelled.includes('hang'));
   });
 
@@ -124,11 +156,20 @@ describe('multiplexed streams (mux.proto) over real gRPC', () => {
   });
 
   it('lets a draining server finish running calls, then end the stream; new calls get retryable unavailable', async () => {
-    const running = mux.stream(request('count', Array.from({ length: 200 }, (_, i) => i)), { deadlineMs: 5000 });
+    const running = mux.stream(
+      request(
+        'count',
+        Array.from({ length: 200 }, (_, i) => i),
+      ),
+      { deadlineMs: 5000 },
+    );
     expect(tokenOf((await running.next()).value as inferenceV1.GenerateResponse)).toBe(0); // the server has the call
     worker.mux.drain();
     expect(await collect(running)).toHaveLength(199);
-    await expect(collect(mux.stream(request('count', [1]), { deadlineMs: 5000 }))).rejects.toMatchObject({ code: 'unavailable', retryable: true });
+    await expect(collect(mux.stream(request('count', [1]), { deadlineMs: 5000 }))).rejects.toMatchObject({
+      code: 'unavailable',
+      retryable: true,
+    });
   });
 
   it('holds the peer with flow control when the reader is slow, losing nothing', async () => {
@@ -147,7 +188,9 @@ describe('multiplexed streams (mux.proto) over real gRPC', () => {
     const old = await startWorker(false);
     const oldMux = new MuxClient(() => old.client.generateStream());
     try {
-      await expect(collect(oldMux.stream(request('count', [1]), { deadlineMs: 5000 }))).rejects.toBeInstanceOf(DomainError);
+      await expect(collect(oldMux.stream(request('count', [1]), { deadlineMs: 5000 }))).rejects.toBeInstanceOf(
+        DomainError,
+      );
       expect(oldMux.unsupported).toBe(true);
     } finally {
       oldMux.close();
@@ -162,13 +205,29 @@ describe('a server stream past its bound of running calls', () => {
     const mux = new MuxServer(2);
     const implementation: safetyV1.SafetyServiceServer = {
       classify: (_call, cb) => cb(null, safetyV1.ClassifyResponse.fromPartial({})),
-      classifyStream: (stream) => mux.serveUnary(stream, () => new Promise<safetyV1.ClassifyResponse>((ok) => setTimeout(() => ok(safetyV1.ClassifyResponse.fromPartial({ itemsSeen: 1 })), 50))),
+      classifyStream: (stream) =>
+        mux.serveUnary(
+          stream,
+          () =>
+            new Promise<safetyV1.ClassifyResponse>((ok) =>
+              setTimeout(() => ok(safetyV1.ClassifyResponse.fromPartial({ itemsSeen: 1 })), 50),
+            ),
+        ),
     };
-    const server = await startGrpcServer({ port: 0, logger: silent, services: [{ name: 's', definition: safetyV1.SafetyServiceService, implementation, drain: () => mux.drain() }] });
+    const server = await startGrpcServer({
+      port: 0,
+      logger: silent,
+      services: [{ name: 's', definition: safetyV1.SafetyServiceService, implementation, drain: () => mux.drain() }],
+    });
     const client = createGrpcClient(safetyV1.SafetyServiceClient, `127.0.0.1:${server.port}`);
     const muxClient = new MuxClient(() => client.classifyStream());
     try {
-      const calls = Array.from({ length: 3 }, () => muxClient.unary(safetyV1.ClassifyRequest.fromPartial({}), { deadlineMs: 5000 }).then((r) => r.itemsSeen, (e: DomainError) => e.code));
+      const calls = Array.from({ length: 3 }, () =>
+        muxClient.unary(safetyV1.ClassifyRequest.fromPartial({}), { deadlineMs: 5000 }).then(
+          (r) => r.itemsSeen,
+          (e: DomainError) => e.code,
+        ),
+      );
       expect(await Promise.all(calls)).toEqual([1, 1, 'too_many_calls']);
     } finally {
       muxClient.close();
@@ -185,22 +244,35 @@ describe('unary calls on a multiplexed stream', () => {
       classify: (_call, cb) => cb(null, safetyV1.ClassifyResponse.fromPartial({})),
       classifyStream: (stream) =>
         mux.serveUnary(stream, async (req: safetyV1.ClassifyRequest) => {
-          if (req.tenant === 'bad') throw new DomainError('invalid_safety_state', 'bad state', GrpcStatus.INVALID_ARGUMENT);
+          if (req.tenant === 'bad')
+            throw new DomainError('invalid_safety_state', 'bad state', GrpcStatus.INVALID_ARGUMENT);
           return safetyV1.ClassifyResponse.fromPartial({ itemsSeen: req.items.length });
         }),
     };
     let server: GrpcServer | undefined;
-    server = await startGrpcServer({ port: 0, logger: silent, services: [{ name: 's', definition: safetyV1.SafetyServiceService, implementation, drain: () => mux.drain() }] });
+    server = await startGrpcServer({
+      port: 0,
+      logger: silent,
+      services: [{ name: 's', definition: safetyV1.SafetyServiceService, implementation, drain: () => mux.drain() }],
+    });
     const client = createGrpcClient(safetyV1.SafetyServiceClient, `127.0.0.1:${server.port}`);
     const muxClient = new MuxClient(() => client.classifyStream(), { streams: 3 });
     try {
       const item = safetyV1.SafetyItem.fromPartial({ text: 'x' });
-      const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => muxClient.unary(safetyV1.ClassifyRequest.fromPartial({ items: Array(i).fill(item) }), { deadlineMs: 5000 })));
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          muxClient.unary(safetyV1.ClassifyRequest.fromPartial({ items: Array(i).fill(item) }), { deadlineMs: 5000 }),
+        ),
+      );
       expect(answers.map((a) => a.itemsSeen)).toEqual(Array.from({ length: 30 }, (_, i) => i));
-      await expect(muxClient.unary(safetyV1.ClassifyRequest.fromPartial({ tenant: 'bad' }), { deadlineMs: 5000 })).rejects.toMatchObject({ code: 'invalid_safety_state', grpcStatus: GrpcStatus.INVALID_ARGUMENT });
+      await expect(
+        muxClient.unary(safetyV1.ClassifyRequest.fromPartial({ tenant: 'bad' }), { deadlineMs: 5000 }),
+      ).rejects.toMatchObject({ code: 'invalid_safety_state', grpcStatus: GrpcStatus.INVALID_ARGUMENT });
       const abort = new AbortController();
       abort.abort();
-      await expect(muxClient.unary(safetyV1.ClassifyRequest.fromPartial({}), { deadlineMs: 5000, signal: abort.signal })).rejects.toMatchObject({ code: 'cancelled' });
+      await expect(
+        muxClient.unary(safetyV1.ClassifyRequest.fromPartial({}), { deadlineMs: 5000, signal: abort.signal }),
+      ).rejects.toMatchObject({ code: 'cancelled' });
       // Closing the server ends its idle streams (drain): close() resolves by itself, long before
       // the 60 s grace period would force it (the test's 5 s timeout would fail first).
       await server.close(60_000);

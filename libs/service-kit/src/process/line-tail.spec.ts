@@ -35,7 +35,9 @@ describe('LineTail', () => {
 
 describe('formatTail', () => {
   it('names the service and file and indents the lines', () => {
-    expect(formatTail('edge', ['one', 'two'], '/tmp/edge.log')).toBe('--- last 2 line(s) of edge (/tmp/edge.log) ---\n  one\n  two');
+    expect(formatTail('edge', ['one', 'two'], '/tmp/edge.log')).toBe(
+      '--- last 2 line(s) of edge (/tmp/edge.log) ---\n  one\n  two',
+    );
   });
 
   it('says so when a service wrote nothing', () => {

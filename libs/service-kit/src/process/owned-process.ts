@@ -62,7 +62,9 @@ export class OwnedProcess {
     this.name = options.name;
     this.pid = child.pid ?? -1;
     this.logFile = options.logFile;
-    const file: WriteStream | undefined = options.logFile ? createWriteStream(options.logFile, { flags: 'w' }) : undefined;
+    const file: WriteStream | undefined = options.logFile
+      ? createWriteStream(options.logFile, { flags: 'w' })
+      : undefined;
     file?.on('error', () => undefined); // a full disk must not crash the owner; the tail still works
     for (const stream of [child.stdout, child.stderr]) {
       stream?.setEncoding('utf8');

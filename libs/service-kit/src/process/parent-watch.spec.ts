@@ -30,8 +30,16 @@ async function until(what: string, check: () => boolean, timeoutMs: number): Pro
   }
 }
 
-async function startFixture(mode: 'idle' | 'block'): Promise<{ parent: OwnedProcess; childPid: number; lines: () => string[] }> {
-  const parent = spawnOwned({ name: 'fake-launcher', command: process.execPath, args: [launcher, service], cwd: repoRoot, env: { ...process.env, FIXTURE_MODE: mode } });
+async function startFixture(
+  mode: 'idle' | 'block',
+): Promise<{ parent: OwnedProcess; childPid: number; lines: () => string[] }> {
+  const parent = spawnOwned({
+    name: 'fake-launcher',
+    command: process.execPath,
+    args: [launcher, service],
+    cwd: repoRoot,
+    env: { ...process.env, FIXTURE_MODE: mode },
+  });
   const lines = () => parent.tail(100);
   await until('the fixture service is ready', () => lines().some((l) => l.includes('"msg":"ready"')), 60_000);
   const childPid = (JSON.parse(lines().find((l) => l.includes('childPid')) ?? '{}') as { childPid: number }).childPid;

@@ -54,7 +54,11 @@ export function startProcessWatchdog(options: ProcessWatchdogOptions): ProcessWa
   const parentPid = options.parentPid ?? parentPidFromEnv();
   const worker = new Worker(WATCHDOG_SOURCE, {
     eval: true,
-    workerData: { parentPid: parentPid ?? 0, intervalMs: options.intervalMs ?? 250, orphanGraceMs: options.orphanGraceMs },
+    workerData: {
+      parentPid: parentPid ?? 0,
+      intervalMs: options.intervalMs ?? 250,
+      orphanGraceMs: options.orphanGraceMs,
+    },
     // The watchdog needs none of the parent's flags (tsx's loader would only slow its start).
     execArgv: [],
     stdout: false,

@@ -69,6 +69,7 @@ export function defaultReadyTimeoutMs(env: NodeJS.ProcessEnv = process.env): num
   const raw = env[READY_TIMEOUT_ENV];
   if (raw === undefined || raw.trim() === '') return 120_000;
   const ms = Number(raw);
-  if (!Number.isFinite(ms) || ms <= 0) throw new RangeError(`${READY_TIMEOUT_ENV} must be a positive number of ms, got '${raw}'`);
+  if (!Number.isFinite(ms) || ms <= 0)
+    throw new RangeError(`${READY_TIMEOUT_ENV} must be a positive number of ms, got '${raw}'`);
   return ms;
 }

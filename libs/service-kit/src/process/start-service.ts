@@ -19,7 +19,10 @@ export class ServiceStartError extends Error {
     readonly reason: 'ready_timeout' | 'service_exited',
     readonly logLines: readonly string[],
   ) {
-    const what = reason === 'ready_timeout' ? 'was not ready in time (its /readyz never answered 200)' : 'exited before it was ready';
+    const what =
+      reason === 'ready_timeout'
+        ? 'was not ready in time (its /readyz never answered 200)'
+        : 'exited before it was ready';
     super(`${service} ${what}\n${formatTail(service, logLines)}`);
     this.name = 'ServiceStartError';
   }
@@ -34,8 +37,16 @@ export async function startNodeService(options: StartNodeServiceOptions): Promis
   const proc = spawnNodeService(options);
   const died = new AbortController();
   void proc.exited.then(() => died.abort());
-  const outcome = await waitForReady({ url: options.readyUrl, deadline: Date.now() + (options.readyTimeoutMs ?? defaultReadyTimeoutMs()), signal: died.signal });
+  const outcome = await waitForReady({
+    url: options.readyUrl,
+    deadline: Date.now() + (options.readyTimeoutMs ?? defaultReadyTimeoutMs()),
+    signal: died.signal,
+  });
   if (outcome === 'ready') return proc;
   await proc.stop(options.stopTimeoutMs ?? 5_000);
-  throw new ServiceStartError(options.name, proc.exitInfo && outcome === 'aborted' ? 'service_exited' : 'ready_timeout', proc.tail());
+  throw new ServiceStartError(
+    options.name,
+    proc.exitInfo && outcome === 'aborted' ? 'service_exited' : 'ready_timeout',
+    proc.tail(),
+  );
 }

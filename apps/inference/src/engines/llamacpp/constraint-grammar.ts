@@ -1,9 +1,7 @@
 import type { JsonSchema, ParsedPrompt } from '@fastloop/model-profiles';
 
 /** What sampling must produce, read from the prompt's header. */
-export type Constraint =
-  | { kind: 'tool_call'; schema: JsonSchema }
-  | { kind: 'json'; schema: JsonSchema };
+export type Constraint = { kind: 'tool_call'; schema: JsonSchema } | { kind: 'json'; schema: JsonSchema };
 
 /**
  * The constraint a prompt asks for: a forced tool call (tool choice `required` or a named tool) as
@@ -13,7 +11,10 @@ export type Constraint =
 export function constraintFor(parsed: ParsedPrompt): Constraint | undefined {
   const choice = parsed.toolChoice;
   if (choice !== undefined && parsed.tools.length > 0) {
-    const tools = choice === 'required' ? parsed.tools : parsed.tools.filter((t) => t.name === choice.name || qualified(t) === choice.name);
+    const tools =
+      choice === 'required'
+        ? parsed.tools
+        : parsed.tools.filter((t) => t.name === choice.name || qualified(t) === choice.name);
     if (tools.length > 0) {
       const calls = tools.map((t) => ({
         type: 'object',
@@ -47,6 +48,9 @@ export function constraintGbnf(constraint: Constraint, jsonGrammar: string): str
   // node-llama-cpp lets an integer carry any exponent, and 8e-4 is not an integer: no exponent here.
   const integer = lines.findIndex((l) => l.startsWith('integer-number-rule ::='));
   if (integer >= 0) lines[integer] = 'integer-number-rule ::= "-"? ("0" | [1-9] [0-9]{0,15})';
-  const root = constraint.kind === 'tool_call' ? 'root ::= "<tool_call>\\n" json-value-root "\\n</tool_call>"' : 'root ::= json-value-root';
+  const root =
+    constraint.kind === 'tool_call'
+      ? 'root ::= "<tool_call>\\n" json-value-root "\\n</tool_call>"'
+      : 'root ::= json-value-root';
   return [root, ...lines].join('\n');
 }

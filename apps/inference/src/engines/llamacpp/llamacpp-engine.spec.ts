@@ -16,11 +16,22 @@ describeModel('LlamaCppEngine on stories260K (real llama.cpp, one thread)', () =
 
   beforeAll(async () => {
     profile = await resolveProfile(ggufProfileId(MODEL));
-    engine = await LlamaCppEngine.create({ modelPath: MODEL, profile, sequences: 2, contextSize: 0, threads: 1, gpuLayers: 0, logger: pino({ level: 'silent' }) });
+    engine = await LlamaCppEngine.create({
+      modelPath: MODEL,
+      profile,
+      sequences: 2,
+      contextSize: 0,
+      threads: 1,
+      gpuLayers: 0,
+      logger: pino({ level: 'silent' }),
+    });
   });
   afterAll(() => engine?.close());
 
-  async function run(prompt: number[], extra: Partial<EngineRequest> = {}): Promise<{ tokens: number[]; prefill?: EnginePrefill }> {
+  async function run(
+    prompt: number[],
+    extra: Partial<EngineRequest> = {},
+  ): Promise<{ tokens: number[]; prefill?: EnginePrefill }> {
     let prefill: EnginePrefill | undefined;
     const tokens: number[] = [];
     const request: EngineRequest = {
@@ -38,7 +49,10 @@ describeModel('LlamaCppEngine on stories260K (real llama.cpp, one thread)', () =
     return { tokens, prefill };
   }
 
-  const turn = (text: string) => [...profile.renderEntry({ kind: 'message', role: 'user', text }), ...profile.renderGenerationPrompt()];
+  const turn = (text: string) => [
+    ...profile.renderEntry({ kind: 'message', role: 'user', text }),
+    ...profile.renderGenerationPrompt(),
+  ];
 
   it('samples real tokens of the model, reproducibly under a seed', async () => {
     const prompt = [...profile.renderHeader({ tools: [] }), ...turn('Once upon a time')];
@@ -78,7 +92,14 @@ describeModel('LlamaCppEngine on stories260K (real llama.cpp, one thread)', () =
     const controller = new AbortController();
     const tokens: number[] = [];
     const prompt = [...profile.renderHeader({ tools: [] }), ...turn('Lily went to the park.')];
-    const request: EngineRequest = { prompt: Uint32Array.from(prompt), cachedTokens: 0, maxOutputTokens: 400, stopTokens: new Set(), arrivedAt: 0, signal: controller.signal };
+    const request: EngineRequest = {
+      prompt: Uint32Array.from(prompt),
+      cachedTokens: 0,
+      maxOutputTokens: 400,
+      stopTokens: new Set(),
+      arrivedAt: 0,
+      signal: controller.signal,
+    };
     for await (const chunk of engine.generate(request)) {
       tokens.push(...chunk);
       if (tokens.length >= 3) controller.abort();
@@ -89,29 +110,48 @@ describeModel('LlamaCppEngine on stories260K (real llama.cpp, one thread)', () =
   });
 
   it('samples a forced tool call under the schema grammar, so it parses and fits the schema', async () => {
-    const parameters = { type: 'object' as const, properties: { city: { type: 'string' as const }, days: { type: 'integer' as const } }, required: ['city', 'days'] };
+    const parameters = {
+      type: 'object' as const,
+      properties: { city: { type: 'string' as const }, days: { type: 'integer' as const } },
+      required: ['city', 'days'],
+    };
     const header = { tools: [{ name: 'get_weather', parameters }], toolChoice: 'required' as const };
     const prompt = [...profile.renderHeader(header), ...turn('Weather in Paris?')];
     const { tokens } = await run(prompt, { maxOutputTokens: 200, sessionKey: 'tool' });
     const parser = profile.createOutputParser();
     const events: ParseEvent[] = [...parser.push(tokens), ...parser.finish()];
     expect(events[0]).toEqual({ type: 'item_start', item: { kind: 'function_call', name: 'get_weather' } });
-    const args = events.filter((e): e is Extract<ParseEvent, { type: 'delta' }> => e.type === 'delta').map((e) => e.text).join('');
+    const args = events
+      .filter((e): e is Extract<ParseEvent, { type: 'delta' }> => e.type === 'delta')
+      .map((e) => e.text)
+      .join('');
     expect(checkSchema(JSON.parse(args), parameters)).toEqual([]);
   });
 
   it('samples a text.format json_schema answer under its grammar', async () => {
-    const schema = { type: 'object' as const, properties: { title: { type: 'string' as const, maxLength: 20 }, happy: { type: 'boolean' as const } }, required: ['title', 'happy'] };
-    const prompt = [...profile.renderHeader({ tools: [], responseFormat: { name: 'story', schema } }), ...turn('A short story.')];
+    const schema = {
+      type: 'object' as const,
+      properties: { title: { type: 'string' as const, maxLength: 20 }, happy: { type: 'boolean' as const } },
+      required: ['title', 'happy'],
+    };
+    const prompt = [
+      ...profile.renderHeader({ tools: [], responseFormat: { name: 'story', schema } }),
+      ...turn('A short story.'),
+    ];
     const { tokens } = await run(prompt, { maxOutputTokens: 120, sessionKey: 'json' });
     const parser = profile.createOutputParser();
     const events: ParseEvent[] = [...parser.push(tokens), ...parser.finish()];
     expect(events[0]).toEqual({ type: 'item_start', item: { kind: 'message' } });
-    const text = events.filter((e): e is Extract<ParseEvent, { type: 'delta' }> => e.type === 'delta').map((e) => e.text).join('');
+    const text = events
+      .filter((e): e is Extract<ParseEvent, { type: 'delta' }> => e.type === 'delta')
+      .map((e) => e.text)
+      .join('');
     expect(checkSchema(JSON.parse(text), schema)).toEqual([]);
   });
 
   it('refuses a prompt that leaves no room in the context window', async () => {
-    await expect(run(new Array(engine.contextSize).fill(100))).rejects.toMatchObject({ code: 'context_length_exceeded' });
+    await expect(run(new Array(engine.contextSize).fill(100))).rejects.toMatchObject({
+      code: 'context_length_exceeded',
+    });
   });
 });

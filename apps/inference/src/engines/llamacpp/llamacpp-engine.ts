@@ -54,7 +54,12 @@ export class LlamaCppEngine implements Engine {
   static async create(options: LlamaCppEngineOptions): Promise<LlamaCppEngine> {
     const lib = await loadNodeLlamaCpp();
     const gpu = options.gpuLayers > 0 ? 'auto' : false;
-    const llama = await lib.getLlama({ gpu, build: 'never', maxThreads: options.threads, logLevel: lib.LlamaLogLevel.error });
+    const llama = await lib.getLlama({
+      gpu,
+      build: 'never',
+      maxThreads: options.threads,
+      logLevel: lib.LlamaLogLevel.error,
+    });
     let model: LlamaModel;
     try {
       model = await llama.loadModel({ modelPath: options.modelPath, gpuLayers: options.gpuLayers });
@@ -65,7 +70,16 @@ export class LlamaCppEngine implements Engine {
     const contextSize = options.contextSize > 0 ? options.contextSize : model.trainContextSize;
     const context = await model.createContext({ sequences: options.sequences, contextSize, threads: options.threads });
     const sequences = Array.from({ length: options.sequences }, () => context.getSequence());
-    options.logger.info({ engine: 'llamacpp', model: options.modelPath, contextSize: context.contextSize, sequences: options.sequences, gpu: llama.gpu }, 'model loaded');
+    options.logger.info(
+      {
+        engine: 'llamacpp',
+        model: options.modelPath,
+        contextSize: context.contextSize,
+        sequences: options.sequences,
+        gpu: llama.gpu,
+      },
+      'model loaded',
+    );
     return new LlamaCppEngine(lib, llama, model, context, new SequencePool(sequences), options);
   }
 
@@ -87,14 +101,20 @@ export class LlamaCppEngine implements Engine {
       // llama.cpp needs at least one evaluated token to sample from, even on a full match.
       const reuse = Math.min(lease.commonPrefix, prompt.length - 1);
       const held = sequence.nextTokenIndex;
-      if (sequence.nextTokenIndex > reuse) await sequence.eraseContextTokenRanges([{ start: reuse, end: sequence.nextTokenIndex }]);
+      if (sequence.nextTokenIndex > reuse)
+        await sequence.eraseContextTokenRanges([{ start: reuse, end: sequence.nextTokenIndex }]);
       request.onPrefill?.({ cachedTokens: reuse, evaluatedTokens: prompt.length - reuse });
       const { logger } = this.options;
       if (logger.isLevelEnabled('debug')) {
-        logger.debug({ engine: 'llamacpp', sessionKey: request.sessionKey, promptTokens: prompt.length, reused: reuse, held }, 'sequence leased');
+        logger.debug(
+          { engine: 'llamacpp', sessionKey: request.sessionKey, promptTokens: prompt.length, reused: reuse, held },
+          'sequence leased',
+        );
       }
       const limit = Math.min(request.maxOutputTokens, this.contextSize - prompt.length);
-      const grammarEvaluationState = grammar ? new this.lib.LlamaGrammarEvaluationState({ model: this.model, grammar }) : undefined;
+      const grammarEvaluationState = grammar
+        ? new this.lib.LlamaGrammarEvaluationState({ model: this.model, grammar })
+        : undefined;
       let sampled = 0;
       const tokens = sequence.evaluate(prompt.slice(reuse) as Token[], {
         temperature: request.temperature ?? 1,

@@ -50,7 +50,12 @@ export class SequencePool<S extends HeldSequence> {
   }
 
   /** Waits for an idle sequence (or `signal`), then leases the best one for `prompt`. */
-  async acquire(prompt: readonly number[], sessionKey: string | undefined, signal: AbortSignal, salt = ''): Promise<Lease<S> | undefined> {
+  async acquire(
+    prompt: readonly number[],
+    sessionKey: string | undefined,
+    signal: AbortSignal,
+    salt = '',
+  ): Promise<Lease<S> | undefined> {
     while (!signal.aborted) {
       const lease = this.tryAcquire(prompt, sessionKey, salt);
       if (lease) return lease;

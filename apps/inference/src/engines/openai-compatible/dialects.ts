@@ -27,8 +27,10 @@ export interface Dialect {
   read(event: Record<string, unknown>, state: ReadState): UpstreamStep;
 }
 
-const ids = (value: unknown): number[] => (Array.isArray(value) ? value.filter((v): v is number => Number.isInteger(v)) : []);
-const num = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
+const ids = (value: unknown): number[] =>
+  Array.isArray(value) ? value.filter((v): v is number => Number.isInteger(v)) : [];
+const num = (value: unknown): number | undefined =>
+  typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 
 function errorOf(event: Record<string, unknown>): string | undefined {
   const err = event.error;
@@ -81,7 +83,13 @@ export const sglang: Dialect = {
   path: '/generate',
   body: (r) => ({
     input_ids: Array.from(r.prompt),
-    sampling_params: { max_new_tokens: r.maxOutputTokens, temperature: r.temperature, top_p: r.topP, stop_token_ids: [...r.stopTokens], skip_special_tokens: false },
+    sampling_params: {
+      max_new_tokens: r.maxOutputTokens,
+      temperature: r.temperature,
+      top_p: r.topP,
+      stop_token_ids: [...r.stopTokens],
+      skip_special_tokens: false,
+    },
     stream: true,
   }),
   read(event, state) {
@@ -116,7 +124,11 @@ export const llamaServer: Dialect = {
   read(event) {
     failOnError(event);
     const timings = (event.timings ?? {}) as Record<string, unknown>;
-    return { tokens: ids(event.tokens), cachedTokens: num(timings.cache_n) ?? num(event.tokens_cached), finished: event.stop === true };
+    return {
+      tokens: ids(event.tokens),
+      cachedTokens: num(timings.cache_n) ?? num(event.tokens_cached),
+      finished: event.stop === true,
+    };
   },
 };
 

@@ -9,7 +9,12 @@ import { ERRORS, STREAMS } from './upstream-fixtures';
 type Handler = (req: IncomingMessage, body: Record<string, unknown>, res: ServerResponse) => void;
 
 /** A fake upstream: records each request (path, JSON body) and answers with `handler`. */
-async function fakeUpstream(handler: Handler): Promise<{ url: string; requests: Array<{ path: string; body: Record<string, unknown> }>; closed: Promise<void>; server: Server }> {
+async function fakeUpstream(handler: Handler): Promise<{
+  url: string;
+  requests: Array<{ path: string; body: Record<string, unknown> }>;
+  closed: Promise<void>;
+  server: Server;
+}> {
   const requests: Array<{ path: string; body: Record<string, unknown> }> = [];
   let onClosed: () => void = () => undefined;
   const closed = new Promise<void>((resolve) => (onClosed = resolve));
@@ -39,7 +44,13 @@ afterEach(async () => {
 });
 
 async function run(dialect: DialectName, url: string, extra: Partial<EngineRequest> = {}, slots = 0) {
-  const engine = new OpenAiCompatibleEngine({ baseUrl: url, dialect, model: 'm', slots, logger: pino({ level: 'silent' }) });
+  const engine = new OpenAiCompatibleEngine({
+    baseUrl: url,
+    dialect,
+    model: 'm',
+    slots,
+    logger: pino({ level: 'silent' }),
+  });
   let prefill: EnginePrefill | undefined;
   const tokens: number[] = [];
   const request: EngineRequest = {
@@ -81,9 +92,26 @@ describe('OpenAiCompatibleEngine against fakes of each upstream', () => {
       await run(dialect, up.url, {}, 4);
       bodies[dialect] = up.requests[0].body;
     }
-    expect(bodies.vllm).toMatchObject({ model: 'm', prompt: [1, 2, 3], max_tokens: 16, stream: true, return_token_ids: true, stream_options: { include_usage: true } });
-    expect(bodies.sglang).toMatchObject({ input_ids: [1, 2, 3], stream: true, sampling_params: { max_new_tokens: 16, temperature: 0.5 } });
-    expect(bodies['llama-server']).toMatchObject({ prompt: [1, 2, 3], n_predict: 16, stream: true, cache_prompt: true, return_tokens: true });
+    expect(bodies.vllm).toMatchObject({
+      model: 'm',
+      prompt: [1, 2, 3],
+      max_tokens: 16,
+      stream: true,
+      return_token_ids: true,
+      stream_options: { include_usage: true },
+    });
+    expect(bodies.sglang).toMatchObject({
+      input_ids: [1, 2, 3],
+      stream: true,
+      sampling_params: { max_new_tokens: 16, temperature: 0.5 },
+    });
+    expect(bodies['llama-server']).toMatchObject({
+      prompt: [1, 2, 3],
+      n_predict: 16,
+      stream: true,
+      cache_prompt: true,
+      return_tokens: true,
+    });
     expect(bodies['llama-server'].id_slot).toEqual(expect.any(Number));
   });
 
@@ -96,11 +124,16 @@ describe('OpenAiCompatibleEngine against fakes of each upstream', () => {
     expect(up.requests[0].body.id_slot).toBeLessThan(8);
   });
 
-  it.each(['vllm', 'sglang', 'llama-server'] as const)('%s: an HTTP error becomes an engine failure naming the upstream message', async (dialect) => {
-    const up = await fakeUpstream((_req, _body, res) => res.writeHead(400, { 'content-type': 'application/json' }).end(ERRORS[dialect]));
-    servers.push(up.server);
-    await expect(run(dialect, up.url)).rejects.toThrow(/HTTP 400: .*context/);
-  });
+  it.each(['vllm', 'sglang', 'llama-server'] as const)(
+    '%s: an HTTP error becomes an engine failure naming the upstream message',
+    async (dialect) => {
+      const up = await fakeUpstream((_req, _body, res) =>
+        res.writeHead(400, { 'content-type': 'application/json' }).end(ERRORS[dialect]),
+      );
+      servers.push(up.server);
+      await expect(run(dialect, up.url)).rejects.toThrow(/HTTP 400: .*context/);
+    },
+  );
 
   it('fails when the upstream disconnects mid-stream (no final event)', async () => {
     const up = await fakeUpstream((_req, _body, res) => {
@@ -112,7 +145,12 @@ describe('OpenAiCompatibleEngine against fakes of each upstream', () => {
   });
 
   it('fails on an error event inside the stream', async () => {
-    const up = await fakeUpstream(streamEvents([STREAMS['llama-server'][0], JSON.stringify({ error: { code: 500, message: 'slot unavailable', type: 'server_error' } })]));
+    const up = await fakeUpstream(
+      streamEvents([
+        STREAMS['llama-server'][0],
+        JSON.stringify({ error: { code: 500, message: 'slot unavailable', type: 'server_error' } }),
+      ]),
+    );
     servers.push(up.server);
     await expect(run('llama-server', up.url)).rejects.toThrow(/slot unavailable/);
   });
@@ -124,9 +162,22 @@ describe('OpenAiCompatibleEngine against fakes of each upstream', () => {
     });
     servers.push(up.server);
     const controller = new AbortController();
-    const engine = new OpenAiCompatibleEngine({ baseUrl: up.url, dialect: 'vllm', model: 'm', slots: 0, logger: pino({ level: 'silent' }) });
+    const engine = new OpenAiCompatibleEngine({
+      baseUrl: up.url,
+      dialect: 'vllm',
+      model: 'm',
+      slots: 0,
+      logger: pino({ level: 'silent' }),
+    });
     const tokens: number[] = [];
-    const request: EngineRequest = { prompt: Uint32Array.from([1, 2, 3]), cachedTokens: 0, maxOutputTokens: 16, stopTokens: new Set(), arrivedAt: 0, signal: controller.signal };
+    const request: EngineRequest = {
+      prompt: Uint32Array.from([1, 2, 3]),
+      cachedTokens: 0,
+      maxOutputTokens: 16,
+      stopTokens: new Set(),
+      arrivedAt: 0,
+      signal: controller.signal,
+    };
     for await (const chunk of engine.generate(request)) {
       tokens.push(...chunk);
       controller.abort();
@@ -143,12 +194,24 @@ describe('OpenAiCompatibleEngine health', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     servers.push(server);
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const engine = new OpenAiCompatibleEngine({ baseUrl: url, dialect: 'sglang', model: 'm', slots: 0, logger: pino({ level: 'silent' }) });
+    const engine = new OpenAiCompatibleEngine({
+      baseUrl: url,
+      dialect: 'sglang',
+      model: 'm',
+      slots: 0,
+      logger: pino({ level: 'silent' }),
+    });
     const signal = new AbortController().signal;
     expect(await engine.checkHealth(signal)).toBe(true);
     status = 503; // e.g. SGLang while its model loads
     expect(await engine.checkHealth(signal)).toBe(false);
-    const gone = new OpenAiCompatibleEngine({ baseUrl: 'http://127.0.0.1:1', dialect: 'vllm', model: 'm', slots: 0, logger: pino({ level: 'silent' }) });
+    const gone = new OpenAiCompatibleEngine({
+      baseUrl: 'http://127.0.0.1:1',
+      dialect: 'vllm',
+      model: 'm',
+      slots: 0,
+      logger: pino({ level: 'silent' }),
+    });
     expect(await gone.checkHealth(signal)).toBe(false);
   });
 });

@@ -41,7 +41,11 @@ export class OpenAiCompatibleEngine implements Engine {
     const abort = () => upstream.abort();
     request.signal.addEventListener('abort', abort, { once: true });
     try {
-      const response = await this.post(dialect.path, dialect.body(request, { model: this.options.model, slot: this.slotOf(request.sessionKey) }), upstream.signal);
+      const response = await this.post(
+        dialect.path,
+        dialect.body(request, { model: this.options.model, slot: this.slotOf(request.sessionKey) }),
+        upstream.signal,
+      );
       if (!response) return;
       const state: ReadState = { emitted: 0 };
       let cachedTokens: number | undefined;
@@ -60,7 +64,8 @@ export class OpenAiCompatibleEngine implements Engine {
         }
       }
       if (!finished && !request.signal.aborted) throw new Error('upstream stream ended before its final event');
-      if (cachedTokens !== undefined) request.onPrefill?.({ cachedTokens, evaluatedTokens: request.prompt.length - cachedTokens });
+      if (cachedTokens !== undefined)
+        request.onPrefill?.({ cachedTokens, evaluatedTokens: request.prompt.length - cachedTokens });
     } catch (err) {
       if (request.signal.aborted) return;
       throw err;
@@ -76,7 +81,12 @@ export class OpenAiCompatibleEngine implements Engine {
     if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
     let response: Response;
     try {
-      response = await this.fetch(new URL(path, this.options.baseUrl), { method: 'POST', headers, body: JSON.stringify(body), signal });
+      response = await this.fetch(new URL(path, this.options.baseUrl), {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+        signal,
+      });
     } catch (err) {
       if (signal.aborted) return undefined;
       throw new Error(`upstream ${this.options.dialect} unreachable: ${(err as Error).message}`, { cause: err });

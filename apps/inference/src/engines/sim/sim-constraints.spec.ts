@@ -1,5 +1,11 @@
 import fc from 'fast-check';
-import { getProfile, type ConversationEntry, type JsonSchema, type RenderHeader, type ToolSpec } from '@fastloop/model-profiles';
+import {
+  getProfile,
+  type ConversationEntry,
+  type JsonSchema,
+  type RenderHeader,
+  type ToolSpec,
+} from '@fastloop/model-profiles';
 import type { RequestConstraints } from '../../request-constraints';
 import { checkSchema } from '../../testing/check-schema';
 import { completionToEntry, toolOutputFor } from '../../testing/completion-entry';
@@ -9,14 +15,22 @@ import { simulateCompletion } from './sim-engine';
 const profile = getProfile('harmony-o200k');
 const tools: ToolSpec[] = [
   { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
-  { name: 'search', namespace: 'browser', parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } },
+  {
+    name: 'search',
+    namespace: 'browser',
+    parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+  },
   { name: 'apply_patch', description: 'Edit files.', freeform: { type: 'text' } },
 ];
 const header: RenderHeader = { tools };
 const script = { toolCalls: 1, answerWords: 12 };
 const user = (text: string): ConversationEntry => ({ kind: 'message', role: 'user', text });
 
-function step(entries: ConversationEntry[], constraints?: RequestConstraints, h: RenderHeader = header): ConversationEntry {
+function step(
+  entries: ConversationEntry[],
+  constraints?: RequestConstraints,
+  h: RenderHeader = header,
+): ConversationEntry {
   const tokens = simulateCompletion(profile, profile.render(h, entries), script, { constraints });
   return completionToEntry(profile, tokens, `call_${entries.length}`, h.tools);
 }
@@ -24,11 +38,17 @@ function step(entries: ConversationEntry[], constraints?: RequestConstraints, h:
 /** A conversation where the unconstrained sim has used its tool calls and answers in text. */
 function afterToolCall(text: string): ConversationEntry[] {
   const first = step([user(text)]);
-  if (first.kind !== 'function_call' && first.kind !== 'custom_tool_call') throw new Error(`expected a call, got ${first.kind}`);
+  if (first.kind !== 'function_call' && first.kind !== 'custom_tool_call')
+    throw new Error(`expected a call, got ${first.kind}`);
   return [user(text), first, toolOutputFor(first, 'ok')];
 }
 
-const callName = (e: ConversationEntry) => (e.kind === 'function_call' || e.kind === 'custom_tool_call' ? (e.namespace ? `${e.namespace}.${e.name}` : e.name) : `(${e.kind})`);
+const callName = (e: ConversationEntry) =>
+  e.kind === 'function_call' || e.kind === 'custom_tool_call'
+    ? e.namespace
+      ? `${e.namespace}.${e.name}`
+      : e.name
+    : `(${e.kind})`;
 
 describe('the simulated model under request constraints', () => {
   it('with tool_choice required calls a tool where it would otherwise answer in text', () => {
@@ -36,7 +56,9 @@ describe('the simulated model under request constraints', () => {
       fc.property(fc.string({ minLength: 1, maxLength: 30 }), (text) => {
         const conversation = afterToolCall(text);
         expect(step(conversation).kind).toBe('message');
-        expect(['get_weather', 'browser.search', 'apply_patch']).toContain(callName(step(conversation, { toolChoice: 'required' })));
+        expect(['get_weather', 'browser.search', 'apply_patch']).toContain(
+          callName(step(conversation, { toolChoice: 'required' })),
+        );
       }),
       { numRuns: 30 },
     );
@@ -48,7 +70,8 @@ describe('the simulated model under request constraints', () => {
         const conversation = later ? afterToolCall(text) : [user(text)];
         const entry = step(conversation, { toolChoice: { name: 'get_weather' } });
         expect(callName(entry)).toBe('get_weather');
-        if (entry.kind === 'function_call') expect(checkSchema(JSON.parse(entry.arguments), tools[0].parameters as JsonSchema)).toEqual([]);
+        if (entry.kind === 'function_call')
+          expect(checkSchema(JSON.parse(entry.arguments), tools[0].parameters as JsonSchema)).toEqual([]);
       }),
       { numRuns: 30 },
     );
@@ -66,7 +89,11 @@ describe('the simulated model under request constraints', () => {
   it('with a strict json_schema format answers with JSON valid against the schema', () => {
     const schema: JsonSchema = {
       type: 'object',
-      properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1, maximum: 7 }, tags: { type: 'array', items: { type: 'string', enum: ['sun', 'rain'] } } },
+      properties: {
+        city: { type: 'string' },
+        days: { type: 'integer', minimum: 1, maximum: 7 },
+        tags: { type: 'array', items: { type: 'string', enum: ['sun', 'rain'] } },
+      },
       required: ['city', 'days', 'tags'],
       additionalProperties: false,
     };
@@ -81,7 +108,9 @@ describe('the simulated model under request constraints', () => {
   });
 
   it('with json_object answers with a JSON object, after its tool calls', () => {
-    const entry = step(afterToolCall('weather in Oslo'), { responseFormat: { name: 'json_object', schema: { type: 'object' }, strict: false } });
+    const entry = step(afterToolCall('weather in Oslo'), {
+      responseFormat: { name: 'json_object', schema: { type: 'object' }, strict: false },
+    });
     if (entry.kind !== 'message') throw new Error(`expected a message, got ${entry.kind}`);
     expect(JSON.parse(entry.text)).toEqual({ answer: expect.stringContaining('Simulated answer after calling') });
   });

@@ -9,7 +9,10 @@ const header: RenderHeader = {
   instructions: 'You are a coding agent.',
   tools: [
     { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
-    { name: 'grep', parameters: { type: 'object', properties: { pattern: { type: 'string' } }, required: ['pattern'] } },
+    {
+      name: 'grep',
+      parameters: { type: 'object', properties: { pattern: { type: 'string' } }, required: ['pattern'] },
+    },
   ],
 };
 

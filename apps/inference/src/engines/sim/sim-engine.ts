@@ -48,7 +48,11 @@ export class SimEngine implements Engine {
   async *generate(request: EngineRequest): AsyncGenerator<readonly number[]> {
     if (this.closed) throw new Error('sim engine is closed');
     const readStart = this.now();
-    const completion = cutCompletion(this.complete(request.prompt, request.promptLog, request.constraints), request.maxOutputTokens, request.stopTokens);
+    const completion = cutCompletion(
+      this.complete(request.prompt, request.promptLog, request.constraints),
+      request.maxOutputTokens,
+      request.stopTokens,
+    );
     request.onPromptRead?.(this.now() - readStart);
     const { pace } = this.options;
     const seed = request.seed ?? hashNumbers(request.prompt.slice(-SEED_WINDOW), request.prompt.length);
@@ -76,7 +80,12 @@ export class SimEngine implements Engine {
    */
   complete(prompt: ArrayLike<number>, log?: object, constraints?: RequestConstraints): number[] {
     const { logger, guard } = this.options;
-    return simulateCompletion(this.options.profile, prompt, this.options.script, { logger, reader: log && this.readerFor(log), constraints, guard });
+    return simulateCompletion(this.options.profile, prompt, this.options.script, {
+      logger,
+      reader: log && this.readerFor(log),
+      constraints,
+      guard,
+    });
   }
 
   // Keyed weakly by the log: a reader lives as long as some held sequence still uses its log.
@@ -112,7 +121,12 @@ export interface SimulateOptions {
  * prompt asks for one (sim-guard), else the agent script's next step. A prompt the profile
  * cannot take apart is read as an empty conversation: a model still answers garbage with something.
  */
-export function simulateCompletion(profile: ModelProfile, prompt: ArrayLike<number>, script: SimScriptOptions, options: SimulateOptions = {}): number[] {
+export function simulateCompletion(
+  profile: ModelProfile,
+  prompt: ArrayLike<number>,
+  script: SimScriptOptions,
+  options: SimulateOptions = {},
+): number[] {
   const { logger, reader, constraints, guard = { blockTerms: [] } } = options;
   let parsed: ParsedPrompt;
   try {
@@ -122,7 +136,12 @@ export function simulateCompletion(profile: ModelProfile, prompt: ArrayLike<numb
     parsed = { messages: [], tools: [], endsWithGenerationPrompt: true };
   }
   // A copy: a reader may hand back the parse it keeps.
-  if (constraints) parsed = { ...parsed, toolChoice: constraints.toolChoice ?? parsed.toolChoice, responseFormat: constraints.responseFormat ?? parsed.responseFormat };
+  if (constraints)
+    parsed = {
+      ...parsed,
+      toolChoice: constraints.toolChoice ?? parsed.toolChoice,
+      responseFormat: constraints.responseFormat ?? parsed.responseFormat,
+    };
   return profile.renderCompletion(guardCompletion(parsed, guard) ?? scriptCompletion(parsed, script));
 }
 

@@ -31,14 +31,22 @@ describe('the simulated engine playing a guard', () => {
   });
 
   it('recognizes a guard prompt whatever the policy, and answers a verdict with no terms configured', () => {
-    const tokens = simulateCompletion(profile, profile.render(guardHeader('Any policy text.'), [user('project falcon')]), script);
+    const tokens = simulateCompletion(
+      profile,
+      profile.render(guardHeader('Any policy text.'), [user('project falcon')]),
+      script,
+    );
     expect(readGuardVerdict(profile.decode(tokens.filter((t) => !profile.stopTokens.includes(t))))).toBe('safe');
   });
 
   it('leaves every other prompt to the agent script', () => {
-    const parsed = profile.parsePrompt(profile.render({ instructions: 'You are a coding agent. Be safe.', tools: [] }, [user('project falcon')]));
+    const parsed = profile.parsePrompt(
+      profile.render({ instructions: 'You are a coding agent. Be safe.', tools: [] }, [user('project falcon')]),
+    );
     expect(guardCompletion(parsed, guard)).toBeUndefined();
-    const tokens = simulateCompletion(profile, profile.render({ tools: [] }, [user('project falcon')]), script, { guard });
+    const tokens = simulateCompletion(profile, profile.render({ tools: [] }, [user('project falcon')]), script, {
+      guard,
+    });
     expect(profile.decode(tokens)).toContain('Simulated answer');
   });
 });

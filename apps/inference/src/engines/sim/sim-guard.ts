@@ -1,4 +1,9 @@
-import { isGuardPrompt, type ConversationEntry, type GuardVerdictWord, type ParsedPrompt } from '@fastloop/model-profiles';
+import {
+  isGuardPrompt,
+  type ConversationEntry,
+  type GuardVerdictWord,
+  type ParsedPrompt,
+} from '@fastloop/model-profiles';
 
 /** The simulated engine's guard policy (SIM_GUARD_BLOCK_TERMS). */
 export interface SimGuardOptions {

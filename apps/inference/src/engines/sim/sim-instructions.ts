@@ -14,7 +14,11 @@ import { argumentsForSchema } from '../../schema-arguments';
  * nothing changes.
  */
 export function instructedCalls(tools: readonly ParsedTool[], userText: string): ConversationEntry[] | undefined {
-  const spans = [...userText.matchAll(/```[^\n`]*\n([\s\S]*?)```|`([^`\n]+)`/g)].map((m) => ({ text: m[1] ?? m[2], start: m.index, end: m.index + m[0].length }));
+  const spans = [...userText.matchAll(/```[^\n`]*\n([\s\S]*?)```|`([^`\n]+)`/g)].map((m) => ({
+    text: m[1] ?? m[2],
+    start: m.index,
+    end: m.index + m[0].length,
+  }));
   if (spans.length === 0) return undefined;
   // A tool name inside a quoted span is part of what to run, not an instruction.
   const mentions = toolMentions(tools, userText).filter((m) => !spans.some((s) => m.at >= s.start && m.at < s.end));
@@ -36,7 +40,13 @@ function instructedCall(tool: ParsedTool, span: string, index: number): Conversa
   const namespace = tool.namespace !== 'functions' ? { namespace: tool.namespace } : {};
   const callId = `call_sim_${seed.toString(16).padStart(8, '0')}`;
   if (tool.freeform) return { kind: 'custom_tool_call', name: tool.name, ...namespace, input: span, callId };
-  return { kind: 'function_call', name: tool.name, ...namespace, arguments: JSON.stringify(requiredArguments(tool.parameters, span, seed)), callId };
+  return {
+    kind: 'function_call',
+    name: tool.name,
+    ...namespace,
+    arguments: JSON.stringify(requiredArguments(tool.parameters, span, seed)),
+    callId,
+  };
 }
 
 /** Where the text names offered tools (as whole words, `name` or `namespace.name`), in order. */
@@ -62,7 +72,11 @@ function requiredArguments(schema: JsonSchema, span: string, seed: number): Reco
 
 function isStringSchema(schema: JsonSchema): boolean {
   const t = schema.type;
-  return t === 'string' || (Array.isArray(t) && t.includes('string')) || (t === undefined && !schema.properties && !schema.items && !schema.enum);
+  return (
+    t === 'string' ||
+    (Array.isArray(t) && t.includes('string')) ||
+    (t === undefined && !schema.properties && !schema.items && !schema.enum)
+  );
 }
 
 function escape(text: string): string {

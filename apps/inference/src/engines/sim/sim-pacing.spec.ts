@@ -21,17 +21,23 @@ describe('scheduleTokens', () => {
 
   it('is non-decreasing and keeps each jittered interval within 1 ± jitter of the nominal one', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 200 }), fc.double({ min: 1, max: 10_000, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true }), fc.nat(), (n, tps, jitter, seed) => {
-        const s = scheduleTokens(n, tps, 50, jitter, createRandom(seed));
-        const interval = 1000 / tps;
-        expect(s[0]).toBeGreaterThanOrEqual(50 * (1 - jitter) - 1e-9);
-        expect(s[0]).toBeLessThanOrEqual(50 * (1 + jitter) + 1e-9);
-        for (let i = 1; i < n; i++) {
-          const gap = s[i] - s[i - 1];
-          expect(gap).toBeGreaterThanOrEqual(interval * (1 - jitter) - 1e-6);
-          expect(gap).toBeLessThanOrEqual(interval * (1 + jitter) + 1e-6);
-        }
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 200 }),
+        fc.double({ min: 1, max: 10_000, noNaN: true }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.nat(),
+        (n, tps, jitter, seed) => {
+          const s = scheduleTokens(n, tps, 50, jitter, createRandom(seed));
+          const interval = 1000 / tps;
+          expect(s[0]).toBeGreaterThanOrEqual(50 * (1 - jitter) - 1e-9);
+          expect(s[0]).toBeLessThanOrEqual(50 * (1 + jitter) + 1e-9);
+          for (let i = 1; i < n; i++) {
+            const gap = s[i] - s[i - 1];
+            expect(gap).toBeGreaterThanOrEqual(interval * (1 - jitter) - 1e-6);
+            expect(gap).toBeLessThanOrEqual(interval * (1 + jitter) + 1e-6);
+          }
+        },
+      ),
     );
   });
 
@@ -55,26 +61,31 @@ describe('dueCount and nextWakeDelay', () => {
 
   it('emits every token once, in order, and never before it is due, when a clock follows the wake-ups', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 300 }), fc.double({ min: 10, max: 10_000, noNaN: true }), fc.double({ min: 0, max: 3, noNaN: true }), (n, tps, overshoot) => {
-        const s = scheduleTokens(n, tps, 20);
-        let now = 0;
-        let next = 0;
-        let last = -Infinity;
-        let chunks = 0;
-        while (next < n) {
-          now += nextWakeDelay(s, next, now, last, 5) + overshoot; // timers fire late, never early
-          const end = dueCount(s, next, now);
-          for (let i = next; i < end; i++) expect(s[i]).toBeLessThanOrEqual(now);
-          if (end > next) {
-            if (chunks > 0) expect(now - last).toBeGreaterThanOrEqual(5 - 1e-9); // the clock sums floats
-            chunks++;
-            next = end;
-            last = now;
+      fc.property(
+        fc.integer({ min: 1, max: 300 }),
+        fc.double({ min: 10, max: 10_000, noNaN: true }),
+        fc.double({ min: 0, max: 3, noNaN: true }),
+        (n, tps, overshoot) => {
+          const s = scheduleTokens(n, tps, 20);
+          let now = 0;
+          let next = 0;
+          let last = -Infinity;
+          let chunks = 0;
+          while (next < n) {
+            now += nextWakeDelay(s, next, now, last, 5) + overshoot; // timers fire late, never early
+            const end = dueCount(s, next, now);
+            for (let i = next; i < end; i++) expect(s[i]).toBeLessThanOrEqual(now);
+            if (end > next) {
+              if (chunks > 0) expect(now - last).toBeGreaterThanOrEqual(5 - 1e-9); // the clock sums floats
+              chunks++;
+              next = end;
+              last = now;
+            }
           }
-        }
-        // Every token is sent within one tick (plus timer lateness) of being due.
-        expect(last - s[n - 1]).toBeLessThanOrEqual(5 + overshoot + 1e-9);
-      }),
+          // Every token is sent within one tick (plus timer lateness) of being due.
+          expect(last - s[n - 1]).toBeLessThanOrEqual(5 + overshoot + 1e-9);
+        },
+      ),
     );
   });
 });

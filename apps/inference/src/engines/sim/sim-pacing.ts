@@ -18,7 +18,10 @@ export interface SimPace {
 }
 
 /** Time to first token for a prompt with `uncachedTokens` to prefill, before jitter, in ms. */
-export function timeToFirstTokenMs(uncachedTokens: number, pace: Pick<SimPace, 'ttftMs' | 'prefillTokensPerSecond'>): number {
+export function timeToFirstTokenMs(
+  uncachedTokens: number,
+  pace: Pick<SimPace, 'ttftMs' | 'prefillTokensPerSecond'>,
+): number {
   return pace.ttftMs + (Math.max(0, uncachedTokens) * 1000) / pace.prefillTokensPerSecond;
 }
 
@@ -28,7 +31,13 @@ export function timeToFirstTokenMs(uncachedTokens: number, pace: Pick<SimPace, '
  * by a factor in [1 - jitter, 1 + jitter] drawn from `random`, so the mean rate is kept.
  * The result is non-decreasing.
  */
-export function scheduleTokens(n: number, tokensPerSecond: number, ttftMs: number, jitter = 0, random: Random = createRandom(0)): Float64Array {
+export function scheduleTokens(
+  n: number,
+  tokensPerSecond: number,
+  ttftMs: number,
+  jitter = 0,
+  random: Random = createRandom(0),
+): Float64Array {
   const due = new Float64Array(Math.max(0, n));
   const interval = 1000 / tokensPerSecond;
   const scale = () => (jitter > 0 ? 1 + jitter * (2 * random() - 1) : 1);
@@ -52,7 +61,13 @@ export function dueCount(schedule: Float64Array, from: number, elapsedMs: number
  * (TTFT matters); later tokens are batched so chunks are at least `tickMs` apart, which keeps the
  * rate exact at thousands of tokens/s with one timer per chunk instead of one per token.
  */
-export function nextWakeDelay(schedule: Float64Array, next: number, elapsedMs: number, lastEmitMs: number, tickMs: number): number {
+export function nextWakeDelay(
+  schedule: Float64Array,
+  next: number,
+  elapsedMs: number,
+  lastEmitMs: number,
+  tickMs: number,
+): number {
   if (next >= schedule.length) return 0;
   const dueAt = schedule[next];
   const wakeAt = next === 0 ? dueAt : Math.max(dueAt, lastEmitMs + tickMs);

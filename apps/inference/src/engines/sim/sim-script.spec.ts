@@ -9,25 +9,44 @@ const tools: ToolSpec[] = [
   {
     name: 'get_weather',
     description: 'Weather for a city',
-    parameters: { type: 'object', properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['c', 'f'] } }, required: ['city'] },
+    parameters: {
+      type: 'object',
+      properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['c', 'f'] } },
+      required: ['city'],
+    },
   },
   {
     name: 'search',
     namespace: 'browser',
     parameters: {
       type: 'object',
-      properties: { query: { type: 'string' }, limit: { type: 'number' }, opts: { type: 'object', properties: { deep: { type: 'boolean' } }, required: ['deep'] } },
+      properties: {
+        query: { type: 'string' },
+        limit: { type: 'number' },
+        opts: { type: 'object', properties: { deep: { type: 'boolean' } }, required: ['deep'] },
+      },
       required: ['query', 'opts'],
     },
   },
-  { name: 'list_files', parameters: { type: 'object', properties: { paths: { type: 'array', items: { type: 'string' } } }, required: ['paths'] } },
+  {
+    name: 'list_files',
+    parameters: {
+      type: 'object',
+      properties: { paths: { type: 'array', items: { type: 'string' } } },
+      required: ['paths'],
+    },
+  },
 ];
 const script = { toolCalls: 2, answerWords: 40 };
 const withTools: RenderHeader = { instructions: 'Help the user.', tools };
 const user = (text: string): ConversationEntry => ({ kind: 'message', role: 'user', text });
 
 /** Runs the simulated model on a conversation and reads its completion back as an entry. */
-function step(header: RenderHeader, entries: ConversationEntry[], options = script): { tokens: number[]; entry: ConversationEntry } {
+function step(
+  header: RenderHeader,
+  entries: ConversationEntry[],
+  options = script,
+): { tokens: number[]; entry: ConversationEntry } {
   const tokens = simulateCompletion(profile, profile.render(header, entries), options);
   return { tokens, entry: completionToEntry(profile, tokens, `call_${entries.length}`, header.tools) };
 }
@@ -82,7 +101,11 @@ describe('the simulated model', () => {
   });
 
   it('starts counting tool calls again after the next user message', () => {
-    const entries: ConversationEntry[] = [user('first'), { kind: 'message', role: 'assistant', text: 'done' }, user('second')];
+    const entries: ConversationEntry[] = [
+      user('first'),
+      { kind: 'message', role: 'assistant', text: 'done' },
+      user('second'),
+    ];
     expect(step(withTools, entries).entry.kind).toBe('function_call');
   });
 
@@ -99,18 +122,27 @@ describe('the simulated model', () => {
   });
 
   it('calls a freeform apply_patch tool with a well-formed patch as plain text, then answers after its output', () => {
-    const header: RenderHeader = { tools: [{ name: 'apply_patch', description: 'Edit files.', freeform: { type: 'text' } }] };
+    const header: RenderHeader = {
+      tools: [{ name: 'apply_patch', description: 'Edit files.', freeform: { type: 'text' } }],
+    };
     const entries: ConversationEntry[] = [user('Create a greeting file')];
     const first = step(header, entries, { toolCalls: 1, answerWords: 5 });
     expect(first.entry).toMatchObject({ kind: 'custom_tool_call', name: 'apply_patch' });
     if (first.entry.kind !== 'custom_tool_call') return;
-    expect(first.entry.input).toMatch(/^\*\*\* Begin Patch\n\*\*\* Add File: sim-[0-9a-f]{8}\.txt\n\+Create a greeting file[\w ]*\n\*\*\* End Patch\n$/);
+    expect(first.entry.input).toMatch(
+      /^\*\*\* Begin Patch\n\*\*\* Add File: sim-[0-9a-f]{8}\.txt\n\+Create a greeting file[\w ]*\n\*\*\* End Patch\n$/,
+    );
     entries.push(first.entry, toolOutputFor(first.entry, 'Success. Updated the following files:\nA sim.txt'));
-    expect(step(header, entries, { toolCalls: 1, answerWords: 5 }).entry).toMatchObject({ kind: 'message', role: 'assistant' });
+    expect(step(header, entries, { toolCalls: 1, answerWords: 5 }).entry).toMatchObject({
+      kind: 'message',
+      role: 'assistant',
+    });
   });
 
   it('calls any other freeform tool with a line of plain text, not JSON', () => {
-    const header: RenderHeader = { tools: [{ name: 'note', namespace: 'pad', freeform: { type: 'grammar', syntax: 'regex', definition: '.+' } }] };
+    const header: RenderHeader = {
+      tools: [{ name: 'note', namespace: 'pad', freeform: { type: 'grammar', syntax: 'regex', definition: '.+' } }],
+    };
     const { entry } = step(header, [user('remember the milk')]);
     expect(entry).toMatchObject({ kind: 'custom_tool_call', name: 'note', namespace: 'pad' });
     if (entry.kind === 'custom_tool_call') expect(entry.input.startsWith('remember the milk ')).toBe(true);
@@ -133,14 +165,19 @@ describe('scriptCompletion', () => {
       tools: [{ namespace: 'ns', name: 'tool', parameters: { type: 'object' as const, properties: {} } }],
       endsWithGenerationPrompt: true,
     };
-    expect(scriptCompletion(parsed, { toolCalls: 2, answerWords: 5 })).toMatchObject({ kind: 'function_call', namespace: 'ns', name: 'tool' });
+    expect(scriptCompletion(parsed, { toolCalls: 2, answerWords: 5 })).toMatchObject({
+      kind: 'function_call',
+      namespace: 'ns',
+      name: 'tool',
+    });
     expect(scriptCompletion(parsed, { toolCalls: 1, answerWords: 5 })).toMatchObject({ kind: 'message' });
   });
 });
 
 describe('answerText', () => {
   it('has exactly the requested number of words', () => {
-    for (const n of [1, 3, 10, 40, 200]) expect(answerText({ userText: 'a b c', called: ['x', 'y', 'z'] }, n).split(' ')).toHaveLength(n);
+    for (const n of [1, 3, 10, 40, 200])
+      expect(answerText({ userText: 'a b c', called: ['x', 'y', 'z'] }, n).split(' ')).toHaveLength(n);
   });
 });
 
@@ -149,14 +186,21 @@ describe('the simulated model given explicit instructions', () => {
     name: 'exec_command',
     parameters: {
       type: 'object',
-      properties: { cmd: { type: 'string' }, workdir: { type: 'string' }, shell: { type: 'string' }, yield_time_ms: { type: 'number' } },
+      properties: {
+        cmd: { type: 'string' },
+        workdir: { type: 'string' },
+        shell: { type: 'string' },
+        yield_time_ms: { type: 'number' },
+      },
       required: ['cmd'],
     },
   };
   const header: RenderHeader = { tools: [...tools, exec] };
 
   it('runs each quoted command with the tool the user names, filling only required properties, then answers', () => {
-    const entries: ConversationEntry[] = [user('Run `printf hi > a.txt` then `git add a.txt` with exec_command, please.')];
+    const entries: ConversationEntry[] = [
+      user('Run `printf hi > a.txt` then `git add a.txt` with exec_command, please.'),
+    ];
     const calls: unknown[] = [];
     for (;;) {
       const { entry } = step(header, entries);
@@ -186,9 +230,14 @@ describe('the simulated model given explicit instructions', () => {
   });
 
   it('sends a fenced block to a custom (freeform) tool as its input, and each span to the tool named after it', () => {
-    const patch: ToolSpec = { name: 'apply_patch', freeform: { type: 'text' }, parameters: { type: 'object', properties: {} } };
+    const patch: ToolSpec = {
+      name: 'apply_patch',
+      freeform: { type: 'text' },
+      parameters: { type: 'object', properties: {} },
+    };
     const mixed: RenderHeader = { tools: [exec, patch] };
-    const text = 'Apply\n```\n*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch\n```\nwith apply_patch, then run `git add a.txt` with exec_command.';
+    const text =
+      'Apply\n```\n*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch\n```\nwith apply_patch, then run `git add a.txt` with exec_command.';
     const entries: ConversationEntry[] = [user(text)];
     const calls: ConversationEntry[] = [];
     for (;;) {
@@ -198,7 +247,15 @@ describe('the simulated model given explicit instructions', () => {
       calls.push(entry);
       entries.push(toolOutputFor(entry, 'ok'));
     }
-    expect(calls.map((c) => (c.kind === 'custom_tool_call' ? [c.name, c.input] : c.kind === 'function_call' ? [c.name, JSON.parse(c.arguments)] : []))).toEqual([
+    expect(
+      calls.map((c) =>
+        c.kind === 'custom_tool_call'
+          ? [c.name, c.input]
+          : c.kind === 'function_call'
+            ? [c.name, JSON.parse(c.arguments)]
+            : [],
+      ),
+    ).toEqual([
       ['apply_patch', '*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch\n'],
       ['exec_command', { cmd: 'git add a.txt' }],
     ]);

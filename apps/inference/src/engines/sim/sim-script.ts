@@ -1,4 +1,10 @@
-import type { ConversationEntry, JsonSchema, ParsedPrompt, ParsedPromptMessage, ParsedTool } from '@fastloop/model-profiles';
+import type {
+  ConversationEntry,
+  JsonSchema,
+  ParsedPrompt,
+  ParsedPromptMessage,
+  ParsedTool,
+} from '@fastloop/model-profiles';
 import { argumentsForSchema } from '../../schema-arguments';
 import { freeformInput } from './sim-freeform-input';
 import { instructedCalls } from './sim-instructions';
@@ -20,8 +26,30 @@ const ROLES = new Set(['system', 'developer', 'user', 'assistant']);
 
 /** Filler words for answers, mixed with the user's own words. */
 const FILLER = [
-  'the', 'result', 'shows', 'that', 'this', 'is', 'simulated', 'output', 'with', 'a', 'clear', 'summary',
-  'of', 'findings', 'and', 'next', 'steps', 'for', 'your', 'request', 'based', 'on', 'available', 'data',
+  'the',
+  'result',
+  'shows',
+  'that',
+  'this',
+  'is',
+  'simulated',
+  'output',
+  'with',
+  'a',
+  'clear',
+  'summary',
+  'of',
+  'findings',
+  'and',
+  'next',
+  'steps',
+  'for',
+  'your',
+  'request',
+  'based',
+  'on',
+  'available',
+  'data',
 ];
 
 /** Where the conversation stands since the last user message. */
@@ -48,7 +76,9 @@ export function scriptCompletion(parsed: ParsedPrompt, options: SimScriptOptions
   const limit = instructed ? Math.min(instructed.length, options.toolCalls) : options.toolCalls;
   const wantsTool = parsed.tools.length > 0 && state.called.length < limit && (lastIsUser || lastIsToolOutput);
   if (wantsTool) return instructed ? instructed[state.called.length] : toolCall(parsed.tools, state);
-  const text = parsed.responseFormat ? jsonAnswer(parsed.responseFormat.schema, state, options.answerWords) : answerText(state, options.answerWords);
+  const text = parsed.responseFormat
+    ? jsonAnswer(parsed.responseFormat.schema, state, options.answerWords)
+    : answerText(state, options.answerWords);
   return { kind: 'message', role: 'assistant', text };
 }
 
@@ -68,7 +98,12 @@ function forcedTools(parsed: ParsedPrompt): ParsedTool[] | undefined {
 function jsonAnswer(schema: JsonSchema, state: TurnState, words: number): string {
   const open = schema.type === 'object' && schema.properties === undefined && schema.additionalProperties !== false;
   if (open) return JSON.stringify({ answer: answerText(state, words) });
-  return JSON.stringify(argumentsForSchema(schema, { seed: hashString(state.userText, hashString(state.called.join(','))), text: state.userText }));
+  return JSON.stringify(
+    argumentsForSchema(schema, {
+      seed: hashString(state.userText, hashString(state.called.join(','))),
+      text: state.userText,
+    }),
+  );
 }
 
 function turnState(messages: readonly ParsedPromptMessage[]): TurnState {
@@ -82,7 +117,8 @@ function turnState(messages: readonly ParsedPromptMessage[]): TurnState {
   const called: string[] = [];
   for (let i = userIndex + 1; i < messages.length; i++) {
     const m = messages[i];
-    if (m.author === 'assistant' && m.recipient !== undefined && m.recipient !== 'assistant') called.push(displayName(m.recipient));
+    if (m.author === 'assistant' && m.recipient !== undefined && m.recipient !== 'assistant')
+      called.push(displayName(m.recipient));
   }
   return { userText: userIndex >= 0 ? messages[userIndex].content : '', called, last: messages[messages.length - 1] };
 }

@@ -20,7 +20,13 @@ const COUNTDOWN_TEMPLATE = `{%- for m in messages %}[{{ messages | length - loop
 
 const jsonCall = (): fc.Arbitrary<ConversationEntry> =>
   fc
-    .tuple(fc.stringMatching(/^[a-z][a-z0-9_]{0,12}$/), fc.dictionary(fc.stringMatching(/^[a-z]{1,8}$/), fc.oneof(fc.integer(), fc.stringMatching(/^[ -~]{0,12}$/), fc.boolean())))
+    .tuple(
+      fc.stringMatching(/^[a-z][a-z0-9_]{0,12}$/),
+      fc.dictionary(
+        fc.stringMatching(/^[a-z]{1,8}$/),
+        fc.oneof(fc.integer(), fc.stringMatching(/^[ -~]{0,12}$/), fc.boolean()),
+      ),
+    )
     .map(([name, args]) => ({ kind: 'function_call', name, arguments: JSON.stringify(args), callId: 'call_1' }));
 
 function isAsciiJsonObject(text: string): boolean {
@@ -53,7 +59,11 @@ describeModel('chat-template profile on stories260K (tokenizer from the GGUF voc
   it('renders entries one at a time exactly as the full template renders the conversation, token for token', () => {
     fc.assert(
       fc.property(renderHeader(), fc.array(conversationEntry(), { maxLength: 6 }), (header, entries) => {
-        const incremental = [...profile.renderHeader(header), ...entries.flatMap((e) => profile.renderEntry(e)), ...profile.renderGenerationPrompt()];
+        const incremental = [
+          ...profile.renderHeader(header),
+          ...entries.flatMap((e) => profile.renderEntry(e)),
+          ...profile.renderGenerationPrompt(),
+        ];
         expect(incremental).toEqual(profile.render(header, entries));
       }),
       { numRuns: 60 },
@@ -69,37 +79,56 @@ describeModel('chat-template profile on stories260K (tokenizer from the GGUF voc
 
   it('parses a completion it rendered back into the same items, in any chunking', () => {
     fc.assert(
-      fc.property(fc.oneof(assistantEntry(), jsonCall()), fc.array(fc.integer({ min: 1, max: 7 }), { maxLength: 40 }), (entry, sizes) => {
-        fc.pre(entry.kind !== 'reasoning' && !(entry.kind === 'message' && entry.text.trim() !== entry.text));
-        // These formats sample only JSON tool calls; a freeform call is history, never a completion.
-        fc.pre(entry.kind !== 'custom_tool_call');
-        // stories260K's detokenizer does not give back control and non-ASCII characters exactly,
-        // and a model writes JSON arguments (arbitrary text is covered by the render property).
-        fc.pre(!(entry.kind === 'message' && !/^[\x20-\x7e]*$/.test(entry.text)));
-        // Where the markers are plain text (not special tokens, as in stories260K), a model that
-        // writes one literally is read as writing the marker: that text cannot round-trip.
-        fc.pre(!(entry.kind === 'message' && /<tool_call>|<\|im_end\|>|<\|eot_id\|>/.test(entry.text)));
-        fc.pre(!(entry.kind === 'function_call' && !isAsciiJsonObject(entry.arguments)));
-        const parser = profile.createOutputParser();
-        const events: ParseEvent[] = [];
-        for (const part of chunk(profile.renderCompletion(entry), sizes)) events.push(...parser.push(part));
-        events.push(...parser.finish());
-        const text = events.filter((e): e is Extract<ParseEvent, { type: 'delta' }> => e.type === 'delta').map((e) => e.text).join('');
-        const start = events.find((e) => e.type === 'item_start');
-        if (entry.kind === 'function_call') {
-          expect(start).toEqual({ type: 'item_start', item: { kind: 'function_call', name: entry.name, ...(entry.namespace ? { namespace: entry.namespace } : {}) } });
-          expect(JSON.parse(text)).toEqual(entry.arguments.trim() === '' ? {} : JSON.parse(entry.arguments));
-        } else if (entry.kind === 'message' && entry.text !== '') {
-          expect(text).toBe(entry.text);
-        }
-      }),
+      fc.property(
+        fc.oneof(assistantEntry(), jsonCall()),
+        fc.array(fc.integer({ min: 1, max: 7 }), { maxLength: 40 }),
+        (entry, sizes) => {
+          fc.pre(entry.kind !== 'reasoning' && !(entry.kind === 'message' && entry.text.trim() !== entry.text));
+          // These formats sample only JSON tool calls; a freeform call is history, never a completion.
+          fc.pre(entry.kind !== 'custom_tool_call');
+          // stories260K's detokenizer does not give back control and non-ASCII characters exactly,
+          // and a model writes JSON arguments (arbitrary text is covered by the render property).
+          fc.pre(!(entry.kind === 'message' && !/^[\x20-\x7e]*$/.test(entry.text)));
+          // Where the markers are plain text (not special tokens, as in stories260K), a model that
+          // writes one literally is read as writing the marker: that text cannot round-trip.
+          fc.pre(!(entry.kind === 'message' && /<tool_call>|<\|im_end\|>|<\|eot_id\|>/.test(entry.text)));
+          fc.pre(!(entry.kind === 'function_call' && !isAsciiJsonObject(entry.arguments)));
+          const parser = profile.createOutputParser();
+          const events: ParseEvent[] = [];
+          for (const part of chunk(profile.renderCompletion(entry), sizes)) events.push(...parser.push(part));
+          events.push(...parser.finish());
+          const text = events
+            .filter((e): e is Extract<ParseEvent, { type: 'delta' }> => e.type === 'delta')
+            .map((e) => e.text)
+            .join('');
+          const start = events.find((e) => e.type === 'item_start');
+          if (entry.kind === 'function_call') {
+            expect(start).toEqual({
+              type: 'item_start',
+              item: {
+                kind: 'function_call',
+                name: entry.name,
+                ...(entry.namespace ? { namespace: entry.namespace } : {}),
+              },
+            });
+            expect(JSON.parse(text)).toEqual(entry.arguments.trim() === '' ? {} : JSON.parse(entry.arguments));
+          } else if (entry.kind === 'message' && entry.text !== '') {
+            expect(text).toBe(entry.text);
+          }
+        },
+      ),
       { numRuns: 40 },
     );
   });
 
-  it('streams a call\'s arguments as they are sampled, once its name is known', () => {
+  it("streams a call's arguments as they are sampled, once its name is known", () => {
     const args = '{"city": "Paris", "days": 3, "note": "bring an umbrella"}';
-    const tokens = profile.renderCompletion({ kind: 'function_call', name: 'get_weather', arguments: args, callId: 'c' });
+    const tokens = profile.renderCompletion({
+      kind: 'function_call',
+      name: 'get_weather',
+      arguments: args,
+      callId: 'c',
+    });
     const parser = profile.createOutputParser();
     const perToken = tokens.map((t) => parser.push([t]));
     const events = [...perToken.flat(), ...parser.finish()];
@@ -108,15 +137,26 @@ describeModel('chat-template profile on stories260K (tokenizer from the GGUF voc
     expect(startAt).toBeGreaterThan(0);
     expect(startAt).toBeLessThan(tokens.length / 2);
     expect(deltaPushes).toBeGreaterThan(3);
-    const text = events.filter((e): e is Extract<ParseEvent, { type: 'delta' }> => e.type === 'delta').map((e) => e.text).join('');
+    const text = events
+      .filter((e): e is Extract<ParseEvent, { type: 'delta' }> => e.type === 'delta')
+      .map((e) => e.text)
+      .join('');
     expect(text).toBe(args);
     expect(events.at(-1)).toEqual({ type: 'item_end', stop: 'call' });
   });
 
   it('reads tools, tool choice and response format back from the header only', () => {
     const schema = { type: 'object' as const, properties: { city: { type: 'string' as const } }, required: ['city'] };
-    const header = { tools: [{ name: 'get_weather', parameters: schema }], toolChoice: 'required' as const, responseFormat: { name: 'out', schema } };
-    const prompt = [...profile.renderHeader(header), ...profile.renderEntry({ kind: 'message', role: 'user', text: 'hi' }), ...profile.renderGenerationPrompt()];
+    const header = {
+      tools: [{ name: 'get_weather', parameters: schema }],
+      toolChoice: 'required' as const,
+      responseFormat: { name: 'out', schema },
+    };
+    const prompt = [
+      ...profile.renderHeader(header),
+      ...profile.renderEntry({ kind: 'message', role: 'user', text: 'hi' }),
+      ...profile.renderGenerationPrompt(),
+    ];
     const parsed = profile.parsePrompt(prompt);
     expect(parsed.tools).toEqual([{ namespace: 'functions', name: 'get_weather', parameters: schema }]);
     expect(parsed.toolChoice).toBe('required');
@@ -153,7 +193,10 @@ describeModel('chat-template profile on stories260K (tokenizer from the GGUF voc
   it('takes the chat template from a tokenizer_config.json beside a GGUF file that has none', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gguf-'));
     symlinkSync(MODEL, join(dir, 'model.gguf'));
-    writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify({ chat_template: [{ name: 'default', template: COUNTDOWN_TEMPLATE }] }));
+    writeFileSync(
+      join(dir, 'tokenizer_config.json'),
+      JSON.stringify({ chat_template: [{ name: 'default', template: COUNTDOWN_TEMPLATE }] }),
+    );
     expect((await loadGgufModelFiles(join(dir, 'model.gguf'))).chatTemplate).toBe(COUNTDOWN_TEMPLATE);
   });
 

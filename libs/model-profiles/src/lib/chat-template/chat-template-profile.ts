@@ -18,7 +18,10 @@ export interface ChatTemplateProfileOptions {
 
 // Entries are rendered after this message, so a template sees them where they would sit in a real
 // conversation (not first) and the tail it adds is the entry alone.
-const ANCHOR: readonly TemplateMessage[] = [{ role: 'system', content: 'anchor' }, { role: 'user', content: 'anchor' }];
+const ANCHOR: readonly TemplateMessage[] = [
+  { role: 'system', content: 'anchor' },
+  { role: 'user', content: 'anchor' },
+];
 const NO_TOOLS = { tools: [], addGenerationPrompt: false };
 
 /**
@@ -27,7 +30,9 @@ const NO_TOOLS = { tools: [], addGenerationPrompt: false };
  * Entries are rendered as the tail the template adds for them; whether the template really is
  * append-stable is checked once on a probe conversation ({@link appendStable}).
  */
-export function createChatTemplateProfile(options: ChatTemplateProfileOptions): ModelProfile & { readonly templateSource: string } {
+export function createChatTemplateProfile(
+  options: ChatTemplateProfileOptions,
+): ModelProfile & { readonly templateSource: string } {
   const { files } = options;
   const tok = files.tokenizer;
   const source = options.template ?? files.chatTemplate ?? DEFAULT_CHAT_TEMPLATE;
@@ -65,17 +70,23 @@ export function createChatTemplateProfile(options: ChatTemplateProfileOptions): 
     },
     renderGenerationPrompt: () => [...generationPrompt],
     render: (h: RenderHeader, entries: readonly ConversationEntry[]) => {
-      const messages = [...headerMessages(h), ...entries.map(entryMessage).filter((m): m is TemplateMessage => m !== undefined)];
+      const messages = [
+        ...headerMessages(h),
+        ...entries.map(entryMessage).filter((m): m is TemplateMessage => m !== undefined),
+      ];
       const r = renderer.renderText(messages, headerOptions(h, true));
       return renderer.tokenize(r.markup, r.content);
     },
     renderCompletion: (e: ConversationEntry) => {
-      const r = e.kind === 'message' && e.role === 'assistant' || e.kind === 'function_call' ? entryRendering(e) : undefined;
-      if (!r || !r.markup.startsWith(generationMarkup)) throw new UnsupportedEntryError(`cannot render a ${e.kind} entry as a completion`);
+      const r =
+        (e.kind === 'message' && e.role === 'assistant') || e.kind === 'function_call' ? entryRendering(e) : undefined;
+      if (!r || !r.markup.startsWith(generationMarkup))
+        throw new UnsupportedEntryError(`cannot render a ${e.kind} entry as a completion`);
       return renderer.tokenize(r.markup.slice(generationMarkup.length), r.content);
     },
     createOutputParser: (): OutputParser => new ToolCallOutputParser(tok, toolCalls),
-    parsePrompt: (tokens: readonly number[]): ParsedPrompt => parseTemplatePrompt(tok.decode(tokens), generationText, toolCalls.endMarkers),
+    parsePrompt: (tokens: readonly number[]): ParsedPrompt =>
+      parseTemplatePrompt(tok.decode(tokens), generationText, toolCalls.endMarkers),
     warmUp: () => undefined,
   };
   profile.appendStable = isAppendStable(profile);
@@ -84,7 +95,8 @@ export function createChatTemplateProfile(options: ChatTemplateProfileOptions): 
 
 /** The part of `rendered` after `prefix`; a template that rewrites earlier text has no such part. */
 function tail(rendered: RenderedText, prefix: string): string {
-  if (!rendered.markup.startsWith(prefix)) throw new UnsupportedEntryError('chat template is not append-stable: a later message changes earlier text');
+  if (!rendered.markup.startsWith(prefix))
+    throw new UnsupportedEntryError('chat template is not append-stable: a later message changes earlier text');
   return rendered.markup.slice(prefix.length);
 }
 
@@ -99,8 +111,13 @@ function stopTokensOf(files: ModelFiles, format: ToolCallFormat): number[] {
 }
 
 /** Renders a probe conversation both ways: a template whose full render differs is not append-stable. */
-function isAppendStable(p: Pick<ModelProfile, 'render' | 'renderHeader' | 'renderEntry' | 'renderGenerationPrompt'>): boolean {
-  const header: RenderHeader = { instructions: 'Be brief.', tools: [{ name: 'f', parameters: { type: 'object', properties: { a: { type: 'string' } } } }] };
+function isAppendStable(
+  p: Pick<ModelProfile, 'render' | 'renderHeader' | 'renderEntry' | 'renderGenerationPrompt'>,
+): boolean {
+  const header: RenderHeader = {
+    instructions: 'Be brief.',
+    tools: [{ name: 'f', parameters: { type: 'object', properties: { a: { type: 'string' } } } }],
+  };
   const entries: ConversationEntry[] = [
     { kind: 'message', role: 'user', text: 'Hi' },
     { kind: 'function_call', name: 'f', arguments: '{"a":"x"}', callId: 'c1' },
@@ -109,7 +126,11 @@ function isAppendStable(p: Pick<ModelProfile, 'render' | 'renderHeader' | 'rende
     { kind: 'message', role: 'user', text: 'Thanks' },
   ];
   try {
-    const parts = [...p.renderHeader(header), ...entries.flatMap((e) => p.renderEntry(e)), ...p.renderGenerationPrompt()];
+    const parts = [
+      ...p.renderHeader(header),
+      ...entries.flatMap((e) => p.renderEntry(e)),
+      ...p.renderGenerationPrompt(),
+    ];
     const full = p.render(header, entries);
     return parts.length === full.length && parts.every((t, i) => t === full[i]);
   } catch {

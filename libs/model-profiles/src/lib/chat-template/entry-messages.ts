@@ -40,7 +40,16 @@ export function entryMessage(e: ConversationEntry): TemplateMessage | undefined 
       return {
         role: 'assistant',
         content: '',
-        tool_calls: [{ id: e.callId, type: 'function', function: { name: qualifiedName(e.name, e.namespace), arguments: e.arguments.trim() === '' ? '{}' : e.arguments } }],
+        tool_calls: [
+          {
+            id: e.callId,
+            type: 'function',
+            function: {
+              name: qualifiedName(e.name, e.namespace),
+              arguments: e.arguments.trim() === '' ? '{}' : e.arguments,
+            },
+          },
+        ],
       };
     case 'custom_tool_call':
       // Chat templates know only JSON tool calls: a freeform call (Codex's apply_patch) is one whose
@@ -48,7 +57,13 @@ export function entryMessage(e: ConversationEntry): TemplateMessage | undefined 
       return {
         role: 'assistant',
         content: '',
-        tool_calls: [{ id: e.callId, type: 'function', function: { name: qualifiedName(e.name, e.namespace), arguments: JSON.stringify({ input: e.input }) } }],
+        tool_calls: [
+          {
+            id: e.callId,
+            type: 'function',
+            function: { name: qualifiedName(e.name, e.namespace), arguments: JSON.stringify({ input: e.input }) },
+          },
+        ],
       };
     case 'function_call_output':
       return { role: 'tool', content: e.output, tool_call_id: e.callId, name: qualifiedName(e.name, e.namespace) };

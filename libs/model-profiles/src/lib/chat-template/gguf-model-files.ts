@@ -27,7 +27,8 @@ export async function loadGgufModelFiles(path: string): Promise<ModelFiles> {
     throw new ModelFileError(`not a readable GGUF model file: ${path} (${(cause as Error).message})`, { cause });
   }
   const tokens = model.tokens;
-  const encodeText = (text: string): number[] => (text === '' ? [] : (model.tokenize(text, false, 'trimLeadingSpace') as number[]));
+  const encodeText = (text: string): number[] =>
+    text === '' ? [] : (model.tokenize(text, false, 'trimLeadingSpace') as number[]);
   const specials = specialTokenTexts(model.fileInfo.metadata);
   const ids = (t: unknown): number | undefined => (typeof t === 'number' && t >= 0 ? t : undefined);
   // Prompts are tokenized in segments; SentencePiece's dummy-prefix space would otherwise land at
@@ -45,7 +46,8 @@ export async function loadGgufModelFiles(path: string): Promise<ModelFiles> {
   const metadata = model.fileInfo.metadata as { tokenizer?: { chat_template?: string } };
   return {
     tokenizer,
-    chatTemplate: typeof metadata.tokenizer?.chat_template === 'string' ? metadata.tokenizer.chat_template : templateBeside(path),
+    chatTemplate:
+      typeof metadata.tokenizer?.chat_template === 'string' ? metadata.tokenizer.chat_template : templateBeside(path),
     trainContextSize: contextLength(model.fileInfo.metadata),
     bosText: tokens.bosString ?? '',
     eosText: tokens.eosString ?? '',
@@ -54,7 +56,8 @@ export async function loadGgufModelFiles(path: string): Promise<ModelFiles> {
 
 function vocabularySize(metadata: unknown): number {
   const list = (metadata as { tokenizer?: { ggml?: { tokens?: unknown[] } } }).tokenizer?.ggml?.tokens;
-  if (!Array.isArray(list) || list.length === 0) throw new ModelFileError('GGUF file has no tokenizer vocabulary (tokenizer.ggml.tokens)');
+  if (!Array.isArray(list) || list.length === 0)
+    throw new ModelFileError('GGUF file has no tokenizer vocabulary (tokenizer.ggml.tokens)');
   return list.length;
 }
 
@@ -63,7 +66,8 @@ function contextLength(metadata: unknown): number {
   const m = metadata as Record<string, Record<string, unknown> | undefined> & { general?: { architecture?: string } };
   const arch = m.general?.architecture;
   const value = arch ? m[arch]?.context_length : undefined;
-  if (typeof value !== 'number' || value <= 0) throw new ModelFileError(`GGUF file has no ${arch ?? '<arch>'}.context_length`);
+  if (typeof value !== 'number' || value <= 0)
+    throw new ModelFileError(`GGUF file has no ${arch ?? '<arch>'}.context_length`);
   return value;
 }
 
@@ -84,11 +88,15 @@ function specialTokenTexts(metadata: unknown): Array<[string, number]> {
 }
 
 /** Markup: special token texts become their ids, the text between them is tokenized as text. */
-function encodeMarkup(text: string, specials: ReadonlyArray<[string, number]>, encodeText: (t: string) => number[]): number[] {
+function encodeMarkup(
+  text: string,
+  specials: ReadonlyArray<[string, number]>,
+  encodeText: (t: string) => number[],
+): number[] {
   const out: number[] = [];
   const firsts = new Set(specials.map(([s]) => s[0]));
   let plain = '';
-  for (let i = 0; i < text.length; ) {
+  for (let i = 0; i < text.length;) {
     const hit = firsts.has(text[i]) ? specials.find(([s]) => text.startsWith(s, i)) : undefined;
     if (hit) {
       for (const t of encodeText(plain)) out.push(t);

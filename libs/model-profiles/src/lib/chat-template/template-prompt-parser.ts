@@ -10,12 +10,17 @@ import type { ParsedPrompt, ParsedTool } from '../model-profile';
 export function parseTemplatePrompt(text: string, generationText: string, endMarkers: readonly string[]): ParsedPrompt {
   const ends = endMarkers.map((m) => text.indexOf(m)).filter((i) => i >= 0);
   const header = ends.length > 0 ? text.slice(0, Math.min(...ends)) : '';
-  const parsed: ParsedPrompt = { messages: [], tools: parseTools(header), endsWithGenerationPrompt: generationText !== '' && text.endsWith(generationText) };
+  const parsed: ParsedPrompt = {
+    messages: [],
+    tools: parseTools(header),
+    endsWithGenerationPrompt: generationText !== '' && text.endsWith(generationText),
+  };
   const choice = jsonBetween(header, '<tool_choice>', '</tool_choice>');
   if (choice === 'required') parsed.toolChoice = 'required';
   else if (isRecord(choice) && typeof choice.name === 'string') parsed.toolChoice = { name: choice.name };
   const format = jsonBetween(header, '<response_format>', '</response_format>');
-  if (isRecord(format) && typeof format.name === 'string' && isRecord(format.schema)) parsed.responseFormat = { name: format.name, schema: format.schema as JsonSchema };
+  if (isRecord(format) && typeof format.name === 'string' && isRecord(format.schema))
+    parsed.responseFormat = { name: format.name, schema: format.schema as JsonSchema };
   return parsed;
 }
 

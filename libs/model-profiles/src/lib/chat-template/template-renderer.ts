@@ -58,7 +58,10 @@ export class ChatTemplateRenderer {
     const slotted = messages.map((m) => ({
       ...m,
       content: slot(m.content),
-      tool_calls: m.tool_calls?.map((c) => ({ ...c, function: { name: c.function.name, arguments: slot(c.function.arguments) } })),
+      tool_calls: m.tool_calls?.map((c) => ({
+        ...c,
+        function: { name: c.function.name, arguments: slot(c.function.arguments) },
+      })),
     }));
     const markup = this.template.render({
       messages: slotted,

@@ -18,7 +18,9 @@ export const LLAMA3_JSON_FORMAT: ToolCallFormat = { family: 'llama3-json', endMa
  * with a bare JSON call; ChatML/Hermes/Qwen ones (and ours) with `<tool_call>` tags.
  */
 export function toolCallFormatOf(template: string): ToolCallFormat {
-  return template.includes('<|start_header_id|>') && !template.includes('<tool_call>') ? LLAMA3_JSON_FORMAT : HERMES_FORMAT;
+  return template.includes('<|start_header_id|>') && !template.includes('<tool_call>')
+    ? LLAMA3_JSON_FORMAT
+    : HERMES_FORMAT;
 }
 
 const CALL_OPEN = '<tool_call>';
@@ -87,7 +89,11 @@ export class ToolCallOutputParser implements OutputParser {
           if (this.streamingArgs) events.push(...this.argumentsSoFar());
           return events;
         }
-        events.push(...(this.streamingArgs ? this.lastArguments(this.buffer.slice(0, close)) : this.call(this.buffer.slice(0, close))));
+        events.push(
+          ...(this.streamingArgs
+            ? this.lastArguments(this.buffer.slice(0, close))
+            : this.call(this.buffer.slice(0, close))),
+        );
         this.buffer = this.buffer.slice(close + CALL_CLOSE.length).replace(/^\s+/, '');
         this.inCall = false;
         this.streamingArgs = false;
@@ -106,7 +112,8 @@ export class ToolCallOutputParser implements OutputParser {
         this.buffer = this.buffer.slice(end.index + end.marker.length).replace(/^\s+/, '');
         continue;
       }
-      if (this.format.family === 'llama3-json' && !this.messageOpen && /^\s*\{/.test(this.buffer) && !final) return events;
+      if (this.format.family === 'llama3-json' && !this.messageOpen && /^\s*\{/.test(this.buffer) && !final)
+        return events;
       if (this.format.family === 'llama3-json' && final && !this.messageOpen) {
         const call = llamaCall(this.buffer);
         if (call) {
@@ -191,9 +198,16 @@ const CALL_HEAD = /^\s*\{\s*"name"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"arguments"\s
 /** The start of a function_call item; with `args`, its one delta and its end too. */
 function callEvents(qualified: string, args: string | undefined): ParseEvent[] {
   const dot = qualified.lastIndexOf('.');
-  const item = dot > 0 ? { kind: 'function_call' as const, name: qualified.slice(dot + 1), namespace: qualified.slice(0, dot) } : { kind: 'function_call' as const, name: qualified };
+  const item =
+    dot > 0
+      ? { kind: 'function_call' as const, name: qualified.slice(dot + 1), namespace: qualified.slice(0, dot) }
+      : { kind: 'function_call' as const, name: qualified };
   if (args === undefined) return [{ type: 'item_start', item }];
-  return [{ type: 'item_start', item }, { type: 'delta', text: args }, { type: 'item_end', stop: 'call' }];
+  return [
+    { type: 'item_start', item },
+    { type: 'delta', text: args },
+    { type: 'item_end', stop: 'call' },
+  ];
 }
 
 /** `end` moved back over whitespace. */
@@ -211,7 +225,8 @@ function llamaCall(text: string): ParseEvent[] | undefined {
 function parseCall(body: string, key: string): { name: string; args: string } | undefined {
   try {
     const value = JSON.parse(body) as Record<string, unknown>;
-    if (typeof value !== 'object' || value === null || typeof value.name !== 'string' || value.name === '') return undefined;
+    if (typeof value !== 'object' || value === null || typeof value.name !== 'string' || value.name === '')
+      return undefined;
     const args = value[key] ?? {};
     return { name: value.name, args: typeof args === 'string' ? args : JSON.stringify(args) };
   } catch {

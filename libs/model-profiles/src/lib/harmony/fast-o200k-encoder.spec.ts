@@ -53,14 +53,20 @@ describe('fastEncodeO200k', () => {
       fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((code) => String.fromCharCode(code)) }),
       anyText(),
     );
-    fc.assert(fc.property(text, (s) => expect(fastEncodeO200k(s)).toEqual(libraryEncode(s))), { numRuns: 3000 });
+    fc.assert(
+      fc.property(text, (s) => expect(fastEncodeO200k(s)).toEqual(libraryEncode(s))),
+      { numRuns: 3000 },
+    );
   });
 
   it('encodes text built around the split alternatives exactly as gpt-tokenizer does', () => {
-    fc.assert(fc.property(trickyText(), (s) => expect(fastEncodeO200k(s)).toEqual(libraryEncode(s))), { numRuns: 5000 });
+    fc.assert(
+      fc.property(trickyText(), (s) => expect(fastEncodeO200k(s)).toEqual(libraryEncode(s))),
+      { numRuns: 5000 },
+    );
   });
 
-  describe('on this repository\'s source files', () => {
+  describe("on this repository's source files", () => {
     const files = [...sourceFiles('libs'), ...sourceFiles('apps')];
 
     it('encodes whole files, plain and line-numbered, exactly as gpt-tokenizer does', () => {
@@ -78,13 +84,17 @@ describe('fastEncodeO200k', () => {
         const start = from % (file.length + 1);
         return file.slice(start, start + length);
       });
-      fc.assert(fc.property(slice, (s) => expect(fastEncodeO200k(s)).toEqual(libraryEncode(s))), { numRuns: 300 });
+      fc.assert(
+        fc.property(slice, (s) => expect(fastEncodeO200k(s)).toEqual(libraryEncode(s))),
+        { numRuns: 300 },
+      );
     });
   });
 
   it('stays exact once its piece memo has evicted entries', () => {
     // Distinct lowercase words that are no vocabulary entry, so each takes the BPE path once.
-    const letters = (n: number): string => Array.from(n.toString(26), (digit) => String.fromCharCode(0x61 + parseInt(digit, 26))).join('');
+    const letters = (n: number): string =>
+      Array.from(n.toString(26), (digit) => String.fromCharCode(0x61 + parseInt(digit, 26))).join('');
     const words = Array.from({ length: 9_000 }, (_, i) => `qz${letters(i)}xv`);
     const text = words.join(' ');
     const expected = libraryEncode(text);
@@ -112,7 +122,10 @@ describe('fastEncodeO200k', () => {
         fc.integer({ min: 257, max: O200K_ASCII_CHUNK_UNITS }).map((n) => ` ${' '.repeat(n)}x`),
         fc.integer({ min: 2, max: O200K_NON_ASCII_CHUNK_UNITS }).map((n) => `x ${run(n, thai, n)} y`),
       );
-      fc.assert(fc.property(piece, (s) => expect(fastEncodeO200k(s)).toEqual(libraryEncode(s))), { numRuns: 12 });
+      fc.assert(
+        fc.property(piece, (s) => expect(fastEncodeO200k(s)).toEqual(libraryEncode(s))),
+        { numRuns: 12 },
+      );
     });
 
     it('encodes longer pieces in chunks that still decode to the text, at a bounded cost', () => {
@@ -129,7 +142,9 @@ describe('fastEncodeO200k', () => {
       const huge = run(1_000_000, letters).repeat(30); // 30 MB
       const start = performance.now();
       expect(() => fastEncodeO200k(huge, 1_000)).toThrow(TokenBudgetExceededError);
-      expect(() => fastEncodeO200k('hello world '.repeat(1_000_000), 1_000)).toThrow(expect.objectContaining({ code: 'token_budget_exceeded', budget: 1_000 }));
+      expect(() => fastEncodeO200k('hello world '.repeat(1_000_000), 1_000)).toThrow(
+        expect.objectContaining({ code: 'token_budget_exceeded', budget: 1_000 }),
+      );
       expect(performance.now() - start).toBeLessThan(2_000);
       expect(fastEncodeO200k('hello world', 2)).toEqual(libraryEncode('hello world'));
     });

@@ -42,7 +42,8 @@ export function fastEncodeO200k(text: string, maxTokens = Number.POSITIVE_INFINI
     }
     const rank = pieceRank(text, start, end);
     if (rank >= 0) tokens.push(rank);
-    else if (end - start <= HEAP_MERGE_FROM) for (const token of pieceTokens(text.slice(start, end), mergeAsciiPiece)) tokens.push(token);
+    else if (end - start <= HEAP_MERGE_FROM)
+      for (const token of pieceTokens(text.slice(start, end), mergeAsciiPiece)) tokens.push(token);
     else pushLongAsciiPiece(text, start, end, tokens, maxTokens);
     if (tokens.length > maxTokens) throw new TokenBudgetExceededError(maxTokens);
     start = end;
@@ -103,14 +104,15 @@ function pushRegexPiece(text: string, start: number, tokens: number[], maxTokens
   const piece = match[0];
   const rank = nonAsciiEntryRank(piece);
   if (rank >= 0) tokens.push(rank);
-  else if (piece.length <= O200K_NON_ASCII_CHUNK_UNITS) for (const token of pieceTokens(piece, encodeAlone)) tokens.push(token);
+  else if (piece.length <= O200K_NON_ASCII_CHUNK_UNITS)
+    for (const token of pieceTokens(piece, encodeAlone)) tokens.push(token);
   else pushLongRegexPiece(piece, tokens, maxTokens);
   return start + piece.length;
 }
 
 /** A long regex piece in chunks (see {@link O200K_NON_ASCII_CHUNK_UNITS}), never splitting a surrogate pair. */
 function pushLongRegexPiece(piece: string, tokens: number[], maxTokens: number): void {
-  for (let from = 0; from < piece.length; ) {
+  for (let from = 0; from < piece.length;) {
     let to = Math.min(piece.length, from + O200K_NON_ASCII_CHUNK_UNITS);
     if (to < piece.length && isHighSurrogate(piece.charCodeAt(to - 1)) && isLowSurrogate(piece.charCodeAt(to))) to--;
     for (const token of encodeAlone(piece.slice(from, to))) tokens.push(token);

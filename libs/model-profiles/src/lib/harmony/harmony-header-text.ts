@@ -62,7 +62,11 @@ class HeaderBudget {
   take(chars: number): void {
     this.used += chars;
     if (this.used > this.max) {
-      throw new RenderLimitError('header_rendered_chars', this.max, `The rendered instructions and tools exceed ${this.max} characters.`);
+      throw new RenderLimitError(
+        'header_rendered_chars',
+        this.max,
+        `The rendered instructions and tools exceed ${this.max} characters.`,
+      );
     }
   }
 }
@@ -74,7 +78,11 @@ interface NamespaceGroup {
 }
 
 /** `# Tools` and one `## namespace` block per namespace, in order of first appearance. */
-export function toolsSectionText(tools: readonly ToolSpec[], limits: RenderLimits = {}, budget = new HeaderBudget(limits, 0)): string {
+export function toolsSectionText(
+  tools: readonly ToolSpec[],
+  limits: RenderLimits = {},
+  budget = new HeaderBudget(limits, 0),
+): string {
   const groups = new Map<string, NamespaceGroup>();
   for (const tool of tools) {
     const name = tool.namespace ?? DEFAULT_TOOL_NAMESPACE;
@@ -113,7 +121,11 @@ function toolText(tool: ToolSpec, limits: RenderLimits): string {
     lines.push(`type ${tool.name} = (${FREEFORM_SIGNATURE}) => any;\n`);
     const text = lines.join('\n');
     if (text.length > maxChars) {
-      const err = new RenderLimitError('tool_rendered_chars', maxChars, `The rendered tool exceeds ${maxChars} characters.`);
+      const err = new RenderLimitError(
+        'tool_rendered_chars',
+        maxChars,
+        `The rendered tool exceeds ${maxChars} characters.`,
+      );
       err.tool = tool.namespace === undefined ? { name: tool.name } : { name: tool.name, namespace: tool.namespace };
       throw err;
     }
@@ -130,7 +142,10 @@ function toolText(tool: ToolSpec, limits: RenderLimits): string {
   } catch (err) {
     if (!(err instanceof RenderLimitError)) throw err;
     // The schema was given what the comment and name left of the tool's limit: report the tool's.
-    const named = err.limit === 'tool_rendered_chars' ? new RenderLimitError(err.limit, maxChars, `The rendered tool exceeds ${maxChars} characters.`) : err;
+    const named =
+      err.limit === 'tool_rendered_chars'
+        ? new RenderLimitError(err.limit, maxChars, `The rendered tool exceeds ${maxChars} characters.`)
+        : err;
     named.tool = tool.namespace === undefined ? { name: tool.name } : { name: tool.name, namespace: tool.namespace };
     throw named;
   }

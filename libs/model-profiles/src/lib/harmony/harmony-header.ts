@@ -21,7 +21,8 @@ export function parseHarmonyHeader(ids: readonly number[], decode: (ids: readonl
   const constrainAt = ids.indexOf(T.constrain);
   const roleEnd = firstOf(channelAt, constrainAt, ids.length);
   const roleText = decode(ids.slice(0, roleEnd));
-  const channelText = channelAt === -1 ? '' : decode(ids.slice(channelAt + 1, firstAfter(constrainAt, channelAt, ids.length)));
+  const channelText =
+    channelAt === -1 ? '' : decode(ids.slice(channelAt + 1, firstAfter(constrainAt, channelAt, ids.length)));
   const constrainText = constrainAt === -1 ? '' : decode(ids.slice(constrainAt + 1)).trim();
 
   const recipient = RECIPIENT.exec(roleText)?.[1] ?? RECIPIENT.exec(channelText)?.[1];

@@ -173,7 +173,8 @@ function itemFor(header: HarmonyHeader, freeform: ReadonlySet<string>): ItemStar
     // Tool names have no dots (OpenAI: ^[a-zA-Z0-9_-]+$), so the last dot ends the namespace.
     const dot = recipient.lastIndexOf('.');
     const name = dot === -1 ? recipient : recipient.slice(dot + 1);
-    const namespace = dot === -1 || recipient.slice(0, dot) === DEFAULT_TOOL_NAMESPACE ? undefined : recipient.slice(0, dot);
+    const namespace =
+      dot === -1 || recipient.slice(0, dot) === DEFAULT_TOOL_NAMESPACE ? undefined : recipient.slice(0, dot);
     const kind = freeform.has(toolAddress(namespace, name)) ? 'custom_tool_call' : 'function_call';
     return namespace === undefined ? { kind, name } : { kind, name, namespace };
   }

@@ -41,7 +41,11 @@ export class HarmonyPromptReader implements PromptReader {
     for (const m of read.messages) this.messages.push(m);
     for (const t of read.tools) this.tools.push(t);
     this.consumed = read.next;
-    return { messages: this.messages.slice(), tools: this.tools.slice(), endsWithGenerationPrompt: read.endsWithGenerationPrompt };
+    return {
+      messages: this.messages.slice(),
+      tools: this.tools.slice(),
+      endsWithGenerationPrompt: read.endsWithGenerationPrompt,
+    };
   }
 
   private reset(tokens: ArrayLike<number>): void {

@@ -27,7 +27,10 @@ describe('HarmonyRenderer limits', () => {
   });
 
   it('names the tool whose rendering crosses maxToolChars, and the header crossing maxHeaderChars', () => {
-    const wide: JsonSchema = { type: 'object', properties: Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`p${i}`, { type: 'string' as const }])) };
+    const wide: JsonSchema = {
+      type: 'object',
+      properties: Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`p${i}`, { type: 'string' as const }])),
+    };
     const header: RenderHeader = { tools: [{ name: 'small' }, { name: 'big', namespace: 'ns', parameters: wide }] };
     let caught: unknown;
     try {
@@ -36,10 +39,14 @@ describe('HarmonyRenderer limits', () => {
       caught = err;
     }
     expect(caught).toBeInstanceOf(RenderLimitError);
-    expect(caught).toMatchObject({ limit: 'tool_rendered_chars', value: 1_000, tool: { name: 'big', namespace: 'ns' } });
-    expect(() => profile.renderHeader({ instructions: 'x'.repeat(5_000), tools: [] }, { maxHeaderChars: 4_096 })).toThrow(
-      expect.objectContaining({ limit: 'header_rendered_chars' }),
-    );
+    expect(caught).toMatchObject({
+      limit: 'tool_rendered_chars',
+      value: 1_000,
+      tool: { name: 'big', namespace: 'ns' },
+    });
+    expect(() =>
+      profile.renderHeader({ instructions: 'x'.repeat(5_000), tools: [] }, { maxHeaderChars: 4_096 }),
+    ).toThrow(expect.objectContaining({ limit: 'header_rendered_chars' }));
     expect(() => profile.renderHeader({ tools: [{ name: 't', parameters: wide }] }, { maxHeaderChars: 2_000 })).toThrow(
       expect.objectContaining({ limit: 'header_rendered_chars' }),
     );

@@ -129,7 +129,12 @@ export class HarmonyRenderer {
   private content(out: number[], text: string, terminator: number): number[] {
     out.push(T.message);
     // The content is where untrusted text is long; the short role and channel texts are not bounded.
-    push(out, this.tokenEnd === Number.POSITIVE_INFINITY ? this.encode(text) : this.encode(text, Math.max(0, this.tokenEnd - out.length)));
+    push(
+      out,
+      this.tokenEnd === Number.POSITIVE_INFINITY
+        ? this.encode(text)
+        : this.encode(text, Math.max(0, this.tokenEnd - out.length)),
+    );
     out.push(terminator);
     return out;
   }

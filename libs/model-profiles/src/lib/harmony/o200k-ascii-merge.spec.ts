@@ -9,7 +9,9 @@ const libraryEncode = (text: string): number[] => encode(text, { disallowedSpeci
 
 /** The regex pieces of `text` that need a merge: what {@link mergeAsciiPiece} is given. */
 const mergedPieces = (text: string): string[] =>
-  Array.from(text.matchAll(O200K_TOKEN_SPLIT_REGEX), (match) => match[0]).filter((piece) => asciiPieceRank(piece, 0, piece.length) < 0);
+  Array.from(text.matchAll(O200K_TOKEN_SPLIT_REGEX), (match) => match[0]).filter(
+    (piece) => asciiPieceRank(piece, 0, piece.length) < 0,
+  );
 
 describe('mergeAsciiPiece', () => {
   it.each([

@@ -72,7 +72,12 @@ export function asciiPieceRank(text: string, start: number, end: number): number
   for (let at = slotOf(word0, word1, word2, length) * SLOT_WORDS; ; at = (at + SLOT_WORDS) & WORD_MASK) {
     const lengthAndRank = table[at + 3];
     if (lengthAndRank === 0) return -1;
-    if ((lengthAndRank & LENGTH_MASK) === length && table[at] === word0 && table[at + 1] === word1 && table[at + 2] === word2) {
+    if (
+      (lengthAndRank & LENGTH_MASK) === length &&
+      table[at] === word0 &&
+      table[at + 1] === word1 &&
+      table[at + 2] === word2
+    ) {
       const rank = (lengthAndRank >>> LENGTH_BITS) - 1;
       if (length <= PACKED_UNITS || tailEquals(bpeRanks[rank] as string, text, start)) return rank;
     }

@@ -10,7 +10,7 @@ function regexPieces(text: string): string[] {
 /** The scanner's pieces of an all-ASCII text; throws on a BAIL, which ASCII text never needs. */
 function scannerPieces(text: string): string[] {
   const pieces: string[] = [];
-  for (let start = 0; start < text.length; ) {
+  for (let start = 0; start < text.length;) {
     const end = asciiPieceEnd(text, start);
     if (end === BAIL) throw new Error(`bailed at ${start} in ${JSON.stringify(text)}`);
     pieces.push(text.slice(start, end));
@@ -21,7 +21,11 @@ function scannerPieces(text: string): string[] {
 
 describe('asciiPieceEnd', () => {
   it.each([
-    ['contractions in either case', "don't DON'T we'Ve she'LL it'x", ["don't", " DON'T", " we'Ve", " she'LL", ' it', "'x"]],
+    [
+      'contractions in either case',
+      "don't DON'T we'Ve she'LL it'x",
+      ["don't", " DON'T", " we'Ve", " she'LL", ' it', "'x"],
+    ],
     ['an upper run followed by a lower run', 'HTTPServer XMLHttp ABC', ['HTTPServer', ' XMLHttp', ' ABC']],
     ['a prefix unit before letters', '  foo\tbar_baz.qux', [' ', ' foo', '\tbar', '_baz', '.qux']],
     ['punctuation with trailing newlines and slashes', 'x;\n//y', ['x', ';\n//', 'y']],
@@ -58,14 +62,24 @@ describe('asciiPieceEnd', () => {
 
   it('splits ASCII text exactly as the regex does', () => {
     const ascii = fc.string({ unit: fc.integer({ min: 0, max: 127 }).map((code) => String.fromCharCode(code)) });
-    fc.assert(fc.property(fc.oneof(ascii, trickyText({ asciiOnly: true })), (text) => expect(scannerPieces(text)).toEqual(regexPieces(text))), {
-      numRuns: 5000,
-    });
+    fc.assert(
+      fc.property(fc.oneof(ascii, trickyText({ asciiOnly: true })), (text) =>
+        expect(scannerPieces(text)).toEqual(regexPieces(text)),
+      ),
+      {
+        numRuns: 5000,
+      },
+    );
   });
 
   it('returns the regex piece or BAIL at every piece start of any text', () => {
     const codeUnit = fc.integer({ min: 0, max: 0xffff }).map((code) => String.fromCharCode(code));
-    const anyText = fc.oneof(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'binary' }), fc.string({ unit: codeUnit }), trickyText());
+    const anyText = fc.oneof(
+      fc.string({ unit: 'grapheme' }),
+      fc.string({ unit: 'binary' }),
+      fc.string({ unit: codeUnit }),
+      trickyText(),
+    );
     fc.assert(
       fc.property(anyText, (text) => {
         for (const match of text.matchAll(O200K_TOKEN_SPLIT_REGEX)) {

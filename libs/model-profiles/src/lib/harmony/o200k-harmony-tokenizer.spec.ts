@@ -4,7 +4,18 @@ import { decodeTokens } from '../token-text-decoder';
 import { HarmonyToken } from './harmony-tokens';
 import { encodeO200kText, O200K_HARMONY_TABLE, O200K_HARMONY_VOCAB_SIZE } from './o200k-harmony-tokenizer';
 
-const SPECIAL_TEXT = ['<|start|>', '<|end|>', '<|message|>', '<|channel|>', '<|call|>', '<|return|>', '<|constrain|>', '<|endoftext|>', '<|startoftext|>', '<|reserved_200000|>'];
+const SPECIAL_TEXT = [
+  '<|start|>',
+  '<|end|>',
+  '<|message|>',
+  '<|channel|>',
+  '<|call|>',
+  '<|return|>',
+  '<|constrain|>',
+  '<|endoftext|>',
+  '<|startoftext|>',
+  '<|reserved_200000|>',
+];
 
 describe('encodeO200kText', () => {
   it('encodes special-token text as ordinary text, where gpt-tokenizer by default throws', () => {
@@ -45,7 +56,8 @@ describe('O200K_HARMONY_TABLE', () => {
       message: '<|message|>',
       call: '<|call|>',
     };
-    for (const [key, id] of Object.entries(HarmonyToken)) expect(decodeTokens(O200K_HARMONY_TABLE, [id])).toBe(names[key]);
+    for (const [key, id] of Object.entries(HarmonyToken))
+      expect(decodeTokens(O200K_HARMONY_TABLE, [id])).toBe(names[key]);
   });
 
   it('knows every id below the vocabulary size and none above', () => {

@@ -8,7 +8,9 @@ const libraryEncode = (text: string): number[] => encode(text, { disallowedSpeci
 
 /** Runs of `alphabet` (letters, spaces, one punctuation class form one regex piece) of any length in range. */
 const pieceOf = (alphabet: string, minLength: number, maxLength: number): fc.Arbitrary<string> =>
-  fc.integer({ min: minLength, max: maxLength }).chain((n) => fc.string({ unit: fc.constantFrom(...alphabet), minLength: n, maxLength: n }));
+  fc
+    .integer({ min: minLength, max: maxLength })
+    .chain((n) => fc.string({ unit: fc.constantFrom(...alphabet), minLength: n, maxLength: n }));
 
 /** A piece that is one vocabulary entry never reaches a merge. */
 const isEntry = (piece: string): boolean => asciiPieceRank(piece, 0, piece.length) >= 0;

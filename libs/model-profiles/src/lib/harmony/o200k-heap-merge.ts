@@ -69,7 +69,8 @@ class HeapMerge {
       if (prev[i] >= 0) this.update(prev[i]);
     }
     const tokens: number[] = [];
-    for (let i = 0; i !== NONE; i = next[i]) tokens.push(rankOf(this.text, this.start + i, this.start + this.partEnd(i)));
+    for (let i = 0; i !== NONE; i = next[i])
+      tokens.push(rankOf(this.text, this.start + i, this.start + this.partEnd(i)));
     return tokens;
   }
 
@@ -123,7 +124,8 @@ class HeapMerge {
     for (;;) {
       let child = 2 * at + 1;
       if (child >= size) break;
-      if (child + 1 < size && (r[child + 1] < r[child] || (r[child + 1] === r[child] && p[child + 1] < p[child]))) child++;
+      if (child + 1 < size && (r[child + 1] < r[child] || (r[child + 1] === r[child] && p[child + 1] < p[child])))
+        child++;
       if (r[child] > rank || (r[child] === rank && p[child] > pos)) break;
       r[at] = r[child];
       p[at] = p[child];

@@ -7,7 +7,8 @@ const hasNonAscii = (text: string): boolean => /[^\0-\x7f]/.test(text);
 describe('nonAsciiEntryRank', () => {
   it('finds every vocabulary entry with a non-ASCII unit at its rank', () => {
     bpeRanks.forEach((entry, rank) => {
-      if (typeof entry === 'string' && hasNonAscii(entry) && nonAsciiEntryRank(entry) !== rank) throw new Error(`rank of ${JSON.stringify(entry)} is not ${rank}`);
+      if (typeof entry === 'string' && hasNonAscii(entry) && nonAsciiEntryRank(entry) !== rank)
+        throw new Error(`rank of ${JSON.stringify(entry)} is not ${rank}`);
     });
   });
 
@@ -18,7 +19,11 @@ describe('nonAsciiEntryRank', () => {
       const entry = bpeRanks[rank];
       return (typeof entry === 'string' ? entry : 'é') + suffix;
     });
-    const piece = fc.oneof(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 6 }), fc.string({ unit: 'binary', minLength: 1, maxLength: 4 }), nearEntry);
+    const piece = fc.oneof(
+      fc.string({ unit: 'grapheme', minLength: 1, maxLength: 6 }),
+      fc.string({ unit: 'binary', minLength: 1, maxLength: 4 }),
+      nearEntry,
+    );
     fc.assert(
       fc.property(piece, (text) => {
         expect(nonAsciiEntryRank(text)).toBe(rankOf.get(text) ?? -1);

@@ -58,7 +58,8 @@ function parseTool(src: string, start: number, namespace: string): { tool: Parse
   const comments = skipComments(src, start);
   const head = matchAt(TYPE_HEAD, src, comments.end);
   if (!head) throw new TsSyntaxError('expected "type name = "', comments.end);
-  if (src.startsWith(FREEFORM_TYPE, head.end)) return parseFreeformTool(namespace, head[1], comments, head.end + FREEFORM_TYPE.length);
+  if (src.startsWith(FREEFORM_TYPE, head.end))
+    return parseFreeformTool(namespace, head[1], comments, head.end + FREEFORM_TYPE.length);
   const { parameters, end } = parseToolSignature(src, head.end);
   const tool: ParsedTool = { namespace, name: head[1], parameters };
   if (comments.lines.length > 0) tool.description = comments.lines.join('\n');
@@ -66,7 +67,12 @@ function parseTool(src: string, start: number, namespace: string): { tool: Parse
 }
 
 /** A custom tool: its last comment line is the input format, the lines above it the description. */
-function parseFreeformTool(namespace: string, name: string, comments: { lines: string[]; end: number }, end: number): { tool: ParsedTool; end: number } {
+function parseFreeformTool(
+  namespace: string,
+  name: string,
+  comments: { lines: string[]; end: number },
+  end: number,
+): { tool: ParsedTool; end: number } {
   const formatLine = comments.lines[comments.lines.length - 1];
   const freeform = formatLine === undefined ? undefined : parseFreeformLine(formatLine);
   if (!freeform) throw new TsSyntaxError('expected the input format of a freeform tool', comments.end);

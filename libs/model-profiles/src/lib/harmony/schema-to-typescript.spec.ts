@@ -26,7 +26,10 @@ const looseSchema: fc.Arbitrary<unknown> = fc.letrec<{ schema: unknown }>((tie) 
         properties: fc.dictionary(fc.string({ maxLength: 6 }), tie('schema'), { maxKeys: 3 }),
         required: fc.array(fc.string({ maxLength: 6 }), { maxLength: 2 }),
         items: tie('schema'),
-        enum: fc.array(fc.oneof(fc.string({ maxLength: 6 }), fc.integer(), fc.boolean(), fc.constant(null), fc.constant({ a: '|' })), { maxLength: 3 }),
+        enum: fc.array(
+          fc.oneof(fc.string({ maxLength: 6 }), fc.integer(), fc.boolean(), fc.constant(null), fc.constant({ a: '|' })),
+          { maxLength: 3 },
+        ),
         anyOf: fc.array(tie('schema'), { maxLength: 3 }),
         oneOf: fc.array(tie('schema'), { maxLength: 2 }),
         nullable: fc.boolean(),
@@ -54,7 +57,9 @@ describe('schemaToTypeScript', () => {
 
   it('renders arrays as T[], parenthesising unions, and arrays without items as Array<any>', () => {
     expect(schemaToTypeScript({ type: 'array', items: { type: 'string' } })).toBe('string[]');
-    expect(schemaToTypeScript({ type: 'array', items: { type: 'array', items: { type: 'number' } } })).toBe('number[][]');
+    expect(schemaToTypeScript({ type: 'array', items: { type: 'array', items: { type: 'number' } } })).toBe(
+      'number[][]',
+    );
     expect(schemaToTypeScript({ type: 'array', items: { type: 'string', enum: ['a', 'b'] } })).toBe('("a" | "b")[]');
     expect(schemaToTypeScript({ type: 'array' })).toBe('Array<any>');
   });
@@ -94,7 +99,9 @@ describe('schemaToTypeScript', () => {
   it('indents nested objects by four spaces, as harmony does', () => {
     const schema: JsonSchema = {
       type: 'object',
-      properties: { opts: { type: 'object', properties: { deep: { type: 'boolean', description: 'Go deep' } }, required: ['deep'] } },
+      properties: {
+        opts: { type: 'object', properties: { deep: { type: 'boolean', description: 'Go deep' } }, required: ['deep'] },
+      },
     };
     expect(schemaToTypeScript(schema)).toBe('{\nopts?: {\n    // Go deep\n    deep: boolean,\n    },\n}');
   });
@@ -105,7 +112,11 @@ describe('schemaToTypeScript', () => {
   });
 
   it('renders shapes it does not understand as any instead of throwing', () => {
-    const loose = { type: 'object', properties: { a: true, b: null, c: { type: 'array', items: [{ type: 'string' }] } }, required: 'a' } as unknown as JsonSchema;
+    const loose = {
+      type: 'object',
+      properties: { a: true, b: null, c: { type: 'array', items: [{ type: 'string' }] } },
+      required: 'a',
+    } as unknown as JsonSchema;
     expect(schemaToTypeScript(loose)).toBe('{\na?: any,\nb?: any,\nc?: Array<any>,\n}');
     expect(schemaToTypeScript({ type: 'object', properties: 'x' } as unknown as JsonSchema)).toBe('{\n}');
   });
@@ -148,8 +159,13 @@ describe('schemaToTypeScript', () => {
   });
 
   it('stops once the rendered text would exceed maxChars, having written at most that much', () => {
-    const wide: JsonSchema = { type: 'object', properties: Object.fromEntries(Array.from({ length: 50_000 }, (_, i) => [`p${i}`, { type: 'string' }])) };
-    expect(() => schemaToTypeScript(wide, { maxChars: 10_000 })).toThrow(expect.objectContaining({ limit: 'tool_rendered_chars', value: 10_000 }));
+    const wide: JsonSchema = {
+      type: 'object',
+      properties: Object.fromEntries(Array.from({ length: 50_000 }, (_, i) => [`p${i}`, { type: 'string' }])),
+    };
+    expect(() => schemaToTypeScript(wide, { maxChars: 10_000 })).toThrow(
+      expect.objectContaining({ limit: 'tool_rendered_chars', value: 10_000 }),
+    );
     expect(schemaToTypeScript(nested(3), { maxChars: 10_000 })).toBe(referenceSchemaToTypeScript(nested(3)));
   });
 });

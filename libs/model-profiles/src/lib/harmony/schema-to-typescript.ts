@@ -54,7 +54,11 @@ class TextBuffer {
   push(text: string): void {
     this.length += text.length;
     if (this.length > this.maxChars) {
-      throw new RenderLimitError('tool_rendered_chars', this.maxChars, `The rendered tool schema exceeds ${this.maxChars} characters.`);
+      throw new RenderLimitError(
+        'tool_rendered_chars',
+        this.maxChars,
+        `The rendered tool schema exceeds ${this.maxChars} characters.`,
+      );
     }
     this.parts.push(text);
   }
@@ -83,7 +87,11 @@ class SchemaWriter {
 
   schema(input: unknown, indent: string, depth: number): Rendered {
     if (depth > this.maxDepth) {
-      throw new RenderLimitError('schema_depth', this.maxDepth, `The tool schema is nested deeper than ${this.maxDepth} levels.`);
+      throw new RenderLimitError(
+        'schema_depth',
+        this.maxDepth,
+        `The tool schema is nested deeper than ${this.maxDepth} levels.`,
+      );
     }
     const schema = asSchema(input);
     const variants = schema.anyOf ?? schema.oneOf;
@@ -95,7 +103,9 @@ class SchemaWriter {
       result = this.union(values.length, (i) => this.literal(values[i]));
     } else if (Array.isArray(schema.type)) {
       const types = schema.type;
-      result = this.union(types.length, (i) => this.type({ ...schema, type: types[i], nullable: false }, types[i], indent, depth));
+      result = this.union(types.length, (i) =>
+        this.type({ ...schema, type: types[i], nullable: false }, types[i], indent, depth),
+      );
     } else {
       result = this.type(schema, schema.type, indent, depth);
     }

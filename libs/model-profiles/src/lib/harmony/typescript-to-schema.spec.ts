@@ -14,7 +14,8 @@ describe('typeScriptToSchema', () => {
   });
 
   it('recovers defaults, quoted keys and multi-line descriptions', () => {
-    const text = '{\n// one\n// two\n"a b"?: string,\nformat?: "c" | "f", // default: c\ndays?: number, // default: 3\nlabel: string, // default: "x"\n}';
+    const text =
+      '{\n// one\n// two\n"a b"?: string,\nformat?: "c" | "f", // default: c\ndays?: number, // default: 3\nlabel: string, // default: "x"\n}';
     expect(typeScriptToSchema(text)).toEqual({
       type: 'object',
       properties: {
@@ -28,8 +29,12 @@ describe('typeScriptToSchema', () => {
   });
 
   it('maps unions that are neither enums nor primitive lists to anyOf', () => {
-    expect(typeScriptToSchema('string | number[]')).toEqual({ anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'number' } }] });
-    expect(typeScriptToSchema('"a" | "b" | null')).toEqual({ anyOf: [{ type: 'string', enum: ['a', 'b'] }, { type: 'null' }] });
+    expect(typeScriptToSchema('string | number[]')).toEqual({
+      anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'number' } }],
+    });
+    expect(typeScriptToSchema('"a" | "b" | null')).toEqual({
+      anyOf: [{ type: 'string', enum: ['a', 'b'] }, { type: 'null' }],
+    });
     expect(typeScriptToSchema('1 | "x"')).toEqual({ enum: [1, 'x'] });
     expect(typeScriptToSchema('Array<any>')).toEqual({ type: 'array' });
     expect(typeScriptToSchema('any')).toEqual({});

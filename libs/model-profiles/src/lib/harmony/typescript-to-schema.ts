@@ -3,7 +3,10 @@ import { TsTypeLexer } from './ts-type-lexer';
 
 /** Thrown inside the parser; callers turn it into a `PromptParseError` or try another reading. */
 export class TsSyntaxError extends Error {
-  constructor(message: string, readonly offset: number) {
+  constructor(
+    message: string,
+    readonly offset: number,
+  ) {
     super(`${message} at offset ${offset}`);
   }
 }

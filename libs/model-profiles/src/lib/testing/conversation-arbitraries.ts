@@ -12,7 +12,19 @@ export const anyText = (): fc.Arbitrary<string> =>
       fc.oneof(
         fc.string({ unit: 'binary', maxLength: 12 }),
         fc.string({ unit: 'grapheme', maxLength: 6 }),
-        fc.constantFrom('<|end|>', '<|start|>', '<|message|>', '<|channel|>', '<|call|>', '<|return|>', ' to=functions.x', '日本語', '👩‍👩‍👧', 'é', '\n\n'),
+        fc.constantFrom(
+          '<|end|>',
+          '<|start|>',
+          '<|message|>',
+          '<|channel|>',
+          '<|call|>',
+          '<|return|>',
+          ' to=functions.x',
+          '日本語',
+          '👩‍👩‍👧',
+          'é',
+          '\n\n',
+        ),
       ),
       { maxLength: 6 },
     )
@@ -21,13 +33,18 @@ export const anyText = (): fc.Arbitrary<string> =>
 /** Identifiers as OpenAI allows them in tool names (`^[a-zA-Z0-9_-]+$`), starting with a letter. */
 export const toolName = (): fc.Arbitrary<string> => fc.stringMatching(/^[a-z][a-zA-Z0-9_-]{0,15}$/);
 
-export const namespaceName = (): fc.Arbitrary<string> => fc.stringMatching(/^[a-z][a-z0-9_]{0,10}$/).filter((n) => n !== 'functions');
+export const namespaceName = (): fc.Arbitrary<string> =>
+  fc.stringMatching(/^[a-z][a-z0-9_]{0,10}$/).filter((n) => n !== 'functions');
 
 /** One line of description text (the renderer splits descriptions into `// ` lines). */
-const descriptionLine = (): fc.Arbitrary<string> => fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }).filter((s) => !/[\r\n]/.test(s));
+const descriptionLine = (): fc.Arbitrary<string> =>
+  fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }).filter((s) => !/[\r\n]/.test(s));
 
 const propertyKey = (): fc.Arbitrary<string> =>
-  fc.oneof(fc.stringMatching(/^[a-zA-Z_][a-zA-Z0-9_]{0,10}$/), fc.constantFrom('with space', 'kebab-key', '"quoted"', '__proto__'));
+  fc.oneof(
+    fc.stringMatching(/^[a-zA-Z_][a-zA-Z0-9_]{0,10}$/),
+    fc.constantFrom('with space', 'kebab-key', '"quoted"', '__proto__'),
+  );
 
 /**
  * JSON schemas in the canonical form `typeScriptToSchema` returns, so a round trip can be compared
@@ -52,10 +69,18 @@ export const canonicalSchema = (depth = 2): fc.Arbitrary<JsonSchema> => {
 /** An object schema whose properties come from `values`, with descriptions and required keys. */
 export const objectSchema = (values: fc.Arbitrary<JsonSchema>): fc.Arbitrary<JsonSchema> =>
   fc
-    .uniqueArray(fc.tuple(propertyKey(), values, fc.option(fc.array(descriptionLine(), { minLength: 1, maxLength: 2 }), { nil: undefined }), fc.boolean()), {
-      maxLength: 5,
-      selector: ([key]) => key,
-    })
+    .uniqueArray(
+      fc.tuple(
+        propertyKey(),
+        values,
+        fc.option(fc.array(descriptionLine(), { minLength: 1, maxLength: 2 }), { nil: undefined }),
+        fc.boolean(),
+      ),
+      {
+        maxLength: 5,
+        selector: ([key]) => key,
+      },
+    )
     .map((props): JsonSchema => {
       const properties: Record<string, JsonSchema> = {};
       const required: string[] = [];
@@ -71,14 +96,22 @@ export const objectSchema = (values: fc.Arbitrary<JsonSchema>): fc.Arbitrary<Jso
 export const freeformFormat = (): fc.Arbitrary<FreeformFormat> =>
   fc.oneof(
     fc.constant<FreeformFormat>({ type: 'text' }),
-    fc.tuple(fc.constantFrom('lark', 'regex'), anyText()).map(([syntax, definition]): FreeformFormat => ({ type: 'grammar', syntax, definition })),
+    fc
+      .tuple(fc.constantFrom('lark', 'regex'), anyText())
+      .map(([syntax, definition]): FreeformFormat => ({ type: 'grammar', syntax, definition })),
   );
 
-const toolDescription = (): fc.Arbitrary<string> => fc.array(descriptionLine(), { minLength: 1, maxLength: 2 }).map((lines) => lines.join('\n'));
+const toolDescription = (): fc.Arbitrary<string> =>
+  fc.array(descriptionLine(), { minLength: 1, maxLength: 2 }).map((lines) => lines.join('\n'));
 
 const functionToolSpec = (): fc.Arbitrary<ToolSpec> =>
   fc.record(
-    { name: toolName(), description: toolDescription(), parameters: objectSchema(canonicalSchema(1)), namespace: namespaceName() },
+    {
+      name: toolName(),
+      description: toolDescription(),
+      parameters: objectSchema(canonicalSchema(1)),
+      namespace: namespaceName(),
+    },
     { requiredKeys: ['name'] },
   );
 
@@ -117,10 +150,14 @@ export const assistantEntry = (): fc.Arbitrary<ConversationEntry> =>
     anyText().map((text): ConversationEntry => ({ kind: 'reasoning', text })),
     fc
       .tuple(toolName(), optionalNamespace(), anyText())
-      .map(([name, namespace, args]): ConversationEntry => withNamespace({ kind: 'function_call', name, arguments: args, callId: 'call_1' }, namespace)),
+      .map(([name, namespace, args]): ConversationEntry =>
+        withNamespace({ kind: 'function_call', name, arguments: args, callId: 'call_1' }, namespace),
+      ),
     fc
       .tuple(toolName(), optionalNamespace(), anyText())
-      .map(([name, namespace, input]): ConversationEntry => withNamespace({ kind: 'custom_tool_call', name, input, callId: 'call_1' }, namespace)),
+      .map(([name, namespace, input]): ConversationEntry =>
+        withNamespace({ kind: 'custom_tool_call', name, input, callId: 'call_1' }, namespace),
+      ),
   );
 
 export const conversationEntry = (): fc.Arbitrary<ConversationEntry> =>
@@ -131,7 +168,9 @@ export const conversationEntry = (): fc.Arbitrary<ConversationEntry> =>
       .map(([role, text]): ConversationEntry => ({ kind: 'message', role, text })),
     fc
       .tuple(toolName(), optionalNamespace(), anyText())
-      .map(([name, namespace, output]): ConversationEntry => withNamespace({ kind: 'function_call_output', name, output, callId: 'call_1' }, namespace)),
+      .map(([name, namespace, output]): ConversationEntry =>
+        withNamespace({ kind: 'function_call_output', name, output, callId: 'call_1' }, namespace),
+      ),
   );
 
 /** Splits `tokens` into consecutive chunks of the given sizes (the rest goes in the last chunk). */

@@ -5,10 +5,82 @@
 import fc from 'fast-check';
 
 const WHITESPACE = [' ', ' ', '  ', '    ', '\t', '\n', '\n', '\r', '\r\n', '\v', '\f', ' \n '];
-const CONTRACTIONS = ["'s", "'S", "'t", "'T", "'d", "'D", "'m", "'M", "'ll", "'LL", "'lL", "'Ll", "'ve", "'VE", "'vE", "'re", "'Re", "'", "'l", "'v", "'r", "'x", "''"];
-const PUNCTUATION = ['/', '//', '///', '.', ',', ';', ':', '(', ')', '{', '}', '[', ']', '_', '-', '=', '=>', '*', '#', '"', '`', '\\', '<|end|>', '\0', '\x1f', '\x7f'];
+const CONTRACTIONS = [
+  "'s",
+  "'S",
+  "'t",
+  "'T",
+  "'d",
+  "'D",
+  "'m",
+  "'M",
+  "'ll",
+  "'LL",
+  "'lL",
+  "'Ll",
+  "'ve",
+  "'VE",
+  "'vE",
+  "'re",
+  "'Re",
+  "'",
+  "'l",
+  "'v",
+  "'r",
+  "'x",
+  "''",
+];
+const PUNCTUATION = [
+  '/',
+  '//',
+  '///',
+  '.',
+  ',',
+  ';',
+  ':',
+  '(',
+  ')',
+  '{',
+  '}',
+  '[',
+  ']',
+  '_',
+  '-',
+  '=',
+  '=>',
+  '*',
+  '#',
+  '"',
+  '`',
+  '\\',
+  '<|end|>',
+  '\0',
+  '\x1f',
+  '\x7f',
+];
 /** Non-ASCII letters (Ll, Lu, Lt, Lm, Lo), digits (Nd, No), marks, whitespace, symbols, surrogates. */
-const NON_ASCII = ['é', 'É', 'ß', 'ǅ', 'ʰ', '日本', '²', '٣', '\u0301', '\u00a0', '\u2028', '\u2029', '\u3000', '\ufeff', '\u0085', '…', '🦀', '👩‍👩‍👧', '\ud800', '\udc00'];
+const NON_ASCII = [
+  'é',
+  'É',
+  'ß',
+  'ǅ',
+  'ʰ',
+  '日本',
+  '²',
+  '٣',
+  '\u0301',
+  '\u00a0',
+  '\u2028',
+  '\u2029',
+  '\u3000',
+  '\ufeff',
+  '\u0085',
+  '…',
+  '🦀',
+  '👩‍👩‍👧',
+  '\ud800',
+  '\udc00',
+];
 
 const run = (units: string, maxLength: number): fc.Arbitrary<string> =>
   fc.string({ unit: fc.constantFrom(...units), minLength: 1, maxLength });
