@@ -119,6 +119,8 @@ class SchemaWriter {
   /** `a | b | …`; one member is that member as it is. */
   private union(count: number, member: (i: number) => Rendered): Rendered {
     if (count === 1) return member(0);
+    // `type: []` renders nothing, as the reference does: no union to parenthesise.
+    if (count === 0) return { union: false, hasNull: false };
     let hasNull = false;
     for (let i = 0; i < count; i++) {
       if (i > 0) this.out.push(' | ');
