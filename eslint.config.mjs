@@ -46,7 +46,8 @@ export default [
                 'type:service-kit',
               ],
             },
-            { sourceTag: 'type:deploy', onlyDependOnLibsWithTags: [] },
+            // The deploy tests start bundled services with the launcher and service-kit.
+            { sourceTag: 'type:deploy', onlyDependOnLibsWithTags: ['type:tool', 'type:service-kit', 'type:proto'] },
           ],
         },
       ],
