@@ -28,8 +28,11 @@ export {
   START_PHASES,
   STOP_ORDER,
   DEV_API_KEY,
+  allocatePorts,
+  buildServiceEnv,
   type ServiceName,
   type ServicePorts,
+  type StackPorts,
 } from './service-specs';
 
 /** One running service of a {@link Stack}. */
