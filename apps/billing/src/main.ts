@@ -52,11 +52,16 @@ async function main(): Promise<void> {
       { name: 'not ready', run: () => void (draining = true) },
       { name: 'close usage report', run: () => report.close() },
       // Waits for active jobs; a job cut short by the timeout is redelivered and deduped. With Redis
-      // away the graceful close never finishes, so it is forced after 10 s (nothing is lost: jobs
-      // live in Redis).
+      // away the graceful close never finishes, so it is forced: at once when Redis is already down
+      // (no job can end without its ledger write), else after 10 s. Nothing is lost: jobs live in Redis.
       {
         name: 'close usage worker',
         run: async () => {
+          if (redis.status !== 'ready') {
+            logger.warn({ redis: redis.status }, 'redis is not connected: closing the usage worker without waiting');
+            await settleWithin(worker.close(true), 2_000);
+            return;
+          }
           if ((await settleWithin(worker.close(), 10_000)) !== 'timeout') return;
           logger.warn('usage worker did not close within 10 s (Redis unreachable?); forcing');
           await settleWithin(worker.close(true), 2_000);
