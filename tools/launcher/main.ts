@@ -3,7 +3,7 @@
  * CLI in the repository, so it writes to the console; the services themselves log JSON with pino.
  */
 import { join, relative, resolve } from 'node:path';
-import { RedisNotInstalledError } from '@fastloop/service-kit';
+import { describeWaiting, RedisNotInstalledError } from '@fastloop/service-kit';
 import { renderBanner } from './banner';
 import { formatLogLine } from './log-format';
 import { modelStack, type ModelStack } from './model-option';
@@ -143,6 +143,11 @@ async function main(argv: readonly string[]): Promise<number> {
       logDir: args.logDir ? resolve(args.logDir) : join(REPO_ROOT, '.fastloop', 'logs'),
       env: model?.env,
       signal: signals.signal,
+      onWaiting: (service, waiting) =>
+        process.stderr.write(
+          `${service} is waiting for ${describeWaiting(waiting)}; it keeps retrying until the start gives up ` +
+            `(FASTLOOP_READY_TIMEOUT_MS) or Ctrl-C\n`,
+        ),
       onLogLine: args.quiet
         ? undefined
         : (service, line) => process.stdout.write(formatLogLine(service, line, { colour }) + '\n'),

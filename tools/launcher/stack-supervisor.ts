@@ -1,8 +1,10 @@
 import { join } from 'node:path';
 import {
+  describeWaiting,
   formatTail,
   spawnNodeService,
   waitForReady,
+  type WaitingFor,
   type NotReadyReason,
   type OwnedProcess,
   type ServiceExit,
@@ -47,6 +49,8 @@ export interface SupervisorInputs {
   readonly host: string;
   readonly logDir: string;
   readonly onLogLine?: (service: ServiceName, line: string) => void;
+  /** Told what a starting service waits for, when its /readyz says. */
+  readonly onWaiting?: (service: ServiceName, waiting: readonly WaitingFor[]) => void;
   /** Restart a service that crashes while the stack is up; default: never (the crash ends the stack). */
   readonly restart?: RestartPolicyOptions;
   /** Told about each restart before it happens (the launcher logs it). */
@@ -71,6 +75,8 @@ export class StackSupervisor {
   private readonly onProcessExit = () => this.kill();
   private readonly restarts = new Map<ServiceName, RestartPolicy>();
   private readonly restartTimers = new Set<NodeJS.Timeout>();
+  /** What each starting service last said it waits for (its /readyz). */
+  private readonly waiting = new Map<ServiceName, readonly WaitingFor[]>();
 
   constructor(private readonly inputs: SupervisorInputs) {
     this.crashed = new Promise<ServiceCrash>((resolve) => (this.reportCrash = resolve));
@@ -96,6 +102,10 @@ export class StackSupervisor {
               url: `http://${this.inputs.host}:${this.inputs.ports[name].admin}/readyz`,
               deadline,
               signal: this.startAbort.signal,
+              onWaiting: (waiting) => {
+                this.waiting.set(name, waiting);
+                this.inputs.onWaiting?.(name, waiting);
+              },
             }),
           ),
         );
@@ -229,9 +239,12 @@ export class StackSupervisor {
         )
       ];
     const proc = this.procs.get(name);
+    const waiting = this.waiting.get(name) ?? [];
+    const why =
+      waiting.length > 0 ? `: it was waiting for ${describeWaiting(waiting)}` : ' (its /readyz never answered 200)';
     return new StackStartError(
       'ready_timeout',
-      `${name} was not ready within ${this.inputs.opts.readyTimeoutMs} ms (its /readyz never answered 200)`,
+      `${name} was not ready within ${this.inputs.opts.readyTimeoutMs} ms${why}`,
       {
         service: name,
         logLines: proc?.tail() ?? [],

@@ -117,6 +117,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       host,
       logDir,
       onLogLine: options.onLogLine,
+      onWaiting: options.onWaiting,
       restart: options.restart,
       onRestart: options.onRestart,
     });

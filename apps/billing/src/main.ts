@@ -2,10 +2,12 @@ import {
   createLogger,
   createMetricsRegistry,
   createRedis,
+  Dependencies,
   installShutdown,
+  redisAddress,
   settleWithin,
   startAdminServer,
-  type Logger,
+  watchRedisConnection,
 } from '@fastloop/service-kit';
 import type { Redis } from 'ioredis';
 import { createBillingMetrics } from './billing-metrics';
@@ -21,7 +23,9 @@ async function main(): Promise<void> {
   const metrics = createBillingMetrics(registry);
 
   const redis = createRedis(config.REDIS_URL);
-  watchRedis(redis, logger);
+  // Not ready until Redis answers; meanwhile one warning names it, and the client keeps retrying.
+  const dependencies = new Dependencies(logger);
+  watchRedisConnection(redis, dependencies.track('redis', redisAddress(redis)));
   const ledger = new LedgerStore(redis, { dedupeTtlSeconds: config.BILLING_DEDUPE_TTL_SECONDS });
   const worker = startUsageWorker({
     connection: redis,
@@ -38,6 +42,7 @@ async function main(): Promise<void> {
     registry,
     logger,
     isReady: () => !draining && worker.isRunning() && redis.status === 'ready',
+    dependencies,
   });
   const report = await startUsageReportServer({
     port: config.BILLING_HTTP_PORT,
@@ -74,19 +79,6 @@ async function main(): Promise<void> {
 
   await worker.waitUntilReady();
   logger.info({ adminPort: admin.port, httpPort: report.port }, 'ready');
-}
-
-/** Logs Redis outages once per transition instead of once per reconnect attempt. */
-function watchRedis(redis: Redis, logger: Logger): void {
-  let down = false;
-  redis.on('ready', () => {
-    down = false;
-    logger.info('redis connected');
-  });
-  redis.on('error', (err) => {
-    if (!down) logger.warn({ err }, 'redis unreachable, retrying');
-    down = true;
-  });
 }
 
 /** QUIT when connected (lets replies drain); a client still reconnecting is just dropped. */

@@ -1,4 +1,5 @@
 import { Worker, type Job } from 'bullmq';
+import { isConnectionError } from '@fastloop/service-kit';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { BillingMetrics } from './billing-metrics';
@@ -66,6 +67,11 @@ export function startUsageWorker(options: UsageWorkerOptions): Worker {
     concurrency: options.concurrency ?? 16,
   });
   // Without a listener an 'error' event would throw; connection errors repeat while Redis is away.
-  worker.on('error', (err) => options.logger.warn({ err }, 'usage worker error'));
+  // Redis outages are logged once by the connection's watcher (billing main); the worker would repeat
+  // them on every reconnect attempt.
+  worker.on('error', (err) => {
+    if (isConnectionError(err)) options.logger.debug({ err }, 'usage worker: redis connection error');
+    else options.logger.warn({ err }, 'usage worker error');
+  });
   return worker;
 }

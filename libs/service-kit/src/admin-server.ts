@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import { DEBUG_GC_PATH, exposedGc, forceGc } from './debug-gc';
+import type { Dependencies } from './dependencies';
 
 export interface AdminServerOptions {
   /**
@@ -15,6 +16,11 @@ export interface AdminServerOptions {
   registry: Registry;
   /** Readiness probe: true when the service can take traffic. Liveness is "process answers". */
   isReady: () => boolean;
+  /**
+   * Dependencies that also gate readiness; while one is down, /readyz answers 503 with
+   * `{"status":"not_ready","waiting":[{dependency,address,error}]}` so whoever waits can say why.
+   */
+  dependencies?: Dependencies;
   logger: Logger;
 }
 
@@ -33,8 +39,12 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') return sendText(res, 200, 'ok\n');
-    if (path === '/readyz')
+    if (path === '/readyz') {
+      const waiting = options.dependencies?.waiting() ?? [];
+      if (waiting.length > 0)
+        return sendText(res, 503, `${JSON.stringify({ status: 'not_ready', waiting })}\n`, 'application/json');
       return options.isReady() ? sendText(res, 200, 'ready\n') : sendText(res, 503, 'not ready\n');
+    }
     if (path === '/metrics') {
       options.registry.metrics().then(
         (body) => sendText(res, 200, body, options.registry.contentType),
