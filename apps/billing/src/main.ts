@@ -8,8 +8,8 @@ import {
   settleWithin,
   startAdminServer,
   watchRedisConnection,
+  type RedisClient,
 } from '@fastloop/service-kit';
-import type { Redis } from 'ioredis';
 import { createBillingMetrics } from './billing-metrics';
 import { loadBillingConfig } from './billing-config';
 import { LedgerStore } from './ledger-store';
@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   const redis = createRedis(config.REDIS_URL);
   // Not ready until Redis answers; meanwhile one warning names it, and the client keeps retrying.
   const dependencies = new Dependencies(logger);
-  watchRedisConnection(redis, dependencies.track('redis', redisAddress(redis)));
+  watchRedisConnection(redis, dependencies.track('redis', redisAddress(config.REDIS_URL)));
   const ledger = new LedgerStore(redis, { dedupeTtlSeconds: config.BILLING_DEDUPE_TTL_SECONDS });
   const worker = startUsageWorker({
     connection: redis,
@@ -82,7 +82,7 @@ async function main(): Promise<void> {
 }
 
 /** QUIT when connected (lets replies drain); a client still reconnecting is just dropped. */
-async function closeRedis(redis: Redis): Promise<void> {
+async function closeRedis(redis: RedisClient): Promise<void> {
   if (redis.status !== 'ready') return redis.disconnect();
   await redis.quit().catch(() => redis.disconnect());
 }

@@ -64,7 +64,10 @@ async function main(): Promise<void> {
   const redis = createRedis(config.REDIS_URL, { maxRetriesPerRequest: 2, commandTimeout: 5_000 });
   // The edge serves without Redis (store: true is answered `store: false`, usage waits in the
   // outbox): an outage is logged once, with the address, and readiness does not depend on it.
-  watchRedisConnection(redis, new Dependencies(logger).track('redis', redisAddress(redis), { gatesReadiness: false }));
+  watchRedisConnection(
+    redis,
+    new Dependencies(logger).track('redis', redisAddress(config.REDIS_URL), { gatesReadiness: false }),
+  );
   const store = new ResponseStore(redis, config.EDGE_STORE_TTL_SECONDS);
   const storeWriter = new StoreWriter(store, logger.child({ component: 'store' }), {
     retryForMs: config.EDGE_STORE_RETRY_MS,

@@ -1,11 +1,11 @@
 import { Writable } from 'node:stream';
 import { createServer } from 'node:net';
 import { startAdminServer, type AdminServer } from './admin-server';
-import { Dependencies, isConnectionError, redisAddress, watchRedisConnection } from './dependencies';
+import { Dependencies, isConnectionError, watchRedisConnection } from './dependencies';
 import { createLogger } from './logger';
 import { createMetricsRegistry } from './metrics';
 import { describeWaiting, waitForReady } from './process/readiness';
-import { createRedis } from './redis';
+import { createRedis, redisAddress } from './redis';
 
 /** A logger whose lines land in `lines` (parsed). */
 function capture(): { logger: ReturnType<typeof createLogger>; lines: { level: number; msg: string }[] } {
@@ -85,10 +85,11 @@ describe('a service waiting for a dependency', () => {
     const port = await deadPort();
     const { logger } = capture();
     // disconnectTimeout 0: no timer left after disconnect() to hold Jest open.
-    const redis = createRedis(`redis://127.0.0.1:${port}`, { retryStrategy: () => 200, disconnectTimeout: 0 });
+    const url = `redis://127.0.0.1:${port}`;
+    const redis = createRedis(url, { retryStrategy: () => 200, disconnectTimeout: 0 });
     try {
       const deps = new Dependencies(logger);
-      watchRedisConnection(redis, deps.track('redis', redisAddress(redis)));
+      watchRedisConnection(redis, deps.track('redis', redisAddress(url)));
       admin = await startAdminServer({
         port: 0,
         registry: createMetricsRegistry('t'),

@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import type { RedisClient } from './redis';
 
 /** What a service waits for, as /readyz reports it while not ready. */
 export interface WaitingFor {
@@ -82,18 +82,12 @@ export class Dependencies {
   }
 }
 
-/** `host:port` of an ioredis client (never its password), or its cluster nodes. */
-export function redisAddress(redis: Redis): string {
-  const { host, port, path } = redis.options;
-  return path ?? `${host ?? '127.0.0.1'}:${port ?? 6379}`;
-}
-
 /**
  * Reports an ioredis client's connection to `handle`: `ready` → up, an `error` (a failed connect or
  * reconnect) → down. This is the client's only error listener needed: without one, ioredis prints
  * every failed attempt itself.
  */
-export function watchRedisConnection(redis: Redis, handle: DependencyHandle): void {
+export function watchRedisConnection(redis: RedisClient, handle: DependencyHandle): void {
   redis.on('ready', () => handle.up());
   redis.on('error', (err: unknown) => handle.down(err));
 }

@@ -31,7 +31,13 @@ export interface LocalRedis {
  * Starts a throw-away `redis-server` on a free loopback port (no persistence, own temp dir) for
  * the local launcher and for tests, so no run shares state with another.
  */
-export async function startLocalRedis(options: { timeoutMs?: number; cluster?: boolean } = {}): Promise<LocalRedis> {
+export async function startLocalRedis(
+  options: {
+    timeoutMs?: number;
+    /** `true`: a one-node cluster owning every slot; `'empty'`: a cluster node with no slots yet (to join others). */
+    cluster?: boolean | 'empty';
+  } = {},
+): Promise<LocalRedis> {
   if (spawnSync('redis-server', ['--version']).error) throw new RedisNotInstalledError();
   const port = await getFreePort();
   const dir = mkdtempSync(join(tmpdir(), 'fastloop-redis-'));
@@ -71,7 +77,7 @@ export async function startLocalRedis(options: { timeoutMs?: number; cluster?: b
     await new Promise((r) => setTimeout(r, 50));
   }
   // A one-node cluster owning every slot: it enforces Cluster's rules (CROSSSLOT) for tests.
-  if (options.cluster) {
+  if (options.cluster === true) {
     spawnSync('redis-cli', ['-p', String(port), 'CLUSTER', 'ADDSLOTSRANGE', '0', '16383']);
     while (
       !String(spawnSync('redis-cli', ['-p', String(port), 'CLUSTER', 'INFO']).stdout).includes('cluster_state:ok')
@@ -87,4 +93,57 @@ export async function startLocalRedis(options: { timeoutMs?: number; cluster?: b
     // The SIGTERM goes out synchronously (StackSupervisor.kill relies on that); the folder goes once it exited.
     stop: () => (stopped ??= child.stop(5_000).then(() => rmSync(dir, { recursive: true, force: true }))),
   };
+}
+
+/** A throw-away Redis Cluster of several masters on loopback; see {@link startLocalRedisCluster}. */
+export interface LocalRedisCluster {
+  /** `redis+cluster://127.0.0.1:<p1>,127.0.0.1:<p2>,…` (service-kit's createRedis gives a Cluster client). */
+  readonly url: string;
+  readonly nodes: readonly LocalRedis[];
+  /** Stops every node and removes their folders. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `masters` (default 3) `redis-server --cluster-enabled yes` nodes on free loopback ports and
+ * joins them with `redis-cli --cluster create` (no replicas), so the 16384 slots are spread across
+ * them and every multi-key command, script and transaction meets Cluster's rules for real: keys on
+ * different nodes, MOVED redirections, CROSSSLOT refusals.
+ */
+export async function startLocalRedisCluster(
+  options: { masters?: number; timeoutMs?: number } = {},
+): Promise<LocalRedisCluster> {
+  const masters = options.masters ?? 3;
+  if (masters < 3) throw new RangeError('redis-cli --cluster create needs at least 3 masters');
+  const nodes: LocalRedis[] = [];
+  const stop = async () => {
+    await Promise.all(nodes.map((n) => n.stop()));
+  };
+  try {
+    for (let i = 0; i < masters; i++)
+      nodes.push(await startLocalRedis({ timeoutMs: options.timeoutMs, cluster: 'empty' }));
+    const addresses = nodes.map((n) => `127.0.0.1:${n.port}`);
+    const create = spawnSync(
+      'redis-cli',
+      ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes'],
+      { encoding: 'utf8', timeout: options.timeoutMs ?? 30_000 },
+    );
+    if (create.status !== 0)
+      throw new Error(`redis-cli --cluster create failed: ${(create.stderr || create.stdout).trim().slice(-500)}`);
+    // Every node must have learned the whole slot map before a client may rely on any of them.
+    const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+    for (const n of nodes) {
+      while (
+        !String(spawnSync('redis-cli', ['-p', String(n.port), 'CLUSTER', 'INFO']).stdout).includes('cluster_state:ok')
+      ) {
+        if (Date.now() > deadline) throw new Error(`redis cluster node ${n.port} did not reach cluster_state:ok`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    let stopped: Promise<void> | undefined;
+    return { url: `redis+cluster://${addresses.join(',')}`, nodes, stop: () => (stopped ??= stop()) };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
 }

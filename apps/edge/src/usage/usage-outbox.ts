@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { billingV1 } from '@fastloop/proto';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import { bullmqPrefix, createRedis, type RedisClient } from '@fastloop/service-kit';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { z } from 'zod';
@@ -74,7 +74,7 @@ export class UsageOutbox {
   private readonly opts: z.infer<typeof optionsSchema>;
   private readonly log: Logger;
   private readonly metrics: OutboxMetrics;
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly queue: Queue;
   private readonly spillFile: OutboxSpillFile;
   private readonly directory: OutboxDirectory;
@@ -111,7 +111,8 @@ export class UsageOutbox {
       this.log.info({ files: this.directory.adopted }, 'adopted usage records of an outbox whose process is gone');
     this.spillFile = new OutboxSpillFile(this.directory.dir);
     this.wal = new OutboxWal(this.directory.dir);
-    this.redis = new Redis(options.redisUrl, {
+    // createRedis: a redis+cluster:// URL gives a Cluster client (the queue then uses a hash-tag prefix).
+    this.redis = createRedis(options.redisUrl, {
       maxRetriesPerRequest: 0,
       enableOfflineQueue: false,
       connectTimeout: this.opts.addTimeoutMs,
@@ -127,7 +128,11 @@ export class UsageOutbox {
     });
     // The version check sends INFO right after connecting; with the offline queue off a blip there
     // would reject BullMQ's initialisation for good. Billing's worker checks the version instead.
-    this.queue = new Queue(USAGE_QUEUE_NAME, { connection: this.redis, skipVersionCheck: true });
+    this.queue = new Queue(USAGE_QUEUE_NAME, {
+      connection: this.redis,
+      prefix: bullmqPrefix(this.redis),
+      skipVersionCheck: true,
+    });
     this.queue.on('error', (err) => this.log.debug({ err }, 'usage queue error'));
     this.loop = this.run();
   }
