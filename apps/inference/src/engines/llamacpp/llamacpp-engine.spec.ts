@@ -85,29 +85,40 @@ describeModel('LlamaCppEngine on stories260K (real llama.cpp, one thread)', () =
     expect(b.tokens).toEqual(a.tokens);
   });
 
+  /** The next turn's prompt as the edge renders it: the conversation so far, the answer read back. */
+  const next = (entries: ConversationEntry[], answer: number[], text: string) => {
+    const all = [...entries, completionToEntry(profile, answer, 'c'), user(text)];
+    return { all, prompt: profile.render({ tools: [] }, all) };
+  };
+  const user = (text: string): ConversationEntry => ({ kind: 'message', role: 'user', text });
+  /** What a continuation must evaluate: its new message and the generation prompt, nothing before. */
+  const newTokensOf = (text: string) =>
+    profile.renderEntry(user(text)).length + profile.renderGenerationPrompt().length;
+
   it('evaluates only the new tokens of a continuation and reports the rest as cached', async () => {
-    const first = [...profile.renderHeader({ tools: [] }), ...turn('Tom had a red ball.')];
+    const first = profile.render({ tools: [] }, [user('Tom had a red ball.')]);
     const one = await run(first, { sessionKey: 'cont' });
-    const second = [...first, ...one.tokens, ...turn('Where did it go?')];
+    const second = next([user('Tom had a red ball.')], one.tokens, 'Where did it go?').prompt;
     const two = await run(second, { sessionKey: 'cont' });
     // Other tests' sequences may share the header by content; the first turn evaluates the rest.
     expect(one.prefill!.cachedTokens + one.prefill!.evaluatedTokens).toBe(first.length);
     expect(one.prefill!.evaluatedTokens).toBeGreaterThan(0);
-    // The KV state holds the prompt and every sampled token but the last (sampled, never fed back).
-    expect(two.prefill!.cachedTokens).toBe(first.length + one.tokens.length - 1);
+    // After the first turn the KV state was aligned with the template's rendering of its answer:
+    // the second turn evaluates its own message and nothing of the first answer.
+    expect(two.prefill!.evaluatedTokens).toBe(newTokensOf('Where did it go?'));
     expect(two.prefill!.cachedTokens + two.prefill!.evaluatedTokens).toBe(second.length);
   });
 
   it('keeps two concurrent sessions in separate sequences', async () => {
-    const a = [...profile.renderHeader({ tools: [] }), ...turn('A cat sat.')];
-    const b = [...profile.renderHeader({ tools: [] }), ...turn('A dog ran far away.')];
+    const a = profile.render({ tools: [] }, [user('A cat sat.')]);
+    const b = profile.render({ tools: [] }, [user('A dog ran far away.')]);
     const [ra, rb] = await Promise.all([run(a, { sessionKey: 'sa' }), run(b, { sessionKey: 'sb' })]);
     const [ra2, rb2] = await Promise.all([
-      run([...a, ...ra.tokens, ...turn('Then?')], { sessionKey: 'sa' }),
-      run([...b, ...rb.tokens, ...turn('Then?')], { sessionKey: 'sb' }),
+      run(next([user('A cat sat.')], ra.tokens, 'Then?').prompt, { sessionKey: 'sa' }),
+      run(next([user('A dog ran far away.')], rb.tokens, 'Then?').prompt, { sessionKey: 'sb' }),
     ]);
-    expect(ra2.prefill!.cachedTokens).toBe(a.length + ra.tokens.length - 1);
-    expect(rb2.prefill!.cachedTokens).toBe(b.length + rb.tokens.length - 1);
+    expect(ra2.prefill!.evaluatedTokens).toBe(newTokensOf('Then?'));
+    expect(rb2.prefill!.evaluatedTokens).toBe(newTokensOf('Then?'));
   });
 
   it('stops evaluating as soon as the caller aborts', async () => {
@@ -173,18 +184,17 @@ describeModel('LlamaCppEngine on stories260K (real llama.cpp, one thread)', () =
 
   /** Two turns of one session, the second continuing what the first sampled. */
   async function continuation(key: string) {
-    const first = [...profile.renderHeader({ tools: [] }), ...turn('Tom had a red ball.')];
+    const first = profile.render({ tools: [] }, [user('Tom had a red ball.')]);
     const one = await run(first, { sessionKey: key });
-    const second = [...first, ...one.tokens, ...turn('Where did it go?')];
+    const second = next([user('Tom had a red ball.')], one.tokens, 'Where did it go?').prompt;
     const two = await run(second, { sessionKey: key });
     return { first, one, second, two };
   }
 
-  /** What a true skip looks like: the KV held the first turn and its sampled tokens but the last. */
-  function expectTrueSkip({ first, one, second, two }: Awaited<ReturnType<typeof continuation>>): void {
-    expect(one.tokens).toHaveLength(12); // cut at the limit: its last token was never fed back
-    expect(two.prefill!.cachedTokens).toBe(first.length + one.tokens.length - 1);
-    expect(two.prefill!.evaluatedTokens).toBe(second.length - two.prefill!.cachedTokens);
+  /** What a true skip looks like: everything but the new message was held. */
+  function expectTrueSkip({ second, two }: Awaited<ReturnType<typeof continuation>>): void {
+    expect(two.prefill!.evaluatedTokens).toBe(newTokensOf('Where did it go?'));
+    expect(two.prefill!.cachedTokens).toBe(second.length - two.prefill!.evaluatedTokens);
   }
 
   describe('what it reports as skipped is what node-llama-cpp did not evaluate', () => {

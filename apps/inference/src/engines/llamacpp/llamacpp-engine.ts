@@ -124,7 +124,6 @@ export class LlamaCppEngine implements Engine {
     if (!lease) return;
     const sequence = lease.slot.sequence;
     const completion: number[] = [];
-    let natural = false;
     let discard = request.signal.aborted;
     try {
       // llama.cpp needs at least one evaluated token to sample from, even on a full match.
@@ -163,30 +162,31 @@ export class LlamaCppEngine implements Engine {
         }
         if (request.signal.aborted) return;
         completion.push(token as number);
-        natural = request.stopTokens.has(token as number);
         yield [token as number];
-        if (natural || completion.length >= limit) return;
+        if (request.stopTokens.has(token as number) || completion.length >= limit) return;
       }
       // node-llama-cpp ends the iteration at an end-of-generation token, which it does not yield.
       report();
-      natural = !request.signal.aborted;
     } catch (err) {
       discard = true;
       throw err;
     } finally {
+      // The caller stopped reading at a stop token or the limit (both end the turn as the edge will
+      // render it), or at the model's end: the completion is whole. A cancelled call is not.
       discard ||= request.signal.aborted;
-      if (natural && !discard) await this.alignWithRendering(sequence, prompt, completion, request);
+      if (!discard) await this.alignWithRendering(sequence, prompt, completion, request);
       // A cancelled call's prompt is not reusable (it may be one safety blocked while overlapping).
       this.pool.release(lease.slot, discard);
     }
   }
 
   /**
-   * After a completion that ended by itself, makes the sequence hold what the next turn's prompt
-   * will: the chat template's rendering of the sampled items, not the tokens the model chose for
-   * the same text (a call sampled under its grammar is the same text; its tokenization and the
-   * end-of-turn markup may differ). Only the differing tail is evaluated, before the sequence is
-   * released, so the next turn finds the whole conversation in the KV state.
+   * After a completion (ended by the model, a stop token or the token limit; not a cancel), makes
+   * the sequence hold what the next turn's prompt will: the chat template's rendering of the
+   * sampled items, not the tokens the model chose for the same text (a call sampled under its
+   * grammar is the same text; its tokenization and the end-of-turn markup may differ). Only the
+   * differing tail is evaluated, before the sequence is released, so the next turn finds the whole
+   * conversation in the KV state. Speculative: a next prompt that differs just matches less.
    */
   private async alignWithRendering(
     sequence: Sequence,
