@@ -95,29 +95,45 @@ export function toolCallWrapperOf(
   };
 }
 
+/** Where the engine takes over from the grammar (see call-framing.ts). */
+export interface GrammarFraming {
+  /** Text the engine evaluates before sampling starts: the grammar begins after it. */
+  forcedText: string;
+  /** The engine appends what follows the arguments: the grammar ends with them. */
+  tailAppended: boolean;
+}
+
 /**
  * The grammar for a constraint: a tool call is the wrapper around one offered tool's name and
  * arguments that satisfy its schema; a response format is one value that satisfies its schema.
+ * With `framing`, the call's start and end are the engine's, and the grammar covers the rest.
  * Throws `UnsatisfiableSchemaError` for a schema nothing satisfies.
  */
-export function constraintGrammar(constraint: Constraint, wrapper: ToolCallWrapper = HERMES_WRAPPER): Grammar {
+export function constraintGrammar(
+  constraint: Constraint,
+  wrapper: ToolCallWrapper = HERMES_WRAPPER,
+  framing?: GrammarFraming,
+): Grammar {
   const rules = new Map<string, GNode>();
   rules.set('root', lit('')); // first in the map, so printed first
   if (constraint.kind === 'json') {
     rules.set('root', new JsonSchemaGrammar(rules, 'r-', constraint.schema).rootValue());
     return { rules };
   }
+  const skip = framing?.forcedText.length ?? 0;
   const calls = constraint.tools.map((tool, i) => {
     const args = new JsonSchemaGrammar(rules, `t${i}-`, tool.parameters).rootValue();
     const argsRule = `t${i}-arguments`;
     rules.set(argsRule, args);
-    return seq(lit(`${JSON.stringify(tool.name)}${wrapper.beforeArguments}`), ref(argsRule));
+    const head = `${wrapper.beforeName}${JSON.stringify(tool.name)}${wrapper.beforeArguments}`;
+    if (!head.startsWith(framing?.forcedText ?? '')) throw new Error('the forced text does not start every call');
+    return seq(lit(head.slice(skip)), ref(argsRule));
   });
-  rules.set('root', seq(lit(wrapper.beforeName), alt(...calls), lit(wrapper.afterArguments)));
+  rules.set('root', seq(alt(...calls), lit(framing?.tailAppended ? '' : wrapper.afterArguments)));
   return { rules };
 }
 
 /** {@link constraintGrammar} printed as GBNF for llama.cpp. */
-export function constraintGbnf(constraint: Constraint, wrapper?: ToolCallWrapper): string {
-  return toGbnf(constraintGrammar(constraint, wrapper));
+export function constraintGbnf(constraint: Constraint, wrapper?: ToolCallWrapper, framing?: GrammarFraming): string {
+  return toGbnf(constraintGrammar(constraint, wrapper, framing));
 }

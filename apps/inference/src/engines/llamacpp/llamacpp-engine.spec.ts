@@ -145,7 +145,7 @@ describeModel('LlamaCppEngine on stories260K (real llama.cpp, one thread)', () =
   it('samples a forced tool call under the schema grammar, so it parses and fits the schema', async () => {
     const parameters = {
       type: 'object' as const,
-      properties: { city: { type: 'string' as const }, days: { type: 'integer' as const } },
+      properties: { city: { type: 'string' as const, maxLength: 40 }, days: { type: 'integer' as const } },
       required: ['city', 'days'],
     };
     const header = { tools: [{ name: 'get_weather', parameters }], toolChoice: 'required' as const };
@@ -256,9 +256,9 @@ describeModel('LlamaCppEngine on stories260K (real llama.cpp, one thread)', () =
       const entry = completionToEntry(profile, tokens, 'call_1');
       if (entry.kind !== 'function_call') throw new Error(`not a call: ${profile.decode(tokens)}`);
       expect(schemaProblems(weather, JSON.parse(entry.arguments))).toEqual([]);
-      expect(profile.decode(tokens)).toBe(
-        `<tool_call>\n{"name": "get_weather", "arguments": ${entry.arguments}}\n</tool_call>\n`,
-      );
+      // The whole completion is the template's rendering of the call, end of turn included.
+      expect(profile.decode(tokens)).toBe(profile.decode(profile.renderCompletion(entry)));
+      expect(profile.decode(tokens)).toContain(`{"name": "get_weather", "arguments": ${entry.arguments}}`);
     }
   }, 60_000);
 

@@ -9,6 +9,7 @@ import {
 } from '@fastloop/model-profiles';
 import type { Engine, EngineRequest } from '../../engine';
 import { contextLengthExceeded } from '../../inference-errors';
+import { callFraming, type CallFraming } from './call-framing';
 import { canonicalCompletion } from './canonical-completion';
 import { constraintFor, constraintGbnf, toolCallWrapperOf, type ToolCallWrapper } from './constraint-grammar';
 import { commonPrefixLength, SequencePool } from './sequence-pool';
@@ -37,6 +38,16 @@ export interface LlamaCppEngineOptions {
 
 const MAX_CACHED_GRAMMARS = 32;
 
+/** How one call samples: under which grammar, after which given tokens, followed by which. */
+interface SamplingPlan {
+  grammar?: Grammar;
+  /** Evaluated after the prompt and yielded first, never sampled (a forced call's start). */
+  forced: readonly number[];
+  /** Yielded after the model ends a forced call (its end and the end of the turn). */
+  tail: readonly number[];
+}
+const FREE: SamplingPlan = { forced: [], tail: [] };
+
 /** The KV state does not hold the prompt after prefill: a wrong skip, never sampled from. */
 export class KvStateMismatchError extends Error {}
 
@@ -52,6 +63,7 @@ export class LlamaCppEngine implements Engine {
   readonly name = 'llamacpp' as const;
   readonly simulated = false;
   private readonly grammars = new Map<string, Promise<Grammar>>();
+  private readonly framings = new Map<string, CallFraming | undefined>();
   private readonly wrapper: ToolCallWrapper;
   private closed = false;
 
@@ -119,7 +131,7 @@ export class LlamaCppEngine implements Engine {
     // node-llama-cpp takes plain arrays; one copy per call, small next to llama.cpp's evaluation.
     const prompt = Array.from(request.prompt);
     if (prompt.length >= this.contextSize) throw contextLengthExceeded(prompt.length, this.contextSize);
-    const grammar = await this.grammarFor(prompt, request);
+    const plan = await this.samplingPlan(prompt, request);
     const lease = await this.pool.acquire(prompt, request.sessionKey, request.signal, request.cacheSalt ?? '');
     if (!lease) return;
     const sequence = lease.slot.sequence;
@@ -137,36 +149,59 @@ export class LlamaCppEngine implements Engine {
         if (reported) return;
         reported = true;
         const { usedInputTokens, usedOutputTokens } = sequence.tokenMeter.diff(meter);
-        // node-llama-cpp meters every token it decodes: the prompt's, then each sampled one fed
-        // back. Before the first token is sampled that is exactly the prompt's evaluated part.
-        const evaluated = usedInputTokens + usedOutputTokens;
+        // node-llama-cpp meters every token it decodes: the prompt's, the forced ones, then each
+        // sampled one fed back. Before the first token is sampled that is the prompt's evaluated
+        // part and the forced tokens (output, not prompt).
+        const evaluated = Math.max(0, usedInputTokens + usedOutputTokens - plan.forced.length);
         request.onPrefill?.({ cachedTokens: Math.max(0, prompt.length - evaluated), evaluatedTokens: evaluated });
       };
-      const limit = Math.min(request.maxOutputTokens, this.contextSize - prompt.length);
-      const grammarEvaluationState = grammar
-        ? new this.lib.LlamaGrammarEvaluationState({ model: this.model, grammar })
+      const limit = Math.min(request.maxOutputTokens, this.contextSize - prompt.length - plan.forced.length);
+      const grammarEvaluationState = plan.grammar
+        ? new this.lib.LlamaGrammarEvaluationState({ model: this.model, grammar: plan.grammar })
         : undefined;
-      const tokens = sequence.evaluate(prompt.slice(reuse) as Token[], {
+      const tokens = sequence.evaluate([...prompt.slice(reuse), ...plan.forced] as Token[], {
         temperature: request.temperature ?? 1,
         topP: request.topP,
         seed: request.seed,
         grammarEvaluationState,
       });
       this.logLease(request, prompt.length, reuse, held);
+      const emit = (given: readonly number[]) => {
+        const out: number[] = [];
+        for (const t of given) {
+          if (completion.length >= limit) break;
+          completion.push(t);
+          out.push(t);
+          if (request.stopTokens.has(t)) break;
+        }
+        return out;
+      };
+      const ended = () =>
+        completion.length >= limit ||
+        (completion.length > 0 && request.stopTokens.has(completion[completion.length - 1]));
+      let sampledAny = false;
       // Returning from this loop (limit, stop token, abort, or the caller leaving) ends llama.cpp's
       // evaluation at once and hands the sequence, KV state intact, to the next caller.
       for await (const token of tokens) {
-        if (!reported) {
-          this.checkHeld(sequence, prompt);
+        if (!sampledAny) {
+          sampledAny = true;
+          this.checkHeld(sequence, [...prompt, ...plan.forced]);
           report();
+          if (request.signal.aborted) return;
+          if (plan.forced.length > 0) yield emit(plan.forced);
+          if (ended()) return;
         }
         if (request.signal.aborted) return;
-        completion.push(token as number);
-        yield [token as number];
-        if (request.stopTokens.has(token as number) || completion.length >= limit) return;
+        yield emit([token as number]);
+        if (ended()) return;
       }
-      // node-llama-cpp ends the iteration at an end-of-generation token, which it does not yield.
+      // node-llama-cpp ends the iteration at an end-of-generation token, which it does not yield:
+      // the model is done (for a forced call, the grammar allowed nothing else after the arguments).
       report();
+      if (plan.tail.length > 0 && sampledAny && !request.signal.aborted) {
+        const tail = emit(plan.tail);
+        if (tail.length > 0) yield tail;
+      }
     } catch (err) {
       discard = true;
       throw err;
@@ -231,17 +266,25 @@ export class LlamaCppEngine implements Engine {
     }
   }
 
-  /** The grammar the prompt's tool choice or response format asks for (cached by its text). */
-  private async grammarFor(prompt: readonly number[], request: EngineRequest): Promise<Grammar | undefined> {
+  /**
+   * How to sample what the prompt's tool choice or response format asks for: the grammar (cached
+   * by its text) and, for a forced call the template's tokens spell, the call's given start and end.
+   */
+  private async samplingPlan(prompt: readonly number[], request: EngineRequest): Promise<SamplingPlan> {
     const constraint = constraintFor(this.options.profile.parsePrompt(prompt), request.constraints);
-    if (!constraint) return undefined;
+    if (!constraint) return FREE;
+    const framing = constraint.kind === 'tool_call' ? this.framingFor(constraint.tools.map((t) => t.name)) : undefined;
     let gbnf: string;
     try {
-      gbnf = constraintGbnf(constraint, this.wrapper);
+      gbnf = constraintGbnf(
+        constraint,
+        this.wrapper,
+        framing ? { forcedText: framing.forcedText, tailAppended: true } : undefined,
+      );
     } catch (err) {
       // Only a schema nothing satisfies gets here (strict schemas were checked at the edge).
       this.options.logger.warn({ err, engine: 'llamacpp' }, 'no grammar for this JSON schema; sampling unconstrained');
-      return undefined;
+      return FREE;
     }
     let grammar = this.grammars.get(gbnf);
     if (!grammar) {
@@ -250,7 +293,17 @@ export class LlamaCppEngine implements Engine {
       if (this.grammars.size >= MAX_CACHED_GRAMMARS) this.grammars.delete(this.grammars.keys().next().value as string);
       this.grammars.set(gbnf, grammar);
     }
-    return grammar;
+    return { grammar: await grammar, forced: framing?.forced ?? [], tail: framing?.tail ?? [] };
+  }
+
+  /** The framing of a call to one of `names` (cached per name set; undefined: the grammar does it all). */
+  private framingFor(names: readonly string[]): CallFraming | undefined {
+    const key = JSON.stringify(names);
+    if (!this.framings.has(key)) {
+      if (this.framings.size >= MAX_CACHED_GRAMMARS) this.framings.delete(this.framings.keys().next().value as string);
+      this.framings.set(key, callFraming(this.options.profile, names, this.wrapper));
+    }
+    return this.framings.get(key);
   }
 
   /**
