@@ -209,29 +209,30 @@ export class LlamaCppEngine implements Engine {
       // The caller stopped reading at a stop token or the limit (both end the turn as the edge will
       // render it), or at the model's end: the completion is whole. A cancelled call is not.
       discard ||= request.signal.aborted;
-      if (!discard) await this.alignWithRendering(sequence, prompt, completion, request);
+      const target = discard ? undefined : this.renderedTarget(prompt, completion);
+      // The alignment runs after the call returns (its last token is out, Done can go): the
+      // sequence stays leased until it is done, and a next turn that continues it waits for it.
+      if (target) this.pool.settle(lease.slot, target, this.alignWith(sequence, target, request));
       // A cancelled call's prompt is not reusable (it may be one safety blocked while overlapping).
-      this.pool.release(lease.slot, discard);
+      else this.pool.release(lease.slot, discard);
     }
   }
 
   /**
-   * After a completion (ended by the model, a stop token or the token limit; not a cancel), makes
-   * the sequence hold what the next turn's prompt will: the chat template's rendering of the
-   * sampled items, not the tokens the model chose for the same text (a call sampled under its
-   * grammar is the same text; its tokenization and the end-of-turn markup may differ). Only the
-   * differing tail is evaluated, before the sequence is released, so the next turn finds the whole
+   * What the sequence should hold after a completion (ended by the model, a stop token or the
+   * token limit; not a cancel): what the next turn's prompt will start with, the chat template's
+   * rendering of the sampled items rather than the tokens the model chose for the same text (a call
+   * sampled under its grammar is the same text; its tokenization and the end-of-turn markup may
+   * differ). {@link alignWith} evaluates only the differing tail, so the next turn finds the whole
    * conversation in the KV state. Speculative: a next prompt that differs just matches less.
    */
-  private async alignWithRendering(
-    sequence: Sequence,
-    prompt: readonly number[],
-    completion: readonly number[],
-    request: EngineRequest,
-  ): Promise<void> {
+  private renderedTarget(prompt: readonly number[], completion: readonly number[]): number[] | undefined {
     const rendered = canonicalCompletion(this.options.profile, completion);
-    if (!rendered || prompt.length + rendered.length >= this.contextSize) return;
-    const target = [...prompt, ...rendered];
+    if (!rendered || prompt.length + rendered.length >= this.contextSize) return undefined;
+    return [...prompt, ...rendered];
+  }
+
+  private async alignWith(sequence: Sequence, target: readonly number[], request: EngineRequest): Promise<void> {
     const same = commonPrefixLength(sequence.contextTokens, target);
     if (same === target.length) return;
     try {
@@ -243,7 +244,8 @@ export class LlamaCppEngine implements Engine {
       request.onAligned?.(usedInputTokens + usedOutputTokens);
     } catch (err) {
       // The sequence keeps whatever it holds; the pool matches by content, so nothing is assumed.
-      this.options.logger.warn({ err, engine: 'llamacpp' }, 'could not align the KV state with the rendering');
+      if (!this.closed)
+        this.options.logger.warn({ err, engine: 'llamacpp' }, 'could not align the KV state with the rendering');
     }
   }
 
@@ -338,6 +340,7 @@ export class LlamaCppEngine implements Engine {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.pool.settled();
     await this.context.dispose();
     await this.model.dispose();
     await this.llama.dispose();
