@@ -130,7 +130,39 @@ export function renderMarkdown(turns: readonly EngineTurn[], meta: RunMeta): str
       ];
       out.push(`| ${row.join(' | ')} |`);
     }
-    out.push('');
+    out.push('', ...summary(mine), '');
   }
   return out.join('\n');
+}
+
+/** One line per comparison that matters, over all turns of an engine. */
+function summary(turns: readonly EngineTurn[]): string[] {
+  const lines: string[] = [];
+  const ids = [...new Set(turns.map((t) => t.turn))].sort((a, b) => a - b);
+  const median = (mode: Mode, turn: number) =>
+    spread(turns.filter((t) => t.mode === mode && t.turn === turn).map((t) => t.ttftMs))?.median;
+  const shares = ids.flatMap((turn) => {
+    const d = median('direct', turn);
+    const gaps = turns
+      .filter((t) => t.mode === 'ws' && t.turn === turn)
+      .flatMap((w) => {
+        const x = turns.find((t) => t.mode === 'direct' && t.turn === turn && t.rep === w.rep);
+        return x ? [w.ttftMs - x.ttftMs] : [];
+      });
+    const g = spread(gaps)?.median;
+    return d !== undefined && g !== undefined && d > 0 ? [(100 * g) / d] : [];
+  });
+  const s = spread(shares);
+  if (s)
+    lines.push(
+      `API overhead on TTFT (ws − direct, paired per repetition, over direct): median over turns ${s.median.toFixed(0)}%, per-turn medians ${s.min.toFixed(0)}% to ${s.max.toFixed(0)}%.`,
+    );
+  const last = ids[ids.length - 1];
+  const ws = median('ws', last);
+  const cold = median('resend-cold', last);
+  if (ws !== undefined && cold !== undefined)
+    lines.push(
+      `At the longest history (turn ${last}): cold resend ${cold.toFixed(1)} ms vs WebSocket continuation ${ws.toFixed(1)} ms (${(cold / ws).toFixed(2)}×).`,
+    );
+  return lines;
 }
