@@ -41,7 +41,11 @@ export function installShutdown(options: ShutdownOptions): () => Promise<void> {
       }, timeoutMs);
       timer.unref();
       let code = 0;
+      const started = Date.now();
+      // How long each step took, in the last line: where a slow drain spent its time.
+      const stepsMs: Record<string, number> = {};
       for (const step of options.steps) {
+        const stepStarted = Date.now();
         try {
           await step.run();
           options.logger.debug({ step: step.name }, 'shutdown step done');
@@ -49,9 +53,10 @@ export function installShutdown(options: ShutdownOptions): () => Promise<void> {
           code = 1;
           options.logger.error({ err, step: step.name }, 'shutdown step failed');
         }
+        stepsMs[step.name] = Date.now() - stepStarted;
       }
       clearTimeout(timer);
-      options.logger.info('stopped');
+      options.logger.info({ drainMs: Date.now() - started, stepsMs }, 'stopped');
       exit(code);
     })());
   const onSignal = (signal: NodeJS.Signals) => {
