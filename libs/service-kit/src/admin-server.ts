@@ -97,10 +97,26 @@ export function listen(server: Server, port: number, host: string): Promise<void
   });
 }
 
-/** Stops accepting, ends idle keep-alive sockets, resolves when all connections are gone. */
+/**
+ * Stops accepting, lets running requests finish, and resolves when every connection is gone.
+ * close() alone leaves keep-alive connections open and serving: a load balancer that pools its
+ * connections to us kept sending requests on them and held a drain open for 22 s. So every
+ * response started from now on says `Connection: close`, and a connection is closed as soon as it is
+ * idle (checked every 50 ms: one whose response was running at close() becomes idle when it ends),
+ * not when its keep-alive timeout ends.
+ */
 export function closeServer(server: Server): Promise<void> {
   return new Promise((resolve) => {
-    server.close(() => resolve());
+    const closeAfterResponse = (_req: unknown, res: import('node:http').ServerResponse) => {
+      if (!res.headersSent) res.setHeader('connection', 'close');
+    };
+    server.prependListener('request', closeAfterResponse);
+    const idle = setInterval(() => server.closeIdleConnections(), 50);
+    server.close(() => {
+      clearInterval(idle);
+      server.off('request', closeAfterResponse);
+      resolve();
+    });
     server.closeIdleConnections();
   });
 }
