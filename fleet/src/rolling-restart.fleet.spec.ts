@@ -65,6 +65,8 @@ function thinker(seed: number): () => number {
         SIM_TOKENS_PER_SECOND: '2000',
         SIM_TOOL_CALLS: '2',
         SIM_ANSWER_WORDS: '20',
+        // The routers check the workers every 250 ms (fleet.ts): a draining worker serves until they saw it.
+        INFERENCE_DRAIN_QUIET_MS: '600',
       },
     });
   }, 300_000);

@@ -4,6 +4,7 @@ import {
   Dependencies,
   installShutdown,
   startAdminServer,
+  untilQuiet,
 } from '@fastloop/service-kit';
 import { loadInferenceConfig } from './config';
 import { watchEngineHealth } from './engine-health';
@@ -39,6 +40,17 @@ async function main(): Promise<void> {
     logger,
     steps: [
       { name: 'health NOT_SERVING', run: () => (stopHealthWatch(), worker.grpc.health.set(false)) },
+      // The router stops sending here at its next health check; calls until then are served, not
+      // refused (an idle worker goes straight on).
+      {
+        name: 'until routers moved',
+        run: () =>
+          untilQuiet({
+            lastArrival: () => worker.service.lastCallAt,
+            quietMs: config.INFERENCE_DRAIN_QUIET_MS,
+            maxMs: config.INFERENCE_DRAIN_QUIET_MAX_MS,
+          }),
+      },
       { name: 'drain gRPC and close engine', run: () => worker.close(20_000) },
       { name: 'close admin server', run: () => admin.close() },
     ],

@@ -97,3 +97,23 @@ export async function settleWithin<T>(promise: Promise<T>, ms: number): Promise<
     clearTimeout(timer);
   }
 }
+
+/**
+ * Lame duck: resolves once nothing new has arrived for `quietMs` (by `lastArrival`, a `Date.now()`
+ * timestamp), or after `maxMs`. A service that is NOT_SERVING keeps taking calls meanwhile: callers
+ * that route by health checks (the router polls the workers) send a few more until their next
+ * check, and those must not fail. An idle service passes at once.
+ */
+export async function untilQuiet(options: {
+  lastArrival: () => number | undefined;
+  quietMs: number;
+  maxMs: number;
+}): Promise<void> {
+  const deadline = Date.now() + options.maxMs;
+  for (;;) {
+    const last = options.lastArrival();
+    const quietFor = last === undefined ? Infinity : Date.now() - last;
+    if (quietFor >= options.quietMs || Date.now() >= deadline) return;
+    await new Promise((r) => setTimeout(r, Math.min(options.quietMs - quietFor, deadline - Date.now())));
+  }
+}

@@ -136,4 +136,46 @@ describe('BackendClients', () => {
       await server.close(1000);
     }
   });
+  it('sends a Classify once more when a safety replica answers unavailable (draining or gone), and nothing else twice', async () => {
+    const failures = ['unavailable', 'internal'];
+    let calls = 0;
+    let failNext: string | undefined;
+    const safety: Partial<safetyV1.SafetyServiceServer> = {
+      classify: (call, cb) => {
+        calls++;
+        const code = failNext;
+        failNext = undefined;
+        if (code)
+          return cb(
+            toGrpcError(new DomainError(code, 'no', GrpcStatus.UNAVAILABLE, code === 'unavailable')) as never,
+            null,
+          );
+        cb(null, safetyV1.ClassifyResponse.fromPartial({ itemsSeen: call.request.items.length }));
+      },
+    };
+    const server = await startGrpcServer({
+      port: 0,
+      logger: silent,
+      services: [
+        {
+          name: 'fastloop.safety.v1.SafetyService',
+          definition: safetyV1.SafetyServiceService,
+          implementation: safety as UntypedServiceImplementation,
+        },
+      ],
+    });
+    const backends = new BackendClients({ ...options(`127.0.0.1:${server.port}`), mux: false });
+    const request = safetyV1.ClassifyRequest.fromPartial({ items: [safetyV1.SafetyItem.fromPartial({ text: 'x' })] });
+    try {
+      failNext = failures[0];
+      expect((await backends.classify(request)).itemsSeen).toBe(1);
+      expect(calls).toBe(2);
+      failNext = failures[1];
+      await expect(backends.classify(request)).rejects.toMatchObject({ code: 'internal' });
+      expect(calls).toBe(3);
+    } finally {
+      backends.close();
+      await server.close(1000);
+    }
+  });
 });

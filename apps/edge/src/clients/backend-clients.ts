@@ -44,7 +44,19 @@ export class BackendClients {
       this.safetyMux = new MuxClient(() => safety.classifyStream(), { streams: options.safetyStreams ?? 4 });
   }
 
-  async classify(request: safetyV1.ClassifyRequest, signal?: AbortSignal): Promise<safetyV1.ClassifyResponse> {
+  /**
+   * Classify, retried once when the first attempt fails in a way another replica may not (a safety
+   * pod draining or gone: `unavailable`). Classify is a pure function of its request, so a second
+   * attempt is safe; the channel's round robin (and the draining pod's GOAWAY) sends it elsewhere.
+   */
+  classify(request: safetyV1.ClassifyRequest, signal?: AbortSignal): Promise<safetyV1.ClassifyResponse> {
+    return onceMoreIfRetryable(() => this.classifyOnce(request, signal), signal);
+  }
+
+  private async classifyOnce(
+    request: safetyV1.ClassifyRequest,
+    signal?: AbortSignal,
+  ): Promise<safetyV1.ClassifyResponse> {
     const settings = { deadlineMs: this.options.safetyTimeoutMs, signal };
     const mux = this.safetyMux;
     if (mux && !mux.unsupported) {
@@ -57,8 +69,12 @@ export class BackendClients {
     return callUnary(this.safety.classify, this.safety, request, settings);
   }
 
+  /** Route, retried once like {@link classify} (a router replica draining or gone; routing is read-only). */
   route(request: routerV1.RouteRequest, signal?: AbortSignal): Promise<routerV1.RouteResponse> {
-    return callUnary(this.router.route, this.router, request, { deadlineMs: this.options.routerTimeoutMs, signal });
+    return onceMoreIfRetryable(
+      () => callUnary(this.router.route, this.router, request, { deadlineMs: this.options.routerTimeoutMs, signal }),
+      signal,
+    );
   }
 
   listModels(): Promise<routerV1.ListModelsResponse> {
@@ -183,5 +199,19 @@ export class BackendClients {
     this.router.close();
     for (const c of this.workers.values()) c.close();
     this.workers.clear();
+  }
+}
+
+/**
+ * Runs `call`; when it fails with a retryable transport-level error (`unavailable`: the peer is
+ * draining, gone, or refused the connection) and the caller has not given up, runs it once more.
+ * A deadline is not retried: the time budget is spent.
+ */
+async function onceMoreIfRetryable<T>(call: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (!(err instanceof DomainError) || err.code !== 'unavailable' || signal?.aborted) throw err;
+    return call();
   }
 }
