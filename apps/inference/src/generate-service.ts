@@ -12,6 +12,7 @@ import { matchPrefix } from './prefix-match';
 import { assemblePrompt, sessionSequence, type AssembledPrompt } from './prompt-assembly';
 import { validatePromptTokens } from './prompt-validation';
 import type { SessionCache } from './session-cache';
+import { countQueuedTokens } from './queued-tokens';
 import { TokenChunkWriter } from './token-chunk-writer';
 
 const { FinishReason } = inferenceV1;
@@ -81,7 +82,8 @@ export class GenerateService {
   implementation(): inferenceV1.InferenceServiceServer {
     const arrive = (call: GenerateCall) => {
       this.lastCallAt = Date.now();
-      void this.handle(call);
+      const queued = countQueuedTokens(call, this.options.metrics.queuedTokens, this.engineLabel);
+      void this.handle(queued.call).finally(queued.release);
     };
     return {
       generate: arrive,
