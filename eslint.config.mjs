@@ -47,7 +47,10 @@ export default [
               ],
             },
             // The deploy tests start bundled services with the launcher and service-kit.
-            { sourceTag: 'type:deploy', onlyDependOnLibsWithTags: ['type:tool', 'type:service-kit', 'type:proto'] },
+            {
+              sourceTag: 'type:deploy',
+              onlyDependOnLibsWithTags: ['type:tool', 'type:service-kit', 'type:proto', 'type:model-profiles'],
+            },
           ],
         },
       ],
