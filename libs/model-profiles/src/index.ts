@@ -23,6 +23,7 @@ export {
   type ModelProfileErrorCode,
   ProfileNotFoundError,
   PromptParseError,
+  RenderDeadlineError,
   RenderLimitError,
   type RenderLimitName,
   TokenBudgetExceededError,
