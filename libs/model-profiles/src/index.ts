@@ -50,6 +50,13 @@ export {
 } from './lib/chat-template/tool-call-parser';
 export { HarmonyToken } from './lib/harmony/harmony-tokens';
 export {
+  reviveProfileError,
+  runRenderTask,
+  type RemoteProfileError,
+  type RenderTask,
+  type RenderTaskResult,
+} from './lib/render-task';
+export {
   GUARD_ANSWER_INSTRUCTION,
   GUARD_RESPONSE_FORMAT,
   GUARD_VERDICTS,

@@ -9,6 +9,8 @@ export * from './grpc-errors';
 export * from './grpc-server';
 export * from './grpc-client';
 export * from './mux';
+export * from './fair-scheduler';
+export * from './worker-pool';
 export * from './internal-auth';
 export * from './shutdown';
 export * from './redis';
