@@ -46,7 +46,7 @@ export interface RunOptions {
   /** Budget from now for waiting plus running, in ms (default: none). */
   timeoutMs?: number;
   signal?: AbortSignal;
-  transferList?: readonly Transferable[];
+  transferList?: readonly import('node:worker_threads').TransferListItem[];
 }
 
 interface Slot {

@@ -7,7 +7,9 @@ import { byteRangeRank, isValidUtf8 } from './o200k-byte-ranks';
 
 /** The library's own lookup, which its byte-pair merge calls for every candidate pair. */
 const library = new BytePairEncodingCore({ bytePairRankDecoder: bpeRanks, tokenSplitRegex: O200K_TOKEN_SPLIT_REGEX });
-const libraryRank = (bytes: Uint8Array): number => library.getBpeRankFromBytes(bytes) ?? -1;
+// TypeScript-private, but the very function the library's merge calls.
+const libraryLookup = library as unknown as { getBpeRankFromBytes(bytes: Uint8Array): number | undefined };
+const libraryRank = (bytes: Uint8Array): number => libraryLookup.getBpeRankFromBytes(bytes) ?? -1;
 
 const utf8 = new TextEncoder();
 
