@@ -185,11 +185,11 @@ describe('Classifier', () => {
       const capped = testClassifier({
         maxFindings: 10,
         actions: { secret: 'flag', policy: 'block' },
-        policies: { tenants: { t: { terms: ['forbidden'] } }, models: {} },
+        policies: { tenants: { t: { terms: ['forbidden'], regexes: [], actions: {} } }, models: {} },
       });
       const uncapped = testClassifier({
         actions: { secret: 'flag', policy: 'block' },
-        policies: { tenants: { t: { terms: ['forbidden'] } }, models: {} },
+        policies: { tenants: { t: { terms: ['forbidden'], regexes: [], actions: {} } }, models: {} },
       });
       const items = [tool(wall), item('this is forbidden')];
       const res = capped.classify({ state: EMPTY, items, tenant: 't' });
