@@ -10,6 +10,7 @@ export * from './grpc-server';
 export * from './grpc-client';
 export * from './mux';
 export * from './fair-scheduler';
+export * from './tenant-salt';
 export * from './worker-pool';
 export * from './internal-auth';
 export * from './shutdown';
