@@ -290,7 +290,7 @@ describe('Classifier, incremental versus full', () => {
   it('answers the same, state included, when it scans in slices and pauses between them', async () => {
     await fc.assert(
       fc.asyncProperty(conversationArb, fc.integer({ min: 1, max: 400 }), async ([items, cuts], sliceChars) => {
-        const sliced = testClassifier({ sliceChars });
+        const sliced = testClassifier({ sliceChars, pauseAfterMs: 0 });
         let state: Buffer = EMPTY;
         let pauses = 0;
         for (const turn of turnsOf(items, cuts)) {

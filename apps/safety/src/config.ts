@@ -61,8 +61,10 @@ export const safetyConfigSchema = z.object({
   SAFETY_MAX_REQUEST_BYTES: env.int(8 * 1024 * 1024, 1),
   /** Most findings one response lists (default 256; the rest are counted in `findings_omitted`). */
   SAFETY_MAX_FINDINGS: env.int(256, 1),
-  /** Characters scanned before the service lets another tenant's call run (default 32,768: a few ms). */
-  SAFETY_SLICE_CHARS: env.int(32_768, 256),
+  /** Characters scanned in one step (default 4,096: ~1 ms); the service lets other calls run every SAFETY_PAUSE_AFTER_MS. */
+  SAFETY_SLICE_CHARS: env.int(4_096, 256),
+  /** Scanning time after which a call lets other tenants' calls (and socket reads) run (default 2 ms). */
+  SAFETY_PAUSE_AFTER_MS: env.int(2, 0),
   /** How long a call may wait behind its own tenant's calls before `safety_overloaded` (default 4,000 ms). */
   SAFETY_QUEUE_TIMEOUT_MS: env.int(4_000, 1),
   /** Calls one tenant may have waiting (default 256); more get `safety_overloaded` at once. */

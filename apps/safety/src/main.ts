@@ -61,6 +61,7 @@ async function main(): Promise<void> {
     maxRequestBytes: config.SAFETY_MAX_REQUEST_BYTES,
     maxFindings: config.SAFETY_MAX_FINDINGS,
     sliceChars: config.SAFETY_SLICE_CHARS,
+    pauseAfterMs: config.SAFETY_PAUSE_AFTER_MS,
     policies,
     ...(guard ? { guard } : {}),
   });

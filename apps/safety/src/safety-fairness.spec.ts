@@ -33,7 +33,7 @@ const keyWall = (count: number): string => Array.from({ length: count }, () => a
 describe('Classify under one tenant flooding it', () => {
   it("answers a neighbour's call, started while the flood scans, before any of the flood's", async () => {
     const classify = createClassifyHandler({
-      classifier: testClassifier({ maxFindings: 256, sliceChars: 1_024 }),
+      classifier: testClassifier({ maxFindings: 256, sliceChars: 1_024, pauseAfterMs: 0 }),
       metrics: createSafetyMetrics(createMetricsRegistry('safety-test')),
       logger,
       turns: new TenantTurns({ queueTimeoutMs: 60_000, maxQueuedPerTenant: 16 }),
@@ -53,7 +53,7 @@ describe('Classify under one tenant flooding it', () => {
 
   it("bounds one tenant's backlog (safety_overloaded, retryable) and serves another tenant meanwhile", async () => {
     const classify = createClassifyHandler({
-      classifier: testClassifier({ maxFindings: 16, sliceChars: 1_024 }),
+      classifier: testClassifier({ maxFindings: 16, sliceChars: 1_024, pauseAfterMs: 0 }),
       metrics: createSafetyMetrics(createMetricsRegistry('safety-test')),
       logger,
       turns: new TenantTurns({ queueTimeoutMs: 60_000, maxQueuedPerTenant: 2 }),
@@ -75,7 +75,7 @@ describe('Classify under one tenant flooding it', () => {
 
   it('stops scanning a call whose caller went away', async () => {
     const classify = createClassifyHandler({
-      classifier: testClassifier({ sliceChars: 1_024 }),
+      classifier: testClassifier({ sliceChars: 1_024, pauseAfterMs: 0 }),
       metrics: createSafetyMetrics(createMetricsRegistry('safety-test')),
       logger,
     });

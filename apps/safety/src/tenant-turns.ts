@@ -1,4 +1,5 @@
-import { FairScheduler, FairSchedulerError, type SlotLease } from '@fastloop/service-kit';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { DomainError, FairScheduler, FairSchedulerError, type SlotLease } from '@fastloop/service-kit';
 import { safetyOverloaded } from './errors';
 
 /** Options of {@link TenantTurns}. */
@@ -69,7 +70,10 @@ export class TenantTurns {
       return await this.scheduler.acquire(tenant, options);
     } catch (err) {
       if (!(err instanceof FairSchedulerError)) throw err;
-      if (err.reason === 'aborted') throw new Error('classify cancelled by the caller', { cause: err });
+      if (err.reason === 'aborted')
+        throw new DomainError('cancelled', 'classify cancelled by the caller', GrpcStatus.CANCELLED, false, {
+          cause: err,
+        });
       throw safetyOverloaded(
         err.reason === 'timeout'
           ? `this tenant's calls waited more than ${this.options.queueTimeoutMs} ms behind its earlier calls`

@@ -11,6 +11,7 @@ export function testClassifier(
     maxRequestBytes?: number;
     maxFindings?: number;
     sliceChars?: number;
+    pauseAfterMs?: number;
   } = {},
 ): Classifier {
   const policies = new PolicyBook({
@@ -24,6 +25,7 @@ export function testClassifier(
     maxRequestBytes: options.maxRequestBytes,
     maxFindings: options.maxFindings,
     sliceChars: options.sliceChars,
+    pauseAfterMs: options.pauseAfterMs,
     policies,
   });
 }
