@@ -1,0 +1,137 @@
+import { hash53 } from '../worker-picker';
+import { loadCap, withinCap } from './bounded-load';
+import type { Candidate, Placement, PlacementPolicy, PlacementReason, PlacementRequest } from './placement-types';
+
+/** Options of {@link CacheAwarePolicy}. */
+export interface CacheAwareOptions {
+  /** ε of the load bound (`ROUTER_LOAD_EPSILON`): no worker takes a call above ⌈(1 + ε) × mean⌉. */
+  epsilon: number;
+  /** RouteResponse.reuse_ms (`ROUTER_REUSE_MS`): how long a session keeps its worker without asking. */
+  reuseMs: number;
+  /**
+   * Prefill tokens one running call costs per expected output token of the new request
+   * (`ROUTER_DECODE_WEIGHT`): how much a long `max_output_tokens` prefers a less busy worker.
+   */
+  decodeWeight: number;
+}
+
+/** How a service tier weighs waiting against re-prefilling. */
+interface TierWeights {
+  /** Multiplies the worker's queued prefill in the cost. */
+  queue: number;
+  /** Multiplies ε (a tighter bound spreads more). */
+  epsilon: number;
+}
+
+const TIERS: Readonly<Record<string, TierWeights>> = {
+  priority: { queue: 2, epsilon: 0.5 },
+  flex: { queue: 0.5, epsilon: 1 },
+};
+const DEFAULT_TIER: TierWeights = { queue: 1, epsilon: 1 };
+
+/** What one candidate is worth for a request. */
+interface Scored {
+  readonly candidate: Candidate;
+  /** Prompt tokens it is expected to hold for this request. */
+  readonly cached: number;
+  readonly holdsSession: boolean;
+  /** Estimated prefill work ahead of the request's first token there, in tokens, plus the decode term. */
+  readonly cost: number;
+  /** Rendezvous weight of (worker, key): breaks ties the same way on every replica. */
+  readonly tie: number;
+}
+
+/**
+ * Cache-aware, load-bounded placement:
+ * 1. **Bound**: only workers within ⌈(1 + ε) × (running + 1) / n⌉ running calls (and below their own
+ *    INFERENCE_MAX_CONCURRENCY) are candidates (bounded-load consistent hashing).
+ * 2. **Cost**: among those, the one with the least prefill ahead of the request's first token:
+ *    `queued prefill × tier weight − expected cached tokens` (the prompt's own length is the same
+ *    everywhere, so it cancels), `+ running calls × max_output_tokens × ROUTER_DECODE_WEIGHT`.
+ *    Expected cached = the session's tokens on the worker that reports holding it (or the edge's
+ *    word for a worker whose reports are not in), else the conversation root's mean first prompt on
+ *    workers holding that root, else 0.
+ * 3. **Ties** (e.g. a new root on an idle fleet) go by rendezvous hashing of the root (or affinity)
+ *    key, so the same root lands on the same worker on every router replica.
+ * A session therefore stays where its prefix is while that worker is serving, within the bound and
+ * not so queued that re-prefilling elsewhere is faster; otherwise it moves.
+ */
+export class CacheAwarePolicy implements PlacementPolicy {
+  readonly name = 'cache-aware';
+
+  constructor(private readonly options: CacheAwareOptions) {}
+
+  place(request: PlacementRequest, candidates: readonly Candidate[]): Placement {
+    const tier = TIERS[request.serviceTier] ?? DEFAULT_TIER;
+    const total = candidates.reduce((sum, c) => sum + c.load, 0);
+    const cap = loadCap(total, candidates.length, this.options.epsilon * tier.epsilon);
+    const eligible = candidates.filter((c) => withinCap(c.load, cap) && c.load < c.maxConcurrency);
+    // Every worker at its own limit: the least loaded one still answers (or says overloaded, retryable).
+    const pool = eligible.length > 0 ? eligible : [leastLoaded(candidates)];
+    const root = request.prefixKey || sessionRoot(request, candidates);
+    const tieKey = root || request.affinityKey || request.sessionKey;
+    const decode = request.expectedOutputTokens * this.options.decodeWeight;
+    const scored = pool.map((candidate) => this.score(request, candidate, root, tieKey, tier, decode));
+    const chosen = scored.reduce((best, s) => (better(s, best) ? s : best));
+    return {
+      worker: chosen.candidate.spec,
+      reason: reasonOf(chosen, scored),
+      reuseMs: this.options.reuseMs,
+      expectedCachedTokens: Number.isFinite(chosen.cached) ? chosen.cached : 0,
+    };
+  }
+
+  private score(
+    request: PlacementRequest,
+    candidate: Candidate,
+    root: string,
+    tieKey: string,
+    tier: TierWeights,
+    decode: number,
+  ): Scored {
+    const { kv } = candidate;
+    let cached = request.sessionKey ? kv.sessionTokens(request.cacheSalt, request.sessionKey) : 0;
+    // No reports from the worker the edge says holds the session: take the edge's word (stickiness,
+    // as before this policy), so a stats hiccup does not move every session.
+    if (cached === 0 && !candidate.statsKnown && candidate.spec.id === request.sessionWorkerId) cached = Infinity;
+    const holdsSession = cached > 0;
+    if (!holdsSession && root !== '') cached = kv.rootTokens(request.cacheSalt, root);
+    const work = tier.queue * candidate.queuedTokens + decode * candidate.load;
+    return {
+      candidate,
+      cached,
+      holdsSession,
+      cost: cached === Infinity ? -Infinity : work - cached,
+      tie: hash53(`${candidate.spec.id}\u0000${tieKey}`),
+    };
+  }
+}
+
+function better(a: Scored, b: Scored): boolean {
+  if (a.cost !== b.cost) return a.cost < b.cost;
+  if (a.tie !== b.tie) return a.tie > b.tie;
+  return a.candidate.spec.id < b.candidate.spec.id;
+}
+
+function reasonOf(chosen: Scored, scored: readonly Scored[]): PlacementReason {
+  if (chosen.holdsSession) return 'session';
+  if (chosen.cached > 0) return 'prefix';
+  // Nothing cached and the same work everywhere: the hash decided.
+  return scored.every((s) => s.cost === chosen.cost) ? 'hash' : 'load';
+}
+
+/** The conversation root of the session the request continues, from whichever worker holds it. */
+function sessionRoot(request: PlacementRequest, candidates: readonly Candidate[]): string {
+  if (request.sessionKey === '') return '';
+  for (const c of candidates) {
+    const root = c.kv.sessionRoot(request.cacheSalt, request.sessionKey);
+    if (root !== '') return root;
+  }
+  return '';
+}
+
+function leastLoaded(candidates: readonly Candidate[]): Candidate {
+  let best = candidates[0];
+  for (const c of candidates) if (c.load < best.load || (c.load === best.load && c.spec.id < best.spec.id)) best = c;
+  return best;
+}
