@@ -23,7 +23,7 @@ export const routerConfigSchema = z.object({
    * Comma-separated `id=host:port` or `host:port` (id = address). Default `sim-0=127.0.0.1:50053`,
    * or none when INFERENCE_WORKERS_DNS is set.
    */
-  INFERENCE_WORKERS: env.list().optional(),
+  INFERENCE_WORKERS: z.union([z.string(), z.array(z.string())]).optional(),
   /**
    * `name:port` whose A records are workers (a Kubernetes headless Service), re-resolved every
    * ROUTER_DNS_INTERVAL_MS; adds to INFERENCE_WORKERS. Unset = static list only.
@@ -53,6 +53,12 @@ export type RouterConfig = Readonly<z.infer<typeof routerConfigSchema>>;
 export function loadRouterConfig(options?: LoadConfigOptions): { config: RouterConfig; workers: WorkerSpec[] } {
   const config = loadConfig(routerConfigSchema, options);
   if (config.INFERENCE_WORKERS_DNS) parseDnsTarget(config.INFERENCE_WORKERS_DNS);
-  const entries = config.INFERENCE_WORKERS ?? (config.INFERENCE_WORKERS_DNS ? [] : DEFAULT_WORKERS);
+  const listed = config.INFERENCE_WORKERS;
+  const entries =
+    listed === undefined
+      ? config.INFERENCE_WORKERS_DNS
+        ? []
+        : DEFAULT_WORKERS
+      : (Array.isArray(listed) ? listed : listed.split(',')).map((s) => s.trim()).filter(Boolean);
   return { config, workers: parseWorkers(entries) };
 }

@@ -35,7 +35,11 @@ function scriptedEngine(): { engine: Engine; release: (chunk: number[] | 'end') 
   };
 }
 
-const request = (promptTokens: number, cachedTokens: number, onPrefill?: EngineRequest['onPrefill']): EngineRequest => ({
+const request = (
+  promptTokens: number,
+  cachedTokens: number,
+  onPrefill?: EngineRequest['onPrefill'],
+): EngineRequest => ({
   prompt: new Uint32Array(promptTokens),
   cachedTokens,
   maxOutputTokens: 10,

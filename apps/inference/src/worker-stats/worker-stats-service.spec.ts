@@ -86,7 +86,9 @@ describe('WatchWorkerStats', () => {
     const stats = watch(t);
     await eventually(() => stats.messages.length > 0);
     // Two calls of 1,000 uncached tokens each: half a second of prefill each, one after the other.
-    const calls = [1, 2].map((i) => generate(t.client, { sessionKey: `q${i}`, tokens: prompt(1000, i), maxOutputTokens: 4 }));
+    const calls = [1, 2].map((i) =>
+      generate(t.client, { sessionKey: `q${i}`, tokens: prompt(1000, i), maxOutputTokens: 4 }),
+    );
     await eventually(() => stats.messages.some((m) => m.load!.inFlight === 2 && m.load!.queuedPrefillTokens === 2000));
     await Promise.all(calls.map((c) => c.result));
     await eventually(() => {
