@@ -236,14 +236,14 @@ async function routeTurn(deps: TurnDeps, req: TurnRequest): Promise<RouteDecisio
     if (prev.reuseUntil === undefined || Date.now() < prev.reuseUntil) return prev;
     return routeFresh(deps, req, req.body.model);
   }
-  // Decisions for requests without a conversation key are not reused when the router bounds reuse:
-  // they would pin every such request of a tenant to one worker.
-  const affinity = affinityKeyOf(req);
-  const key = RouteCache.key(req.body.model, req.principal.tenant, affinity);
+  const key = RouteCache.key(req.body.model, req.principal.tenant, affinityKeyOf(req));
   const cached = deps.routeCache?.get(key);
-  if (cached && (cached.reuseUntil === undefined || Date.now() < cached.reuseUntil)) return cached;
+  if (cached) return cached;
   const decision = await routeFresh(deps, req, req.body.model);
-  if (affinity !== '' || decision.reuseUntil === undefined) deps.routeCache?.set(key, decision);
+  // A router that bounds reuse (reuse_ms) places every new conversation itself: a key such as
+  // prompt_cache_key names a group of conversations, and reusing its decision would bypass the
+  // router's load bound for the whole group.
+  if (decision.reuseUntil === undefined) deps.routeCache?.set(key, decision);
   return decision;
 }
 
