@@ -89,6 +89,7 @@ function placementRequest(r: RouteInput): PlacementRequest {
     sessionKey: r.sessionKey ?? '',
     cacheSalt: r.cacheSalt ?? '',
     sessionWorkerId: r.sessionWorkerId ?? '',
+    sessionTokens: r.sessionTokens ?? 0,
     prefixKey: r.prefixKey ?? '',
     serviceTier: r.serviceTier ?? '',
     expectedOutputTokens: r.expectedOutputTokens ?? 0,

@@ -49,6 +49,9 @@ export function routeRequestOf(
     sessionKey: body.previous_response_id ?? '',
     cacheSalt: cacheSaltOf(principal.tenant),
     sessionWorkerId: previous?.route.workerId ?? '',
+    // What that worker kept: the previous prompt and every token it sampled (0 for a state from the store).
+    sessionTokens:
+      previous && previous.workerPrefixLength > 0 ? previous.workerPrefixLength + previous.sampled.length : 0,
     prefixKey: prefixKeyOf(body),
     excludeWorkerIds: [...excludeWorkerIds],
     serviceTier: typeof body.service_tier === 'string' ? body.service_tier : '',

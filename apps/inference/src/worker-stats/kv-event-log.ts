@@ -35,8 +35,18 @@ export interface KvChanges {
 export class KvEventLog implements SessionCacheListener {
   private readonly held = new Map<string, Held>();
   private readonly readers = new Set<Pending>();
+  private readonly changeListeners = new Set<() => void>();
 
   constructor(private readonly maxPendingPerReader = 100_000) {}
+
+  /**
+   * Calls `listener` after anything was kept or removed (synchronously, once per event: coalesce
+   * in the listener). Returns a function that removes it.
+   */
+  onChange(listener: () => void): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
+  }
 
   /** Sequences held now. */
   get size(): number {
@@ -64,6 +74,7 @@ export class KvEventLog implements SessionCacheListener {
       r.kept.add(key);
       this.bound(r);
     }
+    this.changed();
   }
 
   removed(key: string, reason: SessionRemoval): void {
@@ -77,12 +88,14 @@ export class KvEventLog implements SessionCacheListener {
       r.removed.add(key);
       this.bound(r);
     }
+    this.changed();
   }
 
   cleared(): void {
     this.held.clear();
     this.moved = undefined;
     for (const r of this.readers) r.resnapshot = true;
+    this.changed();
   }
 
   /** Registers a reader; its first {@link read} is a snapshot. Returns the reader's handle. */
@@ -127,6 +140,10 @@ export class KvEventLog implements SessionCacheListener {
 
   // The session just moved away, for the kept event that follows it.
   private moved: { key: string; held: Held } | undefined;
+
+  private changed(): void {
+    for (const l of this.changeListeners) l();
+  }
 
   private bound(r: Pending): void {
     if (r.kept.size + r.removed.size <= this.maxPendingPerReader) return;

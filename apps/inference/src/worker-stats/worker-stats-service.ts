@@ -30,10 +30,12 @@ const REFRESH_MS = 1_000;
 
 /**
  * InferenceService/WatchWorkerStats: each stream gets a snapshot of what the worker holds and its
- * load, then, every interval in which something changed, the KV changes and the load. Load is
- * sampled (cheap reads of counters), KV changes are accumulated by the event log per stream. A
- * stream whose caller does not drain skips ticks rather than queueing messages. Draining ends every
- * stream, so a router sees the end of the stream beside the health NOT_SERVING.
+ * load, then the changes. KV changes leave at once (coalesced within one turn of the event loop):
+ * a session is kept just before its GenerateDone goes to the edge, and the agent's next turn may
+ * ask the router where that session is a millisecond later, so it must not wait for a tick. Load
+ * is sampled every interval (cheap reads of counters) and sent when it changed. A stream whose
+ * caller does not drain skips sends rather than queueing messages. Draining ends every stream, so
+ * a router sees the end of the stream beside the health NOT_SERVING.
  */
 export class WorkerStatsService {
   /** Random per process: a router that sees it change drops what the old instance reported. */
@@ -54,8 +56,9 @@ export class WorkerStatsService {
     let lastLoad = '';
     let lastSentAt = 0;
     let blocked = false;
+    let closed = false;
     const tick = () => {
-      if (blocked) return;
+      if (blocked || closed) return;
       const load = this.load();
       const loadKey = `${load.inFlight}|${load.queuedPrefillTokens}|${load.sessions}|${load.kvTokens}`;
       const now = Date.now();
@@ -73,14 +76,28 @@ export class WorkerStatsService {
       });
       if (!ok) {
         blocked = true;
-        call.once('drain', () => (blocked = false));
+        call.once('drain', () => {
+          blocked = false;
+          tick();
+        });
       }
     };
     const timer = setInterval(tick, interval);
     timer.unref();
+    let flushQueued = false;
+    const stopListening = this.sources.kv.onChange(() => {
+      if (flushQueued) return;
+      flushQueued = true;
+      setImmediate(() => {
+        flushQueued = false;
+        tick();
+      });
+    });
     this.sources.logger.debug({ intervalMs: interval }, 'stats stream opened');
     const stop = () => {
+      closed = true;
       clearInterval(timer);
+      stopListening();
       this.sources.kv.unsubscribe(reader);
       this.streams.delete(end);
     };

@@ -150,6 +150,7 @@ describe('Fleet', () => {
           sessionKey,
           cacheSalt: 't',
           sessionWorkerId: '',
+          sessionTokens: 0,
           prefixKey,
           serviceTier: '',
           expectedOutputTokens: 0,

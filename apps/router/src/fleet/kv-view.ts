@@ -23,6 +23,9 @@ interface HeldRoot {
 export class KvView {
   private readonly sessions = new Map<string, HeldSession>();
   private readonly roots = new Map<string, HeldRoot>();
+  // Sessions the worker said it dropped, most recent last (bounded): a caller's claim that one is
+  // still held is then known to be stale.
+  private readonly dropped = new Set<string>();
 
   /** Sessions held. */
   get size(): number {
@@ -32,10 +35,16 @@ export class KvView {
   /** Applies one WorkerStats message: a snapshot replaces the view, a delta updates it. */
   apply(stats: Pick<inferenceV1.WorkerStats, 'snapshot' | 'kept' | 'removed'>): void {
     if (stats.snapshot) this.clear();
-    for (const r of stats.removed) this.drop(scoped(r.cacheSalt, r.sessionKey));
+    for (const r of stats.removed) {
+      const key = scoped(r.cacheSalt, r.sessionKey);
+      this.drop(key);
+      this.dropped.add(key);
+      if (this.dropped.size > MAX_DROPPED) this.dropped.delete(this.dropped.values().next().value as string);
+    }
     for (const k of stats.kept) {
       const key = scoped(k.cacheSalt, k.sessionKey);
       this.drop(key);
+      this.dropped.delete(key);
       this.sessions.set(key, { tokens: k.tokens, prefixKey: k.prefixKey, rootTokens: k.rootTokens });
       if (k.prefixKey !== '') {
         const root = this.roots.get(rootKey(k.cacheSalt, k.prefixKey)) ?? { sessions: 0, rootTokens: 0 };
@@ -49,6 +58,11 @@ export class KvView {
   /** Tokens held for a session, 0 if none. */
   sessionTokens(cacheSalt: string, sessionKey: string): number {
     return this.sessions.get(scoped(cacheSalt, sessionKey))?.tokens ?? 0;
+  }
+
+  /** Whether the worker reported dropping the session (evicted, forgotten, moved on) since it last kept it. */
+  hasDropped(cacheSalt: string, sessionKey: string): boolean {
+    return this.dropped.has(scoped(cacheSalt, sessionKey));
   }
 
   /** The root a held session descends from ('' if none or not held). */
@@ -69,6 +83,7 @@ export class KvView {
   clear(): void {
     this.sessions.clear();
     this.roots.clear();
+    this.dropped.clear();
   }
 
   private drop(key: string): void {
@@ -85,6 +100,9 @@ export class KvView {
     if (root.sessions <= 0) this.roots.delete(rk);
   }
 }
+
+/** Dropped sessions remembered per worker. */
+const MAX_DROPPED = 4_096;
 
 function scoped(salt: string, key: string): string {
   return `${salt}\u0000${key}`;

@@ -12,6 +12,7 @@ const request = (over: Partial<PlacementRequest> = {}): PlacementRequest => ({
   sessionKey: '',
   cacheSalt: 'salt',
   sessionWorkerId: '',
+  sessionTokens: 0,
   prefixKey: '',
   serviceTier: '',
   expectedOutputTokens: 0,
@@ -66,8 +67,8 @@ describe('CacheAwarePolicy', () => {
       candidate('b', 1, 20_000, [{ session: { key: 'resp_1', tokens: 5000 } }]),
     ];
     expect(policy().place(request({ sessionKey: 'resp_1' }), candidates).worker.id).toBe('a');
-    // Less queued than what it would cost to prefill the session again: it stays.
-    const shorter = [candidate('a', 1, 100), candidate('b', 1, 4000, [{ session: { key: 'resp_1', tokens: 5000 } }])];
+    // Less queued than twice what it would prefill again (for itself, and as work others wait for): it stays.
+    const shorter = [candidate('a', 1, 100), candidate('b', 1, 9000, [{ session: { key: 'resp_1', tokens: 5000 } }])];
     expect(policy().place(request({ sessionKey: 'resp_1' }), shorter).worker.id).toBe('b');
   });
 
@@ -78,11 +79,24 @@ describe('CacheAwarePolicy', () => {
     expect(p.reason).toBe('session');
   });
 
+  it('believes the edge about a session kept a moment ago, unless the worker reported dropping it', () => {
+    const fresh = [candidate('a', 0, 0), candidate('b', 1, 0)];
+    const req = request({ sessionKey: 'resp_7', sessionWorkerId: 'b', sessionTokens: 3000 });
+    expect(policy().place(req, fresh)).toMatchObject({
+      worker: { id: 'b' },
+      reason: 'session',
+      expectedCachedTokens: 3000,
+    });
+    const b = candidate('b', 1, 0, [{ session: { key: 'resp_7', tokens: 3000 } }]);
+    b.kv.apply({ snapshot: false, kept: [], removed: [{ cacheSalt: 'salt', sessionKey: 'resp_7' }] });
+    expect(policy().place(req, [candidate('a', 0, 0), b]).worker.id).toBe('a');
+  });
+
   it('sends a priority request where the wait is shortest and a flex one where the cache is', () => {
-    const candidates = [candidate('a', 1, 3000, [{ session: { key: 'resp_1', tokens: 4000 } }]), candidate('b', 1, 0)];
+    const candidates = [candidate('a', 1, 5000, [{ session: { key: 'resp_1', tokens: 4000 } }]), candidate('b', 1, 0)];
     const place = (serviceTier: string) => policy().place(request({ sessionKey: 'resp_1', serviceTier }), candidates);
-    expect(place('').worker.id).toBe('a'); // 3000 queued < 4000 cached
-    expect(place('priority').worker.id).toBe('b'); // 6000 weighted queue > 4000 cached
+    expect(place('').worker.id).toBe('a'); // 5000 queued < 2 × 4000 cached
+    expect(place('priority').worker.id).toBe('b'); // 10000 weighted queue > 2 × 4000 cached
     expect(place('flex').worker.id).toBe('a');
   });
 
@@ -91,7 +105,7 @@ describe('CacheAwarePolicy', () => {
     const place = (expectedOutputTokens: number) =>
       policy({ epsilon: 1 }).place(request({ sessionKey: 'resp_1', expectedOutputTokens }), candidates);
     expect(place(0).worker.id).toBe('a');
-    expect(place(16_000).worker.id).toBe('b'); // 6·800 − 1000 > 4·800
+    expect(place(32_000).worker.id).toBe('b'); // 6 × 1600 − 2 × 1000 > 4 × 1600
   });
 
   it('places a new root by rendezvous hashing when nothing is known, the same way whatever the order', () => {

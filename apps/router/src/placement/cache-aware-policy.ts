@@ -29,6 +29,13 @@ const TIERS: Readonly<Record<string, TierWeights>> = {
 };
 const DEFAULT_TIER: TierWeights = { queue: 1, epsilon: 1 };
 
+/**
+ * A cached token is worth two queued ones: prefilling it again delays this request (like a queued
+ * token) and adds work every later request on that worker waits for, so a conversation moves only
+ * when the queue it leaves is longer than twice what it would prefill again.
+ */
+const CACHED_WEIGHT = 2;
+
 /** What one candidate is worth for a request. */
 interface Scored {
   readonly candidate: Candidate;
@@ -91,9 +98,8 @@ export class CacheAwarePolicy implements PlacementPolicy {
   ): Scored {
     const { kv } = candidate;
     let cached = request.sessionKey ? kv.sessionTokens(request.cacheSalt, request.sessionKey) : 0;
-    // No reports from the worker the edge says holds the session: take the edge's word (stickiness,
-    // as before this policy), so a stats hiccup does not move every session.
-    if (cached === 0 && !candidate.statsKnown && candidate.spec.id === request.sessionWorkerId) cached = Infinity;
+    if (cached === 0 && candidate.spec.id === request.sessionWorkerId && request.sessionKey !== '')
+      cached = claimedTokens(request, candidate);
     const holdsSession = cached > 0;
     if (!holdsSession && root !== '') cached = kv.rootTokens(request.cacheSalt, root);
     const work = tier.queue * candidate.queuedTokens + decode * candidate.load;
@@ -101,7 +107,7 @@ export class CacheAwarePolicy implements PlacementPolicy {
       candidate,
       cached,
       holdsSession,
-      cost: cached === Infinity ? -Infinity : work - cached,
+      cost: cached === Infinity ? -Infinity : work - CACHED_WEIGHT * cached,
       tie: hash53(`${candidate.spec.id}\u0000${tieKey}`),
     };
   }
@@ -118,6 +124,18 @@ function reasonOf(chosen: Scored, scored: readonly Scored[]): PlacementReason {
   if (chosen.cached > 0) return 'prefix';
   // Nothing cached and the same work everywhere: the hash decided.
   return scored.every((s) => s.cost === chosen.cost) ? 'hash' : 'load';
+}
+
+/**
+ * What the caller says the worker holds for its session, when the worker's reports do not show it:
+ * its reports are not in (take the caller's word, as before reports existed), or the session was
+ * kept a moment ago and its report is on its way (the caller's token count). Not when the worker
+ * reported dropping it.
+ */
+function claimedTokens(request: PlacementRequest, candidate: Candidate): number {
+  if (!candidate.statsKnown) return Infinity;
+  if (candidate.kv.hasDropped(request.cacheSalt, request.sessionKey)) return 0;
+  return request.sessionTokens;
 }
 
 /** The conversation root of the session the request continues, from whichever worker holds it. */

@@ -10,6 +10,8 @@ export interface PlacementRequest {
   readonly cacheSalt: string;
   /** The worker the caller believes holds the session ('' = unknown). */
   readonly sessionWorkerId: string;
+  /** Tokens the caller believes that worker holds for it (0 = unknown). */
+  readonly sessionTokens: number;
   /** The conversation root ('' = none). */
   readonly prefixKey: string;
   /** service_tier ('' = auto). */

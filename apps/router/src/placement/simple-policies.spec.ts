@@ -16,6 +16,7 @@ const request = (over: Partial<PlacementRequest> = {}): PlacementRequest => ({
   sessionKey: '',
   cacheSalt: '',
   sessionWorkerId: '',
+  sessionTokens: 0,
   prefixKey: '',
   serviceTier: '',
   expectedOutputTokens: 0,

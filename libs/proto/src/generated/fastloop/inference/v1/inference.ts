@@ -74,7 +74,7 @@ export function finishReasonToJSON(object: FinishReason): string {
 }
 
 export interface WatchWorkerStatsRequest {
-  /** Least spacing between two messages, ms; changes in between are merged. 0 = the worker's default (25). */
+  /** How often load is sampled and sent when it changed, ms. 0 = the worker's default (25). */
   minIntervalMs: number;
 }
 
@@ -2340,8 +2340,9 @@ export const InferenceServiceService = {
   },
   /**
    * What this worker holds and how busy it is, for the router's placement (like vLLM's / Dynamo's KV
-   * events plus load metrics): a snapshot first, then a message whenever something changed, at most
-   * one per `min_interval_ms`, until the caller cancels or the worker drains (then the stream ends).
+   * events plus load metrics): a snapshot first, then a message whenever something changed (KV
+   * changes at once, load at most every `min_interval_ms`), until the caller cancels or the worker
+   * drains (then the stream ends).
    */
   watchWorkerStats: {
     path: "/fastloop.inference.v1.InferenceService/WatchWorkerStats" as const,
@@ -2370,8 +2371,9 @@ export interface InferenceServiceServer extends UntypedServiceImplementation {
   generateStream: handleBidiStreamingCall<GenerateStreamRequest, GenerateStreamResponse>;
   /**
    * What this worker holds and how busy it is, for the router's placement (like vLLM's / Dynamo's KV
-   * events plus load metrics): a snapshot first, then a message whenever something changed, at most
-   * one per `min_interval_ms`, until the caller cancels or the worker drains (then the stream ends).
+   * events plus load metrics): a snapshot first, then a message whenever something changed (KV
+   * changes at once, load at most every `min_interval_ms`), until the caller cancels or the worker
+   * drains (then the stream ends).
    */
   watchWorkerStats: handleServerStreamingCall<WatchWorkerStatsRequest, WorkerStats>;
 }
@@ -2415,8 +2417,9 @@ export interface InferenceServiceClient extends Client {
   ): ClientDuplexStream<GenerateStreamRequest, GenerateStreamResponse>;
   /**
    * What this worker holds and how busy it is, for the router's placement (like vLLM's / Dynamo's KV
-   * events plus load metrics): a snapshot first, then a message whenever something changed, at most
-   * one per `min_interval_ms`, until the caller cancels or the worker drains (then the stream ends).
+   * events plus load metrics): a snapshot first, then a message whenever something changed (KV
+   * changes at once, load at most every `min_interval_ms`), until the caller cancels or the worker
+   * drains (then the stream ends).
    */
   watchWorkerStats(request: WatchWorkerStatsRequest, options?: Partial<CallOptions>): ClientReadableStream<WorkerStats>;
   watchWorkerStats(

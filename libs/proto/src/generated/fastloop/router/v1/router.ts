@@ -64,7 +64,15 @@ export interface RouteRequest {
     | string
     | undefined;
   /** Expected output length (the request's max_output_tokens; 0 = unknown). */
-  expectedOutputTokens?: number | undefined;
+  expectedOutputTokens?:
+    | number
+    | undefined;
+  /**
+   * Tokens the caller's state says `session_worker_id` holds for the session (0 = unknown): what the
+   * router assumes while that worker's reports do not show the session yet (its previous turn
+   * ended a moment ago).
+   */
+  sessionTokens?: number | undefined;
 }
 
 export interface RouteResponse {
@@ -130,6 +138,7 @@ function createBaseRouteRequest(): RouteRequest {
     excludeWorkerIds: [],
     serviceTier: undefined,
     expectedOutputTokens: undefined,
+    sessionTokens: undefined,
   };
 }
 
@@ -164,6 +173,9 @@ export const RouteRequest: MessageFns<RouteRequest> = {
     }
     if (message.expectedOutputTokens !== undefined) {
       writer.uint32(80).uint32(message.expectedOutputTokens);
+    }
+    if (message.sessionTokens !== undefined) {
+      writer.uint32(88).uint32(message.sessionTokens);
     }
     return writer;
   },
@@ -261,6 +273,14 @@ export const RouteRequest: MessageFns<RouteRequest> = {
             message.expectedOutputTokens = reader.uint32();
             continue;
           }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.sessionTokens = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -317,6 +337,11 @@ export const RouteRequest: MessageFns<RouteRequest> = {
         : isSet(object.expected_output_tokens)
         ? globalThis.Number(object.expected_output_tokens)
         : undefined,
+      sessionTokens: isSet(object.sessionTokens)
+        ? globalThis.Number(object.sessionTokens)
+        : isSet(object.session_tokens)
+        ? globalThis.Number(object.session_tokens)
+        : undefined,
     };
   },
 
@@ -352,6 +377,9 @@ export const RouteRequest: MessageFns<RouteRequest> = {
     if (message.expectedOutputTokens !== undefined) {
       obj.expectedOutputTokens = Math.round(message.expectedOutputTokens);
     }
+    if (message.sessionTokens !== undefined) {
+      obj.sessionTokens = Math.round(message.sessionTokens);
+    }
     return obj;
   },
 
@@ -370,6 +398,7 @@ export const RouteRequest: MessageFns<RouteRequest> = {
     message.excludeWorkerIds = object.excludeWorkerIds?.map((e) => e) || [];
     message.serviceTier = object.serviceTier ?? undefined;
     message.expectedOutputTokens = object.expectedOutputTokens ?? undefined;
+    message.sessionTokens = object.sessionTokens ?? undefined;
     return message;
   },
 };
