@@ -32,6 +32,7 @@ interface Options {
   seed: number;
   policies: string[];
   kill: boolean;
+  thinkMs: number;
 }
 
 function parseOptions(argv: readonly string[]): Options {
@@ -47,6 +48,7 @@ function parseOptions(argv: readonly string[]): Options {
     seed: 7,
     policies: [...POLICIES],
     kill: true,
+    thinkMs: 250,
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -66,6 +68,7 @@ function parseOptions(argv: readonly string[]): Options {
     else if (arg === '--seed') o.seed = num();
     else if (arg === '--policies') o.policies = argv[++i].split(',');
     else if (arg === '--no-kill') o.kill = false;
+    else if (arg === '--think-ms') o.thinkMs = Number(argv[++i]);
     else throw new Error(`unknown option ${arg}`);
   }
   if (o.quick) o.durationS = Math.min(o.durationS, 15);
@@ -83,6 +86,7 @@ async function main(): Promise<void> {
     durationS: o.durationS,
     turns: o.turns,
     apiKey: API_KEY,
+    thinkMs: o.thinkMs,
     env: {
       FASTLOOP_API_KEYS: `${API_KEY}:bench-routing`,
       EDGE_MAX_CONNECTIONS_PER_TENANT: '100000',
@@ -133,6 +137,7 @@ async function main(): Promise<void> {
       decodeTps: o.decodeTps,
       ttftMs: 10,
       kvTokens: o.kvTokens,
+      thinkMs: o.thinkMs,
       seed: o.seed,
     },
     policies: summaries,

@@ -184,7 +184,8 @@ export function renderMarkdown(r: RoutingReport): string {
       '(other engineers share this machine; per-policy load averages are in the table).',
     '',
     `Workload: ${s.roots} shared system prompts (instructions ≈ 2,000 tokens + ${s.tools} tools), new conversations drawn ${s.rootWeights} (a few hot roots), ` +
-      `each with its own task and ${s.outputBytes}-character tool outputs of real source, up to ${s.turns} turns (tool calls, then an answer), then a new conversation. ` +
+      `each with its own task and ${s.outputBytes}-character tool outputs of real source, up to ${s.turns} turns (tool calls, then an answer), then a new conversation; ` +
+      `between turns the agent runs its tool for ${s.thinkMs} ms on average (0.5–1.5×). ` +
       'Clients send `prompt_cache_key` = the root (OpenAI’s grouping of requests that share a prefix) and chain turns with `previous_response_id` on one socket.',
     '',
     `Simulated workers: one prefill queue each (\`SIM_SHARED_PREFILL\`) at ${s.prefillTps} uncached tokens/s, decode ${s.decodeTps} tokens/s per call, ` +

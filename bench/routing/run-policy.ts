@@ -1,5 +1,6 @@
 import { loadavg } from 'node:os';
 import { startStack, type Stack } from '@fastloop/launcher';
+import { createRandom } from '@fastloop/service-kit';
 import { WsTurnClient } from '../agent-loop/clients/ws-client';
 import { Conversation } from '../agent-loop/conversation';
 import type { RoutingWorkload } from './workload';
@@ -56,6 +57,8 @@ export interface RunSettings {
   apiKey: string;
   /** Kill the last worker (SIGKILL) this many seconds into the run. */
   killAtS?: number;
+  /** The agent's own time between turns (running the tool), ms: each turn draws 0.5–1.5× this. */
+  thinkMs: number;
 }
 
 const progress = (line: string) => process.stderr.write(`${line}\n`);
@@ -111,6 +114,8 @@ async function drive(
           await victim.stop('SIGKILL');
         })();
   inFlight.start();
+  // Deterministic per run, so every policy sees the same agent pace.
+  const random = createRandom(settings.conversations * 7919 + settings.durationS);
   const loop = async (id: number) => {
     await sleep((1000 * id) / settings.conversations);
     while (performance.now() < deadline) {
@@ -122,6 +127,7 @@ async function drive(
         for (let turn = 1; turn <= settings.turns && !conversation.done && performance.now() < deadline; turn++) {
           const result = await client.send({ ...conversation.nextBody(), prompt_cache_key: promptCacheKey });
           conversation.accept(result.response, turn);
+          if (settings.thinkMs > 0) await sleep(settings.thinkMs * (0.5 + random()));
           const usage = result.response.usage;
           turns.push({
             endMs: now(),

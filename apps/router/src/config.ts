@@ -41,6 +41,11 @@ export const routerConfigSchema = z.object({
   ROUTER_POLICY: z.enum(POLICY_NAMES).default('cache-aware'),
   /** cache-aware: ε of the load bound; no worker takes a call above ⌈(1 + ε) × the mean⌉ running. */
   ROUTER_LOAD_EPSILON: env.number(0.2),
+  /**
+   * cache-aware: ε up to which a worker keeps the sessions it holds (moving one re-prefills its
+   * history, so this is looser than ROUTER_LOAD_EPSILON; never below it).
+   */
+  ROUTER_SESSION_LOAD_EPSILON: env.number(0.5),
   /** cache-aware: how long the edge keeps a conversation's worker before asking again, ms. */
   ROUTER_REUSE_MS: env.int(1_000, 0),
   /** cache-aware: prefill tokens one running call costs per expected output token of a request. */

@@ -56,6 +56,7 @@ async function main(): Promise<void> {
   await dns?.start();
   const policy = createPolicy(config.ROUTER_POLICY, {
     epsilon: config.ROUTER_LOAD_EPSILON,
+    sessionEpsilon: Math.max(config.ROUTER_LOAD_EPSILON, config.ROUTER_SESSION_LOAD_EPSILON),
     reuseMs: config.ROUTER_REUSE_MS,
     decodeWeight: config.ROUTER_DECODE_WEIGHT,
   });

@@ -141,7 +141,7 @@ describe('Fleet', () => {
     workers[2].send({ instanceId: 'c', snapshot: true, load: load(1, 100), kept: [held('resp_3', 9000, 'k:x')] });
     const ready = (f: Fleet) => f.candidates().length === 3 && f.candidates().every((c) => c.statsKnown);
     await waitFor(() => ready(one) && ready(two), 'reports on both routers');
-    const policy = new CacheAwarePolicy({ epsilon: 0.25, reuseMs: 1000, decodeWeight: 0.05 });
+    const policy = new CacheAwarePolicy({ epsilon: 0.25, sessionEpsilon: 0.5, reuseMs: 1000, decodeWeight: 0.05 });
     const requests: PlacementRequest[] = [];
     for (const sessionKey of ['resp_1', 'resp_2', 'resp_3', 'resp_404', ''])
       for (const prefixKey of ['', 'k:x', 'k:y', 'k:new'])

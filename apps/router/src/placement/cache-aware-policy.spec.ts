@@ -5,7 +5,7 @@ import { CacheAwarePolicy } from './cache-aware-policy';
 import type { Candidate, PlacementRequest } from './placement-types';
 
 const policy = (over: Partial<ConstructorParameters<typeof CacheAwarePolicy>[0]> = {}) =>
-  new CacheAwarePolicy({ epsilon: 0.25, reuseMs: 1000, decodeWeight: 0.05, ...over });
+  new CacheAwarePolicy({ epsilon: 0.25, sessionEpsilon: 0.25, reuseMs: 1000, decodeWeight: 0.05, ...over });
 
 const request = (over: Partial<PlacementRequest> = {}): PlacementRequest => ({
   affinityKey: '',
@@ -59,6 +59,22 @@ describe('CacheAwarePolicy', () => {
     ];
     const p = policy().place(request({ sessionKey: 'resp_1', sessionWorkerId: 'b' }), candidates);
     expect(p).toMatchObject({ worker: { id: 'c' }, reason: 'prefix', expectedCachedTokens: 800 });
+  });
+
+  it('keeps a session on a busier worker up to the looser session bound, and no further', () => {
+    const holding = (load: number) => [
+      candidate('a', 8),
+      candidate('b', load, 0, [{ session: { key: 'resp_1', tokens: 5000 } }]),
+      candidate('c', 8),
+      candidate('d', 8),
+    ];
+    const place = (req: Partial<PlacementRequest>, load: number) =>
+      policy({ epsilon: 0.25, sessionEpsilon: 0.5 }).place(request(req), holding(load)).worker.id;
+    // b at 12 of 36 running: the strict bound ⌈1.25 × 37 / 4⌉ = 12 is full, the session bound ⌈1.5 × 37 / 4⌉ = 14 is not.
+    expect(place({ sessionKey: 'resp_1' }, 12)).toBe('b');
+    expect(place({ prefixKey: 'k:new' }, 12)).not.toBe('b'); // a new conversation: strict bound
+    // b at 15 of 39: the session bound ⌈1.5 × 40 / 4⌉ = 15 is full too.
+    expect(place({ sessionKey: 'resp_1' }, 15)).not.toBe('b');
   });
 
   it('moves a session whose worker is so queued that prefilling it elsewhere comes first', () => {
@@ -143,7 +159,7 @@ describe('CacheAwarePolicy', () => {
         const candidates = x.loads.map((load, i) =>
           candidate(`w${i}`, load, x.queued[i], i === x.holder ? [{ session: { key: 's', tokens: x.tokens } }] : []),
         );
-        const p = policy({ epsilon: x.epsilon }).place(
+        const p = policy({ epsilon: x.epsilon, sessionEpsilon: x.epsilon }).place(
           request({ sessionKey: 's', serviceTier: x.tier, expectedOutputTokens: x.expected }),
           candidates,
         );

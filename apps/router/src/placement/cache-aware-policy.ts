@@ -4,8 +4,13 @@ import type { Candidate, Placement, PlacementPolicy, PlacementReason, PlacementR
 
 /** Options of {@link CacheAwarePolicy}. */
 export interface CacheAwareOptions {
-  /** ε of the load bound (`ROUTER_LOAD_EPSILON`): no worker takes a call above ⌈(1 + ε) × mean⌉. */
+  /** ε of the load bound (`ROUTER_LOAD_EPSILON`): no worker takes a new conversation above ⌈(1 + ε) × mean⌉. */
   epsilon: number;
+  /**
+   * ε of the bound up to which a worker keeps the sessions it holds (`ROUTER_SESSION_LOAD_EPSILON`,
+   * ≥ ε): moving a session re-prefills its whole history, so a short burst must not move it.
+   */
+  sessionEpsilon: number;
   /** RouteResponse.reuse_ms (`ROUTER_REUSE_MS`): how long a session keeps its worker without asking. */
   reuseMs: number;
   /**
@@ -51,7 +56,8 @@ interface Scored {
 /**
  * Cache-aware, load-bounded placement:
  * 1. **Bound**: only workers within ⌈(1 + ε) × (running + 1) / n⌉ running calls (and below their own
- *    INFERENCE_MAX_CONCURRENCY) are candidates (bounded-load consistent hashing).
+ *    INFERENCE_MAX_CONCURRENCY) are candidates (bounded-load consistent hashing); the worker holding
+ *    the request's session stays one up to the looser ⌈(1 + ε_session) × (running + 1) / n⌉.
  * 2. **Cost**: among those, the one with the least prefill ahead of the request's first token:
  *    `queued prefill × tier weight − expected cached tokens` (the prompt's own length is the same
  *    everywhere, so it cancels), `+ running calls × max_output_tokens × ROUTER_DECODE_WEIGHT`.
@@ -72,17 +78,23 @@ export class CacheAwarePolicy implements PlacementPolicy {
     const tier = TIERS[request.serviceTier] ?? DEFAULT_TIER;
     const total = candidates.reduce((sum, c) => sum + c.load, 0);
     const cap = loadCap(total, candidates.length, this.options.epsilon * tier.epsilon);
-    const eligible = candidates.filter((c) => withinCap(c.load, cap) && c.load < c.maxConcurrency);
-    // Every worker at its own limit: the least loaded one still answers (or says overloaded, retryable).
-    const pool = eligible.length > 0 ? eligible : [leastLoaded(candidates)];
+    const sessionCap = loadCap(total, candidates.length, this.options.sessionEpsilon * tier.epsilon);
     const root = request.prefixKey || sessionRoot(request, candidates);
     const tieKey = root || request.affinityKey || request.sessionKey;
     const decode = request.expectedOutputTokens * this.options.decodeWeight;
-    const scored = pool.map((candidate) => this.score(request, candidate, root, tieKey, tier, decode));
-    const chosen = scored.reduce((best, s) => (better(s, best) ? s : best));
+    const scored = candidates.map((candidate) => this.score(request, candidate, root, tieKey, tier, decode));
+    // The worker holding the session keeps it up to the looser session bound (moving re-prefills
+    // the whole history); everything else goes only where the strict bound allows.
+    const eligible = scored.filter(
+      (s) =>
+        s.candidate.load < s.candidate.maxConcurrency && withinCap(s.candidate.load, s.holdsSession ? sessionCap : cap),
+    );
+    // Every worker at its own limit: the least loaded one still answers (or says overloaded, retryable).
+    const pool = eligible.length > 0 ? eligible : [leastLoaded(scored)];
+    const chosen = pool.reduce((best, s) => (better(s, best) ? s : best));
     return {
       worker: chosen.candidate.spec,
-      reason: reasonOf(chosen, scored),
+      reason: reasonOf(chosen, pool),
       reuseMs: this.options.reuseMs,
       expectedCachedTokens: Number.isFinite(chosen.cached) ? chosen.cached : 0,
     };
@@ -148,8 +160,12 @@ function sessionRoot(request: PlacementRequest, candidates: readonly Candidate[]
   return '';
 }
 
-function leastLoaded(candidates: readonly Candidate[]): Candidate {
-  let best = candidates[0];
-  for (const c of candidates) if (c.load < best.load || (c.load === best.load && c.spec.id < best.spec.id)) best = c;
+function leastLoaded(scored: readonly Scored[]): Scored {
+  let best = scored[0];
+  for (const s of scored) {
+    const c = s.candidate;
+    if (c.load < best.candidate.load || (c.load === best.candidate.load && c.spec.id < best.candidate.spec.id))
+      best = s;
+  }
   return best;
 }
