@@ -109,10 +109,10 @@ describe('CacheAwarePolicy', () => {
   });
 
   it('sends a priority request where the wait is shortest and a flex one where the cache is', () => {
-    const candidates = [candidate('a', 1, 5000, [{ session: { key: 'resp_1', tokens: 4000 } }]), candidate('b', 1, 0)];
+    const candidates = [candidate('a', 1, 8000, [{ session: { key: 'resp_1', tokens: 4000 } }]), candidate('b', 1, 0)];
     const place = (serviceTier: string) => policy().place(request({ sessionKey: 'resp_1', serviceTier }), candidates);
-    expect(place('').worker.id).toBe('a'); // 5000 queued < 2 × 4000 cached
-    expect(place('priority').worker.id).toBe('b'); // 10000 weighted queue > 2 × 4000 cached
+    expect(place('').worker.id).toBe('a'); // 8000 queued < 2 × 4000 cached + the move margin
+    expect(place('priority').worker.id).toBe('b'); // 16000 weighted queue > 2 × 4000 cached + the move margin
     expect(place('flex').worker.id).toBe('a');
   });
 
@@ -121,7 +121,7 @@ describe('CacheAwarePolicy', () => {
     const place = (expectedOutputTokens: number) =>
       policy({ epsilon: 1 }).place(request({ sessionKey: 'resp_1', expectedOutputTokens }), candidates);
     expect(place(0).worker.id).toBe('a');
-    expect(place(32_000).worker.id).toBe('b'); // 6 × 1600 − 2 × 1000 > 4 × 1600
+    expect(place(80_000).worker.id).toBe('b'); // 6 × 4000 − 2 × 1000 − margin > 4 × 4000
   });
 
   it('places a new root by rendezvous hashing when nothing is known, the same way whatever the order', () => {

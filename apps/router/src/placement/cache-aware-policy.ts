@@ -41,6 +41,14 @@ const DEFAULT_TIER: TierWeights = { queue: 1, epsilon: 1 };
  */
 const CACHED_WEIGHT = 2;
 
+/**
+ * Weighted tokens a move must save before a session leaves the worker holding it. Queue reports are
+ * a snapshot (up to one stats interval old) of something that swings by several calls' prompts
+ * within a second; without this margin, bench/routing moved one session in six for differences
+ * smaller than one tool output, each move prefilling that conversation's history again.
+ */
+const MOVE_MARGIN_TOKENS = 4_096;
+
 /** What one candidate is worth for a request. */
 interface Scored {
   readonly candidate: Candidate;
@@ -59,8 +67,9 @@ interface Scored {
  *    INFERENCE_MAX_CONCURRENCY) are candidates (bounded-load consistent hashing); the worker holding
  *    the request's session stays one up to the looser ⌈(1 + ε_session) × (running + 1) / n⌉.
  * 2. **Cost**: among those, the one with the least prefill ahead of the request's first token:
- *    `queued prefill × tier weight − expected cached tokens` (the prompt's own length is the same
- *    everywhere, so it cancels), `+ running calls × max_output_tokens × ROUTER_DECODE_WEIGHT`.
+ *    `queued prefill × tier weight − 2 × expected cached tokens` (the prompt's own length is the same
+ *    everywhere, so it cancels), `+ running calls × max_output_tokens × ROUTER_DECODE_WEIGHT`, and a
+ *    margin in favour of the worker holding the session (a move must save more than noise).
  *    Expected cached = the session's tokens on the worker that reports holding it (or the edge's
  *    word for a worker whose reports are not in), else the conversation root's mean first prompt on
  *    workers holding that root, else 0.
@@ -119,7 +128,7 @@ export class CacheAwarePolicy implements PlacementPolicy {
       candidate,
       cached,
       holdsSession,
-      cost: cached === Infinity ? -Infinity : work - CACHED_WEIGHT * cached,
+      cost: cached === Infinity ? -Infinity : work - CACHED_WEIGHT * cached - (holdsSession ? MOVE_MARGIN_TOKENS : 0),
       tie: hash53(`${candidate.spec.id}\u0000${tieKey}`),
     };
   }
