@@ -35,9 +35,11 @@ const TIERS: Readonly<Record<string, TierWeights>> = {
 const DEFAULT_TIER: TierWeights = { queue: 1, epsilon: 1 };
 
 /**
- * A cached token is worth two queued ones: prefilling it again delays this request (like a queued
- * token) and adds work every later request on that worker waits for, so a conversation moves only
- * when the queue it leaves is longer than twice what it would prefill again.
+ * A token of the session's own history is worth two queued ones: prefilling it again delays this
+ * request (like a queued token) and adds work every later request on that worker waits for, while
+ * the copy left behind serves nobody. A root's tokens count once: a second worker that prefills a
+ * hot root serves every later conversation of that root from it, so spreading a root is an
+ * investment, not a loss.
  */
 const CACHED_WEIGHT = 2;
 
@@ -67,9 +69,9 @@ interface Scored {
  *    INFERENCE_MAX_CONCURRENCY) are candidates (bounded-load consistent hashing); the worker holding
  *    the request's session stays one up to the looser ⌈(1 + ε_session) × (running + 1) / n⌉.
  * 2. **Cost**: among those, the one with the least prefill ahead of the request's first token:
- *    `queued prefill × tier weight − 2 × expected cached tokens` (the prompt's own length is the same
- *    everywhere, so it cancels), `+ running calls × max_output_tokens × ROUTER_DECODE_WEIGHT`, and a
- *    margin in favour of the worker holding the session (a move must save more than noise).
+ *    `queued prefill × tier weight − expected cached tokens` (the prompt's own length is the same
+ *    everywhere, so it cancels; a session's own tokens count twice, plus a margin, so a move must
+ *    save more than noise), `+ running calls × max_output_tokens × ROUTER_DECODE_WEIGHT`.
  *    Expected cached = the session's tokens on the worker that reports holding it (or the edge's
  *    word for a worker whose reports are not in), else the conversation root's mean first prompt on
  *    workers holding that root, else 0.
@@ -128,7 +130,12 @@ export class CacheAwarePolicy implements PlacementPolicy {
       candidate,
       cached,
       holdsSession,
-      cost: cached === Infinity ? -Infinity : work - CACHED_WEIGHT * cached - (holdsSession ? MOVE_MARGIN_TOKENS : 0),
+      cost:
+        cached === Infinity
+          ? -Infinity
+          : holdsSession
+            ? work - CACHED_WEIGHT * cached - MOVE_MARGIN_TOKENS
+            : work - cached,
       tie: hash53(`${candidate.spec.id}\u0000${tieKey}`),
     };
   }
