@@ -39,16 +39,16 @@ function parseOptions(argv: readonly string[]): Options {
   const o: Options = {
     quick: false,
     workers: 4,
-    conversations: 32,
+    conversations: 40,
     durationS: 40,
     turns: 16,
-    prefillTps: 8_000,
+    prefillTps: 12_000,
     decodeTps: 2_000,
-    kvTokens: 120_000,
+    kvTokens: 200_000,
     seed: 7,
     policies: [...POLICIES],
     kill: true,
-    thinkMs: 250,
+    thinkMs: 500,
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];

@@ -73,7 +73,6 @@ export async function runPolicy(
     port: 0,
     privateRedis: true,
     logLevel: 'warn',
-    logDir: process.env.H22_LOG_DIR,
     workers: settings.workers,
     env: { ...settings.env, ROUTER_POLICY: policy },
   });
