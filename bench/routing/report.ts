@@ -240,7 +240,8 @@ export function renderMarkdown(r: RoutingReport): string {
     '## Reading it',
     '',
     '- **TTFT** is the client’s time from sending `response.create` to the first `response.output_item.added`; on this simulator it is the prefill queue ahead of the turn plus the turn’s own uncached tokens at the prefill rate, so it is what placement decides.',
-    '- **round-robin** and **least-loaded** re-place every turn (reuse_ms 0), as a load balancer in front of the workers would; **hash** is the router before this change (rendezvous on `prompt_cache_key`, pinned forever); **cache-aware** keeps a conversation where its prefix is while that worker is within ⌈(1 + ε) × mean⌉ running calls (ε = 0.2) and not so queued that re-prefilling elsewhere is faster.',
+    '- **round-robin** and **least-loaded** re-place every turn (reuse_ms 0), as a load balancer in front of the workers would; **hash** is the router before this change (rendezvous on `prompt_cache_key`, pinned until the worker fails), so a hot root lands on one worker; **cache-aware** (apps/router/README.md) places new conversations where their root is, within ⌈(1 + ε) × mean⌉ running calls (ε = 0.2), and keeps a conversation where its prefix is up to ⌈1.5 × mean⌉ unless its worker is so queued that prefilling it elsewhere comes first.',
+    '- **requests max/mean** is the busiest worker’s share of the requests served; **in-flight max/mean** the busiest worker’s mean running calls (the router’s view, sampled every 250 ms) over the mean.',
     '- The spread columns compare workers that ran the whole time (the killed one is left out).',
     '',
   );
