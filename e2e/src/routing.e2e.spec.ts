@@ -282,7 +282,7 @@ describe('routing over several workers', () => {
       events.push(...(await ws.collect()));
       const failed = terminal(events);
       expect(failed.type).toBe('response.failed');
-      expect(failed.response.error.code).toBe('server_error');
+      expect(failed.response.error.code).toBe('inference_unavailable');
       // The agent goes on from its last completed response: another worker prefills the history.
       const again = terminal(
         await ws.create({
