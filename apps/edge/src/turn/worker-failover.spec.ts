@@ -66,12 +66,12 @@ describe('route hints', () => {
     ({ body, principal: { tenant: 't', keyId: 'k' }, previous }) as never;
 
   it('names a conversation root by prompt_cache_key, else by its instructions and tools', () => {
-    expect(prefixKeyOf({ prompt_cache_key: 'team-a', instructions: 'x' })).toBe('k:team-a');
-    const a = prefixKeyOf({ instructions: 'Be brief.' });
+    expect(prefixKeyOf({ prompt_cache_key: 'team-a', instructions: 'x', tools: [] })).toBe('k:team-a');
+    const a = prefixKeyOf({ instructions: 'Be brief.', tools: [] });
     expect(a).toMatch(/^h:[\w-]{22}$/);
-    expect(prefixKeyOf({ instructions: 'Be brief.' })).toBe(a);
-    expect(prefixKeyOf({ instructions: 'Be long.' })).not.toBe(a);
-    expect(prefixKeyOf({})).toBe('');
+    expect(prefixKeyOf({ instructions: 'Be brief.', tools: [] })).toBe(a);
+    expect(prefixKeyOf({ instructions: 'Be long.', tools: [] })).not.toBe(a);
+    expect(prefixKeyOf({ tools: [] })).toBe('');
   });
 
   it('tells the router the session, where the connection left it, the tier and the expected output', () => {
