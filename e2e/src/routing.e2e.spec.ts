@@ -259,8 +259,10 @@ describe('routing over several workers', () => {
     const ws = conversation();
     try {
       const before = await requestsByWorker();
+      // Stored: a continuation that fails evicts its parent from the connection's cache (PROTOCOL.md),
+      // so the agent's retry below reloads it from the response store.
       const first = terminal(
-        await ws.create({ model: 'fastloop-sim', input: longInput('after-first-token', 300), store: false }),
+        await ws.create({ model: 'fastloop-sim', input: longInput('after-first-token', 300), store: true }),
       );
       expect(first.type).toBe('response.completed');
       const [home] = grew(before, await requestsByWorker());
@@ -283,7 +285,8 @@ describe('routing over several workers', () => {
       const failed = terminal(events);
       expect(failed.type).toBe('response.failed');
       expect(failed.response.error.code).toBe('inference_unavailable');
-      // The agent goes on from its last completed response: another worker prefills the history.
+      // The agent goes on from its last completed response (from the store: its state names the dead
+      // worker, so the edge asks the router, which places it elsewhere): another worker prefills it.
       const again = terminal(
         await ws.create({
           model: 'fastloop-sim',
@@ -323,8 +326,13 @@ describe('routing over several workers', () => {
       }
       const retriesBefore = await edgeRetries();
       const stopped = draining.stop('SIGTERM');
-      // New conversations while it drains: none is sent to it (no retry needed), all complete.
-      await new Promise((r) => setTimeout(r, 200));
+      // New conversations while it drains: once the router has seen its NOT_SERVING (pushed on the
+      // health watch), none is sent to it (no retry needed), and all complete.
+      const deadline = Date.now() + 30_000;
+      while ((await MetricsScrape.of(stack, 'router')).value('router_worker_healthy', { worker: home }) !== 0) {
+        if (Date.now() > deadline) throw new Error(`the router never saw ${home} stop serving`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
       for (let i = 0; i < 3; i++) {
         const c = conversation();
         others.push(c);
