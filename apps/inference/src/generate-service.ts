@@ -82,8 +82,8 @@ export class GenerateService {
     this.slots = options.slots ?? new SlotScheduler({ capacity: options.maxConcurrency, waitMs: 0 });
   }
 
-  /** The grpc-js implementation to register. */
-  implementation(): inferenceV1.InferenceServiceServer {
+  /** The grpc-js implementation to register (WatchWorkerStats is worker-stats' own). */
+  implementation(): Pick<inferenceV1.InferenceServiceServer, 'generate' | 'generateStream' | 'forgetSession'> {
     return {
       generate: (call: GenerateCall) => void this.handle(call),
       generateStream: (stream) =>
@@ -233,7 +233,9 @@ export class GenerateService {
     // tokens another branch appended (content matching still reuses them as cached_tokens).
     const moveFrom =
       request.parentSessionKey !== '' ? scopedKey(request.cacheSalt, request.parentSessionKey) : undefined;
-    sessions.set(scopedKey(request.cacheSalt, request.sessionKey), tokens, { blockHashes, moveFrom, log });
+    // The root is for the router only (WatchWorkerStats); a moved session keeps its parent's.
+    const root = request.prefixKey ? { key: request.prefixKey, tokens: prepared.prompt.length } : undefined;
+    sessions.set(scopedKey(request.cacheSalt, request.sessionKey), tokens, { blockHashes, moveFrom, log, root });
   }
 
   private async stream(
@@ -269,6 +271,7 @@ export class GenerateService {
           : undefined,
       cacheSalt: request.cacheSalt,
       onPrefill: (p) => (prefill = p),
+      onAligned: (n) => this.options.metrics.engineAlignedTokens.inc(this.engineLabel, n),
       constraints,
     });
     // The first chunk says what was prefilled, so a caller cut off before Done can bill it; an
