@@ -3,7 +3,15 @@
  * class is the attack of issue 17, at a size this benchmark's stack can take on a shared 2-core box
  * (scaled where noted: the report says so).
  */
-import { cpuShapes, keyWall, openStream, postResponse, queueBigFrames, type Outcome, type Target } from './attacks';
+import {
+  cpuShapes,
+  keyWall,
+  openStream,
+  postResponse,
+  queueBigFrames,
+  type Outcome,
+  type Target,
+} from '@fastloop/service-kit/testing';
 
 export const CLASSES = ['cpu', 'safety', 'slots', 'memory'] as const;
 export type HostileClass = (typeof CLASSES)[number];

@@ -20,7 +20,7 @@ import {
   startNodeService,
 } from '@fastloop/service-kit';
 import { percentile } from '../agent-loop/summary';
-import { keyWall } from './attacks';
+import { keyWall } from '@fastloop/service-kit/testing';
 
 const MB = 1 << 20;
 

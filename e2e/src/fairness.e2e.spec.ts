@@ -1,4 +1,4 @@
-import { keyWall, openStream, postResponse, smallTurn, type Target } from '../../bench/fairness/attacks';
+import { keyWall, openStream, postResponse, smallTurn, type Target } from '@fastloop/service-kit/testing';
 import { tenantKeys } from './clients';
 import { stackForThisFile } from './file-stack';
 

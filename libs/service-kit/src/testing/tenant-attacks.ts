@@ -1,6 +1,6 @@
 /**
- * What a hostile tenant does, one class each (issue 17), as small primitives over HTTP and
- * WebSocket: used by bench/fairness (the neighbour measured beside each) and by
+ * What a hostile tenant does to a running stack, one class each (issue 17), as small primitives
+ * over HTTP and WebSocket: used by bench/fairness (the neighbour measured beside each) and by
  * e2e/src/fairness.e2e.spec.ts (each attack shown failing while the neighbour is served).
  */
 import WebSocket from 'ws';
