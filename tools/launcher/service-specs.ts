@@ -130,6 +130,11 @@ export const LAUNCHER_OWNED_ENV = [
  */
 const RUN_INTERNAL_TOKEN = randomBytes(24).toString('base64url');
 
+/** The internal token a stack built on `base` uses: the caller's FASTLOOP_INTERNAL_TOKEN, else this run's. */
+export function internalTokenOf(base: Readonly<Record<string, string | undefined>>): string {
+  return base.FASTLOOP_INTERNAL_TOKEN || RUN_INTERNAL_TOKEN;
+}
+
 /** What every service's environment is assembled from. */
 export interface EnvInputs {
   /** The caller's environment with `options.env` applied on top (so PATH, SIM_* etc. pass through). */
@@ -156,7 +161,7 @@ export function buildServiceEnv(instance: InstanceName, inputs: EnvInputs): Reco
   const { ports } = inputs;
   const own = portsOf(ports, instance);
   Object.assign(env, { ADMIN_PORT: String(own.admin), BIND_HOST: inputs.bindHost, LOG_LEVEL: inputs.logLevel });
-  env.FASTLOOP_INTERNAL_TOKEN ||= RUN_INTERNAL_TOKEN;
+  env.FASTLOOP_INTERNAL_TOKEN = internalTokenOf(inputs.base);
   const local = (port: number | undefined) => `127.0.0.1:${port}`;
   switch (name) {
     case 'safety':

@@ -17,12 +17,18 @@ export interface StackOptions {
    */
   env?: Record<string, string | undefined>;
   /**
-   * Redis for the edge and billing. Default: `REDIS_URL`; else redis://127.0.0.1:6379 when it answers;
-   * else a private `redis-server` on a free port, stopped by `stop()`.
+   * Redis for the edge and billing. Default: `REDIS_URL`; else the stack's own `redis-server` on a
+   * free port, stopped by `stop()` (a Redis that happens to answer on 6379 is never used unless
+   * REDIS_URL names it).
    */
   redisUrl?: string;
-  /** Never use the shared Redis on 6379: without redisUrl/REDIS_URL, start a private one. Default false (tests: true). */
+  /** @deprecated The stack always starts its own Redis unless given a URL; kept so older callers compile. */
   privateRedis?: boolean;
+  /**
+   * Where the stack's own Redis keeps its data, with append-only persistence, so stored responses
+   * and ledgers survive a restart (`npm start`: `.fastloop/redis`). Default: a throw-away folder.
+   */
+  redisDataDir?: string;
   /** `LOG_LEVEL` of every service. Default: `LOG_LEVEL` from env, else `info`. */
   logLevel?: string;
   /**

@@ -6,6 +6,7 @@ import { resolveRedis, type ResolvedRedis } from './redis-setup';
 import { getFreePort, type ServiceExit } from '@fastloop/service-kit';
 import {
   allocatePorts,
+  internalTokenOf,
   instanceKind,
   portsOf,
   probeHost,
@@ -60,10 +61,12 @@ export interface Stack {
   /** A key the edge accepts: the first of FASTLOOP_API_KEYS, else `sk-fastloop-dev`. */
   readonly apiKey: string;
   readonly redisUrl: string;
-  /** Where the Redis came from: `option` (redisUrl), `env` (REDIS_URL), `default` (found on 6379) or `local` (started for this stack). */
+  /** Where the Redis came from: `option` (redisUrl), `env` (REDIS_URL) or `local` (the stack's own, started for it). */
   readonly redisSource: ResolvedRedis['source'];
   /** Where `<service>.log` files are. */
   readonly logDir: string;
+  /** FASTLOOP_INTERNAL_TOKEN of this stack's services (what an internal caller, e.g. of billing's report, must send). */
+  readonly internalToken: string;
   readonly services: Readonly<Record<ServiceName, ServiceInfo>>;
   /** Every inference worker (`services.inference` is the first), as the router lists them. */
   readonly workers: readonly WorkerInfo[];
@@ -119,7 +122,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const redis = await resolveRedis({
     redisUrl: options.redisUrl,
     envUrl: opts.base.REDIS_URL,
-    privateRedis: options.privateRedis,
+    dataDir: options.redisDataDir,
   });
   let supervisor: StackSupervisor | undefined;
   try {
@@ -165,6 +168,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       redisUrl: redis.url,
       redisSource: redis.source,
       logDir,
+      internalToken: internalTokenOf(opts.base),
       services,
       workers,
       crashed: sup.crashed,

@@ -5,6 +5,7 @@ import { startGrpcServer, type GrpcServer, type Registry } from '@fastloop/servi
 import type { InferenceConfig } from './config';
 import { createEngine, loadProfile } from './create-engine';
 import type { Engine } from './engine';
+import { SlotScheduler } from './slot-scheduler';
 import { GenerateService } from './generate-service';
 import { createInferenceMetrics } from './inference-metrics';
 import { SessionCache } from './session-cache';
@@ -71,6 +72,12 @@ export async function startInferenceWorker(options: InferenceWorkerOptions): Pro
     profileStopTokens: profile.stopTokens,
     vocabSize: profile.vocabSize,
     maxConcurrency: config.INFERENCE_MAX_CONCURRENCY,
+    slots: new SlotScheduler({
+      capacity: config.INFERENCE_MAX_CONCURRENCY,
+      waitMs: config.INFERENCE_SLOT_WAIT_MS,
+      ...(config.INFERENCE_SLOT_RESERVE >= 0 ? { reserve: config.INFERENCE_SLOT_RESERVE } : {}),
+      shares: config.INFERENCE_TENANT_SHARES,
+    }),
     maxOutputTokens: config.INFERENCE_MAX_OUTPUT_TOKENS,
     prefixCaching: config.INFERENCE_PREFIX_CACHING,
     maxChunkTokens: config.INFERENCE_MAX_CHUNK_TOKENS,
