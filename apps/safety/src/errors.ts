@@ -11,6 +11,13 @@ export const SafetyErrorCode = {
   invalidState: 'invalid_safety_state',
   /** An item's text is over `SAFETY_MAX_ITEM_BYTES`; the request is refused, never half-scanned. */
   itemTooLarge: 'safety_item_too_large',
+  /** The call's items together are over `SAFETY_MAX_REQUEST_BYTES`; refused before any scanning. */
+  requestTooLarge: 'safety_request_too_large',
+  /**
+   * The caller's tenant has too many calls waiting, or this one waited past `SAFETY_QUEUE_TIMEOUT_MS`
+   * behind them (RESOURCE_EXHAUSTED, retryable): its own backlog, which other tenants do not wait on.
+   */
+  overloaded: 'safety_overloaded',
 } as const;
 
 /** The carried state cannot be trusted; `reason` says why (never echoes the state itself). */
@@ -32,4 +39,19 @@ export function safetyItemTooLarge(itemIndex: number, bytes: number, maxBytes: n
     GrpcStatus.INVALID_ARGUMENT,
     false,
   );
+}
+
+/** A call whose items together are too large to scan within the configured bound. */
+export function safetyRequestTooLarge(items: number, maxBytes: number): DomainError {
+  return new DomainError(
+    SafetyErrorCode.requestTooLarge,
+    `the ${items} items of this call have more than ${maxBytes} bytes of text together (SAFETY_MAX_REQUEST_BYTES)`,
+    GrpcStatus.INVALID_ARGUMENT,
+    false,
+  );
+}
+
+/** The tenant's queue of calls is full, or this call waited too long in it. */
+export function safetyOverloaded(reason: string): DomainError {
+  return new DomainError(SafetyErrorCode.overloaded, reason, GrpcStatus.RESOURCE_EXHAUSTED, true);
 }
