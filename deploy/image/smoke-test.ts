@@ -176,6 +176,16 @@ async function waitForUsage(base: string, responses: number, outputTokens: numbe
   throw new Error(`billing did not count ${responses} responses / ${outputTokens} output tokens: ${last}`);
 }
 
+/** Unmounts whatever is mounted below `dir` (deepest first), so the folder can be removed. */
+function unmountUnder(dir: string): void {
+  const mounts = readFileSync('/proc/self/mounts', 'utf8')
+    .split('\n')
+    .map((line) => line.split(' ')[1])
+    .filter((m): m is string => m !== undefined && m.startsWith(`${dir}/`))
+    .sort((a, b) => b.length - a.length);
+  for (const m of mounts) spawnSync('umount', [m]);
+}
+
 async function main(): Promise<number> {
   preconditions();
   const work = mkdtempSync(join(tmpdir(), 'fastloop-image-smoke-'));
@@ -249,6 +259,8 @@ async function main(): Promise<number> {
     await Promise.all([...running.values()].map((c) => c.exited));
     await runner?.close();
     await redis?.stop();
+    // podman's overlay storage mounts itself inside its root (even when it then fails to run).
+    unmountUnder(work);
     rmSync(work, { recursive: true, force: true });
   }
 }
