@@ -181,7 +181,9 @@ async function main(): Promise<void> {
           grpc.health.set(false);
         },
       },
-      { name: 'drain websockets', run: () => ws.close() },
+      // Running responses finish, their store writes land, then 1001: a client that reconnects to
+      // another edge finds its last stored response there.
+      { name: 'drain websockets', run: () => ws.close(10_000, () => storeWriter.flush()) },
       { name: 'drain http', run: () => closeServer(server) },
       { name: 'drain grpc', run: () => grpc.close() },
       // Usage first: a record must never be lost, and the outbox spills to disk if Redis is away.

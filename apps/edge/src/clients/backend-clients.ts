@@ -52,12 +52,12 @@ export class BackendClients {
   }
 
   /**
-   * Classify, retried once when the first attempt fails in a way another replica may not (a safety
-   * pod draining or gone: `unavailable`). Classify is a pure function of its request, so a second
+   * Classify, retried when an attempt fails in a way another replica may not (a safety pod draining
+   * or gone: `unavailable`; see retriedWhileUnavailable). Classify is a pure function of its request, so a second
    * attempt is safe; the channel's round robin (and the draining pod's GOAWAY) sends it elsewhere.
    */
   classify(request: safetyV1.ClassifyRequest, signal?: AbortSignal): Promise<safetyV1.ClassifyResponse> {
-    return onceMoreIfRetryable(() => this.classifyOnce(request, signal), signal);
+    return retriedWhileUnavailable(() => this.classifyOnce(request, signal), signal);
   }
 
   private async classifyOnce(
@@ -77,9 +77,9 @@ export class BackendClients {
     return callUnary(this.safety.classify, this.safety, request, settings);
   }
 
-  /** Route, retried once like {@link classify} (a router replica draining or gone; routing is read-only). */
+  /** Route, retried like {@link classify} (a router replica draining or gone; routing is read-only). */
   route(request: routerV1.RouteRequest, signal?: AbortSignal): Promise<routerV1.RouteResponse> {
-    return onceMoreIfRetryable(
+    return retriedWhileUnavailable(
       () => callUnary(this.router.route, this.router, request, { deadlineMs: this.options.routerTimeoutMs, signal }),
       signal,
     );
@@ -212,15 +212,18 @@ export class BackendClients {
 
 /**
  * Runs `call`; when it fails with a retryable transport-level error (`unavailable`: the peer is
- * draining, gone, or refused the connection) and the caller has not given up, runs it once more.
+ * draining, gone, or refused the connection) and the caller has not given up, runs it again, at
+ * most twice more: a draining pod ends each of its multiplexed streams (about EDGE_SAFETY_STREAMS /
+ * replicas of them), and a call may meet two of those before it lands on a new stream elsewhere.
  * A deadline is not retried: the time budget is spent.
  */
-async function onceMoreIfRetryable<T>(call: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-  try {
-    return await call();
-  } catch (err) {
-    if (!(err instanceof DomainError) || err.code !== 'unavailable' || signal?.aborted) throw err;
-    return call();
+async function retriedWhileUnavailable<T>(call: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      if (!(err instanceof DomainError) || err.code !== 'unavailable' || signal?.aborted || attempt === 2) throw err;
+    }
   }
 }
 
