@@ -1,14 +1,15 @@
-import { existsSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { modelStack, type Stack } from '@fastloop/launcher';
 import { openaiClient, useStack, WsConversation } from './clients';
-import { schemaProblems, startTestStack } from './stack-fixture';
+import { startTestStack } from './stack-fixture';
+import { describeWhenAvailable, schemaProblems, testModel } from '@fastloop/test-kit';
 
 // The real model: stories260K through llama.cpp (INFERENCE_ENGINE=llamacpp), one thread, tiny prompts.
-const MODEL = resolve(__dirname, '../../../shared/models/stories260K.gguf');
-const describeModel = existsSync(MODEL) ? describe : describe.skip;
-if (!existsSync(MODEL)) process.stderr.write(`skipping llamacpp e2e: ${MODEL} is absent\n`);
+const testModelFile = testModel();
+const MODEL = testModelFile.path;
+const describeModel = describeWhenAvailable(testModelFile);
 
 // A smaller weather tool: with weatherTool's schema the prompt alone takes ~450 of stories260K's 512
 // tokens (its vocabulary has 512 pieces), leaving too little room to finish the call.

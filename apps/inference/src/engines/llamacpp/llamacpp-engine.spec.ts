@@ -1,14 +1,12 @@
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import pino from 'pino';
 import { ggufProfileId, resolveProfile, type ModelProfile, type ParseEvent } from '@fastloop/model-profiles';
 import type { EnginePrefill, EngineRequest } from '../../engine';
-import { checkSchema } from '../../testing/check-schema';
 import { LlamaCppEngine } from './llamacpp-engine';
+import { describeWhenAvailable, schemaProblems, testModel } from '@fastloop/test-kit';
 
-const MODEL = resolve(__dirname, '../../../../../../shared/models/stories260K.gguf');
-const describeModel = existsSync(MODEL) ? describe : describe.skip;
-if (!existsSync(MODEL)) console.warn(`skipping llamacpp engine tests: ${MODEL} is absent`);
+const testModelFile = testModel();
+const MODEL = testModelFile.path;
+const describeModel = describeWhenAvailable(testModelFile);
 
 describeModel('LlamaCppEngine on stories260K (real llama.cpp, one thread)', () => {
   let profile: ModelProfile;
@@ -125,7 +123,7 @@ describeModel('LlamaCppEngine on stories260K (real llama.cpp, one thread)', () =
       .filter((e): e is Extract<ParseEvent, { type: 'delta' }> => e.type === 'delta')
       .map((e) => e.text)
       .join('');
-    expect(checkSchema(JSON.parse(args), parameters)).toEqual([]);
+    expect(schemaProblems(parameters, JSON.parse(args))).toEqual([]);
   });
 
   it('samples a text.format json_schema answer under its grammar', async () => {
@@ -146,7 +144,7 @@ describeModel('LlamaCppEngine on stories260K (real llama.cpp, one thread)', () =
       .filter((e): e is Extract<ParseEvent, { type: 'delta' }> => e.type === 'delta')
       .map((e) => e.text)
       .join('');
-    expect(checkSchema(JSON.parse(text), schema)).toEqual([]);
+    expect(schemaProblems(schema, JSON.parse(text))).toEqual([]);
   });
 
   it('refuses a prompt that leaves no room in the context window', async () => {
