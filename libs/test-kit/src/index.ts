@@ -8,3 +8,4 @@ export {
 export { kubernetesRendererDependency, testModel, type TestModel } from './lib/known-dependencies';
 export { schemaProblems } from './lib/schema-problems';
 export { cpuMsOf } from './lib/cpu-time';
+export { MetricsText, registryMetricValue } from './lib/metrics';

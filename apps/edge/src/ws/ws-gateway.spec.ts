@@ -7,6 +7,7 @@ import { StateCacheBudget } from '../session/state-cache';
 import { fakeDeps, FakeBackends } from '../testing/fake-deps';
 import { ConnectionLimits } from '../session/connection-limits';
 import { WsGateway } from './ws-gateway';
+import { registryMetricValue } from '@fastloop/test-kit';
 
 async function start(
   options: {
@@ -78,10 +79,8 @@ async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 5_
   }
 }
 
-async function gauge(registry: import('@fastloop/service-kit').Registry): Promise<number> {
-  const m = registry.getSingleMetric('fastloop_edge_open_connections');
-  return m ? (await m.get()).values.reduce((n, v) => n + v.value, 0) : 0;
-}
+const gauge = (registry: import('@fastloop/service-kit').Registry): Promise<number> =>
+  registryMetricValue(registry, 'fastloop_edge_open_connections');
 
 describe('WsGateway', () => {
   it('refuses an upgrade without a valid key with HTTP 401', async () => {
