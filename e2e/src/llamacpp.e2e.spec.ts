@@ -83,14 +83,19 @@ describeModel('a real model behind the worker (llamacpp on stories260K)', () => 
     });
     let deltas = 0;
     let text = '';
+    let done: string | undefined;
     for await (const e of stream) {
       if (e.type === 'response.output_text.delta') {
         deltas++;
         text += e.delta;
       }
+      if (e.type === 'response.completed') done = e.response.output_text;
     }
-    expect(deltas).toBeGreaterThan(1);
+    // As many deltas as the reader's pace allows (the worker coalesces tokens a slow reader has not
+    // taken): at least one, and together exactly the answer.
+    expect(deltas).toBeGreaterThan(0);
     expect(text.trim().length).toBeGreaterThan(0);
+    expect(text).toBe(done);
   });
 
   it('returns a schema-valid function call when a tool call is required (grammar from the schema)', async () => {

@@ -3,9 +3,9 @@
  * ready still ends promptly and leaves nothing behind, and `npm start`'s launcher killed with
  * SIGKILL takes its whole stack (five services and its private Redis) with it.
  */
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { spawnOwned } from '@fastloop/service-kit';
 
 const repoRoot = resolve(__dirname, '../..');
@@ -28,7 +28,9 @@ function childrenOf(ppid: number): { pid: number; comm: string }[] {
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const m = /^(\d+) \((.*)\) \S+ (\d+)/.exec(stat);
-      if (m && Number(m[3]) === ppid) out.push({ pid: Number(m[1]), comm: m[2] });
+      // The executable's name, not `comm`: Node 24 names its main thread (and so comm) "MainThread".
+      if (m && Number(m[3]) === ppid)
+        out.push({ pid: Number(m[1]), comm: basename(readlinkSync(`/proc/${entry}/exe`)) });
     } catch {
       // gone meanwhile
     }
