@@ -31,7 +31,8 @@ export function spread(values: readonly number[]): Spread {
 const f = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(3));
 const range = (s: Spread, unit = '') => `${f(s.median)}${unit} (${f(s.min)}–${f(s.max)})`;
 const ratio = (a: number, b: number) => (b > 0 ? a / b : Infinity);
-const times = (r: number) => (Number.isFinite(r) ? `${f(r)}×` : '— (nothing prefilled incrementally)');
+const times = (full: number, incremental: number) =>
+  full === 0 ? '0 (the re-scan prefilled nothing)' : incremental === 0 ? '—' : `${f(full / incremental)}×`;
 
 /** The report as JSON (with derived spreads) and Markdown. */
 export function renderSafetyReport(r: SafetyReport): { json: unknown; markdown: string } {
@@ -78,7 +79,7 @@ export function renderSafetyReport(r: SafetyReport): { json: unknown; markdown: 
     ...r.guard.flatMap(({ prefixCaching, rows }) =>
       rows.map(
         (g) =>
-          `| ${g.turn} | ${prefixCaching ? 'on' : 'off'} | ${g.incremental.sentTokens} / ${g.incremental.prefilledTokens} | ${g.full.sentTokens} / ${g.full.prefilledTokens} | **${times(ratio(g.full.sentTokens, g.incremental.sentTokens))}** | **${times(ratio(g.full.prefilledTokens, g.incremental.prefilledTokens))}** | ${f(g.incremental.guardMs)} | ${f(g.full.guardMs)} | ${times(ratio(g.full.guardMs, g.incremental.guardMs))} |`,
+          `| ${g.turn} | ${prefixCaching ? 'on' : 'off'} | ${g.incremental.sentTokens} / ${g.incremental.prefilledTokens} | ${g.full.sentTokens} / ${g.full.prefilledTokens} | **${times(g.full.sentTokens, g.incremental.sentTokens)}** | **${times(g.full.prefilledTokens, g.incremental.prefilledTokens)}** | ${f(g.incremental.guardMs)} | ${f(g.full.guardMs)} | ${times(g.full.guardMs, g.incremental.guardMs)} |`,
       ),
     ),
     '',
