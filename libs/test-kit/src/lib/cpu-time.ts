@@ -9,3 +9,25 @@ export function cpuMsOf(work: () => void): number {
   const used = process.cpuUsage(start);
   return (used.user + used.system) / 1_000;
 }
+
+/**
+ * Runs `work` and returns the most CPU time (ms) the process spent between two consecutive turns
+ * of its event loop: how long the loop was blocked, measured in CPU rather than wall time, so a
+ * loaded machine (which stretches the wall clock between turns) cannot fail a test that bounds it.
+ */
+export async function maxCpuMsBetweenTicks(work: () => Promise<void>): Promise<number> {
+  let last = process.cpuUsage();
+  let max = 0;
+  const timer = setInterval(() => {
+    const used = process.cpuUsage(last);
+    last = process.cpuUsage();
+    max = Math.max(max, (used.user + used.system) / 1_000);
+  }, 1);
+  try {
+    await work();
+  } finally {
+    clearInterval(timer);
+  }
+  const used = process.cpuUsage(last);
+  return Math.max(max, (used.user + used.system) / 1_000);
+}
