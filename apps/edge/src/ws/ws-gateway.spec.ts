@@ -193,9 +193,8 @@ describe('WsGateway', () => {
         if (JSON.parse(d.toString()).type === 'response.completed' && c.ws.readyState === c.ws.OPEN) create();
       });
       for (let i = 0; i < 4; i++) create();
-      const started = Date.now();
+      // A session that ran forever would never close: the test's timeout is the bound, not a clock.
       expect((await c.closed).code).toBe(1000);
-      expect(Date.now() - started).toBeLessThan(5_000); // generous: "does not run forever"
       const errors = c.frames.filter((f) => f.type === 'error');
       expect(errors).toEqual([
         expect.objectContaining({
