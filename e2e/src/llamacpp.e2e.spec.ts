@@ -89,7 +89,12 @@ describeModel('a real model behind the worker (llamacpp on stories260K)', () => 
         deltas++;
         text += e.delta;
       }
-      if (e.type === 'response.completed') done = e.response.output_text;
+      // Cut at max_output_tokens it ends incomplete; either way the terminal event has the whole output.
+      if (e.type === 'response.completed' || e.type === 'response.incomplete')
+        done = e.response.output
+          .flatMap((o) => (o.type === 'message' ? o.content : []))
+          .map((c) => (c.type === 'output_text' ? c.text : ''))
+          .join('');
     }
     // As many deltas as the reader's pace allows (the worker coalesces tokens a slow reader has not
     // taken): at least one, and together exactly the answer.
