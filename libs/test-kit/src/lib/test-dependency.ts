@@ -38,7 +38,7 @@ export function describeWhenAvailable(dependency: TestDependency, env: NodeJS.Pr
   const gate = gateOf(dependency, env);
   if (gate === 'run') return describe;
   if (gate === 'skip') {
-    process.stderr.write(`skipping tests that need ${missingMessage(dependency)}\n`);
+    process.stderr.write(`${missingMessage(dependency)} (skipping the tests that need it; under CI=true they fail)\n`);
     return describe.skip;
   }
   const failing = (name: string | number | jest.FunctionLike) =>
