@@ -217,7 +217,12 @@ describe('InferenceService/Generate with the simulated engine', () => {
   });
 
   it('stamps every chunk with the engine time since the call arrived, the first one at its TTFT', async () => {
-    const paced = await startTestWorker({ SIM_TTFT_MS: '20', SIM_TOKENS_PER_SECOND: '2000' });
+    // At most 8 tokens a chunk: several chunks however the scheduler groups the sampled tokens.
+    const paced = await startTestWorker({
+      SIM_TTFT_MS: '20',
+      SIM_TOKENS_PER_SECOND: '2000',
+      INFERENCE_MAX_CHUNK_TOKENS: '8',
+    });
     try {
       const { elapsedMs, done } = await generate(paced.client, {
         sessionKey: 'stamped',

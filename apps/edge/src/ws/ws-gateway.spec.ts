@@ -16,6 +16,7 @@ async function start(
     maxBufferedBytes?: number;
     limits?: ConnectionLimits;
     backends?: FakeBackends;
+    slowCloseGraceMs?: number;
   } = {},
 ) {
   const { deps, backends, registry } = fakeDeps(options.backends);
@@ -29,6 +30,7 @@ async function start(
     connectionCacheBytes: 1 << 26,
     maxQueued: 4,
     maxBufferedBytes: options.maxBufferedBytes ?? 1 << 24,
+    slowCloseGraceMs: options.slowCloseGraceMs,
   });
   const server: Server = createServer((_req, res) => res.end());
   server.on('upgrade', (req, socket, head) => gateway.handleUpgrade(req, socket, head));
@@ -234,7 +236,9 @@ describe('WsGateway', () => {
         if (chunks % 50 === 0) await new Promise((r) => setImmediate(r));
       }
     };
-    const g = await start({ backends, maxBufferedBytes: 64 * 1024 });
+    // The close handshake waits for the client however long this test takes to resume it (on a
+    // loaded machine, longer than the default 1 s grace, after which the socket is destroyed: 1006).
+    const g = await start({ backends, maxBufferedBytes: 64 * 1024, slowCloseGraceMs: 600_000 });
     const c = connect(g.url);
     try {
       await c.opened;
