@@ -25,6 +25,7 @@ Options:
   --private-redis    start a private redis-server even if one answers on 127.0.0.1:6379
   --quiet            write service logs only to .fastloop/logs/<service>.log, not to the terminal
   --model <file>     serve a GGUF model with llama.cpp instead of the simulator (or $FASTLOOP_MODEL)
+  --workers <n>      run n inference workers behind the router (or $FASTLOOP_WORKERS; default 1)
   -h, --help         show this help
 
 Environment: REDIS_URL, FASTLOOP_API_KEYS, SIM_TOKENS_PER_SECOND, SIM_TTFT_MS, SIM_TOOL_CALLS,
@@ -36,6 +37,7 @@ interface CliArgs {
   logDir?: string;
   privateRedis: boolean;
   model?: string;
+  workers?: number;
   logLevel?: string;
   quiet: boolean;
   help: boolean;
@@ -56,6 +58,7 @@ function parseArgs(argv: readonly string[]): CliArgs {
     else if (arg === '--quiet') args.quiet = true;
     else if (arg === '--private-redis') args.privateRedis = true;
     else if (arg === '--model') args.model = value();
+    else if (arg === '--workers') args.workers = Number(value());
     else if (arg === '-h' || arg === '--help') args.help = true;
     else throw new Error(`unknown option ${arg} (see --help)`);
   }
@@ -128,10 +131,13 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   let stack: Stack | undefined;
   const signals = installSignals(() => stack);
-  process.stdout.write('Starting fastloop: safety, inference, billing → router → edge …\n');
+  const workerCount = args.workers ?? (process.env.FASTLOOP_WORKERS?.trim() ? Number(process.env.FASTLOOP_WORKERS) : 1);
+  const inference = workerCount > 1 ? `${workerCount} inference workers` : 'inference';
+  process.stdout.write(`Starting fastloop: safety, ${inference}, billing → router → edge …\n`);
   try {
     stack = await startStack({
       port: args.port,
+      workers: args.workers,
       logLevel: args.logLevel,
       privateRedis: args.privateRedis,
       // A service that crashes now and then comes back; one that crash-loops ends the stack.
@@ -156,6 +162,7 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(
       renderBanner({
         ...stack,
+        services: withWorkers(stack),
         redisSource: REDIS_SOURCES[stack.redisSource] ?? stack.redisSource,
         cwd: REPO_ROOT,
         model: model?.modelId,
@@ -179,6 +186,16 @@ async function main(argv: readonly string[]): Promise<number> {
   if (outcome !== 'stop') return 1;
   process.stdout.write('fastloop stopped.\n');
   return 0;
+}
+
+/** The services for the banner, every inference worker listed after the first. */
+function withWorkers(stack: Stack): Record<string, Stack['services'][keyof Stack['services']]> {
+  const services: Record<string, Stack['services'][keyof Stack['services']]> = {};
+  for (const [name, info] of Object.entries(stack.services)) {
+    services[name] = info;
+    if (name === 'inference') for (const w of stack.workers.slice(1)) services[w.instance] = w;
+  }
+  return services;
 }
 
 /** Prints why the start failed (expected failures readably, with the service's last lines) and returns the exit code. */

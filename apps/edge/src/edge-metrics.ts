@@ -14,6 +14,8 @@ export class EdgeMetrics {
   readonly cacheBytes: Gauge;
   readonly connections: Gauge<'transport'>;
   readonly prefixMisses: Counter;
+  /** Turns sent to another worker after one failed before the first token, by its error code. */
+  readonly workerRetries: Counter<'code'>;
   readonly safetyFindings: Counter<'category' | 'action' | 'source'>;
   readonly outputBlocks: Counter<'rule'>;
   readonly engineFirstItemSeconds: Histogram<'transport' | 'cached'>;
@@ -94,6 +96,12 @@ export class EdgeMetrics {
     this.prefixMisses = new Counter({
       name: 'fastloop_edge_prefix_misses_total',
       help: 'Generate calls answered prefix_miss and resent in full',
+      registers: [registry],
+    });
+    this.workerRetries = new Counter({
+      name: 'fastloop_edge_worker_retries_total',
+      help: 'Turns re-routed to another worker after one failed before the first token (invisible to the client)',
+      labelNames: ['code'],
       registers: [registry],
     });
   }

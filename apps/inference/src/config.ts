@@ -76,6 +76,12 @@ export const inferenceConfigSchema = z.object({
   SIM_TTFT_MS: env.number(50),
   /** Simulated accelerator: prefill speed for prompt tokens not held in the session cache. */
   SIM_PREFILL_TOKENS_PER_SECOND: z.coerce.number().positive().default(20_000),
+  /**
+   * Simulated accelerator: one prefill queue for the worker (first come, first served at
+   * SIM_PREFILL_TOKENS_PER_SECOND), as one GPU has, instead of every call prefilling at that rate
+   * at once. What makes a busy worker slower, for routing benchmarks.
+   */
+  SIM_SHARED_PREFILL: env.bool(false),
   /** Simulated accelerator: decode speed. */
   SIM_TOKENS_PER_SECOND: z.coerce.number().positive().default(1_000),
   /** Simulated accelerator: relative spread of each interval, 0 (exact) to 1. */

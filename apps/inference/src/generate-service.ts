@@ -74,8 +74,8 @@ export class GenerateService {
     this.engineLabel = { engine: options.engine.name };
   }
 
-  /** The grpc-js implementation to register. */
-  implementation(): inferenceV1.InferenceServiceServer {
+  /** The grpc-js implementation to register (WatchWorkerStats is worker-stats' own). */
+  implementation(): Pick<inferenceV1.InferenceServiceServer, 'generate' | 'generateStream' | 'forgetSession'> {
     return {
       generate: (call: GenerateCall) => void this.handle(call),
       generateStream: (stream) =>
@@ -221,7 +221,9 @@ export class GenerateService {
     // tokens another branch appended (content matching still reuses them as cached_tokens).
     const moveFrom =
       request.parentSessionKey !== '' ? scopedKey(request.cacheSalt, request.parentSessionKey) : undefined;
-    sessions.set(scopedKey(request.cacheSalt, request.sessionKey), tokens, { blockHashes, moveFrom, log });
+    // The root is for the router only (WatchWorkerStats); a moved session keeps its parent's.
+    const root = request.prefixKey ? { key: request.prefixKey, tokens: prepared.prompt.length } : undefined;
+    sessions.set(scopedKey(request.cacheSalt, request.sessionKey), tokens, { blockHashes, moveFrom, log, root });
   }
 
   private async stream(

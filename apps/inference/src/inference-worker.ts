@@ -8,6 +8,9 @@ import type { Engine } from './engine';
 import { GenerateService } from './generate-service';
 import { createInferenceMetrics } from './inference-metrics';
 import { SessionCache } from './session-cache';
+import { KvEventLog } from './worker-stats/kv-event-log';
+import { LoadMeter } from './worker-stats/load-meter';
+import { WorkerStatsService } from './worker-stats/worker-stats-service';
 
 /** Fully qualified gRPC service name (also its grpc.health.v1 name). */
 export const INFERENCE_SERVICE_NAME = 'fastloop.inference.v1.InferenceService';
@@ -30,6 +33,8 @@ export interface InferenceWorker {
   readonly engine: Engine;
   readonly sessions: SessionCache;
   readonly profile: ModelProfile;
+  /** WatchWorkerStats: the load and KV events routers place by. */
+  readonly stats: WorkerStatsService;
   /**
    * Stops accepting calls, lets in-flight ones finish for up to `graceMs`, cancels the rest, then
    * closes the engine and drops the sessions. Idempotent.
@@ -42,7 +47,10 @@ export async function startInferenceWorker(options: InferenceWorkerOptions): Pro
   const { config, logger } = options;
   const profile = options.profile ?? (await loadProfile(config));
   profile.warmUp();
-  const engine = options.engine ?? (await createEngine(config, profile, logger));
+  const meter = new LoadMeter();
+  // Metered so the worker can report the prefill queued ahead of a new call (WatchWorkerStats).
+  const engine = meter.meter(options.engine ?? (await createEngine(config, profile, logger)));
+  const kv = new KvEventLog();
   const metrics = createInferenceMetrics(options.registry, {
     engine: engine.name,
     simulated: engine.simulated,
@@ -53,6 +61,7 @@ export async function startInferenceWorker(options: InferenceWorkerOptions): Pro
     maxTokens: config.INFERENCE_SESSION_CACHE_TOKENS,
     maxEntries: config.INFERENCE_SESSION_CACHE_ENTRIES,
     onEvict: () => metrics.sessionCacheEvictions.inc({ engine: engine.name }),
+    listener: kv,
   });
   const service = new GenerateService({
     engine,
@@ -66,6 +75,16 @@ export async function startInferenceWorker(options: InferenceWorkerOptions): Pro
     prefixCaching: config.INFERENCE_PREFIX_CACHING,
     maxChunkTokens: config.INFERENCE_MAX_CHUNK_TOKENS,
   });
+  const stats = new WorkerStatsService({
+    workerId: config.WORKER_ID,
+    kv,
+    meter,
+    inFlight: () => service.inFlightCount,
+    held: () => ({ sessions: sessions.size, tokens: sessions.totalTokens, blocks: sessions.index.size }),
+    kvCapacityTokens: config.INFERENCE_SESSION_CACHE_TOKENS,
+    maxConcurrency: config.INFERENCE_MAX_CONCURRENCY,
+    logger,
+  });
   const grpc = await startGrpcServer({
     port: config.GRPC_PORT,
     host: config.BIND_HOST,
@@ -75,8 +94,11 @@ export async function startInferenceWorker(options: InferenceWorkerOptions): Pro
       {
         name: INFERENCE_SERVICE_NAME,
         definition: inferenceV1.InferenceServiceService,
-        implementation: service.implementation(),
-        drain: () => service.mux.drain(),
+        implementation: { ...service.implementation(), watchWorkerStats: stats.handler },
+        drain: () => {
+          stats.drain();
+          service.mux.drain();
+        },
       },
     ],
   });
@@ -93,5 +115,5 @@ export async function startInferenceWorker(options: InferenceWorkerOptions): Pro
       await engine.close();
       sessions.clear();
     })());
-  return { grpc, service, engine, sessions, profile, close };
+  return { grpc, service, engine, sessions, profile, stats, close };
 }

@@ -28,6 +28,7 @@ import { SealError } from './reasoning-seal';
 import { renderConversation, type RenderedConversation } from './render-conversation';
 import type { TurnDeps, TurnRequest } from './turn-deps';
 import { RouteCache } from './route-cache';
+import { affinityKeyOf, routeRequestOf } from './route-hints';
 import type { StageTimer } from '../edge-metrics';
 import { headerSafetyItems } from '../safety/header-items';
 import { HeaderVerdicts } from '../safety/header-verdicts';
@@ -227,28 +228,37 @@ async function resolveReferences(deps: TurnDeps, req: TurnRequest, items: InputI
 
 async function routeTurn(deps: TurnDeps, req: TurnRequest): Promise<RouteDecision> {
   const prev = req.previous?.route;
-  // Reuse the cached decision: no router call on a cached turn. A dead worker is detected by the
-  // Generate call, which then routes again (see streamTurn).
-  if (prev && prev.requestedModel === req.body.model) return prev;
-  const key = RouteCache.key(req.body.model, req.principal.tenant, affinityKey(req));
+  if (prev && prev.requestedModel === req.body.model) {
+    // Reuse the cached decision: no router call on a cached turn while the router's reuse_ms lasts
+    // (forever from a router without it). A dead worker is detected by the Generate call, which
+    // then routes again (see streamTokens); an expired one asks the router, which may move the
+    // conversation (its worker drains, or is over the load bound).
+    if (prev.reuseUntil === undefined || Date.now() < prev.reuseUntil) return prev;
+    return routeFresh(deps, req, req.body.model);
+  }
+  const key = RouteCache.key(req.body.model, req.principal.tenant, affinityKeyOf(req));
   const cached = deps.routeCache?.get(key);
   if (cached) return cached;
   const decision = await routeFresh(deps, req, req.body.model);
-  deps.routeCache?.set(key, decision);
+  // A router that bounds reuse (reuse_ms) places every new conversation itself: a key such as
+  // prompt_cache_key names a group of conversations, and reusing its decision would bypass the
+  // router's load bound for the whole group.
+  if (decision.reuseUntil === undefined) deps.routeCache?.set(key, decision);
   return decision;
 }
 
-function affinityKey(req: TurnRequest): string {
-  return req.body.prompt_cache_key ?? req.body.previous_response_id ?? '';
-}
-
-/** Asks the router for a model and worker; maps its errors to API errors. */
-export async function routeFresh(deps: TurnDeps, req: TurnRequest, model: string): Promise<RouteDecision> {
+/**
+ * Asks the router for a model and worker (never one of `excludeWorkerIds`); maps its errors to API
+ * errors.
+ */
+export async function routeFresh(
+  deps: TurnDeps,
+  req: TurnRequest,
+  model: string,
+  excludeWorkerIds: readonly string[] = [],
+): Promise<RouteDecision> {
   try {
-    const r = await deps.backends.route(
-      { model, tenant: req.principal.tenant, affinityKey: affinityKey(req) },
-      req.signal,
-    );
+    const r = await deps.backends.route(routeRequestOf(req, model, excludeWorkerIds), req.signal);
     return {
       requestedModel: model,
       model: r.model,
@@ -258,6 +268,7 @@ export async function routeFresh(deps: TurnDeps, req: TurnRequest, model: string
       contextWindow: r.contextWindow,
       maxOutputTokens: r.maxOutputTokens,
       engineModel: r.engineModel,
+      reuseUntil: r.reuseMs === undefined ? undefined : Date.now() + r.reuseMs,
     };
   } catch (err) {
     if (err instanceof DomainError && err.code === 'model_not_found') throw ApiErrors.modelNotFound(model);

@@ -25,6 +25,20 @@ import type { OutputSink } from '../safety/output-moderator';
 import { cacheSaltOf } from './cache-salt';
 import { generateConstraints } from './generate-constraints';
 import { applyParseEvents } from './apply-parse-events';
+import { prefixKeyOf } from './route-hints';
+
+/**
+ * Errors before the first token after which the turn is sent once more, to another worker: the
+ * worker is gone or draining (`unavailable`, a broken stream's `internal`, a stream that ended
+ * without a result), full (`worker_overloaded`), or its engine failed (`engine_error`).
+ */
+const RETRY_ELSEWHERE: ReadonlySet<string> = new Set([
+  'unavailable',
+  'worker_overloaded',
+  'engine_error',
+  'internal',
+  'inference_incomplete',
+]);
 
 /** The result of a turn that got as far as `response.created`. */
 export interface TurnOutcome {
@@ -234,17 +248,22 @@ async function streamTokens(
         }
         if (stopped.signal.aborted) break;
       }
+      // A stream that ended before its first token without a result: the worker went away.
+      if (!done && sampled.length === 0 && !stopped.signal.aborted && !req.signal.aborted) throw incomplete();
       break;
     } catch (err) {
       if (stopped.signal.aborted) break; // output moderation blocked (or failed): finishModeration says which
       const e = err instanceof DomainError ? err : undefined;
-      if (!opened || sampled.length > 0 || attempt > 0 || !e) throw err;
+      if (!opened || sampled.length > 0 || attempt > 0 || !e || req.signal.aborted) throw err;
       if (e.code === 'prefix_miss') {
         deps.metrics.prefixMisses.inc();
         plan = fullPlan(prepared, gen, writer.response.id);
-      } else if (e.code === 'unavailable' || e.code === 'worker_overloaded') {
+      } else if (RETRY_ELSEWHERE.has(e.code)) {
+        // The worker died, drains, is full or failed before the first token: the turn goes to
+        // another worker (never this one again), which prefills it in full, invisibly to the client.
         deps.routeCache?.forgetWorker(route.workerId);
-        route = await routeFresh(deps, req, req.body.model);
+        deps.metrics.workerRetries.inc({ code: e.code });
+        route = await routeFresh(deps, req, req.body.model, [route.workerId]);
         plan = fullPlan(prepared, gen, writer.response.id);
       } else throw err;
     } finally {
@@ -259,13 +278,7 @@ async function streamTokens(
     writer.incomplete(usage, 'content_filter');
     return { usage, plan, route };
   }
-  if (!done)
-    throw new DomainError(
-      'inference_incomplete',
-      'the inference stream ended without a result',
-      GrpcStatus.UNAVAILABLE,
-      true,
-    );
+  if (!done) throw incomplete();
   const usage = createUsage({
     inputTokens: done.promptTokens,
     cachedTokens: done.cachedTokens,
@@ -276,6 +289,15 @@ async function streamTokens(
     writer.incomplete(usage, 'max_output_tokens');
   else writer.completed(usage);
   return { usage, plan, route };
+}
+
+function incomplete(): DomainError {
+  return new DomainError(
+    'inference_incomplete',
+    'the inference stream ended without a result',
+    GrpcStatus.UNAVAILABLE,
+    true,
+  );
 }
 
 /**
@@ -335,6 +357,8 @@ function toGenerateRequest(
     maxOutputTokens: maxOutput,
     stopTokens: [...prepared.profile.stopTokens],
     constraints: generateConstraints(req.body, prepared.rendered.header),
+    // A fresh session names its conversation root for the router; a continuation inherits it.
+    prefixKey: plan.parentSessionKey === '' ? prefixKeyOf(req.body) : undefined,
   };
 }
 

@@ -1,0 +1,2 @@
+/** Fakes for tests of services that use service-kit (never imported by shipped code). */
+export * from './fake-dns-server';
