@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startStack, type Stack } from '@fastloop/launcher';
 import { getFreePort, startNodeService, type OwnedProcess } from '@fastloop/service-kit';
+import { describeWhenAvailable, testModel } from '@fastloop/test-kit';
 
 const repoRoot = join(__dirname, '..');
-const model = join(repoRoot, '..', 'shared', 'models', 'stories260K.gguf');
+const model = testModel();
 const SERVICES = ['edge', 'safety', 'router', 'inference', 'billing'] as const;
 
 /** Every file under `dir`, relative to it, with forward slashes. */
@@ -75,9 +76,8 @@ describe('deploy/build-bundles.mjs --stage (the image /app)', () => {
     }
   }, 180_000);
 
-  (existsSync(model) ? it : it.skip)(
-    'runs the llamacpp engine from the inference bundle with node-llama-cpp loaded from the staged externals',
-    async () => {
+  describeWhenAvailable(model)('the llamacpp engine', () => {
+    it('runs from the inference bundle with node-llama-cpp loaded from the staged externals', async () => {
       let worker: OwnedProcess | undefined;
       try {
         const admin = await getFreePort();
@@ -91,14 +91,13 @@ describe('deploy/build-bundles.mjs --stage (the image /app)', () => {
             GRPC_PORT: '0',
             ADMIN_PORT: String(admin),
             INFERENCE_ENGINE: 'llamacpp',
-            LLAMACPP_MODEL_PATH: model,
+            LLAMACPP_MODEL_PATH: model.path,
           },
         });
         expect(worker.tail().join('\n')).toMatch(/"engine":"llamacpp".*"msg":"ready"/);
       } finally {
         await worker?.stop(10_000);
       }
-    },
-    120_000,
-  );
+    }, 120_000);
+  });
 });

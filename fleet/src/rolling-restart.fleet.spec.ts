@@ -10,6 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { describeWhenAvailable } from '@fastloop/test-kit';
 import { buildBundles, Fleet } from './fleet';
 import { haproxyInstalled } from './haproxy';
 import { agentSpecs, renderReport, runScenario, type ScenarioResult } from './scenario';
@@ -17,11 +18,15 @@ import { agentSpecs, renderReport, runScenario, type ScenarioResult } from './sc
 const repoRoot = resolve(__dirname, '../..');
 const workDir = join(repoRoot, '.fastloop', 'fleet');
 const bundles = join(workDir, 'bundles');
-const missing = [
-  haproxyInstalled() ? undefined : 'haproxy (Debian: apt-get install haproxy)',
-  spawnSync('redis-server', ['--version']).error ? 'redis-server (Debian: apt-get install redis-server)' : undefined,
-].filter(Boolean);
-if (missing.length) process.stderr.write(`fleet test skipped: ${missing.join(', ')} not installed\n`);
+/** What the fleet runs besides the services: skipped without it, failed under CI=true (test-kit). */
+const fleetTools = {
+  name: 'haproxy, redis-server and redis-cli on PATH',
+  available:
+    haproxyInstalled() &&
+    !spawnSync('redis-server', ['--version']).error &&
+    !spawnSync('redis-cli', ['--version']).error,
+  howToGet: 'apt-get install haproxy redis-server (Debian bookworm: HAProxy 2.6, Redis 7.0)',
+};
 
 /** Simulated model pacing and drain timing shared by both fleets. */
 const FLEET_ENV = {
@@ -59,7 +64,7 @@ function expectNoLoss(result: ScenarioResult, expectNotFound: boolean): void {
   for (const r of result.restarts) expect([r.replica, r.exit.forced, r.exit.code]).toEqual([r.replica, false, 0]);
 }
 
-(missing.length ? describe.skip : describe)('a fleet on one machine, rolled while agents run', () => {
+describeWhenAvailable(fleetTools)('a fleet on one machine, rolled while agents run', () => {
   beforeAll(() => {
     rmSync(workDir, { recursive: true, force: true });
     mkdirSync(workDir, { recursive: true });

@@ -7,6 +7,7 @@ import { StateCacheBudget } from '../session/state-cache';
 import { fakeDeps, FakeBackends } from '../testing/fake-deps';
 import { ConnectionLimits } from '../session/connection-limits';
 import { WsGateway } from './ws-gateway';
+import { registryMetricValue } from '@fastloop/test-kit';
 
 async function start(
   options: {
@@ -15,6 +16,7 @@ async function start(
     maxBufferedBytes?: number;
     limits?: ConnectionLimits;
     backends?: FakeBackends;
+    slowCloseGraceMs?: number;
   } = {},
 ) {
   const { deps, backends, registry } = fakeDeps(options.backends);
@@ -28,6 +30,7 @@ async function start(
     connectionCacheBytes: 1 << 26,
     maxQueued: 4,
     maxBufferedBytes: options.maxBufferedBytes ?? 1 << 24,
+    slowCloseGraceMs: options.slowCloseGraceMs,
   });
   const server: Server = createServer((_req, res) => res.end());
   server.on('upgrade', (req, socket, head) => gateway.handleUpgrade(req, socket, head));
@@ -78,10 +81,8 @@ async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 5_
   }
 }
 
-async function gauge(registry: import('@fastloop/service-kit').Registry): Promise<number> {
-  const m = registry.getSingleMetric('fastloop_edge_open_connections');
-  return m ? (await m.get()).values.reduce((n, v) => n + v.value, 0) : 0;
-}
+const gauge = (registry: import('@fastloop/service-kit').Registry): Promise<number> =>
+  registryMetricValue(registry, 'fastloop_edge_open_connections');
 
 describe('WsGateway', () => {
   it('drains: finishes the running response, starts none after it, runs beforeClose, then closes with 1001', async () => {
@@ -225,9 +226,8 @@ describe('WsGateway', () => {
         if (JSON.parse(d.toString()).type === 'response.completed' && c.ws.readyState === c.ws.OPEN) create();
       });
       for (let i = 0; i < 4; i++) create();
-      const started = Date.now();
+      // A session that ran forever would never close: the test's timeout is the bound, not a clock.
       expect((await c.closed).code).toBe(1000);
-      expect(Date.now() - started).toBeLessThan(5_000); // generous: "does not run forever"
       const errors = c.frames.filter((f) => f.type === 'error');
       expect(errors).toEqual([
         expect.objectContaining({
@@ -267,7 +267,9 @@ describe('WsGateway', () => {
         if (chunks % 50 === 0) await new Promise((r) => setImmediate(r));
       }
     };
-    const g = await start({ backends, maxBufferedBytes: 64 * 1024 });
+    // The close handshake waits for the client however long this test takes to resume it (on a
+    // loaded machine, longer than the default 1 s grace, after which the socket is destroyed: 1006).
+    const g = await start({ backends, maxBufferedBytes: 64 * 1024, slowCloseGraceMs: 600_000 });
     const c = connect(g.url);
     try {
       await c.opened;
