@@ -7,6 +7,7 @@ import {
   type ResponseStreamEvent,
   type ResponseCreateRequest,
 } from '@fastloop/protocol';
+import { logTurnAccess } from '../access-log';
 import type { Principal } from '../auth';
 import type { Transport } from '../edge-metrics';
 import type { ConversationState } from '../turn/conversation-state';
@@ -136,6 +137,12 @@ export class ResponsesSession {
     const { body } = item;
     const prevId = body.previous_response_id ?? undefined;
     const logger = this.options.logger;
+    const received = performance.now() - item.validateMs;
+    const access = {
+      transport: this.options.transport,
+      tenant: this.options.principal.tenant,
+      previousResponseId: prevId,
+    };
     try {
       const loadStart = performance.now();
       const previous = prevId ? await this.resolvePrevious(prevId) : undefined;
@@ -159,11 +166,19 @@ export class ResponsesSession {
       );
       if (outcome.state) this.options.cache.set(outcome.state);
       else if (prevId) this.options.cache.evict(prevId, 'failed_continuation');
+      const status = outcome.error ? outcome.error.status : 200;
+      logTurnAccess(logger, { ...access, status, turn: outcome.access, ms: performance.now() - received });
     } catch (err) {
       if (prevId) this.options.cache.evict(prevId, 'failed_continuation');
       const apiErr = toApiError(err);
       if (apiErr.status >= 500) logger.error({ err }, 'turn failed');
       this.sendError(apiErr);
+      logTurnAccess(logger, {
+        ...access,
+        status: apiErr.status,
+        code: apiErr.code ?? apiErr.type,
+        ms: performance.now() - received,
+      });
     }
   }
 

@@ -1,4 +1,5 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
+import { turnAccess, type TurnAccess } from '../access-log';
 import { inferenceV1 } from '@fastloop/proto';
 import {
   ApiError,
@@ -44,6 +45,8 @@ const RETRY_ELSEWHERE: ReadonlySet<string> = new Set([
 export interface TurnOutcome {
   /** The final Response object (as in the terminal event). */
   response: TurnWriter['response'];
+  /** What the transport's access line says of this turn (access-log.ts). */
+  access: TurnAccess;
   /** State a continuation can chain from; absent when the turn failed. */
   state?: ConversationState;
   /** Why the turn failed after `response.created` (the response's status is then `failed`). */
@@ -117,7 +120,7 @@ export async function runTurn(
     writer.failed(apiErr);
     deps.metrics.turns.inc({ transport: req.transport, cached: String(!!req.previous), status: 'failed' });
     afterTerminal(deps, req, writer, undefined, meterUsage(meter), timer, false);
-    return { response: writer.response, error: apiErr };
+    return { response: writer.response, error: apiErr, access: accessOf(req, writer, meterUsage(meter), timer) };
   }
   timer.mark('stream');
   deps.metrics.turns.inc({ transport: req.transport, cached: String(!!req.previous), status: writer.response.status });
@@ -133,7 +136,13 @@ export async function runTurn(
     stored = storeOnlyState(req, turn, verdict!, writer, route);
   }
   afterTerminal(deps, req, writer, stored, usage, timer, storing);
-  return { response: writer.response, state };
+  return { response: writer.response, state, access: accessOf(req, writer, usage, timer) };
+}
+
+/** The turn's access fields: its stages so far and its time from validation to the terminal event. */
+function accessOf(req: TurnRequest, writer: TurnWriter, usage: Usage, timer: StageTimer): TurnAccess {
+  const turnMs = (req.validateMs ?? 0) + (req.loadMs ?? 0) + performance.now() - timer.startedAt;
+  return turnAccess(writer.response, usage, timer.stages, turnMs);
 }
 
 /** What a turn has cost so far, kept up to date while it streams (billed even if it fails). */
