@@ -62,7 +62,10 @@ export interface TurnAccessLine {
 /** Logs one WebSocket or gRPC turn, at info: `{"msg":"access","access":"websocket","event":"response.create",…}`. */
 export function logTurnAccess(logger: Logger, line: TurnAccessLine): void {
   const { turn, ...rest } = line;
-  logger.info({ access: line.transport, event: 'response.create', ...rest, ms: round(line.ms), ...turn }, 'access');
+  // A connection's logger already carries its tenant and transport: once per line is enough.
+  const bound = logger.bindings();
+  const fields = Object.fromEntries(Object.entries(rest).filter(([k]) => !(k in bound)));
+  logger.info({ access: line.transport, event: 'response.create', ...fields, ms: round(line.ms), ...turn }, 'access');
 }
 
 /** One access line of an HTTP request. */
