@@ -24,7 +24,7 @@ async function firstWaiting(proc: OwnedProcess, adminPort: number): Promise<read
   void proc.exited.then(() => stop.abort());
   const outcome = await waitForReady({
     url: `http://127.0.0.1:${adminPort}/readyz`,
-    deadline: Date.now() + 60_000,
+    deadline: Date.now() + 120_000,
     signal: stop.signal,
     onWaiting: (w) => {
       told = w;
@@ -81,7 +81,7 @@ describe('starting without a dependency', () => {
       await billing.stop(10_000);
       await redis?.stop(5_000);
     }
-  });
+  }, 180_000);
 
   it('inference names a vLLM upstream that does not answer, and is ready once its /health does', async () => {
     const upstreamPort = await getFreePort();
@@ -115,5 +115,5 @@ describe('starting without a dependency', () => {
       upstream?.closeAllConnections();
       await new Promise((r) => (upstream ? upstream.close(r) : r(undefined)));
     }
-  });
+  }, 180_000);
 });
