@@ -212,17 +212,19 @@ export class BackendClients {
 
 /**
  * Runs `call`; when it fails with a retryable transport-level error (`unavailable`: the peer is
- * draining, gone, or refused the connection) and the caller has not given up, runs it again, at
- * most twice more: a draining pod ends each of its multiplexed streams (about EDGE_SAFETY_STREAMS /
- * replicas of them), and a call may meet two of those before it lands on a new stream elsewhere.
- * A deadline is not retried: the time budget is spent.
+ * draining, gone, or refused the connection) and the caller has not given up, runs it again, up to
+ * 3 more times, after a short pause that grows (20, 40, 60 ms). A draining pod ends all of its idle
+ * multiplexed streams at once: the pause lets those ends arrive, so the retry opens a new stream
+ * (which the channel's balancer sends to another replica) rather than meeting the next one that is
+ * ending. A deadline is not retried: the time budget is spent.
  */
 async function retriedWhileUnavailable<T>(call: () => Promise<T>, signal?: AbortSignal): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await call();
     } catch (err) {
-      if (!(err instanceof DomainError) || err.code !== 'unavailable' || signal?.aborted || attempt === 2) throw err;
+      if (!(err instanceof DomainError) || err.code !== 'unavailable' || signal?.aborted || attempt === 3) throw err;
+      await new Promise((r) => setTimeout(r, 20 * (attempt + 1)));
     }
   }
 }
