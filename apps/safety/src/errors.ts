@@ -1,22 +1,17 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { DomainError } from '@fastloop/service-kit';
+import { DomainError, ErrorCode } from '@fastloop/service-kit';
 
-/** Stable error codes of the safety service, carried in the `fastloop-error` gRPC metadata. */
-export const SafetyErrorCode = {
-  /**
-   * The `state` was not made by this deployment's current rules and secret (bad MAC, unknown
-   * version, other rule set, malformed). The caller drops it and classifies the whole
-   * conversation again with an empty state: never retry the same request.
-   */
-  invalidState: 'invalid_safety_state',
-  /** An item's text is over `SAFETY_MAX_ITEM_BYTES`; the request is refused, never half-scanned. */
-  itemTooLarge: 'safety_item_too_large',
-} as const;
+// The safety service's codes (service-kit's ErrorCode):
+// - `invalid_safety_state`: the `state` was not made by this deployment's current rules and secret
+//   (bad MAC, unknown version, other rule set, malformed). The caller drops it and classifies the
+//   whole conversation again with an empty state: never retry the same request.
+// - `safety_item_too_large`: an item's text is over `SAFETY_MAX_ITEM_BYTES`; the request is
+//   refused, never half-scanned.
 
 /** The carried state cannot be trusted; `reason` says why (never echoes the state itself). */
 export function invalidSafetyState(reason: string, cause?: unknown): DomainError {
   return new DomainError(
-    SafetyErrorCode.invalidState,
+    ErrorCode.invalidSafetyState,
     `safety state rejected (${reason}); classify the whole conversation again with an empty state`,
     GrpcStatus.INVALID_ARGUMENT,
     false,
@@ -27,7 +22,7 @@ export function invalidSafetyState(reason: string, cause?: unknown): DomainError
 /** An item too large to scan within the configured bound. */
 export function safetyItemTooLarge(itemIndex: number, bytes: number, maxBytes: number): DomainError {
   return new DomainError(
-    SafetyErrorCode.itemTooLarge,
+    ErrorCode.safetyItemTooLarge,
     `item ${itemIndex} has ${bytes} bytes of text, over the ${maxBytes}-byte limit (SAFETY_MAX_ITEM_BYTES)`,
     GrpcStatus.INVALID_ARGUMENT,
     false,

@@ -5,6 +5,7 @@ export * from './metrics';
 export * from './admin-server';
 export * from './debug-gc';
 export * from './health';
+export * from './error-codes';
 export * from './grpc-errors';
 export * from './grpc-server';
 export * from './grpc-client';
