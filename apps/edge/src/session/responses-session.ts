@@ -7,18 +7,17 @@ import {
   type ResponseStreamEvent,
   type ResponseCreateRequest,
 } from '@fastloop/protocol';
+import { toApiError } from '../api-errors';
 import type { Principal } from '../auth';
 import type { Transport } from '../edge-metrics';
-import type { ConversationState } from '../turn/conversation-state';
-import { runTurn, toApiError } from '../turn/run-turn';
-import type { TurnDeps } from '../turn/turn-deps';
+import { runTurn } from '../turn/run-turn';
+import type { StateLoader, TurnDeps } from '../turn/turn-deps';
 import { DEFAULT_EDGE_LIMITS } from '../turn/edge-limits';
+import { loadPrevious } from './previous-response';
 import type { ConnectionStateCache } from './state-cache';
 
-/** Loads a stored response's state for a continuation that missed the connection cache. */
-export interface StateLoader {
-  load(id: string, tenant: string): Promise<ConversationState | undefined>;
-}
+/** What the server sends on a persistent connection: a streaming event or an error event. */
+export type ServerEvent = ResponseStreamEvent | ReturnType<typeof toWsErrorEvent>;
 
 export interface SessionOptions {
   deps: TurnDeps;
@@ -27,7 +26,7 @@ export interface SessionOptions {
   cache: ConnectionStateCache;
   loader?: StateLoader;
   /** Sends one server event (a streaming event or an error frame) to the client. */
-  send: (event: ResponseStreamEvent | ReturnType<typeof toWsErrorEvent>) => void;
+  send: (event: ServerEvent) => void;
   logger: Logger;
   /** `response.create` events waiting behind the one in flight; more are rejected. */
   maxQueued: number;
@@ -135,11 +134,10 @@ export class ResponsesSession {
   private async runOne(item: { body: ResponseCreateRequest; generate: boolean; validateMs: number }): Promise<void> {
     const { body } = item;
     const prevId = body.previous_response_id ?? undefined;
-    const logger = this.options.logger;
+    const { logger, cache, loader, deps, principal } = this.options;
     try {
-      const loadStart = performance.now();
-      const previous = prevId ? await this.resolvePrevious(prevId) : undefined;
-      const loadMs = performance.now() - loadStart;
+      const sources = { cache, loader, metrics: deps.metrics, tenant: principal.tenant };
+      const { previous, loadMs } = await loadPrevious(prevId, sources);
       const outcome = await runTurn(
         this.options.deps,
         {
@@ -165,21 +163,5 @@ export class ResponsesSession {
       if (apiErr.status >= 500) logger.error({ err }, 'turn failed');
       this.sendError(apiErr);
     }
-  }
-
-  private async resolvePrevious(id: string): Promise<ConversationState> {
-    const metrics = this.options.deps.metrics;
-    const hit = this.options.cache.get(id);
-    if (hit) {
-      metrics.cacheLookups.inc({ result: 'hit' });
-      return hit;
-    }
-    const loaded = await this.options.loader?.load(id, this.options.principal.tenant);
-    if (loaded) {
-      metrics.cacheLookups.inc({ result: 'store' });
-      return loaded;
-    }
-    metrics.cacheLookups.inc({ result: 'miss' });
-    throw ApiErrors.previousResponseNotFound(id);
   }
 }

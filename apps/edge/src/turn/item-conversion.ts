@@ -1,109 +1,16 @@
 import type { ConversationEntry } from '@fastloop/model-profiles';
-import type { safetyV1 } from '@fastloop/proto';
-import {
-  ApiErrors,
-  isKnownInputItem,
-  type CarriedInputItem,
-  type ContentPart,
-  type InputItem,
-  type KnownInputItem,
-} from '@fastloop/protocol';
+import { safetyV1 } from '@fastloop/proto';
+import { ApiErrors, type InputItem } from '@fastloop/protocol';
 import type { CallTarget } from './conversation-state';
+import { narrowItems, unreachable, withNamespace, type NarrowContext, type NarrowedItem } from './narrow-item';
 import { maskText, type Mask } from '../safety/redact-entries';
 
-/** The tool a `local_shell_call` calls, as the model is offered it (see toHeader). */
-export const LOCAL_SHELL_TOOL = 'local_shell';
+export { LOCAL_SHELL_TOOL, contentText, narrowItems, type NarrowedItem } from './narrow-item';
 
-/**
- * A wire item narrowed once to what matters downstream. Both the model's entry ({@link toEntry})
- * and the safety scan ({@link toScan}) are built from this, and only from this, so the text the
- * model reads is always the text safety scans.
- */
-type NarrowedItem =
-  | { kind: 'message'; role: 'system' | 'developer' | 'user' | 'assistant'; text: string }
-  | { kind: 'reasoning'; text: string }
-  | { kind: 'call'; format: 'function' | 'custom'; callId: string; name: string; namespace?: string; body: string }
-  | { kind: 'output'; answers: OutputAnswers; output: string }
-  /** An item this chat format has no rendering for: carried and stored, scanned, not read by the model. */
-  | { kind: 'carried'; text: string };
-
-/** How a tool output finds the call it answers. */
-type OutputAnswers =
-  | { by: 'call_id'; callId: string; what: 'function call' | 'custom tool call' }
-  | { by: 'name'; name: string; namespace?: string }
-  | { by: 'tool'; callId: string; target: CallTarget };
-
-/**
- * What conversion needs beyond the items. `openReasoning` opens a reasoning item's
- * `encrypted_content` (sealed for the caller's tenant) to the text the model wrote, throwing an
- * ApiError for a blob that does not open; without it the item's `content` / `summary` is read.
- */
-export interface ConversionContext {
-  openReasoning?: (encrypted: string, param: string) => string;
+/** What conversion needs beyond the items: narrowing's context, and redactions by item index. */
+export interface ConversionContext extends NarrowContext {
   /** Redactions by item index: spans of the item's scan text masked in what the model reads. */
   masks?: ReadonlyMap<number, readonly Mask[]>;
-}
-
-/** Narrows a validated wire item. Exhaustive: a new known item type does not compile until handled here. */
-function narrow(item: InputItem, index: number, ctx: ConversionContext): NarrowedItem {
-  if (!isKnownInputItem(item)) return { kind: 'carried', text: carriedText(item) };
-  return narrowKnown(item, index, ctx);
-}
-
-function narrowKnown(item: KnownInputItem, index: number, ctx: ConversionContext): NarrowedItem {
-  switch (item.type) {
-    case 'message':
-      return { kind: 'message', role: item.role, text: contentText(item.content) };
-    case 'reasoning':
-      // Sealed reasoning is what the model wrote, whatever the client kept of content and summary.
-      if (item.encrypted_content !== undefined && ctx.openReasoning) {
-        return {
-          kind: 'reasoning',
-          text: ctx.openReasoning(item.encrypted_content, `input[${index}].encrypted_content`),
-        };
-      }
-      return { kind: 'reasoning', text: reasoningText(item.content ?? [], item.summary) };
-    case 'function_call':
-      return withNamespace(
-        { kind: 'call', format: 'function', callId: item.call_id, name: item.name, body: item.arguments },
-        item.namespace,
-      );
-    case 'custom_tool_call':
-      return withNamespace(
-        { kind: 'call', format: 'custom', callId: item.call_id, name: item.name, body: item.input },
-        item.namespace,
-      );
-    case 'local_shell_call': {
-      const { type: _type, ...action } = item.action;
-      return {
-        kind: 'call',
-        format: 'function',
-        callId: item.call_id,
-        name: LOCAL_SHELL_TOOL,
-        body: JSON.stringify(action),
-      };
-    }
-    case 'function_call_output':
-    case 'custom_tool_call_output': {
-      const output = contentText(item.output);
-      const what = item.type === 'function_call_output' ? 'function call' : 'custom tool call';
-      if (item.call_id !== undefined)
-        return { kind: 'output', answers: { by: 'call_id', callId: item.call_id, what }, output };
-      // The schema requires a name when call_id is absent (Codex CLI sends outputs that way).
-      return { kind: 'output', answers: withNamespace({ by: 'name', name: item.name ?? '' }, item.namespace), output };
-    }
-    case 'local_shell_call_output':
-      return {
-        kind: 'output',
-        answers: { by: 'tool', callId: item.id, target: { name: LOCAL_SHELL_TOOL } },
-        output: item.output,
-      };
-    case 'item_reference':
-      // prepareTurn replaces references with the items they name before anything is converted.
-      throw new Error(`item_reference ${item.id} reached item conversion unresolved`);
-    default:
-      return unreachable(item);
-  }
 }
 
 /**
@@ -118,14 +25,29 @@ export function itemsToEntries(
   offset = 0,
   ctx: ConversionContext = {},
 ): ConversationEntry[] {
+  return convertItems(items, calls, offset, ctx).entries;
+}
+
+/**
+ * {@link itemsToEntries}, keeping the narrowed items too (for the safety scan and redaction, so
+ * nothing is narrowed, nor sealed reasoning opened, twice). Item by item: the first item in error
+ * is the one reported, whichever step finds it.
+ */
+export function convertItems(
+  items: readonly InputItem[],
+  calls: Map<string, CallTarget>,
+  offset = 0,
+  ctx: ConversionContext = {},
+): { narrowed: NarrowedItem[]; entries: ConversationEntry[] } {
+  const narrowed: NarrowedItem[] = [];
   const entries: ConversationEntry[] = [];
   items.forEach((item, i) => {
-    const narrowed = narrow(item, offset + i, ctx);
-    const itemMasks = ctx.masks?.get(offset + i);
-    const entry = toEntry(itemMasks ? maskNarrowed(narrowed, itemMasks) : narrowed, calls, offset + i);
+    const [n] = narrowItems([item], offset + i, ctx);
+    narrowed.push(n);
+    const entry = entryOf(n, calls, offset + i, ctx.masks);
     if (entry) entries.push(entry);
   });
-  return entries;
+  return { narrowed, entries };
 }
 
 /** What safety scans of each item: one scan item per wire item, in order (findings index them). */
@@ -134,7 +56,32 @@ export function itemsToScans(
   offset = 0,
   ctx: ConversionContext = {},
 ): safetyV1.SafetyItem[] {
-  return items.map((item, i) => toScan(item.type, narrow(item, offset + i, ctx)));
+  return narrowItems(items, offset, ctx).map(toScan);
+}
+
+/** The entries of narrowed items (see {@link itemsToEntries}); `offset` is the first one's index. */
+export function entriesOf(
+  narrowed: readonly NarrowedItem[],
+  calls: Map<string, CallTarget>,
+  offset = 0,
+  masks?: ReadonlyMap<number, readonly Mask[]>,
+): ConversationEntry[] {
+  const entries: ConversationEntry[] = [];
+  narrowed.forEach((item, i) => {
+    const entry = entryOf(item, calls, offset + i, masks);
+    if (entry) entries.push(entry);
+  });
+  return entries;
+}
+
+function entryOf(
+  item: NarrowedItem,
+  calls: Map<string, CallTarget>,
+  index: number,
+  masks: ReadonlyMap<number, readonly Mask[]> | undefined,
+): ConversationEntry | undefined {
+  const itemMasks = masks?.get(index);
+  return toEntry(itemMasks ? maskNarrowed(item, itemMasks) : item, calls, index);
 }
 
 function toEntry(item: NarrowedItem, calls: Map<string, CallTarget>, index: number): ConversationEntry | undefined {
@@ -165,11 +112,33 @@ function toEntry(item: NarrowedItem, calls: Map<string, CallTarget>, index: numb
 
 /**
  * The text safety scans: everything of the item the model reads (tool names included, as they
- * appear in the rendering), and for items the model does not read, every string they carry.
+ * appear in the rendering), and for items the model does not read, every string they carry. The
+ * item's author is its source: the narrowed kind says it, so safety never guesses it from a name.
  */
-function toScan(itemType: string, item: NarrowedItem): safetyV1.SafetyItem {
+export function toScan(item: NarrowedItem): safetyV1.SafetyItem {
   const { lead, body } = scanParts(item);
-  return { itemType, role: item.kind === 'message' ? item.role : '', text: joinText([...lead, body]) };
+  return {
+    itemType: item.type,
+    role: item.kind === 'message' ? item.role : '',
+    text: joinText([...lead, body]),
+    source: sourceOf(item),
+  };
+}
+
+function sourceOf(item: NarrowedItem): safetyV1.ItemSource {
+  switch (item.kind) {
+    case 'message':
+      return item.role === 'assistant' ? safetyV1.ItemSource.ITEM_SOURCE_MODEL : safetyV1.ItemSource.ITEM_SOURCE_INPUT;
+    case 'reasoning':
+    case 'call':
+      return safetyV1.ItemSource.ITEM_SOURCE_MODEL;
+    case 'output':
+      return safetyV1.ItemSource.ITEM_SOURCE_TOOL;
+    case 'carried':
+      return item.source;
+    default:
+      return unreachable(item);
+  }
 }
 
 /**
@@ -223,7 +192,7 @@ function maskNarrowed(item: NarrowedItem, masks: readonly Mask[]): NarrowedItem 
  * that tool's output even when no such call is in the conversation.
  */
 function resolveOutput(
-  answers: OutputAnswers,
+  answers: Extract<NarrowedItem, { kind: 'output' }>['answers'],
   calls: Map<string, CallTarget>,
   index: number,
 ): { callId: string; target: CallTarget } {
@@ -257,55 +226,6 @@ function resolveOutput(
   }
 }
 
-/** Flattens message or tool-output content (a string or parts) to the text the model reads. */
-export function contentText(content: string | readonly ContentPart[]): string {
-  if (typeof content === 'string') return content;
-  return content.map(partText).join('\n');
-}
-
-/** A part as the model reads it; media it cannot see stand as a placeholder. */
-function partText(part: ContentPart): string {
-  switch (part.type) {
-    case 'input_text':
-    case 'output_text':
-      return 'text' in part && typeof part.text === 'string' ? part.text : '';
-    case 'refusal':
-      return 'refusal' in part && typeof part.refusal === 'string' ? part.refusal : '';
-    case 'input_image':
-      return '[image]';
-    case 'input_file':
-      return 'filename' in part && typeof part.filename === 'string' ? `[file: ${part.filename}]` : '[file]';
-    default:
-      return `[${part.type}]`;
-  }
-}
-
-function reasoningText(content: readonly { text: string }[], summary: readonly { text: string }[]): string {
-  return (content.length > 0 ? content : summary).map((c) => c.text).join('\n');
-}
-
-/** Every string an item carries besides its `type` and `id`, joined: what safety scans of an item the model does not read. */
-function carriedText(item: CarriedInputItem): string {
-  const texts: string[] = [];
-  for (const [key, value] of Object.entries(item)) if (key !== 'type' && key !== 'id') collectStrings(value, texts);
-  return texts.join('\n');
-}
-
-/** Appends every string in `value`. */
-function collectStrings(value: unknown, out: string[]): void {
-  if (typeof value === 'string') out.push(value);
-  else if (Array.isArray(value)) for (const v of value) collectStrings(v, out);
-  else if (typeof value === 'object' && value !== null) for (const v of Object.values(value)) collectStrings(v, out);
-}
-
 function joinText(parts: readonly (string | undefined)[]): string {
   return parts.filter((p) => p !== undefined && p !== '').join('\n');
-}
-
-function withNamespace<T extends object>(value: T, namespace: string | undefined): T & { namespace?: string } {
-  return namespace === undefined ? value : { ...value, namespace };
-}
-
-function unreachable(value: never): never {
-  throw new Error(`Unhandled item: ${JSON.stringify(value)}`);
 }

@@ -84,10 +84,21 @@ function entryChars(entry: ConversationEntry): number {
   }
 }
 
+/**
+ * The prompt does not fit the model's context window: a 400 `context_length_exceeded`, which a
+ * streaming turn turns into `response.failed` instead (render-stage.ts tells it by its class).
+ */
+export class ContextOverflow extends ApiError {
+  constructor(tokens: string, window: number) {
+    const e = ApiErrors.contextLengthExceeded(
+      `Your input exceeds the context window of this model (${tokens} tokens, limit ${window}). Please adjust your input and try again.`,
+    );
+    super({ status: e.status, type: e.type, code: e.code, message: e.message, param: e.param });
+  }
+}
+
 function contextLengthExceeded(tokens: string, window: number): ApiError {
-  return ApiErrors.contextLengthExceeded(
-    `Your input exceeds the context window of this model (${tokens} tokens, limit ${window}). Please adjust your input and try again.`,
-  );
+  return new ContextOverflow(tokens, window);
 }
 
 /** A rendering limit as a 400 naming the limit, with `param` at the tool (or field) that crossed it. */

@@ -10,8 +10,14 @@ import {
   type ResponseStreamEvent,
   type Usage,
 } from '@fastloop/protocol';
-import { LOCAL_SHELL_TOOL } from './item-conversion';
+import { LOCAL_SHELL_TOOL } from './narrow-item';
 import { localShellAction } from './local-shell-action';
+
+/** How a response ends: its terminal event. */
+export type ResponseEnding =
+  | { status: 'completed'; usage: Usage }
+  | { status: 'incomplete'; usage: Usage; reason: 'max_output_tokens' | 'content_filter' }
+  | { status: 'failed'; error: ApiError };
 
 /**
  * Owns one response's object and event sequence: lifecycle events here, output items through the
@@ -121,6 +127,18 @@ export class TurnWriter {
     }
     this.assembler.startFunctionCall(LOCAL_SHELL_TOOL);
     this.assembler.appendArguments(args);
+  }
+
+  /** Sends the terminal event `ending` names (a failure after another terminal event is dropped). */
+  end(ending: ResponseEnding): void {
+    switch (ending.status) {
+      case 'completed':
+        return this.completed(ending.usage);
+      case 'incomplete':
+        return this.incomplete(ending.usage, ending.reason);
+      case 'failed':
+        return this.failed(ending.error);
+    }
   }
 
   completed(usage: Usage): void {

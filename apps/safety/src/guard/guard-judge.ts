@@ -136,7 +136,7 @@ function guardCacheSalt(tenant: string): string {
 }
 
 function toEntry(item: safetyV1.SafetyItem): ConversationEntry {
-  return { kind: 'message', role: 'user', text: `[${streamOf(item.itemType, item.role)}] ${item.text}` };
+  return { kind: 'message', role: 'user', text: `[${streamOf(item)}] ${item.text}` };
 }
 
 /** `unsafe` blocks, `safe` allows; anything else is no verdict (undefined). */
