@@ -29,6 +29,7 @@ export function walkCalls(
   entry: WalkEntry,
   within: (fileName: string) => boolean,
   fileLabel: (fileName: string) => string = (f) => f,
+  options: { errorPaths?: boolean } = {},
 ): WalkStep[] {
   const checker = program.getTypeChecker();
   const start = findDeclaration(program, entry);
@@ -39,6 +40,7 @@ export function walkCalls(
   const follow = (decl: ts.SignatureDeclaration) => {
     const file = decl.getSourceFile().fileName;
     const visit = (node: ts.Node): void => {
+      if (!options.errorPaths && isErrorHandling(node)) return;
       ts.forEachChild(node, visit);
       if (!ts.isCallExpression(node) && !ts.isNewExpression(node)) return;
       const target = checker.getResolvedSignature(node)?.declaration;
@@ -62,6 +64,22 @@ export function walkCalls(
   };
   follow(start);
   return steps;
+}
+
+/**
+ * Code that runs only when something failed: a `catch` clause, or the handler passed to a
+ * promise's `.catch()`. A request's walk is its path when nothing fails.
+ */
+function isErrorHandling(node: ts.Node): boolean {
+  if (ts.isCatchClause(node)) return true;
+  const parent = node.parent;
+  return (
+    parent !== undefined &&
+    ts.isCallExpression(parent) &&
+    parent.arguments.includes(node as ts.Expression) &&
+    ts.isPropertyAccessExpression(parent.expression) &&
+    parent.expression.name.text === 'catch'
+  );
 }
 
 function hasBody(decl: ts.Node): decl is ts.SignatureDeclaration & { body: ts.Node } {

@@ -88,6 +88,7 @@ export class Connection {
       },
       logger: this.logger,
       maxQueued: settings.maxQueued,
+      maxPayloadBytes: settings.maxPayloadBytes,
     });
     deps.metrics.connections.inc({ transport });
     if (settings.maxConnectionMs !== undefined) {
@@ -96,16 +97,9 @@ export class Connection {
     }
   }
 
-  /**
-   * Handles one client event (a text frame's payload); `bytes` is its size when the transport
-   * knows it. Never throws.
-   */
+  /** Handles one client event (a text frame's payload; `bytes` its size when known). Never throws. */
   receive(text: string, bytes?: number): void {
-    const limit = this.settings.maxPayloadBytes;
-    // Characters first: no UTF-8 text is shorter in bytes, so only a borderline event is measured.
-    const size = bytes ?? (text.length > limit || text.length * 3 <= limit ? text.length : Buffer.byteLength(text));
-    if (size > limit) return this.session.sendError(ApiErrors.payloadTooLarge(limit));
-    this.session.receive(text);
+    this.session.receive(text, bytes);
   }
 
   /** Sends an error event (the connection stays open). */

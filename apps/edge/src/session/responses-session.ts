@@ -30,6 +30,8 @@ export interface SessionOptions {
   logger: Logger;
   /** `response.create` events waiting behind the one in flight; more are rejected. */
   maxQueued: number;
+  /** Largest client event accepted, in bytes; larger ones get `payload_too_large`. Absent: no bound here. */
+  maxPayloadBytes?: number;
 }
 
 /**
@@ -50,9 +52,11 @@ export class ResponsesSession {
 
   constructor(private readonly options: SessionOptions) {}
 
-  /** Handles one client message (a text frame's payload). Never throws. */
-  receive(text: string): void {
+  /** Handles one client message (a text frame's payload; `bytes` its size when known). Never throws. */
+  receive(text: string, bytes?: number): void {
     if (this.closed) return;
+    const limit = this.options.maxPayloadBytes;
+    if (limit !== undefined && utf8Exceeds(text, limit, bytes)) return this.sendError(ApiErrors.payloadTooLarge(limit));
     const start = performance.now();
     let json: unknown;
     try {
@@ -164,4 +168,11 @@ export class ResponsesSession {
       this.sendError(apiErr);
     }
   }
+}
+
+/** Whether `text` (of `bytes` UTF-8 bytes, when known) is over `limit` bytes. */
+function utf8Exceeds(text: string, limit: number, bytes?: number): boolean {
+  if (bytes !== undefined) return bytes > limit;
+  // Characters first: no UTF-8 text is shorter in bytes, so only a borderline event is measured.
+  return text.length > limit || (text.length * 3 > limit && Buffer.byteLength(text) > limit);
 }

@@ -1,21 +1,33 @@
 import type { InputItem } from '@fastloop/protocol';
 import { approxBytes, type ConversationState } from './conversation-state';
-import { itemsToEntries } from './item-conversion';
-import { appendEntries } from './render-conversation';
+import { renderOutput } from './render-stage';
 import type { Turn } from './turn';
 
-/** The state a continuation chains from: this turn's items plus the output, rendered. */
-export function continuationState(turn: Turn): ConversationState {
-  const { req, writer, rendering, input, meter, plan, route } = turn;
+/**
+ * The states a finished turn leaves: `state`, which a continuation chains from (this turn's items
+ * plus the output, rendered), and `stored`, what the store keeps. When the full state cannot be
+ * built (so the turn cannot be continued from the connection cache) the response is still stored:
+ * its items and response (what a continuation from the store rebuilds from), nothing held on a worker.
+ */
+export function statesOf(turn: Turn): { state?: ConversationState; stored: ConversationState } {
+  try {
+    const state = continuationState(turn);
+    return { state, stored: state };
+  } catch (err) {
+    turn.req.logger.error({ err }, 'building the continuation state failed; the response is stored without it');
+    return { stored: storeOnlyState(turn) };
+  }
+}
+
+function continuationState(turn: Turn): ConversationState {
+  const { req, writer, input, meter, plan, route } = turn;
   const output: readonly InputItem[] = writer.response.output;
-  // The same conversion as for input items: a state rebuilt from the store renders identically.
-  const outputEntries = itemsToEntries(output, input.calls);
-  const rendered = appendEntries(rendering.profile, rendering.rendered, outputEntries);
+  const { entries, rendered } = renderOutput(turn, output);
   const sampled = meter.sampled;
   return {
     ...common(turn),
     items: input.items.append(output),
-    entries: turn.entries.append(outputEntries),
+    entries,
     rendered,
     workerPrefixLength: plan && route.workerId ? plan.promptLength : 0,
     sampled,
@@ -28,15 +40,11 @@ export function continuationState(turn: Turn): ConversationState {
   };
 }
 
-/**
- * The state stored when the full one could not be built: the items and the response (what the
- * store keeps and a continuation from the store rebuilds from), nothing held on a worker.
- */
-export function storeOnlyState(turn: Turn): ConversationState {
+function storeOnlyState(turn: Turn): ConversationState {
   return {
     ...common(turn),
     items: turn.input.items.append(turn.writer.response.output as unknown as InputItem[]),
-    entries: turn.entries,
+    entries: turn.rendering.entries,
     rendered: turn.rendering.rendered,
     workerPrefixLength: 0,
     sampled: [],
@@ -48,13 +56,14 @@ function common(
   turn: Turn,
 ): Pick<ConversationState, 'response' | 'tenant' | 'calls' | 'safetyState' | 'safetyItems' | 'redacted' | 'route'> {
   const { req, safety } = turn;
+  if (!safety) throw new Error('a turn leaves a state only once judged');
   return {
     response: turn.writer.response,
     tenant: req.principal.tenant,
     calls: turn.input.calls,
-    safetyState: safety!.state,
-    safetyItems: safety!.itemsSeen,
-    redacted: turn.redacted || req.previous?.redacted === true,
+    safetyState: safety.state,
+    safetyItems: safety.itemsSeen,
+    redacted: turn.rendering.redacted || req.previous?.redacted === true,
     route: turn.route,
   };
 }

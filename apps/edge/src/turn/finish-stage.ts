@@ -1,8 +1,8 @@
 import type { ApiError, Usage } from '@fastloop/protocol';
 import { toApiError } from '../api-errors';
 import type { ConversationState } from './conversation-state';
-import { continuationState, storeOnlyState } from './continuation-state';
-import type { Ending } from './generate-stage';
+import { statesOf } from './continuation-state';
+import type { Ending } from './output-reader';
 import type { Turn } from './turn';
 import type { TurnWriter } from './turn-writer';
 
@@ -16,45 +16,35 @@ export interface TurnOutcome {
   error?: ApiError;
 }
 
-/**
- * The finish stage of a turn that ended: the terminal event, then (after it went out, never on
- * the turn's path) the usage record and the store write. Post-terminal work runs whatever one
- * step throws: a state that cannot be built (so cannot be continued from the connection cache) is
- * still billed and still stored.
- */
-export function finishTurn(turn: Turn, ending: Ending): TurnOutcome {
-  const { deps, req, writer } = turn;
-  writer.end(ending);
-  turn.enter('terminal');
-  turn.timer.mark('stream');
-  deps.metrics.turns.inc({ transport: req.transport, cached: String(!!req.previous), status: writer.response.status });
-  let state: ConversationState | undefined;
-  let stored: ConversationState | undefined;
-  try {
-    state = continuationState(turn);
-    stored = state;
-  } catch (err) {
-    req.logger.error({ err }, 'building the continuation state failed; the response is stored without it');
-    stored = storeOnlyState(turn);
-  }
-  afterTerminal(turn, ending.usage, turn.storing ? stored : undefined);
-  return { response: writer.response, state };
-}
+/** What a turn ended with: how it ended, or why it failed after `response.created`. */
+export type TurnEnd = Ending | { status: 'failed'; cause: unknown };
 
 /**
- * The finish stage of a turn that failed after `response.created`: `response.failed`, billed for
- * what was prefilled and generated before the failure (a client that disconnects just before the
- * end pays for the tokens it cost), never stored.
+ * The finish stage: the terminal event, then (after it went out, never on the turn's path) the
+ * usage record and, for a turn that ended, the store write. A failed turn is billed for what was
+ * prefilled and generated before the failure (a client that disconnects just before the end pays
+ * for the tokens it cost) and never stored.
  */
-export function failTurn(turn: Turn, err: unknown): TurnOutcome {
+export function finishTurn(turn: Turn, end: TurnEnd): TurnOutcome {
   const { deps, req, writer } = turn;
-  const apiErr = toApiError(err);
-  req.logger.warn({ err, code: apiErr.code }, 'turn failed after response.created');
-  writer.end({ status: 'failed', error: apiErr });
+  const cached = String(!!req.previous);
+  if (end.status === 'failed') {
+    const error = toApiError(end.cause);
+    req.logger.warn({ err: end.cause, code: error.code }, 'turn failed after response.created');
+    writer.end({ status: 'failed', error });
+    turn.enter('terminal');
+    deps.metrics.turns.inc({ transport: req.transport, cached, status: 'failed' });
+    afterTerminal(turn, turn.meter.usage(), undefined);
+    return { response: writer.response, error };
+  }
+  writer.end(end);
   turn.enter('terminal');
-  deps.metrics.turns.inc({ transport: req.transport, cached: String(!!req.previous), status: 'failed' });
-  afterTerminal(turn, turn.meter.usage(), undefined);
-  return { response: writer.response, error: apiErr };
+  turn.timer.mark('stream');
+  deps.metrics.turns.inc({ transport: req.transport, cached, status: writer.response.status });
+  // Post-terminal work runs whatever one step throws: a state that cannot be built is still billed and stored.
+  const { state, stored } = statesOf(turn);
+  afterTerminal(turn, end.usage, turn.storing ? stored : undefined);
+  return { response: writer.response, state };
 }
 
 /**

@@ -1,15 +1,12 @@
-import { status as GrpcStatus } from '@grpc/grpc-js';
-import { inferenceV1 } from '@fastloop/proto';
-import { DomainError, ErrorCode, errorCodeOf, type InternalErrorCode } from '@fastloop/service-kit';
-import { endStream, forgetSession, generateRequest, OutputReader, planFor } from './generate-call';
+import type { inferenceV1 } from '@fastloop/proto';
+import { ErrorCode, errorCodeOf, type InternalErrorCode } from '@fastloop/service-kit';
+import { cacheSaltOf } from './cache-salt';
+import { generateConstraints } from './generate-constraints';
+import { planFor, type GeneratePlan } from './generate-plan';
 import { judge } from './judge-stage';
-import { finishModeration, moderatorFor } from './output-moderation';
+import { readOutput, type Ending } from './output-reader';
 import { routeFresh } from './route-stage';
 import type { Turn } from './turn';
-import type { ResponseEnding } from './turn-writer';
-
-/** How a turn that generated to its end ends (failures throw instead). */
-export type Ending = Exclude<ResponseEnding, { status: 'failed' }>;
 
 /** Makes the next attempt different: what a retryable failure of the first attempt calls for. */
 type Retry = (turn: Turn) => Promise<void> | void;
@@ -21,7 +18,7 @@ type Retry = (turn: Turn) => Promise<void> | void;
 const RETRIES: Partial<Record<InternalErrorCode, Retry>> = {
   [ErrorCode.prefixMiss]: (turn) => {
     turn.deps.metrics.prefixMisses.inc();
-    turn.plan = planFor(turn, true);
+    turn.resendWhole = true;
   },
   [ErrorCode.unavailable]: reroute,
   [ErrorCode.workerOverloaded]: reroute,
@@ -30,70 +27,58 @@ const RETRIES: Partial<Record<InternalErrorCode, Retry>> = {
 async function reroute(turn: Turn): Promise<void> {
   turn.deps.routeCache?.forgetWorker(turn.route.workerId);
   turn.route = await routeFresh(turn.deps, turn.req);
-  turn.plan = planFor(turn, true);
+  turn.resendWhole = true;
 }
 
 /**
  * The generate stage: calls Generate (with the retries above) and streams the parsed output to
- * the client. With `deps.safetyOverlap` the call starts before the safety verdict, so the
+ * the client. A turn still `preparing` (safety overlap) makes its call before the verdict, so the
  * classifier's round trip hides under the engine's time to first token; a blocked prompt cancels
- * the call before any token is read. Without it, the verdict comes first and nothing reaches a
- * worker before it.
+ * the call before any token is read. A judged turn's call carries a prompt safety allowed.
  */
 export async function generate(turn: Turn): Promise<Ending> {
-  const { deps, req, route } = turn;
-  const moderator = moderatorFor(turn);
-  const reader = new OutputReader(turn, moderator ?? turn.writer);
-  if (!deps.safetyOverlap) await judge(turn);
-  turn.plan = planFor(turn);
+  const { req, route } = turn;
   const maxOutput = Math.min(req.body.max_output_tokens ?? route.maxOutputTokens, route.maxOutputTokens);
   for (let attempt = 0; ; attempt++) {
     try {
-      if ((await attemptOnce(turn, reader, maxOutput)) === 'restart') attempt--;
-      else break;
+      const read = await attemptOnce(turn, maxOutput);
+      if (read !== 'restart') return read;
+      attempt--;
     } catch (err) {
-      if (turn.stop.signal.aborted) break; // output moderation blocked (or failed): finishModeration says which
       const retry = turn.phase !== 'preparing' && turn.meter.sampled.length === 0 && attempt === 0;
       const next = retry ? RETRIES[errorCodeOf(err) ?? ErrorCode.internal] : undefined;
       if (!next) throw err;
       await next(turn);
     }
   }
-  if (!turn.stop.signal.aborted) reader.finish();
-  if (moderator && !(await finishModeration(turn, moderator)))
-    return { status: 'incomplete', usage: turn.meter.usage(), reason: 'content_filter' };
-  return ending(turn, reader.done);
 }
 
 /**
- * One Generate call, read to its end. With the verdict still pending (safety overlap) the call is
- * made first and the verdict awaited before its first chunk is read: a blocked prompt cancels it
- * (and makes the worker forget it); a redacted one cancels it and asks for a restart with the
- * masked prompt (a restart, not a retry: retries stay available).
+ * One Generate call, read to its end. With the verdict still pending the call is made first and
+ * the verdict awaited before its first chunk is read: a blocked prompt cancels it (and makes the
+ * worker forget it); a redacted one cancels it and asks for a restart with the masked prompt (a
+ * restart, not a retry: retries stay available).
  */
-async function attemptOnce(turn: Turn, reader: OutputReader, maxOutput: number): Promise<'read' | 'restart'> {
+async function attemptOnce(turn: Turn, maxOutput: number): Promise<Ending | 'restart'> {
   const { deps, req } = turn;
-  const plan = turn.plan!;
+  const plan = (turn.plan = planFor(turn, turn.resendWhole));
   const call = new AbortController();
   const onAbort = () => call.abort();
   req.signal.addEventListener('abort', onAbort, { once: true });
   turn.stop.signal.addEventListener('abort', onAbort, { once: true });
   let stream: AsyncIterator<inferenceV1.GenerateResponse> | undefined;
   try {
-    stream = deps.backends
-      .generate(turn.route.workerAddress, generateRequest(turn, plan, maxOutput), call.signal)
-      [Symbol.asyncIterator]();
+    const request = generateRequest(turn, plan, maxOutput);
+    stream = deps.backends.generate(turn.route.workerAddress, request, call.signal)[Symbol.asyncIterator]();
     const first = stream.next();
     first.catch(() => undefined); // read below, after the verdict
     turn.timer.mark('queue');
     if (turn.phase === 'preparing' && (await judgeOverlapped(turn, call, plan))) {
       call.abort();
-      turn.plan = planFor(turn);
       return 'restart';
     }
     turn.enter('streaming');
-    await reader.read(stream, first);
-    return 'read';
+    return await readOutput(turn, stream, first);
   } finally {
     req.signal.removeEventListener('abort', onAbort);
     turn.stop.signal.removeEventListener('abort', onAbort);
@@ -102,27 +87,47 @@ async function attemptOnce(turn: Turn, reader: OutputReader, maxOutput: number):
 }
 
 /** The verdict, awaited while `call` is in flight: resolves true when redaction changed the prompt. */
-async function judgeOverlapped(turn: Turn, call: AbortController, plan: NonNullable<Turn['plan']>): Promise<boolean> {
+async function judgeOverlapped(turn: Turn, call: AbortController, plan: GeneratePlan): Promise<boolean> {
   return judge(turn).catch((err: unknown) => {
     call.abort();
     // The worker may have finished (and kept the prompt) before the verdict: a blocked prompt must
     // not stay reusable, so it drops what this call left.
-    forgetSession(turn, plan);
+    const { deps, req, route } = turn;
+    deps.backends
+      .forgetSession(route.workerAddress, { sessionKey: plan.sessionKey, cacheSalt: cacheSaltOf(req.principal.tenant) })
+      .catch((e: unknown) =>
+        req.logger.warn({ err: e, workerId: route.workerId }, 'could not make the worker forget a blocked prompt'),
+      );
     throw err;
   });
 }
 
-/** The turn's end as the worker's final message says: complete, or cut by the output token limit. */
-function ending(turn: Turn, done: inferenceV1.GenerateDone | undefined): Ending {
-  if (!done)
-    throw new DomainError(
-      ErrorCode.inferenceIncomplete,
-      'the inference stream ended without a result',
-      GrpcStatus.UNAVAILABLE,
-      true,
-    );
-  const usage = turn.meter.finalUsage(done);
-  return done.finishReason === inferenceV1.FinishReason.FINISH_REASON_LENGTH
-    ? { status: 'incomplete', usage, reason: 'max_output_tokens' }
-    : { status: 'completed', usage };
+/** The Generate request of a plan on the turn's route; its constraints come from the rendered header. */
+function generateRequest(turn: Turn, plan: GeneratePlan, maxOutput: number): inferenceV1.GenerateRequest {
+  const { req, route, rendering } = turn;
+  return {
+    sessionKey: plan.sessionKey,
+    parentSessionKey: plan.parentSessionKey,
+    cacheSalt: cacheSaltOf(req.principal.tenant),
+    prefixLen: plan.prefixLength,
+    tokens: Array.from(plan.tokens),
+    model: route.engineModel,
+    sampling: { temperature: req.body.temperature ?? undefined, topP: req.body.top_p ?? undefined },
+    maxOutputTokens: maxOutput,
+    stopTokens: [...rendering.profile.stopTokens],
+    constraints: generateConstraints(rendering.rendered.header),
+  };
+}
+
+/**
+ * Ends an attempt's Generate stream however the attempt was left. Cancelling the call is not
+ * enough: a stream that had yielded a chunk nobody asked the next of (the first chunk, read ahead
+ * of a verdict that blocked or failed) stays suspended, its call and idle timer held until
+ * INFERENCE_IDLE_TIMEOUT_MS (in bench/load, ~390 such calls after 500 loops with the safety
+ * service overloaded); one left by an exception was not even cancelled, so the worker kept the
+ * call open, blocked on flow control, that long. `return()` runs the stream's cleanup now.
+ */
+function endStream(call: AbortController, stream: AsyncIterator<inferenceV1.GenerateResponse> | undefined): void {
+  call.abort();
+  stream?.return?.(undefined).catch(() => undefined);
 }

@@ -1,15 +1,13 @@
-import type { ConversationEntry } from '@fastloop/model-profiles';
 import { ApiErrors, describeId, type InputItem, type ResponseCreateRequest } from '@fastloop/protocol';
 import { AppendLog, type LogView } from './append-log';
 import type { CallTarget } from './conversation-state';
-import { convertItems, type NarrowedItem } from './item-conversion';
-import type { NarrowContext } from './narrow-item';
+import { narrowItems, type NarrowContext, type NarrowedItem } from './narrow-item';
 import { SealError } from './reasoning-seal';
 import type { TurnDeps, TurnRequest } from './turn-deps';
 
 /**
- * A turn's input, narrowed once: the one list the rendering (`newEntries`) and the safety scan
- * (`narrowed`) are both built from, so sealed reasoning is opened once per turn.
+ * A turn's input, narrowed once: the one list the rendering (render stage) and the safety scan
+ * (verdict) are both built from, so sealed reasoning is opened once per turn.
  */
 export interface TurnInput {
   /** Every item of the conversation, this turn's included. */
@@ -20,18 +18,16 @@ export interface TurnInput {
   readonly newItems: readonly InputItem[];
   /** `newItems` narrowed (parallel to it). */
   readonly narrowed: readonly NarrowedItem[];
-  /** call_id → tool of every call so far (the previous state's map, extended in place). */
+  /** call_id → tool of every call so far (the previous state's map, extended in place as calls render). */
   readonly calls: Map<string, CallTarget>;
-  readonly newEntries: readonly ConversationEntry[];
-  readonly entries: LogView<ConversationEntry>;
   /** How this tenant's items narrow (its sealed reasoning opens under the deployment's keys). */
   readonly ctx: NarrowContext;
 }
 
 /**
- * The input stage: normalises `input`, resolves `item_reference` items, and narrows and converts
- * the new items. With a previous state it touches only the new items. Throws ApiError for anything
- * the client must fix.
+ * The input stage: normalises `input`, resolves `item_reference` items, and narrows the new items
+ * (opening sealed reasoning). With a previous state it touches only the new items. Throws ApiError
+ * for anything the client must fix.
  */
 export async function readInput(deps: TurnDeps, req: TurnRequest): Promise<TurnInput> {
   const { previous } = req;
@@ -41,15 +37,12 @@ export async function readInput(deps: TurnDeps, req: TurnRequest): Promise<TurnI
   const inputStart = previous ? previous.items.length : 0;
   const calls = previous ? (previous.calls as Map<string, CallTarget>) : new Map<string, CallTarget>();
   const ctx = narrowContext(deps, req.principal.tenant);
-  const { narrowed, entries: newEntries } = convertItems(newItems, calls, inputStart, ctx);
   return {
     items: previous ? previous.items.append(newItems) : AppendLog.from(newItems),
     inputStart,
     newItems,
-    narrowed,
+    narrowed: narrowItems(newItems, inputStart, ctx),
     calls,
-    newEntries,
-    entries: previous ? previous.entries.append(newEntries) : AppendLog.from(newEntries),
     ctx,
   };
 }

@@ -1,11 +1,10 @@
 import type { ConversationEntry } from '@fastloop/model-profiles';
-import { safetyV1 } from '@fastloop/proto';
+import type { safetyV1 } from '@fastloop/proto';
 import { ApiErrors, type InputItem } from '@fastloop/protocol';
 import type { CallTarget } from './conversation-state';
-import { narrowItems, unreachable, withNamespace, type NarrowContext, type NarrowedItem } from './narrow-item';
-import { maskText, type Mask } from '../safety/redact-entries';
-
-export { LOCAL_SHELL_TOOL, contentText, narrowItems, type NarrowedItem } from './narrow-item';
+import { narrowItems, type NarrowContext, type NarrowedItem } from './narrow-item';
+import type { Mask } from '../safety/redact-entries';
+import { maskItems, toScan } from './item-scan';
 
 /** What conversion needs beyond the items: narrowing's context, and redactions by item index. */
 export interface ConversionContext extends NarrowContext {
@@ -25,29 +24,22 @@ export function itemsToEntries(
   offset = 0,
   ctx: ConversionContext = {},
 ): ConversationEntry[] {
-  return convertItems(items, calls, offset, ctx).entries;
+  return convertItems(items, calls, offset, ctx);
 }
 
-/**
- * {@link itemsToEntries}, keeping the narrowed items too (for the safety scan and redaction, so
- * nothing is narrowed, nor sealed reasoning opened, twice). Item by item: the first item in error
- * is the one reported, whichever step finds it.
- */
-export function convertItems(
+/** Item by item: the first item in error is the one reported, whichever step finds it. */
+function convertItems(
   items: readonly InputItem[],
   calls: Map<string, CallTarget>,
   offset = 0,
   ctx: ConversionContext = {},
-): { narrowed: NarrowedItem[]; entries: ConversationEntry[] } {
-  const narrowed: NarrowedItem[] = [];
+): ConversationEntry[] {
   const entries: ConversationEntry[] = [];
   items.forEach((item, i) => {
-    const [n] = narrowItems([item], offset + i, ctx);
-    narrowed.push(n);
-    const entry = entryOf(n, calls, offset + i, ctx.masks);
-    if (entry) entries.push(entry);
+    const narrowed = narrowItems([item], offset + i, ctx);
+    entries.push(...entriesOf(ctx.masks ? maskItems(narrowed, offset + i, ctx.masks) : narrowed, calls, offset + i));
   });
-  return { narrowed, entries };
+  return entries;
 }
 
 /** What safety scans of each item: one scan item per wire item, in order (findings index them). */
@@ -59,29 +51,21 @@ export function itemsToScans(
   return narrowItems(items, offset, ctx).map(toScan);
 }
 
-/** The entries of narrowed items (see {@link itemsToEntries}); `offset` is the first one's index. */
+/**
+ * The entries of narrowed items (see {@link itemsToEntries}; redaction masks are applied to the
+ * narrowed items first, item-scan.ts); `offset` is the first one's index in the conversation.
+ */
 export function entriesOf(
   narrowed: readonly NarrowedItem[],
   calls: Map<string, CallTarget>,
   offset = 0,
-  masks?: ReadonlyMap<number, readonly Mask[]>,
 ): ConversationEntry[] {
   const entries: ConversationEntry[] = [];
   narrowed.forEach((item, i) => {
-    const entry = entryOf(item, calls, offset + i, masks);
+    const entry = toEntry(item, calls, offset + i);
     if (entry) entries.push(entry);
   });
   return entries;
-}
-
-function entryOf(
-  item: NarrowedItem,
-  calls: Map<string, CallTarget>,
-  index: number,
-  masks: ReadonlyMap<number, readonly Mask[]> | undefined,
-): ConversationEntry | undefined {
-  const itemMasks = masks?.get(index);
-  return toEntry(itemMasks ? maskNarrowed(item, itemMasks) : item, calls, index);
 }
 
 function toEntry(item: NarrowedItem, calls: Map<string, CallTarget>, index: number): ConversationEntry | undefined {
@@ -105,82 +89,6 @@ function toEntry(item: NarrowedItem, calls: Map<string, CallTarget>, index: numb
     }
     case 'carried':
       return undefined;
-    default:
-      return unreachable(item);
-  }
-}
-
-/**
- * The text safety scans: everything of the item the model reads (tool names included, as they
- * appear in the rendering), and for items the model does not read, every string they carry. The
- * item's author is its source: the narrowed kind says it, so safety never guesses it from a name.
- */
-export function toScan(item: NarrowedItem): safetyV1.SafetyItem {
-  const { lead, body } = scanParts(item);
-  return {
-    itemType: item.type,
-    role: item.kind === 'message' ? item.role : '',
-    text: joinText([...lead, body]),
-    source: sourceOf(item),
-  };
-}
-
-function sourceOf(item: NarrowedItem): safetyV1.ItemSource {
-  switch (item.kind) {
-    case 'message':
-      return item.role === 'assistant' ? safetyV1.ItemSource.ITEM_SOURCE_MODEL : safetyV1.ItemSource.ITEM_SOURCE_INPUT;
-    case 'reasoning':
-    case 'call':
-      return safetyV1.ItemSource.ITEM_SOURCE_MODEL;
-    case 'output':
-      return safetyV1.ItemSource.ITEM_SOURCE_TOOL;
-    case 'carried':
-      return item.source;
-    default:
-      return unreachable(item);
-  }
-}
-
-/**
- * An item's scan text in two parts: what leads it (the tool's namespace and name) and the item's
- * own text, which becomes the entry's text. Redaction spans index the joined text.
- */
-function scanParts(item: NarrowedItem): { lead: (string | undefined)[]; body: string } {
-  switch (item.kind) {
-    case 'message':
-    case 'reasoning':
-    case 'carried':
-      return { lead: [], body: item.text };
-    case 'call':
-      return { lead: [item.namespace, item.name], body: item.body };
-    case 'output': {
-      const a = item.answers;
-      // The tool's name comes from its call, which is scanned itself, unless the output names it.
-      return { lead: a.by === 'name' ? [a.namespace, a.name] : [], body: item.output };
-    }
-    default:
-      return unreachable(item);
-  }
-}
-
-/** The item with safety's redaction spans (in its scan text) masked in its own text; names stay. */
-function maskNarrowed(item: NarrowedItem, masks: readonly Mask[]): NarrowedItem {
-  const { lead, body } = scanParts(item);
-  const leadText = joinText(lead);
-  const at = leadText && body ? leadText.length + 1 : 0;
-  const masked = maskText(
-    body,
-    masks.map((m) => ({ ...m, start: m.start - at, end: m.end - at })),
-  );
-  switch (item.kind) {
-    case 'message':
-    case 'reasoning':
-    case 'carried':
-      return { ...item, text: masked };
-    case 'call':
-      return { ...item, body: masked };
-    case 'output':
-      return { ...item, output: masked };
     default:
       return unreachable(item);
   }
@@ -226,6 +134,10 @@ function resolveOutput(
   }
 }
 
-function joinText(parts: readonly (string | undefined)[]): string {
-  return parts.filter((p) => p !== undefined && p !== '').join('\n');
+function withNamespace<T extends object>(value: T, namespace: string | undefined): T & { namespace?: string } {
+  return namespace === undefined ? value : { ...value, namespace };
+}
+
+function unreachable(value: never): never {
+  throw new Error(`Unhandled item: ${JSON.stringify(value)}`);
 }

@@ -1,10 +1,7 @@
-import type { ConversationEntry } from '@fastloop/model-profiles';
 import type { safetyV1 } from '@fastloop/proto';
 import { redactionMasks } from '../safety/redact-entries';
 import { recordNoticed } from '../safety/safety-findings';
-import { AppendLog, type LogView } from './append-log';
-import { entriesOf, narrowItems } from './item-conversion';
-import { renderEntries, type TurnRendering } from './render-stage';
+import { renderRedacted } from './render-stage';
 import type { Turn } from './turn';
 
 /**
@@ -18,7 +15,7 @@ export async function judge(turn: Turn): Promise<boolean> {
   const { deps, req } = turn;
   // Overlapping: let the Generate call reach the socket before the classifier request is built.
   if (deps.safetyOverlap && req.generate) await new Promise<void>((resolve) => setImmediate(resolve));
-  const verdict = await turn.verdict();
+  const verdict = await turn.verdict.get();
   turn.timer.mark('safety');
   const redacted = redact(
     turn,
@@ -39,24 +36,10 @@ export async function judge(turn: Turn): Promise<boolean> {
 function redact(turn: Turn, findings: readonly safetyV1.Finding[]): boolean {
   const { input, rendering, req } = turn;
   if (rendering.overflow) return false; // the turn fails after the verdict; nothing is rendered for a worker
-  const reloaded = req.previous?.unmasked === true;
-  const from = reloaded ? 0 : input.inputStart;
-  const masks = redactionMasks(findings, from, input.inputStart + input.newItems.length);
-  if (masks.size === 0) return false;
   // A reloaded conversation's entries were rebuilt without masks: mask every item and render it all again.
-  const masked = reloaded
-    ? entriesOf(
-        [...narrowItems(input.items.slice(0, input.inputStart), 0, input.ctx), ...input.narrowed],
-        new Map(),
-        0,
-        masks,
-      )
-    : entriesOf(input.narrowed, input.calls, from, masks);
-  const all: LogView<ConversationEntry> =
-    reloaded || !req.previous ? AppendLog.from(masked) : req.previous.entries.append(masked);
-  const on: TurnRendering = reloaded ? { ...rendering, extends: undefined } : rendering;
-  turn.rendering = { ...on, rendered: renderEntries(turn.deps, req, { ...on, route: turn.route }, all, masked) };
-  turn.entries = all;
-  turn.redacted = true;
+  const all = req.previous?.unmasked === true;
+  const masks = redactionMasks(findings, all ? 0 : input.inputStart, input.inputStart + input.newItems.length);
+  if (masks.size === 0) return false;
+  turn.rendering = renderRedacted(turn, masks, all);
   return true;
 }

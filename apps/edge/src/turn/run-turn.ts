@@ -1,14 +1,16 @@
-import { createUsage, type ResponseStreamEvent } from '@fastloop/protocol';
+import { createUsage, newId, type ResponseStreamEvent } from '@fastloop/protocol';
 import { StageTimer } from '../edge-metrics';
-import { failTurn, finishTurn, type TurnOutcome } from './finish-stage';
-import { generate, type Ending } from './generate-stage';
+import { finishTurn, type TurnEnd, type TurnOutcome } from './finish-stage';
+import { generate } from './generate-stage';
 import { readInput } from './input-stage';
 import { judge } from './judge-stage';
 import { renderTurn } from './render-stage';
 import { routeTurn } from './route-stage';
 import { Turn, type PreparedTurn } from './turn';
 import type { TurnDeps, TurnRequest } from './turn-deps';
-import { verdictOf } from './verdict';
+import { TurnWriter } from './turn-writer';
+import { UsageMeter } from './usage-meter';
+import { Verdict } from './verdict';
 
 export type { TurnOutcome } from './finish-stage';
 
@@ -26,15 +28,15 @@ export async function runTurn(
   emit: (event: ResponseStreamEvent) => void,
 ): Promise<TurnOutcome> {
   const timer = new StageTimer(deps.metrics, req.transport, req.previous !== undefined);
-  const turn = new Turn(deps, req, timer, await prepare(deps, req, timer), emit);
-  let ending: Ending;
+  const turn = newTurn(await prepare(deps, req, timer), timer, emit);
+  let end: TurnEnd;
   try {
-    ending = await play(turn);
+    end = await play(turn);
   } catch (err) {
     if (turn.phase === 'preparing') throw err; // before response.created: the transport answers with an error
-    return failTurn(turn, err);
+    end = { status: 'failed', cause: err };
   }
-  return finishTurn(turn, ending);
+  return finishTurn(turn, end);
 }
 
 /** The input, route and render stages, with the verdict started beside them when it gates Generate. */
@@ -42,26 +44,45 @@ async function prepare(deps: TurnDeps, req: TurnRequest, timer: StageTimer): Pro
   const input = await readInput(deps, req);
   timer.mark('validate', req.validateMs);
   timer.record('load', req.loadMs);
-  const verdict = verdictOf(deps, req, input);
   // Without overlap the verdict gates Generate, so its round trip runs beside routing and rendering.
-  // With overlap it is started after Generate (judge stage): its encoding stays off the critical path.
-  if (!deps.safetyOverlap) void verdict();
+  // With overlap it is asked for after Generate (judge stage): its encoding stays off the critical path.
+  const verdict = new Verdict(deps, req, input, !deps.safetyOverlap);
   const route = await routeTurn(deps, req);
   timer.mark('route');
   const rendering = await renderTurn(deps, req, input, route);
   timer.mark('render');
-  return { input, route, rendering, verdict };
+  return { deps, req, input, route, rendering, verdict };
 }
 
-/** The judge and generate stages; what the turn ends with. */
-async function play(turn: Turn): Promise<Ending> {
-  if (turn.rendering.overflow) {
-    await judge(turn);
-    turn.meter.nothingPrefilled();
-    throw turn.rendering.overflow;
+/** The turn with what it owns from here on: its writer and meter, and whether it is stored. */
+function newTurn(prepared: PreparedTurn, timer: StageTimer, emit: (event: ResponseStreamEvent) => void): Turn {
+  const { deps, req, route, rendering } = prepared;
+  // Decided before response.created, so every event and the final object say whether it is stored.
+  const storing = req.body.store !== false && deps.store !== undefined && deps.store.accepting?.() !== false;
+  const body = storing || req.body.store === false ? req.body : { ...req.body, store: false };
+  const seal = deps.reasoningSeal;
+  const sealReasoning =
+    seal && body.include?.includes('reasoning.encrypted_content')
+      ? (text: string) => seal.seal(text, req.principal.tenant)
+      : undefined;
+  const identity = { id: newId('resp'), model: route.model, previousResponseId: req.previous?.response.id };
+  const writer = new TurnWriter(body, identity, emit, sealReasoning);
+  const meter = new UsageMeter(rendering.rendered.tokens.length + rendering.profile.renderGenerationPrompt().length);
+  return new Turn(prepared, timer, { writer, meter, storing });
+}
+
+/**
+ * The judge and generate stages; how the turn ends. Safety overlap lets a turn that generates
+ * make its Generate call before the verdict: the generate stage then judges it.
+ */
+async function play(turn: Turn): Promise<TurnEnd> {
+  const { deps, req, rendering } = turn;
+  if (!deps.safetyOverlap || !req.generate || rendering.overflow) await judge(turn);
+  if (rendering.overflow) {
+    turn.meter.nothingPrefilled(); // nothing reached a worker: nothing was prefilled or sampled
+    throw rendering.overflow;
   }
-  if (turn.req.generate) return generate(turn);
   // generate: false primes the connection cache only; nothing is sampled or prefilled.
-  await judge(turn);
-  return { status: 'completed', usage: createUsage({ inputTokens: 0, outputTokens: 0 }) };
+  if (!req.generate) return { status: 'completed', usage: createUsage({ inputTokens: 0, outputTokens: 0 }) };
+  return generate(turn);
 }

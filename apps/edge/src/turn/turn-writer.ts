@@ -1,17 +1,18 @@
 import {
   createResponseObject,
   EventStream,
+  LocalShellActionSchema,
   OutputAssembler,
   toResponseError,
   type ApiError,
   type EndItemOptions,
+  type LocalShellAction,
   type ResponseCreateRequest,
   type ResponseObject,
   type ResponseStreamEvent,
   type Usage,
 } from '@fastloop/protocol';
 import { LOCAL_SHELL_TOOL } from './narrow-item';
-import { localShellAction } from './local-shell-action';
 
 /** How a response ends: its terminal event. */
 export type ResponseEnding =
@@ -169,4 +170,26 @@ export class TurnWriter {
     this.response.usage = usage;
     this.response.completed_at = status === 'completed' ? Math.floor(Date.now() / 1000) : null;
   }
+}
+
+/** The arguments the model writes to the `local_shell` function: the action without its `type`. */
+const ShellArgumentsSchema = LocalShellActionSchema.omit({ type: true }).extend({
+  command: LocalShellActionSchema.shape.command.min(1),
+  env: LocalShellActionSchema.shape.env.default({}),
+});
+
+/**
+ * Reads a model's `local_shell` arguments as a `local_shell_call` action, or undefined when they
+ * are not one (then the call goes out as the plain `function_call` the model wrote). The inverse of
+ * how a `local_shell_call` renders (narrow-item.ts).
+ */
+export function localShellAction(args: string): LocalShellAction | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(args);
+  } catch {
+    return undefined;
+  }
+  const parsed = ShellArgumentsSchema.safeParse(json);
+  return parsed.success ? { type: 'exec', ...parsed.data } : undefined;
 }

@@ -1,15 +1,12 @@
-import type { ConversationEntry } from '@fastloop/model-profiles';
-import { newId, type ResponseStreamEvent } from '@fastloop/protocol';
 import type { StageTimer } from '../edge-metrics';
-import type { LogView } from './append-log';
 import type { RouteDecision } from './conversation-state';
 import type { GeneratePlan } from './generate-plan';
 import type { TurnInput } from './input-stage';
 import type { TurnRendering } from './render-stage';
 import type { TurnDeps, TurnRequest } from './turn-deps';
 import type { SafetyResult, Verdict } from './verdict';
-import { TurnWriter } from './turn-writer';
-import { UsageMeter } from './usage-meter';
+import type { TurnWriter } from './turn-writer';
+import type { UsageMeter } from './usage-meter';
 
 /**
  * Where a turn is. `preparing`: input read, routed and rendered, the verdict pending (with safety
@@ -23,10 +20,12 @@ const ORDER: readonly TurnPhase[] = ['preparing', 'judged', 'streaming', 'termin
 
 /** What the input, route and render stages hand the turn. */
 export interface PreparedTurn {
+  readonly deps: TurnDeps;
+  readonly req: TurnRequest;
   readonly input: TurnInput;
   readonly route: RouteDecision;
   readonly rendering: TurnRendering;
-  /** The safety verdict, started on first use (see verdict.ts). */
+  /** The safety verdict, asked for on first use. */
   readonly verdict: Verdict;
 }
 
@@ -47,30 +46,26 @@ export class Turn {
   route: RouteDecision;
   /** What the model reads: the prepared rendering, or the redacted one once judged. */
   rendering: TurnRendering;
-  /** The conversation's entries as rendered (redacted ones masked). */
-  entries: LogView<ConversationEntry>;
-  /** Some of this turn's entries were masked by a redaction. */
-  redacted = false;
   /** The verdict, once judged. */
   safety?: SafetyResult;
   /** The Generate call being made (or last made). */
   plan?: GeneratePlan;
+  /** The next Generate call sends the whole prompt (the worker lost the prefix, or another worker takes it). */
+  resendWhole = false;
   /** Aborted to stop generating early (output moderation blocked the output). */
   readonly stop = new AbortController();
 
+  readonly deps: TurnDeps;
+  readonly req: TurnRequest;
+
   constructor(
-    readonly deps: TurnDeps,
-    readonly req: TurnRequest,
-    readonly timer: StageTimer,
     prepared: PreparedTurn,
-    emit: (event: ResponseStreamEvent) => void,
+    readonly timer: StageTimer,
+    owned: { writer: TurnWriter; meter: UsageMeter; storing: boolean },
   ) {
-    ({ input: this.input, route: this.route, rendering: this.rendering, verdict: this.verdict } = prepared);
-    this.entries = prepared.input.entries;
-    this.storing = req.body.store !== false && deps.store !== undefined && deps.store.accepting?.() !== false;
-    this.writer = newWriter(this, emit);
-    const { rendered, profile } = this.rendering;
-    this.meter = new UsageMeter(rendered.tokens.length + profile.renderGenerationPrompt().length);
+    ({ deps: this.deps, req: this.req, input: this.input, route: this.route } = prepared);
+    ({ rendering: this.rendering, verdict: this.verdict } = prepared);
+    ({ writer: this.writer, meter: this.meter, storing: this.storing } = owned);
   }
 
   get phase(): TurnPhase {
@@ -83,16 +78,4 @@ export class Turn {
       throw new Error(`a turn cannot go back from ${this.current} to ${phase}`);
     this.current = phase;
   }
-}
-
-function newWriter(turn: Turn, emit: (event: ResponseStreamEvent) => void): TurnWriter {
-  const { deps, req } = turn;
-  const body = turn.storing || req.body.store === false ? req.body : { ...req.body, store: false };
-  const seal = deps.reasoningSeal;
-  const sealReasoning =
-    seal && body.include?.includes('reasoning.encrypted_content')
-      ? (text: string) => seal.seal(text, req.principal.tenant)
-      : undefined;
-  const identity = { id: newId('resp'), model: turn.route.model, previousResponseId: req.previous?.response.id };
-  return new TurnWriter(body, identity, emit, sealReasoning);
 }

@@ -5,7 +5,8 @@ import { headerSafetyItems } from '../safety/header-items';
 import { HeaderVerdicts } from '../safety/header-verdicts';
 import { blockedError, noticed, type NoticedFinding } from '../safety/safety-findings';
 import type { TurnInput } from './input-stage';
-import { narrowItems, toScan } from './item-conversion';
+import { toScan } from './item-scan';
+import { narrowItems } from './narrow-item';
 import type { TurnDeps, TurnRequest } from './turn-deps';
 
 /** Safety's carried state after this turn's items, and what it asked to flag or redact. */
@@ -16,21 +17,30 @@ export interface SafetyResult {
 }
 
 /**
- * A turn's safety verdict: the classifier call starts on first use and is made once; it rejects
- * with an ApiError when the input is blocked.
+ * A turn's safety verdict on its items (those safety has not seen) and its header: the classifier
+ * call starts on first use and is made once; it rejects with an ApiError when the input is blocked.
  */
-export type Verdict = () => Promise<SafetyResult>;
+export class Verdict {
+  private verdict: Promise<SafetyResult> | undefined;
 
-/** The verdict of a turn's items (those safety has not seen) and of its header. */
-export function verdictOf(deps: TurnDeps, req: TurnRequest, input: TurnInput): Verdict {
-  let verdict: Promise<SafetyResult> | undefined;
-  return () => {
-    if (!verdict) {
-      verdict = classify(deps, req, input);
-      verdict.catch(() => undefined); // awaited by the judge; no unhandled rejection if routing fails first
+  /** @param now ask at once (the verdict gates Generate: its round trip runs beside routing and rendering). */
+  constructor(
+    private readonly deps: TurnDeps,
+    private readonly req: TurnRequest,
+    private readonly input: TurnInput,
+    now: boolean,
+  ) {
+    if (now) void this.get();
+  }
+
+  /** The verdict, asked for now if it was not yet. */
+  get(): Promise<SafetyResult> {
+    if (!this.verdict) {
+      this.verdict = classify(this.deps, this.req, this.input);
+      this.verdict.catch(() => undefined); // awaited by the judge; no unhandled rejection if routing fails first
     }
-    return verdict;
-  };
+    return this.verdict;
+  }
 }
 
 /**
