@@ -82,6 +82,22 @@ function isErrorHandling(node: ts.Node): boolean {
   );
 }
 
+/**
+ * The returns of a walk: steps into a file the walk had entered and left before, counted once per
+ * caller file and callee (the same call repeated is one return). Files the walk never leaves for
+ * another file (leaf helpers: a timer, a log view, a cache) are look-ups, not returns.
+ */
+export function returnsOf(steps: readonly WalkStep[]): WalkStep[] {
+  const flow = new Set(steps.map((s) => s.from));
+  const seen = new Set<string>();
+  return steps.filter((s) => {
+    const key = `${s.from}\u0000${s.to}\u0000${s.callee}`;
+    if (!s.reentry || !flow.has(s.to) || seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
 function hasBody(decl: ts.Node): decl is ts.SignatureDeclaration & { body: ts.Node } {
   return ts.isFunctionLike(decl) && 'body' in decl && decl.body !== undefined;
 }

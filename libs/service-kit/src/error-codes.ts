@@ -20,6 +20,8 @@ export const ErrorCode = {
   invalidFrame: 'invalid_frame',
   /** A multiplexed stream is at its bound of running calls (retryable). */
   tooManyCalls: 'too_many_calls',
+  /** An internal call without the shared service token (`FASTLOOP_INTERNAL_TOKEN`). */
+  unauthenticated: 'unauthenticated',
 
   // Inference (InferenceService/Generate, and the edge's reading of its stream).
   /** The worker does not hold the `prefix_len` tokens the caller assumed: resend the whole prompt once. */
