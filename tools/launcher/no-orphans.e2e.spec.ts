@@ -5,7 +5,7 @@
  */
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { spawnOwned } from '@fastloop/service-kit';
 
 const repoRoot = resolve(__dirname, '../..');
@@ -21,19 +21,28 @@ function isRunning(pid: number): boolean {
 }
 
 /** The pids whose parent is `ppid`, with their command names (Linux /proc). */
-function childrenOf(ppid: number): { pid: number; comm: string }[] {
-  const out: { pid: number; comm: string }[] = [];
+/**
+ * The children of `ppid`, each with the file name of its argv[0] (Node 24 names its main thread
+ * `MainThread`, so `comm` no longer says `node`; Debian's redis-server binary is a link to redis-check-rdb).
+ */
+function childrenOf(ppid: number): { pid: number; exe: string }[] {
+  const out: { pid: number; exe: string }[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const m = /^(\d+) \((.*)\) \S+ (\d+)/.exec(stat);
-      if (m && Number(m[3]) === ppid) out.push({ pid: Number(m[1]), comm: m[2] });
+      if (m && Number(m[3]) === ppid) out.push({ pid: Number(m[1]), exe: argv0(entry) });
     } catch {
       // gone meanwhile
     }
   }
   return out;
+}
+
+function argv0(pid: string): string {
+  const first = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? '';
+  return basename(first.split(' ')[0] ?? '');
 }
 
 async function until(what: string, check: () => boolean, timeoutMs: number): Promise<void> {
@@ -112,8 +121,8 @@ runnable('no process outlives its owner', () => {
     );
     expect(launcher.exitInfo).toBeUndefined();
     const stack = childrenOf(launcher.pid);
-    expect(stack.filter((c) => c.comm.startsWith('node')).length).toBe(5);
-    expect(stack.some((c) => c.comm.startsWith('redis-server'))).toBe(true);
+    expect(stack.filter((c) => c.exe === 'node').length).toBe(5);
+    expect(stack.some((c) => c.exe.startsWith('redis-server'))).toBe(true);
 
     launcher.killNow();
     await launcher.exited;
