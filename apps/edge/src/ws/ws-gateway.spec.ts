@@ -15,6 +15,7 @@ async function start(
     maxBufferedBytes?: number;
     limits?: ConnectionLimits;
     backends?: FakeBackends;
+    slowCloseGraceMs?: number;
   } = {},
 ) {
   const { deps, backends, registry } = fakeDeps(options.backends);
@@ -28,6 +29,7 @@ async function start(
     connectionCacheBytes: 1 << 26,
     maxQueued: 4,
     maxBufferedBytes: options.maxBufferedBytes ?? 1 << 24,
+    slowCloseGraceMs: options.slowCloseGraceMs,
   });
   const server: Server = createServer((_req, res) => res.end());
   server.on('upgrade', (req, socket, head) => gateway.handleUpgrade(req, socket, head));
@@ -236,7 +238,11 @@ describe('WsGateway', () => {
         if (chunks % 50 === 0) await new Promise((r) => setImmediate(r));
       }
     };
-    const g = await start({ backends, maxBufferedBytes: 64 * 1024 });
+    // Measured before the client stops reading: nothing slow runs between the cut and the resume.
+    const allChunks = Math.ceil(getProfile('harmony-o200k').renderCompletion(backends.script(0)).length / 3);
+    // The close frame goes out at the cut; the socket is destroyed only if the client still has not
+    // answered after the grace, which a loaded machine must not reach before the client resumes.
+    const g = await start({ backends, maxBufferedBytes: 64 * 1024, slowCloseGraceMs: 20_000 });
     const c = connect(g.url);
     try {
       await c.opened;
@@ -251,7 +257,6 @@ describe('WsGateway', () => {
       }
       expect(chunks).toBeGreaterThan(0);
       expect(backends.prompts).toHaveLength(1);
-      const allChunks = Math.ceil(getProfile('harmony-o200k').renderCompletion(backends.script(0)).length / 3);
       expect(chunks).toBeLessThan(allChunks / 2);
       socket.resume();
       expect((await c.closed).code).toBe(1008);
