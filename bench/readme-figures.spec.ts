@@ -99,6 +99,8 @@ describe('bench:full', () => {
       'bench/agent-loop/instant.ts',
       'bench/micro/transport-floor.bench.ts',
       'bench/load/main.ts',
+      'bench/engines/main.ts',
+      'bench/engines/tool-call-turns.ts',
     ]);
     expect(steps[1][2]).toEqual(['--prefix-caching', 'off', '--tps', '1000', '--out', '/out/prefix-caching-off']);
     expect(suiteSteps(true, '/q').every(([, s, args]) => !s.endsWith('main.ts') || args.includes('--quick'))).toBe(

@@ -40,6 +40,16 @@ export function suiteSteps(quick: boolean, out: string): Step[] {
     ],
     ['transport floor', 'bench/micro/transport-floor.bench.ts', ['--out', out]],
     ['capacity (bench/load)', 'bench/load/main.ts', [...q, '--out', out]],
+    [
+      'engines: continuation, resend, cold, and llama.cpp driven directly (sim, llamacpp)',
+      'bench/engines/main.ts',
+      [...q, '--out', out],
+    ],
+    [
+      'llamacpp tool-call turns: what each re-evaluates',
+      'bench/engines/tool-call-turns.ts',
+      [...(quick ? ['--turns', '3'] : []), '--label', 'after', '--out', out],
+    ],
   ];
 }
 

@@ -1,4 +1,4 @@
-import { decodeRate, renderMarkdown, type EngineTurn } from './engine-bench-report';
+import { decodeRate, modeOrder, MODES, renderMarkdown, spread, type EngineTurn } from './engine-bench-report';
 
 describe('engine bench report', () => {
   it('measures the decode rate over the deltas after the first token', () => {
@@ -6,14 +6,48 @@ describe('engine bench report', () => {
     expect(decodeRate(1, 100, 100)).toBe(0);
   });
 
-  it('puts the three modes of a turn side by side with the cold/ws TTFT ratio', () => {
-    const base = { engine: 'llamacpp', turn: 2, inputTokens: 80, outputTokens: 16, tokensPerSecond: 500 };
-    const turns: EngineTurn[] = [
-      { ...base, mode: 'ws', ttftMs: 10, cachedTokens: 60, evaluatedTokens: 20 },
-      { ...base, mode: 'resend', ttftMs: 12, cachedTokens: 55, evaluatedTokens: 25 },
-      { ...base, mode: 'resend-cold', ttftMs: 40, cachedTokens: 0, evaluatedTokens: 80 },
-    ];
-    const md = renderMarkdown(turns, { date: 'd', machine: 'm' });
-    expect(md).toContain('| 2 | 80 | 10.0 | 60 / 20 | 12.0 | 55 / 25 | 40.0 | 80 | 4.00 | 500 | 500 |');
+  it('takes medians and ranges', () => {
+    expect(spread([5, 1, 3])).toEqual({ median: 3, min: 1, max: 5, n: 3 });
+    expect(spread([4, 1, 3, 2])).toEqual({ median: 2.5, min: 1, max: 4, n: 4 });
+    expect(spread([])).toBeUndefined();
+  });
+
+  it('rotates which mode goes first, so every mode runs first as often as any other', () => {
+    const firsts = new Map<string, number>();
+    for (let rep = 1; rep <= 4; rep++)
+      for (let turn = 1; turn <= 8; turn++) {
+        const order = modeOrder(MODES, rep, turn);
+        expect([...order].sort()).toEqual([...MODES].sort());
+        firsts.set(order[0], (firsts.get(order[0]) ?? 0) + 1);
+      }
+    expect([...firsts.values()]).toEqual([8, 8, 8, 8]);
+  });
+
+  it('puts the modes of a turn side by side: medians, ranges, and the API overhead paired per repetition', () => {
+    const base = {
+      engine: 'llamacpp',
+      turn: 2,
+      inputTokens: 80,
+      cachedTokens: 0,
+      outputTokens: 16,
+      tokensPerSecond: 500,
+    };
+    const turns: EngineTurn[] = [1, 2, 3].flatMap((rep) => [
+      { ...base, rep, mode: 'ws' as const, ttftMs: 10 + rep, evaluatedTokens: 20, alignedTokens: 3 },
+      { ...base, rep, mode: 'resend' as const, ttftMs: 12, evaluatedTokens: 25 },
+      { ...base, rep, mode: 'resend-cold' as const, ttftMs: 40, evaluatedTokens: 80 },
+      { ...base, rep, mode: 'direct' as const, ttftMs: 8 + rep, evaluatedTokens: 20, tokensPerSecond: 600 },
+    ]);
+    const md = renderMarkdown(turns, {
+      date: 'd',
+      machine: 'm',
+      reps: 3,
+      load: { llamacpp: { start: 0.5, end: 1 } },
+      notes: [],
+    });
+    expect(md).toContain(
+      '| 2 | 80 | 12.0 (11.0–13.0) | 12.0 (12.0–12.0) | 40.0 (40.0–40.0) | 10.0 (9.0–11.0) | 2.0 (2.0–2.0) | 20% | 3.33 | 20 / 3 | 80 | 500 | 600 |',
+    );
+    expect(md).toContain('llamacpp 0.50 at start, 1.00 at end');
   });
 });

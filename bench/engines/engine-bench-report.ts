@@ -1,26 +1,30 @@
-/** One measured turn of one conversation mode on one engine. */
+/** One measured turn of one conversation mode on one engine, in one repetition. */
 export interface EngineTurn {
   engine: string;
   mode: Mode;
+  rep: number;
   turn: number;
   inputTokens: number;
   cachedTokens: number;
-  /** Prompt tokens the engine evaluated (worker metric; absent for engines that do not report it). */
+  /** Prompt tokens the engine evaluated (its own meter; absent for engines that do not report it). */
   evaluatedTokens?: number;
+  /** Tokens evaluated after the completion to hold its rendering (llamacpp; not on the TTFT path). */
+  alignedTokens?: number;
   outputTokens: number;
-  /** Client-side: request sent → first output text delta. */
+  /** Client-side: request sent → first output text delta (direct: prompt tokens in hand → first token). */
   ttftMs: number;
-  /** Client-side: output tokens after the first over the time from the first to the last delta. */
+  /** Output tokens after the first over the time from the first to the last. */
   tokensPerSecond: number;
 }
 
 /**
- * `ws`: WebSocket continuation (only the new message, `previous_response_id`, session KV reused);
- * `resend`: stateless HTTP resend of the whole conversation (the engine may still match the prefix
- * by content); `resend-cold`: the same with a per-turn instruction nonce, so no prefix is reused.
+ * `ws`: WebSocket continuation (only the new message, `previous_response_id`); `resend`: the whole
+ * conversation again on the same kind of socket, no id (the engine may still match the prefix by
+ * content); `resend-cold`: the same under a per-turn instruction nonce, so no prefix is reused;
+ * `direct`: the same model driven with node-llama-cpp in the benchmark's process, no API around it.
  */
-export type Mode = 'ws' | 'resend' | 'resend-cold';
-export const MODES: readonly Mode[] = ['ws', 'resend', 'resend-cold'];
+export type Mode = 'ws' | 'resend' | 'resend-cold' | 'direct';
+export const MODES: readonly Mode[] = ['ws', 'resend', 'resend-cold', 'direct'];
 
 /** Output tokens after the first over the span of the deltas; 0 when there is no span. */
 export function decodeRate(outputTokens: number, firstDeltaMs: number, lastDeltaMs: number): number {
@@ -28,34 +32,137 @@ export function decodeRate(outputTokens: number, firstDeltaMs: number, lastDelta
   return outputTokens > 1 && span > 0 ? ((outputTokens - 1) * 1000) / span : 0;
 }
 
-const fmt = (n: number | undefined, digits = 1) => (n === undefined ? '–' : n.toFixed(digits));
+/** Median, min and max of a sample. */
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+  n: number;
+}
 
-/** A table per engine: one row per turn, the three modes side by side, and the TTFT ratio. */
-export function renderMarkdown(turns: readonly EngineTurn[], meta: { date: string; machine: string }): string {
+export function spread(values: readonly number[]): Spread | undefined {
+  if (values.length === 0) return undefined;
+  const s = [...values].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  const median = s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+  return { median, min: s[0], max: s[s.length - 1], n: s.length };
+}
+
+/** The order modes run in for one turn of one repetition: rotated, so none is always first. */
+export function modeOrder(modes: readonly Mode[], rep: number, turn: number): Mode[] {
+  const k = (rep + turn) % modes.length;
+  return [...modes.slice(k), ...modes.slice(0, k)];
+}
+
+/** How the run went: when, where, how busy the machine was. */
+export interface RunMeta {
+  date: string;
+  machine: string;
+  reps: number;
+  /** 1-minute load average per engine at its start and end (os.loadavg()[0]). */
+  load: Record<string, { start: number; end: number }>;
+  notes: string[];
+}
+
+const fmt = (n: number | undefined, digits = 1) => (n === undefined ? '–' : n.toFixed(digits));
+const cell = (s: Spread | undefined, digits = 1) =>
+  s ? `${fmt(s.median, digits)} (${fmt(s.min, digits)}–${fmt(s.max, digits)})` : '–';
+
+/** Per engine, one row per turn: every mode's median TTFT (range), the API's overhead over direct. */
+export function renderMarkdown(turns: readonly EngineTurn[], meta: RunMeta): string {
   const out = [
-    `# bench/engines — WebSocket continuation vs stateless resend`,
+    '# bench/engines — WebSocket continuation, stateless resend, cold resend and the model alone',
     '',
-    `${meta.date}, ${meta.machine}. TTFT and decode rate are client-side; "eval" is what the engine prefilled.`,
+    `${meta.date}, ${meta.machine}. ${meta.reps} repetitions; within each, the modes take turns (rotated every turn), all over WebSocket, greedy sampling (temperature 0). Cells: median (min–max) over the repetitions. TTFT is client-side (request sent → first text delta); for \`direct\` it is the prompt's tokens in hand → the first sampled token. "eval" is what the engine's own meter counted as prefilled; "aligned" what it evaluated after the answer so the next prompt finds it (off the TTFT path).`,
+    '',
+    `Machine load (1-minute load average, 2 cores shared with other work): ${Object.entries(meta.load)
+      .map(([engine, l]) => `${engine} ${l.start.toFixed(2)} at start, ${l.end.toFixed(2)} at end`)
+      .join('; ')}.`,
+    ...meta.notes.map((n) => `\n${n}`),
     '',
   ];
   for (const engine of [...new Set(turns.map((t) => t.engine))]) {
-    out.push(
-      `## ${engine}`,
-      '',
-      '| turn | input tokens (ws) | ws TTFT ms | ws cached / eval | resend TTFT ms | resend cached / eval | cold TTFT ms | cold eval | cold/ws TTFT | ws tok/s | cold tok/s |',
-      '|---|---|---|---|---|---|---|---|---|---|---|',
-    );
-    const byTurn = new Map<number, Partial<Record<Mode, EngineTurn>>>();
-    for (const t of turns.filter((x) => x.engine === engine))
-      byTurn.set(t.turn, { ...byTurn.get(t.turn), [t.mode]: t });
-    for (const [turn, row] of [...byTurn].sort((a, b) => a[0] - b[0])) {
-      const { ws, resend, 'resend-cold': cold } = row;
-      const ratio = ws && cold && ws.ttftMs > 0 ? cold.ttftMs / ws.ttftMs : undefined;
-      out.push(
-        `| ${turn} | ${ws?.inputTokens ?? '–'} | ${fmt(ws?.ttftMs)} | ${ws?.cachedTokens ?? '–'} / ${ws?.evaluatedTokens ?? '–'} | ${fmt(resend?.ttftMs)} | ${resend?.cachedTokens ?? '–'} / ${resend?.evaluatedTokens ?? '–'} | ${fmt(cold?.ttftMs)} | ${cold?.evaluatedTokens ?? '–'} | ${fmt(ratio, 2)} | ${fmt(ws?.tokensPerSecond, 0)} | ${fmt(cold?.tokensPerSecond, 0)} |`,
+    const mine = turns.filter((t) => t.engine === engine);
+    const hasDirect = mine.some((t) => t.mode === 'direct');
+    out.push(`## ${engine}`, '');
+    const header = [
+      'turn',
+      'input tokens',
+      'ws TTFT ms',
+      'resend TTFT ms',
+      'cold TTFT ms',
+      ...(hasDirect ? ['direct TTFT ms', 'ws − direct ms', 'API overhead'] : []),
+      'cold/ws',
+      'ws eval / aligned',
+      'cold eval',
+      'ws tok/s',
+      ...(hasDirect ? ['direct tok/s'] : []),
+    ];
+    out.push(`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`);
+    const at = (mode: Mode, turn: number) => mine.filter((t) => t.mode === mode && t.turn === turn);
+    const by = (mode: Mode, turn: number, f: (t: EngineTurn) => number | undefined) =>
+      spread(at(mode, turn).flatMap((t) => (f(t) === undefined ? [] : [f(t)!])));
+    for (const turn of [...new Set(mine.map((t) => t.turn))].sort((a, b) => a - b)) {
+      const ws = by('ws', turn, (t) => t.ttftMs);
+      const cold = by('resend-cold', turn, (t) => t.ttftMs);
+      const direct = by('direct', turn, (t) => t.ttftMs);
+      // Paired per repetition: the same turn, run one right after the other.
+      const gaps = spread(
+        at('ws', turn).flatMap((w) => {
+          const d = at('direct', turn).find((x) => x.rep === w.rep);
+          return d ? [w.ttftMs - d.ttftMs] : [];
+        }),
       );
+      const row = [
+        String(turn),
+        fmt(by('ws', turn, (t) => t.inputTokens)?.median, 0),
+        cell(ws),
+        cell(by('resend', turn, (t) => t.ttftMs)),
+        cell(cold),
+        ...(hasDirect
+          ? [cell(direct), cell(gaps), direct && gaps ? `${fmt((100 * gaps.median) / direct.median, 0)}%` : '–']
+          : []),
+        ws && cold ? fmt(cold.median / ws.median, 2) : '–',
+        `${fmt(by('ws', turn, (t) => t.evaluatedTokens)?.median, 0)} / ${fmt(by('ws', turn, (t) => t.alignedTokens)?.median, 0)}`,
+        fmt(by('resend-cold', turn, (t) => t.evaluatedTokens)?.median, 0),
+        fmt(by('ws', turn, (t) => t.tokensPerSecond)?.median, 0),
+        ...(hasDirect ? [fmt(by('direct', turn, (t) => t.tokensPerSecond)?.median, 0)] : []),
+      ];
+      out.push(`| ${row.join(' | ')} |`);
     }
-    out.push('');
+    out.push('', ...summary(mine), '');
   }
   return out.join('\n');
+}
+
+/** One line per comparison that matters, over all turns of an engine. */
+function summary(turns: readonly EngineTurn[]): string[] {
+  const lines: string[] = [];
+  const ids = [...new Set(turns.map((t) => t.turn))].sort((a, b) => a - b);
+  const median = (mode: Mode, turn: number) =>
+    spread(turns.filter((t) => t.mode === mode && t.turn === turn).map((t) => t.ttftMs))?.median;
+  const shares = ids.flatMap((turn) => {
+    const d = median('direct', turn);
+    const gaps = turns
+      .filter((t) => t.mode === 'ws' && t.turn === turn)
+      .flatMap((w) => {
+        const x = turns.find((t) => t.mode === 'direct' && t.turn === turn && t.rep === w.rep);
+        return x ? [w.ttftMs - x.ttftMs] : [];
+      });
+    const g = spread(gaps)?.median;
+    return d !== undefined && g !== undefined && d > 0 ? [(100 * g) / d] : [];
+  });
+  const s = spread(shares);
+  if (s)
+    lines.push(
+      `API overhead on TTFT (ws − direct, paired per repetition, over direct): median over turns ${s.median.toFixed(0)}%, per-turn medians ${s.min.toFixed(0)}% to ${s.max.toFixed(0)}%.`,
+    );
+  const last = ids[ids.length - 1];
+  const ws = median('ws', last);
+  const cold = median('resend-cold', last);
+  if (ws !== undefined && cold !== undefined)
+    lines.push(
+      `At the longest history (turn ${last}): cold resend ${cold.toFixed(1)} ms vs WebSocket continuation ${ws.toFixed(1)} ms (${(cold / ws).toFixed(2)}×).`,
+    );
+  return lines;
 }

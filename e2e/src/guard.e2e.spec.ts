@@ -177,11 +177,14 @@ describeModel('a real guard model (llamacpp on stories260K) on a worker of its o
         const after = { ...(await counters(stack())), ...(await workerMetrics()) };
         expect(after.allow + after.block).toBeGreaterThan(before.allow + before.block);
         expect(after.failed).toBe(0); // every completion was `safe` or `unsafe`: the grammar held
-        // What safety saw prefilled is what the engine evaluated (this worker serves only the guard).
+        // What safety was told was prefilled is what llama.cpp's own token meter counted on the
+        // worker (this worker serves only the guard): the same number on both sides of the wire.
         expect(after.prefilled - before.prefilled).toBe(after.evaluated - before.evaluated);
         prefilled.push(after.prefilled - before.prefilled);
         reused.push(after.cached - before.cached);
-        // The worker prefilled nothing of the history: at most what safety sent this turn.
+        // The worker prefilled nothing of the history: at most what safety sent this turn. Sent is
+        // counted by safety, prefilled by llama.cpp's meter, so a wrong skip (history evaluated
+        // again, whatever the engine planned) fails here.
         expect(prefilled[t]).toBeLessThanOrEqual(after.sent - before.sent);
         before = after;
       }

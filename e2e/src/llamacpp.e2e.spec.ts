@@ -1,9 +1,16 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import Ajv from 'ajv';
 import { modelStack, type Stack } from '@fastloop/launcher';
-import { openaiClient, useStack, WsConversation } from './clients';
-import { schemaProblems, startTestStack } from './stack-fixture';
+import { ggufProfileId, resolveProfile, type ModelProfile } from '@fastloop/model-profiles';
+import { openaiClient, stackEnv, useStack, WsConversation } from './clients';
+import { startTestStack } from './stack-fixture';
+
+const ajv = new Ajv({ strict: false, allErrors: true });
+/** What ajv finds wrong with `value` under `schema` (empty when it validates). */
+const schemaProblems = (schema: object, value: unknown): string[] =>
+  ajv.validate(schema, value) ? [] : (ajv.errors ?? []).map((e) => `${e.instancePath} ${e.message}`);
 
 // The real model: stories260K through llama.cpp (INFERENCE_ENGINE=llamacpp), one thread, tiny prompts.
 const MODEL = resolve(__dirname, '../../../shared/models/stories260K.gguf');
@@ -24,8 +31,29 @@ const compactWeatherTool = {
   },
 };
 
+/** The tool of the reported bug: strict, a bounded string and a bounded integer. */
+const forecastTool = {
+  type: 'function' as const,
+  name: 'get_weather',
+  strict: true,
+  parameters: {
+    type: 'object',
+    properties: {
+      city: { type: 'string', maxLength: 24 },
+      days: { type: 'integer', minimum: 1, maximum: 14 },
+    },
+    required: ['city', 'days'],
+    additionalProperties: false,
+  },
+};
+
+// Twice what stories260K was trained on (LLAMACPP_CONTEXT_SIZE): a tool's schema alone takes ~400
+// of its 512 tokens, leaving too little room to finish a call. The catalog follows it.
+const CONTEXT_SIZE = 1024;
+
 let stack: Stack | undefined;
 let modelId = '';
+let profile: ModelProfile;
 
 /** A counter of the inference worker, summed over the label sets that contain `label`. */
 async function workerCounter(name: string, label = ''): Promise<number> {
@@ -50,8 +78,11 @@ const completed = (events: Array<{ type: string; [k: string]: any }>) => {
 
 describeModel('a real model behind the worker (llamacpp on stories260K)', () => {
   beforeAll(async () => {
-    const served = await modelStack(MODEL, mkdtempSync(join(tmpdir(), 'fastloop-llamacpp-')));
+    const served = await modelStack(MODEL, mkdtempSync(join(tmpdir(), 'fastloop-llamacpp-')), {
+      contextSize: CONTEXT_SIZE,
+    });
     modelId = served.modelId;
+    profile = await resolveProfile(ggufProfileId(MODEL));
     // Output moderation holds back the last 255 characters until its verdict, more than this tiny
     // model's 20-token answers, so with it a streamed answer arrives in one release (one delta);
     // moderation itself is covered on the sim (safety.e2e). Here the engine's own streaming shows.
@@ -106,7 +137,76 @@ describeModel('a real model behind the worker (llamacpp on stories260K)', () => 
     ).toEqual([]);
   });
 
-  it('evaluates only the new tokens of a WebSocket continuation; cached_tokens is the engine skip', async () => {
+  it('keeps a strict call within its bounds: the reported scenario (city ≤ 24 characters, days 1..14)', async () => {
+    for (const input of ['Weather in Sopot for the week?', 'Will it rain in Oslo?', 'Forecast for Lyon, two weeks']) {
+      const r = await openaiClient().responses.create({
+        model: modelId,
+        input,
+        tools: [forecastTool],
+        tool_choice: 'required',
+        temperature: 1.5,
+        store: false,
+      });
+      expect(r.status).toBe('completed');
+      expect(r.output.map((o) => o.type)).toEqual(['function_call']);
+      const call = r.output[0] as { name: string; arguments: string; status: string };
+      expect(call).toMatchObject({ name: 'get_weather', status: 'completed' });
+      expect(schemaProblems(forecastTool.parameters, JSON.parse(call.arguments))).toEqual([]);
+    }
+  });
+
+  it('ends a call cut off by max_output_tokens as an incomplete function_call, never as message text', async () => {
+    const r = await openaiClient().responses.create({
+      model: modelId,
+      input: 'Weather in Sopot for the week?',
+      tools: [forecastTool],
+      tool_choice: 'required',
+      max_output_tokens: 64,
+      store: false,
+    });
+    expect(r.status).toBe('incomplete');
+    expect(r.incomplete_details).toEqual({ reason: 'max_output_tokens' });
+    expect(r.output.map((o) => [o.type, (o as { status?: string }).status])).toEqual([['function_call', 'incomplete']]);
+    const call = r.output[0] as { name: string; arguments: string };
+    // The arguments as far as they were sampled: the start of the JSON object, no wrapper text.
+    expect(call.arguments).toMatch(/^\{/);
+    expect(call.arguments).not.toMatch(/<\/?tool_call|\}\s*\}/);
+    expect('get_weather'.startsWith(call.name)).toBe(true);
+  });
+
+  it('refuses a strict schema it cannot enforce up front, naming the keywords', async () => {
+    const res = await fetch(`${stackEnv().url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stackEnv().key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: modelId,
+        input: 'Weather?',
+        tools: [
+          {
+            ...forecastTool,
+            parameters: {
+              ...forecastTool.parameters,
+              properties: { ...forecastTool.parameters.properties, when: { type: 'string', format: 'date' } },
+            },
+          },
+        ],
+      }),
+    });
+    expect(res.status).toBe(400);
+    const { error } = (await res.json()) as { error: { code: string; param: string; message: string } };
+    expect(error).toMatchObject({ code: 'invalid_function_parameters', param: 'tools[0].parameters' });
+    expect(error.message).toContain("'format' at properties.when");
+  });
+
+  it('serves a prompt longer than the trained 512 tokens: LLAMACPP_CONTEXT_SIZE reached the catalog', async () => {
+    const story = 'Tom and Lily went to the park to play with a big red ball. '.repeat(40);
+    const r = await openaiClient().responses.create({ model: modelId, input: story, max_output_tokens: 16 });
+    expect(r.usage?.input_tokens).toBeGreaterThan(512);
+    expect(r.usage?.input_tokens).toBeLessThan(CONTEXT_SIZE);
+    expect(r.output_text.length).toBeGreaterThan(0);
+  });
+
+  it("evaluates only the new tokens of a WebSocket continuation, as llama.cpp's own meter counts them", async () => {
     const ws = new WsConversation();
     try {
       const first = completed(
@@ -123,9 +223,56 @@ describeModel('a real model behind the worker (llamacpp on stories260K)', () => 
         }),
       );
       const evaluated = (await workerCounter('inference_engine_evaluated_tokens_total')) - evaluatedBefore;
-      const cached = second.usage.input_tokens_details.cached_tokens;
-      expect(cached).toBeGreaterThanOrEqual(first.usage.input_tokens - GENERATION_PROMPT_SLACK);
-      expect(evaluated).toBe(second.usage.input_tokens - cached);
+      // Both come from node-llama-cpp's token meter (cached = prompt − what it decoded), so what
+      // they are checked against must come from elsewhere: the model's own template says what the
+      // new message and the generation prompt are. An engine that evaluated any of the first turn
+      // again (its prompt, or its answer as sampled rather than as rendered) would show it here.
+      const newTokens =
+        profile.renderEntry({ kind: 'message', role: 'user', text: 'Then?' }).length +
+        profile.renderGenerationPrompt().length;
+      expect(evaluated).toBe(newTokens);
+      expect(second.usage.input_tokens_details.cached_tokens).toBe(second.usage.input_tokens - newTokens);
+    } finally {
+      ws.close();
+    }
+  });
+
+  it('reuses a sampled tool call as the next prompt: a tool-call turn evaluates only the tool output', async () => {
+    const ws = new WsConversation();
+    try {
+      const first = completed(
+        await ws.create({
+          model: modelId,
+          input: 'Weather in Oslo?',
+          tools: [forecastTool],
+          tool_choice: 'required',
+          store: false,
+        }),
+      );
+      const call = first.output[0];
+      expect(call.type).toBe('function_call');
+      const evaluatedBefore = await workerCounter('inference_engine_evaluated_tokens_total');
+      const output = 'Sunny, 21 C';
+      const second = completed(
+        await ws.create({
+          model: modelId,
+          previous_response_id: first.id,
+          input: [{ type: 'function_call_output', call_id: call.call_id, output }],
+          // The same header as the first turn (tools and tool choice are part of it).
+          tools: [forecastTool],
+          tool_choice: 'required',
+          max_output_tokens: 16,
+          store: false,
+        }),
+      );
+      const evaluated = (await workerCounter('inference_engine_evaluated_tokens_total')) - evaluatedBefore;
+      // Exactly the new entry and the generation prompt, as the model's own template renders them:
+      // the call the model sampled is already in the KV state, token for token.
+      const newTokens =
+        profile.renderEntry({ kind: 'function_call_output', name: 'get_weather', output, callId: call.call_id })
+          .length + profile.renderGenerationPrompt().length;
+      expect(evaluated).toBe(newTokens);
+      expect(second.usage.input_tokens_details.cached_tokens).toBe(second.usage.input_tokens - newTokens);
     } finally {
       ws.close();
     }

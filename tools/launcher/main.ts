@@ -119,7 +119,9 @@ async function main(argv: readonly string[]): Promise<number> {
   const modelPath = args.model ?? (process.env.FASTLOOP_MODEL?.trim() || undefined);
   let model: ModelStack | undefined;
   try {
-    model = modelPath ? await modelStack(modelPath, join(REPO_ROOT, '.fastloop')) : undefined;
+    // The catalog must say the context the worker will run with: the same LLAMACPP_CONTEXT_SIZE.
+    const contextSize = Number(process.env.LLAMACPP_CONTEXT_SIZE?.trim() || 0);
+    model = modelPath ? await modelStack(modelPath, join(REPO_ROOT, '.fastloop'), { contextSize }) : undefined;
   } catch (err) {
     process.stderr.write(`${(err as Error).message}\n`);
     return 2;

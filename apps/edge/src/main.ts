@@ -31,6 +31,7 @@ import type { TurnDeps } from './turn/turn-deps';
 import { edgeLimitsFromConfig } from './turn/edge-limits';
 import { UsageOutbox, usageOutboxOptionsFromConfig, UsageReporter } from './usage';
 import { WsGateway } from './ws/ws-gateway';
+import { warmCatalogProfiles } from './warm-profiles';
 
 async function main(): Promise<void> {
   const config = loadEdgeConfig();
@@ -148,6 +149,7 @@ async function main(): Promise<void> {
     logger,
     maxReceiveMessageLength: config.EDGE_MAX_BODY_BYTES * 2 + 1024,
   });
+  await warmCatalogProfiles(() => backends.listModels(), logger);
   let ready = true;
   const admin = await startAdminServer({
     port: config.ADMIN_PORT,

@@ -46,6 +46,12 @@ export interface EngineRequest {
    */
   onPrefill?(prefill: EnginePrefill): void;
   /**
+   * Engines that, after a completion, evaluate how the next turn's prompt will render it (the chat
+   * template's tokens for the sampled items, where they differ from the sampled ones) call this
+   * with the tokens that took, so the work is counted (`inference_engine_aligned_tokens_total`).
+   */
+  onAligned?(evaluatedTokens: number): void;
+  /**
    * What the request forces (tool_choice, JSON text.format). The one source every chat format
    * carries: harmony prompts do not say it; chat-template prompts also do (llamacpp reads those).
    */

@@ -264,6 +264,7 @@ export class GenerateService {
           : undefined,
       cacheSalt: request.cacheSalt,
       onPrefill: (p) => (prefill = p),
+      onAligned: (n) => this.options.metrics.engineAlignedTokens.inc(this.engineLabel, n),
       constraints,
     });
     // The first chunk says what was prefilled, so a caller cut off before Done can bill it; an

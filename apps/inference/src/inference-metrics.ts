@@ -24,6 +24,8 @@ export interface InferenceMetrics {
   tokenChunks: Counter<'engine'>;
   /** Prompt tokens the engine evaluated (engines with their own KV state report it; the rest were cached). */
   engineEvaluatedTokens: Counter<'engine'>;
+  /** Tokens evaluated after a completion so the KV state holds its rendering (llamacpp). */
+  engineAlignedTokens: Counter<'engine'>;
   ttft: Histogram<'engine'>;
   inFlight: Gauge<'engine'>;
   sessionCacheTokens: Gauge<'engine'>;
@@ -113,7 +115,13 @@ export function createInferenceMetrics(registry: Registry, info: EngineInfo): In
     }),
     engineEvaluatedTokens: new Counter({
       name: 'inference_engine_evaluated_tokens_total',
-      help: 'Prompt tokens the engine really evaluated (reported by engines that keep KV state, e.g. llamacpp)',
+      help: "Prompt tokens the engine really evaluated while prefilling calls, as its own meter counts them (engines that keep KV state, e.g. llamacpp's token meter)",
+      labelNames: engine,
+      registers,
+    }),
+    engineAlignedTokens: new Counter({
+      name: 'inference_engine_aligned_tokens_total',
+      help: "Tokens the engine evaluated after a completion so that its KV state holds the chat template's rendering of what it sampled (llamacpp); the next turn's prompt then starts with them",
       labelNames: engine,
       registers,
     }),
@@ -189,6 +197,7 @@ export function createInferenceMetrics(registry: Registry, info: EngineInfo): In
     metrics.cachedTokens,
     metrics.completionTokens,
     metrics.engineEvaluatedTokens,
+    metrics.engineAlignedTokens,
     metrics.sessionCacheHits,
     metrics.sessionCacheMisses,
     metrics.sessionCacheEvictions,

@@ -105,6 +105,7 @@ describe('RouterService over gRPC', () => {
         created: 1735689600,
         aliases: ['gpt-oss-sim', 'default'],
         contextWindow: 131072,
+        profile: 'harmony-o200k',
         pricing: { inputUsdPerMillion: 0.1, cachedInputUsdPerMillion: 0.01, outputUsdPerMillion: 0.5 },
       },
     ]);

@@ -64,6 +64,7 @@ export class Router {
         created: m.created,
         aliases: [...m.aliases],
         contextWindow: m.context_window,
+        profile: m.profile,
         pricing: {
           inputUsdPerMillion: m.pricing.input_usd_per_million,
           cachedInputUsdPerMillion: m.pricing.cached_input_usd_per_million,

@@ -107,6 +107,15 @@ export {
 export { parseClientEvent, parseClientFrame, validateItems, validateRequest } from './lib/validate-request';
 export { formatParam, issueToApiError } from './lib/issue-to-api-error';
 export { checkRequestLimits, DEFAULT_REQUEST_LIMITS, type RequestLimits } from './lib/request-limits';
+export {
+  ENFORCED_SCHEMA_KEYWORDS,
+  MAX_SCHEMA_REPETITION,
+  resolveRef,
+  strictSchemaProblems,
+  typesOf,
+  type StrictSchemaProblem,
+} from './lib/strict-schema';
+export { checkStrictSchemas } from './lib/strict-request-schemas';
 
 // Outbound: the Response object and its items.
 export {

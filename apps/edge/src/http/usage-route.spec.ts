@@ -39,6 +39,7 @@ const catalog: routerV1.ListModelsResponse = {
       created: 0,
       aliases: [],
       contextWindow: 1,
+      profile: '',
       pricing: { inputUsdPerMillion: 2, cachedInputUsdPerMillion: 0.5, outputUsdPerMillion: 8 },
     },
   ],

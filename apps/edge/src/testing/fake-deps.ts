@@ -98,7 +98,9 @@ export class FakeBackends {
   }
 
   async listModels(): Promise<routerV1.ListModelsResponse> {
-    return { models: [{ id: 'fake-model', ownedBy: 'test', created: 0, aliases: [], contextWindow: 131072 }] };
+    return {
+      models: [{ id: 'fake-model', ownedBy: 'test', created: 0, aliases: [], contextWindow: 131072, profile: '' }],
+    };
   }
 
   async *generate(

@@ -64,7 +64,10 @@ export interface RenderLimits {
   maxSchemaDepth?: number;
 }
 
-/** One event of an {@link OutputParser}; every `item_start` is followed by exactly one `item_end`. */
+/**
+ * One event of an {@link OutputParser}; every `item_start` is followed by exactly one `item_end`,
+ * but for a tool call the stream ended inside (see {@link OutputParser.finish}).
+ */
 export type ParseEvent =
   | {
       type: 'item_start';
@@ -81,7 +84,11 @@ export type ParseEvent =
 export interface OutputParser {
   /** Consumes the next tokens; cost is O(tokens.length). Never throws on malformed output. */
   push(tokens: readonly number[]): ParseEvent[];
-  /** Ends the stream: closes an item left open (with `stop: 'eos'`). Safe to call twice. */
+  /**
+   * Ends the stream: closes an item left open (with `stop: 'eos'`), except a tool call cut before
+   * its arguments ended, which stays open for the caller to end (as `incomplete` when the token
+   * limit cut it). Safe to call twice.
+   */
   finish(): ParseEvent[];
 }
 

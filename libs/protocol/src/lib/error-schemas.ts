@@ -43,6 +43,9 @@ export const ApiErrorCodeSchema = z.enum([
   'schema_too_deep',
   'schema_too_large',
   'tool_too_large',
+  // A strict schema with keywords fastloop cannot enforce while sampling (strict-schema.ts).
+  'invalid_function_parameters',
+  'invalid_json_schema',
   'header_too_large',
   // Request semantics.
   'invalid_api_key',

@@ -3,6 +3,7 @@ import { ApiError, ApiErrors } from './api-error';
 import { InputItemSchema, type InputItem } from './input-item-schema';
 import { issueToApiError } from './issue-to-api-error';
 import { checkRequestLimits, DEFAULT_REQUEST_LIMITS, type RequestLimits } from './request-limits';
+import { checkStrictSchemas } from './strict-request-schemas';
 import {
   ResponseCreateEventSchema,
   ResponseCreateRequestSchema,
@@ -34,7 +35,8 @@ function firstIssue(error: z.ZodError): z.core.$ZodIssue {
 /**
  * Validates a parsed `POST /v1/responses` body. Throws an {@link ApiError} (400) naming the
  * first offending field in OpenAI's param syntax (`input[2].call_id`); a body beyond `limits`
- * (see {@link checkRequestLimits}) is refused before zod reads it. Unknown top-level
+ * (see {@link checkRequestLimits}) is refused before zod reads it; a strict schema fastloop cannot
+ * enforce is refused after it ({@link checkStrictSchemas}). Unknown top-level
  * fields are stripped; see {@link ResponseCreateRequestSchema} for the defaults applied.
  */
 export function validateRequest(body: unknown, limits: RequestLimits = DEFAULT_REQUEST_LIMITS): ResponseCreateRequest {
@@ -43,6 +45,8 @@ export function validateRequest(body: unknown, limits: RequestLimits = DEFAULT_R
   if (tooLarge) throw tooLarge;
   const result = ResponseCreateRequestSchema.safeParse(body, PARSE_OPTIONS);
   if (!result.success) throw issueToApiError(firstIssue(result.error));
+  const unenforceable = checkStrictSchemas(result.data);
+  if (unenforceable) throw unenforceable;
   return result.data;
 }
 
@@ -84,7 +88,7 @@ export function parseClientEvent(
   if (result.data.background === true) {
     return ApiErrors.unsupportedParameter('background', 'Background mode is not supported in WebSocket mode.');
   }
-  return result.data;
+  return checkStrictSchemas(result.data) ?? result.data;
 }
 
 /** {@link parseClientEvent} for a raw text frame: malformed JSON yields `invalid_json`. */

@@ -1,10 +1,24 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import Ajv from 'ajv';
+import fc from 'fast-check';
 import pino from 'pino';
-import { ggufProfileId, resolveProfile, type ModelProfile, type ParseEvent } from '@fastloop/model-profiles';
+import {
+  ggufProfileId,
+  loadNodeLlamaCpp,
+  resolveProfile,
+  type ConversationEntry,
+  type ModelProfile,
+  type ParseEvent,
+} from '@fastloop/model-profiles';
 import type { EnginePrefill, EngineRequest } from '../../engine';
-import { checkSchema } from '../../testing/check-schema';
+import { completionToEntry, toolOutputFor } from '../../testing/completion-entry';
+import { enforceableSchema } from '../../testing/schema-arbitraries';
 import { LlamaCppEngine } from './llamacpp-engine';
+
+const ajv = new Ajv({ strict: false, allErrors: true });
+const schemaProblems = (schema: object, value: unknown) =>
+  ajv.validate(schema, value) ? [] : (ajv.errors ?? []).map((e) => `${e.instancePath} ${e.message}`);
 
 const MODEL = resolve(__dirname, '../../../../../../shared/models/stories260K.gguf');
 const describeModel = existsSync(MODEL) ? describe : describe.skip;
@@ -20,19 +34,22 @@ describeModel('LlamaCppEngine on stories260K (real llama.cpp, one thread)', () =
       modelPath: MODEL,
       profile,
       sequences: 2,
-      contextSize: 0,
+      // Twice what stories260K was trained on: a tool's schema in the header alone takes ~400 tokens
+      // of its 512-piece vocabulary, and these tests sample whole calls after it.
+      contextSize: 1024,
       threads: 1,
       gpuLayers: 0,
       logger: pino({ level: 'silent' }),
     });
-  });
+  }, 60_000);
   afterAll(() => engine?.close());
 
   async function run(
     prompt: number[],
     extra: Partial<EngineRequest> = {},
-  ): Promise<{ tokens: number[]; prefill?: EnginePrefill }> {
+  ): Promise<{ tokens: number[]; prefill?: EnginePrefill; aligned: number }> {
     let prefill: EnginePrefill | undefined;
+    let aligned = 0;
     const tokens: number[] = [];
     const request: EngineRequest = {
       prompt: Uint32Array.from(prompt),
@@ -43,10 +60,15 @@ describeModel('LlamaCppEngine on stories260K (real llama.cpp, one thread)', () =
       arrivedAt: performance.now(),
       signal: new AbortController().signal,
       onPrefill: (p) => (prefill = p),
+      onAligned: (n) => (aligned += n),
       ...extra,
     };
-    for await (const chunk of engine.generate(request)) tokens.push(...chunk);
-    return { tokens, prefill };
+    for await (const chunk of engine.generate(request)) {
+      tokens.push(...chunk);
+      // The worker stops reading at a stop token, as generate-service does.
+      if (chunk.some((t) => request.stopTokens.has(t))) break;
+    }
+    return { tokens, prefill, aligned };
   }
 
   const turn = (text: string) => [
@@ -63,29 +85,40 @@ describeModel('LlamaCppEngine on stories260K (real llama.cpp, one thread)', () =
     expect(b.tokens).toEqual(a.tokens);
   });
 
+  /** The next turn's prompt as the edge renders it: the conversation so far, the answer read back. */
+  const next = (entries: ConversationEntry[], answer: number[], text: string) => {
+    const all = [...entries, completionToEntry(profile, answer, 'c'), user(text)];
+    return { all, prompt: profile.render({ tools: [] }, all) };
+  };
+  const user = (text: string): ConversationEntry => ({ kind: 'message', role: 'user', text });
+  /** What a continuation must evaluate: its new message and the generation prompt, nothing before. */
+  const newTokensOf = (text: string) =>
+    profile.renderEntry(user(text)).length + profile.renderGenerationPrompt().length;
+
   it('evaluates only the new tokens of a continuation and reports the rest as cached', async () => {
-    const first = [...profile.renderHeader({ tools: [] }), ...turn('Tom had a red ball.')];
+    const first = profile.render({ tools: [] }, [user('Tom had a red ball.')]);
     const one = await run(first, { sessionKey: 'cont' });
-    const second = [...first, ...one.tokens, ...turn('Where did it go?')];
+    const second = next([user('Tom had a red ball.')], one.tokens, 'Where did it go?').prompt;
     const two = await run(second, { sessionKey: 'cont' });
     // Other tests' sequences may share the header by content; the first turn evaluates the rest.
     expect(one.prefill!.cachedTokens + one.prefill!.evaluatedTokens).toBe(first.length);
     expect(one.prefill!.evaluatedTokens).toBeGreaterThan(0);
-    // The KV state holds the prompt and every sampled token but the last (sampled, never fed back).
-    expect(two.prefill!.cachedTokens).toBe(first.length + one.tokens.length - 1);
+    // After the first turn the KV state was aligned with the template's rendering of its answer:
+    // the second turn evaluates its own message and nothing of the first answer.
+    expect(two.prefill!.evaluatedTokens).toBe(newTokensOf('Where did it go?'));
     expect(two.prefill!.cachedTokens + two.prefill!.evaluatedTokens).toBe(second.length);
   });
 
   it('keeps two concurrent sessions in separate sequences', async () => {
-    const a = [...profile.renderHeader({ tools: [] }), ...turn('A cat sat.')];
-    const b = [...profile.renderHeader({ tools: [] }), ...turn('A dog ran far away.')];
+    const a = profile.render({ tools: [] }, [user('A cat sat.')]);
+    const b = profile.render({ tools: [] }, [user('A dog ran far away.')]);
     const [ra, rb] = await Promise.all([run(a, { sessionKey: 'sa' }), run(b, { sessionKey: 'sb' })]);
     const [ra2, rb2] = await Promise.all([
-      run([...a, ...ra.tokens, ...turn('Then?')], { sessionKey: 'sa' }),
-      run([...b, ...rb.tokens, ...turn('Then?')], { sessionKey: 'sb' }),
+      run(next([user('A cat sat.')], ra.tokens, 'Then?').prompt, { sessionKey: 'sa' }),
+      run(next([user('A dog ran far away.')], rb.tokens, 'Then?').prompt, { sessionKey: 'sb' }),
     ]);
-    expect(ra2.prefill!.cachedTokens).toBe(a.length + ra.tokens.length - 1);
-    expect(rb2.prefill!.cachedTokens).toBe(b.length + rb.tokens.length - 1);
+    expect(ra2.prefill!.evaluatedTokens).toBe(newTokensOf('Then?'));
+    expect(rb2.prefill!.evaluatedTokens).toBe(newTokensOf('Then?'));
   });
 
   it('stops evaluating as soon as the caller aborts', async () => {
@@ -112,7 +145,7 @@ describeModel('LlamaCppEngine on stories260K (real llama.cpp, one thread)', () =
   it('samples a forced tool call under the schema grammar, so it parses and fits the schema', async () => {
     const parameters = {
       type: 'object' as const,
-      properties: { city: { type: 'string' as const }, days: { type: 'integer' as const } },
+      properties: { city: { type: 'string' as const, maxLength: 40 }, days: { type: 'integer' as const } },
       required: ['city', 'days'],
     };
     const header = { tools: [{ name: 'get_weather', parameters }], toolChoice: 'required' as const };
@@ -125,7 +158,7 @@ describeModel('LlamaCppEngine on stories260K (real llama.cpp, one thread)', () =
       .filter((e): e is Extract<ParseEvent, { type: 'delta' }> => e.type === 'delta')
       .map((e) => e.text)
       .join('');
-    expect(checkSchema(JSON.parse(args), parameters)).toEqual([]);
+    expect(schemaProblems(parameters, JSON.parse(args))).toEqual([]);
   });
 
   it('samples a text.format json_schema answer under its grammar', async () => {
@@ -146,8 +179,120 @@ describeModel('LlamaCppEngine on stories260K (real llama.cpp, one thread)', () =
       .filter((e): e is Extract<ParseEvent, { type: 'delta' }> => e.type === 'delta')
       .map((e) => e.text)
       .join('');
-    expect(checkSchema(JSON.parse(text), schema)).toEqual([]);
+    expect(schemaProblems(schema, JSON.parse(text))).toEqual([]);
   });
+
+  /** Two turns of one session, the second continuing what the first sampled. */
+  async function continuation(key: string) {
+    const first = profile.render({ tools: [] }, [user('Tom had a red ball.')]);
+    const one = await run(first, { sessionKey: key });
+    const second = next([user('Tom had a red ball.')], one.tokens, 'Where did it go?').prompt;
+    const two = await run(second, { sessionKey: key });
+    return { first, one, second, two };
+  }
+
+  /** What a true skip looks like: everything but the new message was held. */
+  function expectTrueSkip({ second, two }: Awaited<ReturnType<typeof continuation>>): void {
+    expect(two.prefill!.evaluatedTokens).toBe(newTokensOf('Where did it go?'));
+    expect(two.prefill!.cachedTokens).toBe(second.length - two.prefill!.evaluatedTokens);
+  }
+
+  describe('what it reports as skipped is what node-llama-cpp did not evaluate', () => {
+    let lib: Awaited<ReturnType<typeof loadNodeLlamaCpp>>;
+    beforeAll(async () => (lib = await loadNodeLlamaCpp()));
+    afterEach(() => jest.restoreAllMocks());
+
+    it('reports the true skip of an honest engine', async () => {
+      expectTrueSkip(await continuation('honest'));
+    });
+
+    it('fails that check when llama.cpp re-evaluates the held prefix behind the plan (the meter counts it)', async () => {
+      const proto = lib.LlamaContextSequence.prototype;
+      const evaluate = proto.evaluate;
+      // A wrong skip the old accounting could not see: the plan skips the held prefix, but the
+      // sequence evaluates it again first (as node-llama-cpp does when it cannot reuse KV cells).
+      jest.spyOn(proto, 'evaluate').mockImplementation(function (this: typeof proto, tokens, options) {
+        const held = this.contextTokens;
+        return (async function* (sequence) {
+          await sequence.clearHistory();
+          await sequence.evaluateWithoutGeneratingNewTokens(held);
+          return yield* evaluate.call(sequence, tokens, options);
+        })(this);
+      });
+      const result = await continuation('redone');
+      expect(() => expectTrueSkip(result)).toThrow();
+      expect(result.two.prefill!.evaluatedTokens).toBe(result.second.length); // every token, as metered
+    });
+
+    it('refuses to sample when the KV state does not hold the prompt (a skip of tokens it lost)', async () => {
+      const proto = lib.LlamaContextSequence.prototype;
+      const erase = proto.eraseContextTokenRanges;
+      const prompt = [...profile.renderHeader({ tools: [] }), ...turn('A long story about a big red ball.')];
+      await run(prompt, { sessionKey: 'lost' });
+      jest.spyOn(proto, 'eraseContextTokenRanges').mockImplementation(function (this: typeof proto) {
+        return erase.call(this, [{ start: 0, end: this.nextTokenIndex }]);
+      });
+      // The same session, a different last message: the engine erases the tail and keeps the rest.
+      const other = [...profile.renderHeader({ tools: [] }), ...turn('A long story about a small red ball.')];
+      await expect(run(other, { sessionKey: 'lost' })).rejects.toThrow('the KV state holds');
+    });
+  });
+
+  const weather = {
+    type: 'object',
+    properties: { city: { type: 'string', maxLength: 24 }, days: { type: 'integer', minimum: 1, maximum: 14 } },
+    required: ['city', 'days'],
+    additionalProperties: false,
+  } as const;
+  const weatherHeader = {
+    tools: [{ name: 'get_weather', parameters: weather as unknown as Record<string, unknown> }],
+    toolChoice: 'required' as const,
+  };
+
+  it('samples forced calls whose arguments satisfy the schema, bounds included, written as the template renders them', async () => {
+    for (let seed = 1; seed <= 6; seed++) {
+      const prompt = [...profile.renderHeader(weatherHeader), ...turn('Weather in Paris for a week?')];
+      const { tokens } = await run(prompt, { maxOutputTokens: 200, seed, temperature: 1.5, sessionKey: `w${seed}` });
+      const entry = completionToEntry(profile, tokens, 'call_1');
+      if (entry.kind !== 'function_call') throw new Error(`not a call: ${profile.decode(tokens)}`);
+      expect(schemaProblems(weather, JSON.parse(entry.arguments))).toEqual([]);
+      // The whole completion is the template's rendering of the call, end of turn included.
+      expect(profile.decode(tokens)).toBe(profile.decode(profile.renderCompletion(entry)));
+      expect(profile.decode(tokens)).toContain(`{"name": "get_weather", "arguments": ${entry.arguments}}`);
+    }
+  }, 60_000);
+
+  it('reuses a sampled tool call as the next prompt: the next turn evaluates only the tool output', async () => {
+    const user: ConversationEntry = { kind: 'message', role: 'user', text: 'Weather in Oslo?' };
+    const first = profile.render(weatherHeader, [user]);
+    const one = await run(first, { maxOutputTokens: 200, sessionKey: 'reuse' });
+    const call = completionToEntry(profile, one.tokens, 'call_1');
+    if (call.kind !== 'function_call') throw new Error('expected a call');
+    const output = toolOutputFor(call, 'Sunny, 21 C');
+    // What the edge sends next: the whole conversation rendered by the template, not the tokens sampled.
+    const second = profile.render(weatherHeader, [user, call, output]);
+    const two = await run(second, { maxOutputTokens: 4, sessionKey: 'reuse' });
+    const newTokens = profile.renderEntry(output).length + profile.renderGenerationPrompt().length;
+    expect(two.prefill!.evaluatedTokens).toBe(newTokens);
+    expect(two.prefill!.cachedTokens).toBe(second.length - newTokens);
+  }, 30_000);
+
+  it('samples only schema-valid JSON under grammars llama.cpp builds from any enforceable schema', async () => {
+    await fc.assert(
+      fc.asyncProperty(enforceableSchema, fc.integer({ min: 1, max: 1000 }), async (schema, seed) => {
+        const prompt = [
+          ...profile.renderHeader({ tools: [], responseFormat: { name: 'out', schema } }),
+          ...turn('Answer.'),
+        ];
+        const { tokens } = await run(prompt, { maxOutputTokens: 300, seed, temperature: 1.2, sessionKey: 'any' });
+        const text = profile.decode(tokens);
+        // Cut by the token limit is the one way out of the grammar that is not a whole value.
+        if (tokens.length >= 300) return;
+        expect(schemaProblems(schema, JSON.parse(text))).toEqual([]);
+      }),
+      { numRuns: 20 },
+    );
+  }, 300_000);
 
   it('refuses a prompt that leaves no room in the context window', async () => {
     await expect(run(new Array(engine.contextSize).fill(100))).rejects.toMatchObject({

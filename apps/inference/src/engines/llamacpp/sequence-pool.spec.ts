@@ -90,4 +90,37 @@ describe('SequencePool', () => {
       }),
     );
   });
+
+  it('makes a prompt that continues a settling sequence wait for it, and lets others take an idle one', async () => {
+    const pool = new SequencePool([held(), held()]);
+    const a = pool.tryAcquire([1, 2, 3], 'a')!;
+    let finish!: () => void;
+    const work = new Promise<void>((resolve) => (finish = resolve));
+    pool.settle(a.slot, [1, 2, 3, 4, 5], work);
+    const signal = new AbortController().signal;
+    const other = await pool.acquire([7, 8], 'b', signal);
+    expect(other?.slot).not.toBe(a.slot); // shares nothing with the settling one: no wait
+    pool.release(other!.slot);
+    let leased: Awaited<ReturnType<typeof pool.acquire>>;
+    const waiting = pool.acquire([1, 2, 3, 4, 5, 6], 'a2', signal).then((l) => (leased = l));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(leased).toBeUndefined();
+    (a.slot.sequence as { contextTokens: number[] }).contextTokens = [1, 2, 3, 4, 5];
+    finish();
+    await waiting;
+    expect(leased!.slot).toBe(a.slot);
+    expect(leased!.commonPrefix).toBe(5);
+  });
+
+  it('forgets a session whose sequence is still settling', async () => {
+    const pool = new SequencePool([held()]);
+    const a = pool.tryAcquire([1, 2, 3], 'blocked')!;
+    let finish!: () => void;
+    pool.settle(a.slot, [1, 2, 3, 4], new Promise<void>((resolve) => (finish = resolve)));
+    expect(pool.discardSession('blocked')).toBe(true);
+    (a.slot.sequence as { contextTokens: number[] }).contextTokens = [1, 2, 3, 4];
+    finish();
+    await pool.settled();
+    expect(pool.tryAcquire([1, 2, 3, 4, 5], 'next')!.commonPrefix).toBe(0);
+  });
 });

@@ -16,6 +16,11 @@ export interface PoolSlot<S extends HeldSequence> {
   salt: string | undefined;
   lastUsed: number;
   busy: boolean;
+  /**
+   * Set while the sequence is still being brought to `target` after its call returned (the KV
+   * alignment with the rendering): busy, but worth waiting for by a prompt that continues `target`.
+   */
+  settling?: { target: readonly number[]; done: Promise<void> };
 }
 
 /** A slot handed out for one generation, with how much of the prompt its KV already holds. */
@@ -49,7 +54,10 @@ export class SequencePool<S extends HeldSequence> {
     return this.slots.filter((s) => !s.busy).length;
   }
 
-  /** Waits for an idle sequence (or `signal`), then leases the best one for `prompt`. */
+  /**
+   * Waits for an idle sequence (or `signal`), then leases the best one for `prompt`. A sequence
+   * still settling towards a longer prefix of the prompt than any idle one holds is waited for.
+   */
   async acquire(
     prompt: readonly number[],
     sessionKey: string | undefined,
@@ -57,6 +65,14 @@ export class SequencePool<S extends HeldSequence> {
     salt = '',
   ): Promise<Lease<S> | undefined> {
     while (!signal.aborted) {
+      const settling = this.settlingFor(prompt, salt);
+      if (settling) {
+        await Promise.race([
+          settling,
+          new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true })),
+        ]);
+        continue;
+      }
       const lease = this.tryAcquire(prompt, sessionKey, salt);
       if (lease) return lease;
       await new Promise<void>((resolve) => {
@@ -115,9 +131,41 @@ export class SequencePool<S extends HeldSequence> {
     this.waiters.shift()?.();
   }
 
-  /** Makes the idle sequence a session last used unreusable (ForgetSession). Returns whether one was. */
+  /**
+   * Keeps a leased sequence busy while `work` brings it to `target` (after its call returned), then
+   * releases it; a failed `work` discards it. Callers whose prompt continues `target` wait for it.
+   */
+  settle(slot: PoolSlot<S>, target: readonly number[], work: Promise<void>): void {
+    const done = work.then(
+      () => this.release(slot),
+      () => this.release(slot, true),
+    );
+    slot.settling = { target, done };
+    void done.finally(() => {
+      if (slot.settling?.done === done) slot.settling = undefined;
+    });
+  }
+
+  /** The settling sequence a prompt should wait for, if one will share more of it than any idle one does. */
+  private settlingFor(prompt: readonly number[], salt: string): Promise<void> | undefined {
+    let best: { shared: number; done: Promise<void> } | undefined;
+    for (const slot of this.slots) {
+      if (!slot.settling || slot.salt !== salt) continue;
+      const shared = commonPrefixLength(slot.settling.target, prompt);
+      if (shared > 0 && (!best || shared > best.shared)) best = { shared, done: slot.settling.done };
+    }
+    if (!best) return undefined;
+    for (const slot of this.slots) {
+      if (slot.busy || slot.salt !== salt) continue;
+      if (commonPrefixLength(slot.sequence.contextTokens, prompt) >= best.shared) return undefined;
+    }
+    return best.done;
+  }
+
+  /** Makes the idle (or settling) sequence a session last used unreusable (ForgetSession). Returns whether one was. */
   discardSession(sessionKey: string): boolean {
-    const slot = this.slots.find((s) => s.sessionKey === sessionKey && !s.busy);
+    // A sequence still settling after that session's call is idle as far as callers go.
+    const slot = this.slots.find((s) => s.sessionKey === sessionKey && (!s.busy || s.settling));
     if (!slot) return false;
     slot.salt = undefined;
     slot.sessionKey = undefined;
@@ -127,6 +175,11 @@ export class SequencePool<S extends HeldSequence> {
   /** Every sequence, for closing. */
   all(): readonly S[] {
     return this.slots.map((s) => s.sequence);
+  }
+
+  /** Resolves once no sequence is settling (for closing). */
+  async settled(): Promise<void> {
+    await Promise.all(this.slots.map((s) => s.settling?.done));
   }
 }
 

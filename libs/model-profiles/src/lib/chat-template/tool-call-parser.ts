@@ -39,6 +39,10 @@ export class ToolCallOutputParser implements OutputParser {
   private inCall = false;
   /** Inside a call whose name is known: its arguments are being streamed. */
   private streamingArgs = false;
+  /** Where the streamed arguments' JSON value ends: nothing after it is arguments. */
+  private args = new JsonValueScanner();
+  /** The call's arguments are complete: what follows up to the closing tag is the wrapper. */
+  private afterArgs = false;
   private messageOpen = false;
   private finished = false;
 
@@ -60,19 +64,26 @@ export class ToolCallOutputParser implements OutputParser {
     return this.drain(false);
   }
 
+  /**
+   * Ends the stream. A call cut before its arguments ended (the token limit, or the model's end of
+   * sequence) stays open, its arguments as far as they were sampled: the caller knows why the
+   * stream ended and closes it (incomplete when the limit cut it). A call cut before its name was
+   * complete is still a call, named as far as it was sampled, never message text.
+   */
   finish(): ParseEvent[] {
     if (this.finished) return [];
     const events = this.drain(true);
-    if (this.streamingArgs) {
-      // Cut off mid-call (length): what was sampled of the arguments, and the item ends.
-      if (this.buffer !== '') events.push({ type: 'delta', text: this.buffer });
-      events.push({ type: 'item_end', stop: 'eos' });
-    } else if (this.inCall || this.buffer !== '') {
-      events.push(...this.text(this.inCall ? CALL_OPEN + this.buffer : this.buffer));
+    if (this.inCall && !this.streamingArgs && !this.afterArgs) {
+      const name = partialCallName(this.buffer);
+      if (name !== undefined) events.push(...callEvents(name, undefined));
+      else events.push(...this.text(CALL_OPEN + this.buffer));
+    } else if (!this.inCall && this.buffer !== '') {
+      events.push(...this.text(this.buffer));
     }
     this.buffer = '';
     this.inCall = false;
     this.streamingArgs = false;
+    this.afterArgs = false;
     if (this.messageOpen) events.push({ type: 'item_end', stop: 'eos' });
     this.messageOpen = false;
     this.finished = true;
@@ -83,20 +94,23 @@ export class ToolCallOutputParser implements OutputParser {
     const events: ParseEvent[] = [];
     for (;;) {
       if (this.inCall) {
-        if (!this.streamingArgs) events.push(...this.callHead());
+        if (!this.streamingArgs && !this.afterArgs) events.push(...this.callHead());
+        if (this.streamingArgs) {
+          events.push(...this.streamArguments());
+          if (this.streamingArgs) return events;
+        }
         const close = this.buffer.indexOf(CALL_CLOSE);
         if (close < 0) {
-          if (this.streamingArgs) events.push(...this.argumentsSoFar());
+          // Past the arguments everything up to the closing tag is the wrapper: drop it, but keep
+          // what may be the start of the tag.
+          if (this.afterArgs)
+            this.buffer = this.buffer.slice(this.buffer.length - partialMarkerLength(this.buffer, [CALL_CLOSE]));
           return events;
         }
-        events.push(
-          ...(this.streamingArgs
-            ? this.lastArguments(this.buffer.slice(0, close))
-            : this.call(this.buffer.slice(0, close))),
-        );
+        if (!this.afterArgs) events.push(...this.call(this.buffer.slice(0, close)));
         this.buffer = this.buffer.slice(close + CALL_CLOSE.length).replace(/^\s+/, '');
         this.inCall = false;
-        this.streamingArgs = false;
+        this.afterArgs = false;
         continue;
       }
       const open = this.format.family === 'hermes' ? this.buffer.indexOf(CALL_OPEN) : -1;
@@ -122,8 +136,15 @@ export class ToolCallOutputParser implements OutputParser {
           return events;
         }
       }
-      // Keep back what could be the start of a marker split across tokens.
-      const keep = final ? 0 : partialMarkerLength(this.buffer, [CALL_OPEN, ...this.format.endMarkers]);
+      // Keep back what could be the start of a marker split across tokens, and the whitespace
+      // before it: text before a call loses its trailing whitespace, however the tokens fall.
+      const keep = final
+        ? 0
+        : this.buffer.length -
+          trimmedEnd(
+            this.buffer,
+            this.buffer.length - partialMarkerLength(this.buffer, [CALL_OPEN, ...this.format.endMarkers]),
+          );
       events.push(...this.text(this.buffer.slice(0, this.buffer.length - keep)));
       this.buffer = this.buffer.slice(this.buffer.length - keep);
       return events;
@@ -165,24 +186,24 @@ export class ToolCallOutputParser implements OutputParser {
     if (name === '') return [];
     this.buffer = this.buffer.slice(head[0].length);
     this.streamingArgs = true;
+    this.args = new JsonValueScanner();
     return callEvents(name, undefined);
   }
 
-  /** The arguments text so far, minus what may be the call's closing `}` and tag. */
-  private argumentsSoFar(): ParseEvent[] {
-    let end = this.buffer.length - partialMarkerLength(this.buffer, [CALL_CLOSE]);
-    end = trimmedEnd(this.buffer, end);
-    if (end > 0 && this.buffer[end - 1] === '}') end = trimmedEnd(this.buffer, end - 1);
-    if (end <= 0) return [];
-    const text = this.buffer.slice(0, end);
-    this.buffer = this.buffer.slice(end);
-    return [{ type: 'delta', text }];
-  }
-
-  /** The rest of the arguments before the closing tag (without the call object's `}`); the item ends. */
-  private lastArguments(body: string): ParseEvent[] {
-    const rest = body.replace(/\s*\}\s*$/, '');
-    return [...(rest !== '' ? [{ type: 'delta' as const, text: rest }] : []), { type: 'item_end', stop: 'call' }];
+  /**
+   * Streams the arguments: every character of their JSON value as it arrives, and not one after
+   * it (the call's closing brace and tag are the wrapper's, whatever the spacing). The value's
+   * end ends the item.
+   */
+  private streamArguments(): ParseEvent[] {
+    const taken = this.args.feed(this.buffer);
+    const events: ParseEvent[] = taken > 0 ? [{ type: 'delta', text: this.buffer.slice(0, taken) }] : [];
+    this.buffer = this.buffer.slice(taken);
+    if (!this.args.done) return events;
+    this.streamingArgs = false;
+    this.afterArgs = true;
+    events.push({ type: 'item_end', stop: 'call' });
+    return events;
   }
 
   private call(body: string): ParseEvent[] {
@@ -231,6 +252,65 @@ function parseCall(body: string, key: string): { name: string; args: string } | 
     return { name: value.name, args: typeof args === 'string' ? args : JSON.stringify(args) };
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * Finds where a JSON value ends in text that arrives in pieces: brackets and braces counted
+ * outside strings, escapes inside them skipped. A bare scalar ends at the first character that
+ * cannot continue it.
+ */
+export class JsonValueScanner {
+  private depth = 0;
+  private started = false;
+  private inString = false;
+  private escaped = false;
+  private scalar = false;
+  /** The value is complete. */
+  done = false;
+
+  /** Consumes `text` until the value ends; returns how many of its characters belong to the value. */
+  feed(text: string): number {
+    for (let i = 0; i < text.length && !this.done; i++) {
+      const c = text[i];
+      if (!this.started) {
+        this.started = true;
+        if (c === '{' || c === '[') this.depth = 1;
+        else if (c === '"') this.inString = true;
+        else this.scalar = true;
+      } else if (this.scalar) {
+        if (!/[0-9A-Za-z.+-]/.test(c)) {
+          this.done = true;
+          return i;
+        }
+      } else if (this.inString) {
+        if (this.escaped) this.escaped = false;
+        else if (c === '\\') this.escaped = true;
+        else if (c === '"') {
+          this.inString = false;
+          if (this.depth === 0) this.done = true;
+        }
+      } else if (c === '"') this.inString = true;
+      else if (c === '{' || c === '[') this.depth++;
+      else if ((c === '}' || c === ']') && --this.depth === 0) this.done = true;
+      if (this.done) return i + 1;
+    }
+    return text.length;
+  }
+}
+
+/**
+ * The name of a call cut before its arguments: what `text` (after `<tool_call>`) holds of
+ * `{"name": "…` ('' when the name has not started); undefined when the text is no call's start.
+ */
+function partialCallName(text: string): string | undefined {
+  if (!/^\s*(\{[\s\S]*)?$/.test(text)) return undefined;
+  const m = /^\s*\{\s*"name"\s*:\s*"((?:[^"\\]|\\.)*)/.exec(text);
+  if (!m) return /^\s*(\{\s*("n?a?m?e?"?\s*:?\s*)?)?$/.test(text) ? '' : undefined;
+  try {
+    return JSON.parse(`"${m[1].replace(/\\$/, '')}"`) as string;
+  } catch {
+    return m[1];
   }
 }
 

@@ -55,7 +55,11 @@ export interface ModelInfo {
   aliases: string[];
   contextWindow: number;
   /** Prices for usage reports (the edge's GET /v1/usage); all 0 when the catalog sets none. */
-  pricing?: ModelPricing | undefined;
+  pricing?:
+    | ModelPricing
+    | undefined;
+  /** Model profile id, as Route answers it: the edge loads these before it reports ready. */
+  profile: string;
 }
 
 /**
@@ -423,7 +427,7 @@ export const ListModelsRequest: MessageFns<ListModelsRequest> = {
 };
 
 function createBaseModelInfo(): ModelInfo {
-  return { id: "", ownedBy: "", created: 0, aliases: [], contextWindow: 0, pricing: undefined };
+  return { id: "", ownedBy: "", created: 0, aliases: [], contextWindow: 0, pricing: undefined, profile: "" };
 }
 
 export const ModelInfo: MessageFns<ModelInfo> = {
@@ -445,6 +449,9 @@ export const ModelInfo: MessageFns<ModelInfo> = {
     }
     if (message.pricing !== undefined) {
       ModelPricing.encode(message.pricing, writer.uint32(50).fork()).join();
+    }
+    if (message.profile !== "") {
+      writer.uint32(58).string(message.profile);
     }
     return writer;
   },
@@ -510,6 +517,14 @@ export const ModelInfo: MessageFns<ModelInfo> = {
             message.pricing = ModelPricing.decode(reader, reader.uint32());
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.profile = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -538,6 +553,7 @@ export const ModelInfo: MessageFns<ModelInfo> = {
         ? globalThis.Number(object.context_window)
         : 0,
       pricing: isSet(object.pricing) ? ModelPricing.fromJSON(object.pricing) : undefined,
+      profile: isSet(object.profile) ? globalThis.String(object.profile) : "",
     };
   },
 
@@ -561,6 +577,9 @@ export const ModelInfo: MessageFns<ModelInfo> = {
     if (message.pricing !== undefined) {
       obj.pricing = ModelPricing.toJSON(message.pricing);
     }
+    if (message.profile !== "") {
+      obj.profile = message.profile;
+    }
     return obj;
   },
 
@@ -577,6 +596,7 @@ export const ModelInfo: MessageFns<ModelInfo> = {
     message.pricing = (object.pricing !== undefined && object.pricing !== null)
       ? ModelPricing.fromPartial(object.pricing)
       : undefined;
+    message.profile = object.profile ?? "";
     return message;
   },
 };

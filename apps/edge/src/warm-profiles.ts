@@ -1,0 +1,31 @@
+import type { Logger } from 'pino';
+import { resolveProfile } from '@fastloop/model-profiles';
+import type { routerV1 } from '@fastloop/proto';
+
+/**
+ * Loads the profile of every model the router serves before the edge reports ready. Built-in
+ * profiles are cheap, but one read from a model file (`gguf:…`: node-llama-cpp and the file's
+ * vocabulary) took 1.4–2 s, which the first request after startup used to pay. A router that does
+ * not answer is not fatal: those profiles are then loaded by the first turn that needs them.
+ */
+export async function warmCatalogProfiles(
+  listModels: () => Promise<routerV1.ListModelsResponse>,
+  logger: Logger,
+): Promise<void> {
+  let models: routerV1.ModelInfo[];
+  try {
+    ({ models } = await listModels());
+  } catch (err) {
+    logger.warn({ err }, 'could not list the models to load their profiles; the first turn of each will');
+    return;
+  }
+  for (const id of new Set(models.map((m) => m.profile).filter((p) => p !== ''))) {
+    const startedAt = performance.now();
+    try {
+      (await resolveProfile(id)).warmUp();
+      logger.info({ profile: id, ms: Math.round(performance.now() - startedAt) }, 'model profile loaded');
+    } catch (err) {
+      logger.warn({ err, profile: id }, 'could not load a model profile; turns of its models will fail');
+    }
+  }
+}
