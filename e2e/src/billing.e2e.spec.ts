@@ -9,15 +9,17 @@ const stack = stackForThisFile({ FASTLOOP_API_KEYS: tenants.env });
 /** The tenant's all-time ledger row for the model, once it holds `requests` responses (or the last seen). */
 async function ledgerRow(tenant: string, requests: number): Promise<any> {
   const url = `http://127.0.0.1:${stack().services.billing.ports.http}/v1/usage?tenant=${tenant}&model=${MODEL}`;
+  // Billing's report is internal: it answers only callers with the stack's internal token.
+  const headers = { 'x-fastloop-internal-token': stack().internalToken };
   let row: any;
   for (let i = 0; i < 100; i++) {
-    row = ((await (await fetch(url)).json()) as any).data[0];
+    row = ((await (await fetch(url, { headers })).json()) as any).data[0];
     if (row && row.requests >= requests) break;
     await new Promise((res) => setTimeout(res, 100));
   }
   // Billing is asynchronous: give a duplicate delivery time to show up before asserting "once".
   await new Promise((res) => setTimeout(res, 300));
-  return ((await (await fetch(url)).json()) as any).data[0];
+  return ((await (await fetch(url, { headers })).json()) as any).data[0];
 }
 
 const sum = (usages: any[], f: (u: any) => number) => usages.reduce((n, u) => n + f(u), 0);

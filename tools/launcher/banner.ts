@@ -28,7 +28,7 @@ export function renderBanner(b: BannerInputs): string {
   const services = Object.entries(b.services)
     .map(
       ([name, s]) =>
-        `    ${name.padEnd(10)} pid ${String(s.pid).padEnd(8)} ${Object.entries(s.ports)
+        `    ${name.padEnd(12)} pid ${String(s.pid).padEnd(8)} ${Object.entries(s.ports)
           .map(([k, v]) => `${k}=${v}`)
           .join(' ')}`,
     )

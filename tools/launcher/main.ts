@@ -3,7 +3,8 @@
  * CLI in the repository, so it writes to the console; the services themselves log JSON with pino.
  */
 import { join, relative, resolve } from 'node:path';
-import { RedisNotInstalledError } from '@fastloop/service-kit';
+import { RedisDataDirInUseError, RedisNotInstalledError } from '@fastloop/service-kit';
+import { reasoningKeyEnv } from './local-secrets';
 import { renderBanner } from './banner';
 import { formatLogLine } from './log-format';
 import { modelStack, type ModelStack } from './model-option';
@@ -22,9 +23,10 @@ Options:
   --log-level <lvl>  LOG_LEVEL for every service (default: $LOG_LEVEL or info)
   --quiet            write service logs only to the log folder, not to the terminal
   --log-dir <path>   folder for <service>.log files (default: .fastloop/logs)
-  --private-redis    start a private redis-server even if one answers on 127.0.0.1:6379
+  --private-redis    (the default now: the stack always starts its own redis-server unless REDIS_URL is set)
   --quiet            write service logs only to .fastloop/logs/<service>.log, not to the terminal
   --model <file>     serve a GGUF model with llama.cpp instead of the simulator (or $FASTLOOP_MODEL)
+  --workers <n>      run n inference workers behind the router (or $FASTLOOP_WORKERS; default 1)
   -h, --help         show this help
 
 Environment: REDIS_URL, FASTLOOP_API_KEYS, SIM_TOKENS_PER_SECOND, SIM_TTFT_MS, SIM_TOOL_CALLS,
@@ -36,6 +38,7 @@ interface CliArgs {
   logDir?: string;
   privateRedis: boolean;
   model?: string;
+  workers?: number;
   logLevel?: string;
   quiet: boolean;
   help: boolean;
@@ -56,6 +59,7 @@ function parseArgs(argv: readonly string[]): CliArgs {
     else if (arg === '--quiet') args.quiet = true;
     else if (arg === '--private-redis') args.privateRedis = true;
     else if (arg === '--model') args.model = value();
+    else if (arg === '--workers') args.workers = Number(value());
     else if (arg === '-h' || arg === '--help') args.help = true;
     else throw new Error(`unknown option ${arg} (see --help)`);
   }
@@ -65,8 +69,7 @@ function parseArgs(argv: readonly string[]): CliArgs {
 const REDIS_SOURCES: Readonly<Record<string, string>> = {
   option: 'given',
   env: 'from REDIS_URL',
-  default: 'the one on the default port',
-  local: 'private, stopped with the stack',
+  local: "the stack's own, data in .fastloop/redis",
 };
 
 /**
@@ -118,22 +121,29 @@ async function main(argv: readonly string[]): Promise<number> {
   process.stderr.on('error', () => undefined);
   const modelPath = args.model ?? (process.env.FASTLOOP_MODEL?.trim() || undefined);
   let model: ModelStack | undefined;
+  let keys: Record<string, string>;
   try {
     // The catalog must say the context the worker will run with: the same LLAMACPP_CONTEXT_SIZE.
     const contextSize = Number(process.env.LLAMACPP_CONTEXT_SIZE?.trim() || 0);
     model = modelPath ? await modelStack(modelPath, join(REPO_ROOT, '.fastloop'), { contextSize }) : undefined;
+    // Reasoning is sealed with this installation's own key, never the public development one.
+    keys = reasoningKeyEnv(join(REPO_ROOT, '.fastloop'));
   } catch (err) {
     process.stderr.write(`${(err as Error).message}\n`);
     return 2;
   }
   let stack: Stack | undefined;
   const signals = installSignals(() => stack);
-  process.stdout.write('Starting fastloop: safety, inference, billing → router → edge …\n');
+  const workerCount = args.workers ?? (process.env.FASTLOOP_WORKERS?.trim() ? Number(process.env.FASTLOOP_WORKERS) : 1);
+  const inference = workerCount > 1 ? `${workerCount} inference workers` : 'inference';
+  process.stdout.write(`Starting fastloop: safety, ${inference}, billing → router → edge …\n`);
   try {
     stack = await startStack({
       port: args.port,
+      workers: args.workers,
       logLevel: args.logLevel,
-      privateRedis: args.privateRedis,
+      // The stack's own Redis keeps its data here (append-only file): stored responses and ledgers survive a restart.
+      redisDataDir: join(REPO_ROOT, '.fastloop', 'redis'),
       // A service that crashes now and then comes back; one that crash-loops ends the stack.
       restart: {},
       onRestart: (r) => {
@@ -143,7 +153,7 @@ async function main(argv: readonly string[]): Promise<number> {
         );
       },
       logDir: args.logDir ? resolve(args.logDir) : join(REPO_ROOT, '.fastloop', 'logs'),
-      env: model?.env,
+      env: { ...keys, ...model?.env },
       signal: signals.signal,
       onLogLine: args.quiet
         ? undefined
@@ -156,6 +166,7 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(
       renderBanner({
         ...stack,
+        services: withWorkers(stack),
         redisSource: REDIS_SOURCES[stack.redisSource] ?? stack.redisSource,
         cwd: REPO_ROOT,
         model: model?.modelId,
@@ -181,6 +192,16 @@ async function main(argv: readonly string[]): Promise<number> {
   return 0;
 }
 
+/** The services for the banner, every inference worker listed after the first. */
+function withWorkers(stack: Stack): Record<string, Stack['services'][keyof Stack['services']]> {
+  const services: Record<string, Stack['services'][keyof Stack['services']]> = {};
+  for (const [name, info] of Object.entries(stack.services)) {
+    services[name] = info;
+    if (name === 'inference') for (const w of stack.workers.slice(1)) services[w.instance] = w;
+  }
+  return services;
+}
+
 /** Prints why the start failed (expected failures readably, with the service's last lines) and returns the exit code. */
 function reportStartFailure(err: unknown, colour: boolean): number {
   if (err instanceof StackStartError && err.code === 'aborted') return 0;
@@ -191,7 +212,7 @@ function reportStartFailure(err: unknown, colour: boolean): number {
     );
     return 1;
   }
-  if (err instanceof RedisNotInstalledError || err instanceof RangeError) {
+  if (err instanceof RedisNotInstalledError || err instanceof RedisDataDirInUseError || err instanceof RangeError) {
     process.stderr.write(`\nfastloop could not start: ${err.message}\n`);
     return 1;
   }

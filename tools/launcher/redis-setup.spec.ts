@@ -1,10 +1,10 @@
-import type { LocalRedis } from '@fastloop/service-kit';
-import { DEFAULT_REDIS_URL, resolveRedis } from './redis-setup';
+import type { LocalRedis, LocalRedisOptions } from '@fastloop/service-kit';
+import { resolveRedis } from './redis-setup';
 
 const fakeLocal: LocalRedis = { url: 'redis://127.0.0.1:7777', port: 7777, stop: async () => undefined };
 
 describe('resolveRedis', () => {
-  const start = jest.fn(async () => fakeLocal);
+  const start = jest.fn(async (_options: LocalRedisOptions) => fakeLocal);
   beforeEach(() => start.mockClear());
 
   it('uses an explicit URL before REDIS_URL and starts nothing', async () => {
@@ -16,22 +16,16 @@ describe('resolveRedis', () => {
     expect(start).not.toHaveBeenCalled();
   });
 
-  it('uses the Redis on the default port when it answers', async () => {
-    await expect(resolveRedis({ probe: async () => true, start })).resolves.toEqual({
-      url: DEFAULT_REDIS_URL,
-      source: 'default',
-    });
-    expect(start).not.toHaveBeenCalled();
+  it('starts its own Redis without a URL, never whatever answers on 6379', async () => {
+    await expect(resolveRedis({ start })).resolves.toEqual({ url: fakeLocal.url, source: 'local', local: fakeLocal });
+    expect(start).toHaveBeenCalledWith({});
   });
 
-  it('starts a private Redis when none answers, or when asked to', async () => {
-    await expect(resolveRedis({ probe: async () => false, start })).resolves.toEqual({
-      url: fakeLocal.url,
+  it('gives its own Redis the data folder to persist to', async () => {
+    await expect(resolveRedis({ start, dataDir: '/data/redis' })).resolves.toMatchObject({
       source: 'local',
-      local: fakeLocal,
+      dataDir: '/data/redis',
     });
-    const probe = jest.fn(async () => true);
-    await expect(resolveRedis({ privateRedis: true, probe, start })).resolves.toMatchObject({ source: 'local' });
-    expect(probe).not.toHaveBeenCalled();
+    expect(start).toHaveBeenCalledWith({ dataDir: '/data/redis' });
   });
 });

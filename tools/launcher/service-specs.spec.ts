@@ -2,6 +2,7 @@ import {
   allocatePorts,
   buildServiceEnv,
   DEV_API_KEY,
+  expandInstances,
   probeHost,
   resolveApiKeys,
   SERVICE_NAMES,
@@ -44,11 +45,11 @@ describe('start and stop order', () => {
 });
 
 describe('allocatePorts', () => {
-  it('gives every listener its own port and the edge the public one', async () => {
-    const ports = await allocatePorts(8080);
-    const all = Object.values(ports).flatMap((p) =>
-      [p.admin, p.grpc, p.http].filter((x): x is number => x !== undefined),
-    );
+  it('gives every listener its own port and the edge the public one, one more pair per extra worker', async () => {
+    const ports = await allocatePorts(8080, undefined, 3);
+    const listeners = [...SERVICE_NAMES.map((n) => ports[n]), ...ports.moreWorkers!];
+    const all = listeners.flatMap((p) => [p.admin, p.grpc, p.http].filter((x): x is number => x !== undefined));
+    expect(ports.moreWorkers).toHaveLength(2);
     expect(new Set(all).size).toBe(all.length);
     expect(ports.edge.http).toBe(8080);
     expect(all.every((p) => p > 0 && p < 65_536)).toBe(true);
@@ -76,6 +77,32 @@ describe('buildServiceEnv', () => {
       INFERENCE_WORKERS: 'sim-0=127.0.0.1:5003',
     });
     expect(buildServiceEnv('inference', inputs())).toMatchObject({ GRPC_PORT: '5003', WORKER_ID: 'sim-0' });
+  });
+
+  it('lists every worker for the router and gives each its own port and id', () => {
+    const ports: StackPorts = {
+      ...PORTS,
+      moreWorkers: [
+        { grpc: 5103, admin: 6103 },
+        { grpc: 5203, admin: 6203 },
+      ],
+    };
+    const three = { ...inputs(), ports, workers: 3 };
+    expect(buildServiceEnv('router', three).INFERENCE_WORKERS).toBe(
+      'sim-0=127.0.0.1:5003,sim-1=127.0.0.1:5103,sim-2=127.0.0.1:5203',
+    );
+    expect(buildServiceEnv('inference-2', three)).toMatchObject({
+      GRPC_PORT: '5203',
+      ADMIN_PORT: '6203',
+      WORKER_ID: 'sim-2',
+    });
+    expect(expandInstances(START_PHASES[0], 3)).toEqual([
+      'safety',
+      'inference',
+      'inference-1',
+      'inference-2',
+      'billing',
+    ]);
   });
 
   it("points safety's guard at the stack's own inference worker when SAFETY_GUARD_ADDRESS is `inference`", () => {

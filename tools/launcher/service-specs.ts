@@ -29,8 +29,29 @@ export const START_PHASES: readonly (readonly ServiceName[])[] = [
 /** Stop order: the edge first so it drains in-flight turns and flushes usage while upstreams still answer. */
 export const STOP_ORDER: readonly ServiceName[] = ['edge', 'billing', 'inference', 'router', 'safety'];
 
-/** The worker id the launcher gives its one simulated inference worker. */
-export const SIM_WORKER_ID = 'sim-0';
+/** One process of the stack: a service, or one more inference worker (`inference-1`, …). */
+export type InstanceName = ServiceName | `inference-${number}`;
+
+/** The process name of inference worker `index` (the first is plain `inference`). */
+export function workerInstance(index: number): InstanceName {
+  return index === 0 ? 'inference' : `inference-${index}`;
+}
+
+/** The worker id of inference worker `index`, as the router lists it. */
+export function workerId(index: number): string {
+  return `sim-${index}`;
+}
+
+/** Which service a process runs, and for a worker its index. */
+export function instanceKind(name: InstanceName): { service: ServiceName; worker: number } {
+  const m = /^inference-(\d+)$/.exec(name);
+  return m ? { service: 'inference', worker: Number(m[1]) } : { service: name as ServiceName, worker: 0 };
+}
+
+/** The processes of one phase (or of STOP_ORDER), with `inference` standing for every worker. */
+export function expandInstances(names: readonly ServiceName[], workers: number): InstanceName[] {
+  return names.flatMap((n) => (n === 'inference' ? Array.from({ length: workers }, (_, i) => workerInstance(i)) : [n]));
+}
 
 /** The key the launcher configures when the user has not set FASTLOOP_API_KEYS. */
 export const DEV_API_KEY = 'sk-fastloop-dev';
@@ -42,8 +63,19 @@ export interface ServicePorts {
   readonly http?: number;
 }
 
-/** Every port of the stack; the edge's `http` is the public port. */
-export type StackPorts = Readonly<Record<ServiceName, ServicePorts>>;
+/**
+ * Every port of the stack; the edge's `http` is the public port. `inference` is the first worker's;
+ * `moreWorkers` holds those of workers 1, 2, … (`--workers`).
+ */
+export type StackPorts = Readonly<Record<ServiceName, ServicePorts>> & {
+  readonly moreWorkers?: readonly ServicePorts[];
+};
+
+/** The ports of a process of the stack. */
+export function portsOf(ports: StackPorts, name: InstanceName): ServicePorts {
+  const { service, worker } = instanceKind(name);
+  return service === 'inference' && worker > 0 ? ports.moreWorkers![worker - 1] : ports[service];
+}
 
 /**
  * Picks distinct free loopback ports for every internal listener. `publicPort` (already resolved,
@@ -52,6 +84,7 @@ export type StackPorts = Readonly<Record<ServiceName, ServicePorts>>;
 export async function allocatePorts(
   publicPort: number,
   getPort: () => Promise<number> = getFreePort,
+  workers = 1,
 ): Promise<StackPorts> {
   const taken = new Set<number>([publicPort]);
   const next = async (): Promise<number> => {
@@ -65,13 +98,16 @@ export async function allocatePorts(
     }
     throw new Error('could not find enough distinct free ports');
   };
-  return {
+  const ports = {
     safety: { grpc: await next(), admin: await next() },
     router: { grpc: await next(), admin: await next() },
     inference: { grpc: await next(), admin: await next() },
     billing: { http: await next(), admin: await next() },
     edge: { http: publicPort, grpc: await next(), admin: await next() },
   };
+  const moreWorkers: ServicePorts[] = [];
+  for (let i = 1; i < workers; i++) moreWorkers.push({ grpc: await next(), admin: await next() });
+  return workers > 1 ? { ...ports, moreWorkers } : ports;
 }
 
 /** Variables the launcher owns: never inherited from the caller's environment, always set per service. */
@@ -94,6 +130,11 @@ export const LAUNCHER_OWNED_ENV = [
  */
 const RUN_INTERNAL_TOKEN = randomBytes(24).toString('base64url');
 
+/** The internal token a stack built on `base` uses: the caller's FASTLOOP_INTERNAL_TOKEN, else this run's. */
+export function internalTokenOf(base: Readonly<Record<string, string | undefined>>): string {
+  return base.FASTLOOP_INTERNAL_TOKEN || RUN_INTERNAL_TOKEN;
+}
+
 /** What every service's environment is assembled from. */
 export interface EnvInputs {
   /** The caller's environment with `options.env` applied on top (so PATH, SIM_* etc. pass through). */
@@ -103,21 +144,24 @@ export interface EnvInputs {
   readonly logLevel: string;
   readonly bindHost: string;
   readonly apiKeys: string;
+  /** Inference workers in the stack (default 1). */
+  readonly workers?: number;
 }
 
 /**
  * The complete environment for one service: the inherited base minus launcher-owned variables,
  * the shared `ADMIN_PORT`/`BIND_HOST`/`LOG_LEVEL`, and the service's own wiring.
  */
-export function buildServiceEnv(name: ServiceName, inputs: EnvInputs): Record<string, string> {
+export function buildServiceEnv(instance: InstanceName, inputs: EnvInputs): Record<string, string> {
+  const { service: name, worker } = instanceKind(instance);
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(inputs.base)) {
     if (value !== undefined && !(LAUNCHER_OWNED_ENV as readonly string[]).includes(key)) env[key] = value;
   }
   const { ports } = inputs;
-  const own = ports[name];
+  const own = portsOf(ports, instance);
   Object.assign(env, { ADMIN_PORT: String(own.admin), BIND_HOST: inputs.bindHost, LOG_LEVEL: inputs.logLevel });
-  env.FASTLOOP_INTERNAL_TOKEN ||= RUN_INTERNAL_TOKEN;
+  env.FASTLOOP_INTERNAL_TOKEN = internalTokenOf(inputs.base);
   const local = (port: number | undefined) => `127.0.0.1:${port}`;
   switch (name) {
     case 'safety':
@@ -128,10 +172,13 @@ export function buildServiceEnv(name: ServiceName, inputs: EnvInputs): Record<st
       return {
         ...env,
         GRPC_PORT: String(own.grpc),
-        INFERENCE_WORKERS: `${SIM_WORKER_ID}=${local(ports.inference.grpc)}`,
+        INFERENCE_WORKERS: Array.from(
+          { length: inputs.workers ?? 1 },
+          (_, i) => `${workerId(i)}=${local(portsOf(ports, workerInstance(i)).grpc)}`,
+        ).join(','),
       };
     case 'inference':
-      return { ...env, GRPC_PORT: String(own.grpc), WORKER_ID: SIM_WORKER_ID };
+      return { ...env, GRPC_PORT: String(own.grpc), WORKER_ID: workerId(worker) };
     case 'billing':
       return { ...env, REDIS_URL: inputs.redisUrl, BILLING_HTTP_PORT: String(own.http) };
     case 'edge':

@@ -1,5 +1,5 @@
 import { formatTail } from '@fastloop/service-kit';
-import type { ServiceName } from './service-specs';
+import type { InstanceName } from './service-specs';
 
 /** Stable codes of {@link StackStartError}. */
 export type StackStartErrorCode =
@@ -21,7 +21,7 @@ export type StackStartErrorCode =
 export class StackStartError extends Error {
   readonly code: StackStartErrorCode;
   /** The service that failed, when one did. */
-  readonly service?: ServiceName;
+  readonly service?: InstanceName;
   /** The failing service's last log lines, formatted (also part of `message`); empty when there is none. */
   readonly logTail: string;
   /** The same lines as written (pino JSON), oldest first. */
@@ -32,7 +32,7 @@ export class StackStartError extends Error {
   constructor(
     code: StackStartErrorCode,
     message: string,
-    details: { service?: ServiceName; logLines?: readonly string[]; logFile?: string; cause?: unknown } = {},
+    details: { service?: InstanceName; logLines?: readonly string[]; logFile?: string; cause?: unknown } = {},
   ) {
     const logLines = details.logLines ?? [];
     const logTail = details.service && details.logLines ? formatTail(details.service, logLines, details.logFile) : '';

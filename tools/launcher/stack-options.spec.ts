@@ -4,6 +4,9 @@ import { resolveStackOptions } from './stack-options';
 describe('resolveStackOptions', () => {
   it('defaults to port 8080, info logs, loopback, 60 s to get ready and the real entry files', () => {
     const opts = resolveStackOptions({}, {});
+    expect(opts.workers).toBe(1);
+    expect(resolveStackOptions({}, { FASTLOOP_WORKERS: '4' }).workers).toBe(4);
+    expect(resolveStackOptions({ workers: 2 }, { FASTLOOP_WORKERS: '4' }).workers).toBe(2);
     expect(opts).toMatchObject({
       port: 8080,
       logLevel: 'info',
@@ -49,6 +52,8 @@ describe('resolveStackOptions', () => {
     expect(() => resolveStackOptions({ port: 70_000 }, {})).toThrow(/options\.port/);
     expect(() => resolveStackOptions({}, { PORT: 'http' })).toThrow(/PORT must be/);
     expect(() => resolveStackOptions({ readyTimeoutMs: 0 }, {})).toThrow(/options\.readyTimeoutMs/);
+    expect(() => resolveStackOptions({ workers: 0 }, {})).toThrow(/options\.workers/);
+    expect(() => resolveStackOptions({}, { FASTLOOP_WORKERS: 'many' })).toThrow(/FASTLOOP_WORKERS must be/);
     expect(() => resolveStackOptions({ stopTimeoutMs: Number.NaN }, {})).toThrow(/options\.stopTimeoutMs/);
   });
 });

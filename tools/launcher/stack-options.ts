@@ -2,7 +2,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { defaultReadyTimeoutMs } from '@fastloop/service-kit';
 import type { RestartPolicyOptions } from './restart-policy';
 import type { ServiceRestart } from './stack-supervisor';
-import { SERVICE_ENTRIES, SERVICE_NAMES, type ServiceName } from './service-specs';
+import { SERVICE_ENTRIES, SERVICE_NAMES, type InstanceName, type ServiceName } from './service-specs';
 
 /** Options of startStack. Every field is optional; the defaults give a working local stack. */
 export interface StackOptions {
@@ -17,12 +17,18 @@ export interface StackOptions {
    */
   env?: Record<string, string | undefined>;
   /**
-   * Redis for the edge and billing. Default: `REDIS_URL`; else redis://127.0.0.1:6379 when it answers;
-   * else a private `redis-server` on a free port, stopped by `stop()`.
+   * Redis for the edge and billing. Default: `REDIS_URL`; else the stack's own `redis-server` on a
+   * free port, stopped by `stop()` (a Redis that happens to answer on 6379 is never used unless
+   * REDIS_URL names it).
    */
   redisUrl?: string;
-  /** Never use the shared Redis on 6379: without redisUrl/REDIS_URL, start a private one. Default false (tests: true). */
+  /** @deprecated The stack always starts its own Redis unless given a URL; kept so older callers compile. */
   privateRedis?: boolean;
+  /**
+   * Where the stack's own Redis keeps its data, with append-only persistence, so stored responses
+   * and ledgers survive a restart (`npm start`: `.fastloop/redis`). Default: a throw-away folder.
+   */
+  redisDataDir?: string;
   /** `LOG_LEVEL` of every service. Default: `LOG_LEVEL` from env, else `info`. */
   logLevel?: string;
   /**
@@ -31,7 +37,7 @@ export interface StackOptions {
    */
   logDir?: string;
   /** Called with every line a service writes, e.g. to echo it to a terminal. Default: none (files only). */
-  onLogLine?: (service: ServiceName, line: string) => void;
+  onLogLine?: (service: InstanceName, line: string) => void;
   /** The whole stack must be ready within this many ms. Default: service-kit's defaultReadyTimeoutMs (120 s, or FASTLOOP_READY_TIMEOUT_MS). */
   readyTimeoutMs?: number;
   /** In stop(), how long each service may drain after SIGTERM before SIGKILL. Default 30 000 (services drain within 25 s). */
@@ -46,6 +52,11 @@ export interface StackOptions {
   onRestart?: (restart: ServiceRestart) => void;
   /** Aborts a start in progress: what was started is stopped and startStack rejects with code `aborted`. */
   signal?: AbortSignal;
+  /**
+   * Inference workers to run behind the router (each its own process, ids sim-0 … sim-N-1, all in
+   * the router's INFERENCE_WORKERS). Default: `FASTLOOP_WORKERS` from env, else 1.
+   */
+  workers?: number;
   /** Repository root: the services' cwd, where tsx finds tsconfig.json. Default: two folders above this file. */
   rootDir?: string;
   /** Other entry files (relative to rootDir or absolute); for testing the launcher itself with fake services. */
@@ -61,6 +72,8 @@ export interface ResolvedStackOptions {
   readonly bindHost: string;
   readonly readyTimeoutMs: number;
   readonly stopTimeoutMs: number;
+  /** Inference workers (≥ 1). */
+  readonly workers: number;
   readonly rootDir: string;
   readonly entries: Readonly<Record<ServiceName, string>>;
 }
@@ -83,6 +96,11 @@ export function resolveStackOptions(
   }
   const readyTimeoutMs = positive('readyTimeoutMs', options.readyTimeoutMs, defaultReadyTimeoutMs(base));
   const stopTimeoutMs = positive('stopTimeoutMs', options.stopTimeoutMs, 30_000);
+  const workers = options.workers ?? parseWorkersVar(base.FASTLOOP_WORKERS) ?? 1;
+  if (!Number.isInteger(workers) || workers < 1 || workers > MAX_WORKERS)
+    throw new RangeError(
+      `startStack: options.workers must be an integer from 1 to ${MAX_WORKERS}, got ${String(workers)}`,
+    );
   const rootDir = resolve(options.rootDir ?? join(__dirname, '..', '..'));
   const entries = {} as Record<ServiceName, string>;
   for (const name of SERVICE_NAMES) {
@@ -96,9 +114,21 @@ export function resolveStackOptions(
     bindHost: base.BIND_HOST?.trim() || '127.0.0.1',
     readyTimeoutMs,
     stopTimeoutMs,
+    workers,
     rootDir,
     entries,
   };
+}
+
+/** More workers than this on one machine is a typo, not a plan. */
+const MAX_WORKERS = 64;
+
+function parseWorkersVar(value: string | undefined): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_WORKERS)
+    throw new RangeError(`startStack: FASTLOOP_WORKERS must be an integer from 1 to ${MAX_WORKERS}, got '${value}'`);
+  return n;
 }
 
 function parsePortVar(value: string | undefined): number | undefined {

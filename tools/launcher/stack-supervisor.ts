@@ -9,13 +9,24 @@ import {
 } from '@fastloop/service-kit';
 import type { ResolvedRedis } from './redis-setup';
 import { RestartPolicy, type RestartPolicyOptions } from './restart-policy';
-import { buildServiceEnv, SERVICE_NAMES, STOP_ORDER, type ServiceName, type StackPorts } from './service-specs';
+import {
+  buildServiceEnv,
+  expandInstances,
+  instanceKind,
+  portsOf,
+  SERVICE_NAMES,
+  STOP_ORDER,
+  type InstanceName,
+  type ServiceName,
+  type StackPorts,
+} from './service-specs';
 import { StackStartError } from './stack-errors';
 import type { ResolvedStackOptions } from './stack-options';
 
 /** A service that exited while the stack was up and not being stopped. */
 export interface ServiceCrash {
-  readonly service: ServiceName;
+  /** The process: a service, or an extra inference worker (`inference-1`, …). */
+  readonly service: InstanceName;
   readonly exit: ServiceExit;
   /** Its last log lines, formatted. */
   readonly logTail: string;
@@ -28,7 +39,7 @@ export interface ServiceCrash {
 
 /** A crashed service the supervisor is about to start again. */
 export interface ServiceRestart {
-  readonly service: ServiceName;
+  readonly service: InstanceName;
   readonly exit: ServiceExit;
   /** Its last log lines, formatted. */
   readonly logTail: string;
@@ -46,7 +57,7 @@ export interface SupervisorInputs {
   /** Host the admin ports are probed on. */
   readonly host: string;
   readonly logDir: string;
-  readonly onLogLine?: (service: ServiceName, line: string) => void;
+  readonly onLogLine?: (service: InstanceName, line: string) => void;
   /** Restart a service that crashes while the stack is up; default: never (the crash ends the stack). */
   readonly restart?: RestartPolicyOptions;
   /** Told about each restart before it happens (the launcher logs it). */
@@ -62,14 +73,16 @@ export interface SupervisorInputs {
 export class StackSupervisor {
   /** Resolves on the first unexpected exit after start; never rejects. */
   readonly crashed: Promise<ServiceCrash>;
-  readonly procs = new Map<ServiceName, OwnedProcess>();
+  readonly procs = new Map<InstanceName, OwnedProcess>();
   private state: 'starting' | 'up' | 'stopping' = 'starting';
   private diedWhileStarting: OwnedProcess | undefined;
   private readonly startAbort = new AbortController();
   private reportCrash: (crash: ServiceCrash) => void = () => undefined;
   private stopping: Promise<Readonly<Record<ServiceName, ServiceExit>>> | undefined;
   private readonly onProcessExit = () => this.kill();
-  private readonly restarts = new Map<ServiceName, RestartPolicy>();
+  private readonly restarts = new Map<InstanceName, RestartPolicy>();
+  /** Processes stopped on purpose while the stack is up (a test killing a worker): not crashes. */
+  private readonly intentional = new Set<InstanceName>();
   private readonly restartTimers = new Set<NodeJS.Timeout>();
 
   constructor(private readonly inputs: SupervisorInputs) {
@@ -88,12 +101,13 @@ export class StackSupervisor {
     // One deadline for the whole stack: a test cares how long start takes, not how it splits.
     const deadline = Date.now() + this.inputs.opts.readyTimeoutMs;
     try {
-      for (const group of phases) {
+      for (const phase of phases) {
+        const group = expandInstances(phase, this.inputs.opts.workers);
         group.forEach((name) => this.spawn(name));
         const results = await Promise.all(
           group.map((name) =>
             waitForReady({
-              url: `http://${this.inputs.host}:${this.inputs.ports[name].admin}/readyz`,
+              url: `http://${this.inputs.host}:${portsOf(this.inputs.ports, name).admin}/readyz`,
               deadline,
               signal: this.startAbort.signal,
             }),
@@ -117,8 +131,10 @@ export class StackSupervisor {
     this.stopping ??= (async () => {
       const exits = {} as Record<ServiceName, ServiceExit>;
       for (const name of STOP_ORDER) {
-        const proc = this.procs.get(name);
-        if (proc) exits[name] = await proc.stop(timeoutMs);
+        // Every worker drains at once: they hold no state for each other.
+        const instances = expandInstances([name], this.inputs.opts.workers);
+        const stopped = await Promise.all(instances.map((i) => this.procs.get(i)?.stop(timeoutMs)));
+        if (stopped[0]) exits[name] = stopped[0];
       }
       await this.inputs.redis.local?.stop();
       process.off('exit', this.onProcessExit);
@@ -136,8 +152,10 @@ export class StackSupervisor {
   }
 
   /** The last `lines` lines of one service, or of every started one, formatted. */
-  tail(service: ServiceName | undefined, lines: number): string {
-    const names = service ? [service] : SERVICE_NAMES.filter((n) => this.procs.has(n));
+  tail(service: InstanceName | undefined, lines: number): string {
+    const names = service
+      ? [service]
+      : expandInstances(SERVICE_NAMES, this.inputs.opts.workers).filter((n) => this.procs.has(n));
     return names
       .map((name) => this.procs.get(name))
       .filter((p): p is OwnedProcess => p !== undefined)
@@ -146,16 +164,28 @@ export class StackSupervisor {
   }
 
   /** Where a service's stdout+stderr go. */
-  logFile(name: ServiceName): string {
+  logFile(name: InstanceName): string {
     return join(this.inputs.logDir, `${name}.log`);
   }
 
-  private spawn(name: ServiceName): void {
+  /**
+   * Stops one process on purpose while the stack is up (SIGTERM: it drains; SIGKILL: it dies at
+   * once), so its exit is not taken for a crash. For tests of failover and drain.
+   */
+  async stopInstance(name: InstanceName, signal: 'SIGTERM' | 'SIGKILL', timeoutMs: number): Promise<ServiceExit> {
+    const proc = this.procs.get(name);
+    if (!proc) throw new Error(`no process named ${name} in this stack`);
+    this.intentional.add(name);
+    if (signal === 'SIGKILL') proc.killNow();
+    return signal === 'SIGKILL' ? proc.exited : proc.stop(timeoutMs);
+  }
+
+  private spawn(name: InstanceName): void {
     const { opts, ports, redis, apiKeys, onLogLine } = this.inputs;
     const logFile = this.logFile(name);
     const proc = spawnNodeService({
       name,
-      entry: opts.entries[name],
+      entry: opts.entries[instanceKind(name).service],
       cwd: opts.rootDir,
       env: buildServiceEnv(name, {
         base: opts.base,
@@ -164,6 +194,7 @@ export class StackSupervisor {
         logLevel: opts.logLevel,
         bindHost: opts.bindHost,
         apiKeys,
+        workers: opts.workers,
       }),
       logFile,
       onLine: onLogLine && ((line) => onLogLine(name, line)),
@@ -173,14 +204,14 @@ export class StackSupervisor {
       if (this.state === 'starting') {
         this.diedWhileStarting ??= proc;
         this.startAbort.abort();
-      } else if (this.state === 'up') {
+      } else if (this.state === 'up' && !this.intentional.has(name)) {
         this.onCrash(name, proc, exit, logFile);
       }
     });
   }
 
   /** Restarts the service after its backoff, or ends the stack once it crash-loops. */
-  private onCrash(name: ServiceName, proc: OwnedProcess, exit: ServiceExit, logFile: string): void {
+  private onCrash(name: InstanceName, proc: OwnedProcess, exit: ServiceExit, logFile: string): void {
     const logLines = proc.tail();
     const logTail = formatTail(name, logLines, logFile);
     let policy = this.restarts.get(name);
@@ -205,7 +236,7 @@ export class StackSupervisor {
 
   /** The error for a phase that did not become ready, naming the service and quoting its log. */
   private async startFailure(
-    group: readonly ServiceName[],
+    group: readonly InstanceName[],
     results: readonly ('ready' | NotReadyReason)[],
     callerAborted: boolean,
   ): Promise<StackStartError> {
@@ -213,7 +244,7 @@ export class StackSupervisor {
     if (died) {
       const exit = await died.exited; // flushed, so the tail holds its last words
       const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
-      const name = died.name as ServiceName;
+      const name = died.name as InstanceName;
       return new StackStartError('service_exited', `${name} ${how} before the stack was ready`, {
         service: name,
         logLines: died.tail(),

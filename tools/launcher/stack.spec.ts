@@ -115,6 +115,30 @@ describe('startStack', () => {
     expect(seen.sort()).toEqual(['billing ready', 'edge ready', 'inference ready', 'router ready', 'safety ready']);
   });
 
+  it('starts several inference workers behind the router, and a worker stopped on purpose is no crash', async () => {
+    const { options, events } = fakeOptions();
+    stack = await startStack({ ...options, workers: 3 });
+    expect(stack.workers.map((w) => w.id)).toEqual(['sim-0', 'sim-1', 'sim-2']);
+    expect(stack.workers[0]).toMatchObject({ pid: stack.services.inference.pid, instance: 'inference' });
+    expect(events().filter((e) => e === 'start inference')).toHaveLength(3);
+    const listed = stack.workers.map((w) => `${w.id}=127.0.0.1:${w.ports.grpc}`).join(',');
+    expect(stack.tail('router')).toContain(`"INFERENCE_WORKERS":"${listed}"`);
+    expect(stack.tail('inference-2')).toContain('"WORKER_ID":"sim-2"');
+
+    const exit = await stack.workers[1].stop('SIGKILL');
+    expect(exit.signal).toBe('SIGKILL');
+    const crashed = await Promise.race([stack.crashed, new Promise((r) => setTimeout(() => r('none'), 300))]);
+    expect(crashed).toBe('none');
+    await stack.stop();
+    expect(stack.workers.some((w) => isAlive(w.pid))).toBe(false);
+  });
+
+  it('reads the number of workers from FASTLOOP_WORKERS', async () => {
+    const { options } = fakeOptions({ FASTLOOP_WORKERS: '2' });
+    stack = await startStack(options);
+    expect(stack.workers).toHaveLength(2);
+  });
+
   it('fails with the last words of a service that exits during start, having stopped the others', async () => {
     const { options, events } = fakeOptions({ FAKE_BEHAVIOUR_ROUTER: 'crash-on-start' });
     const err = await startFailure(options);

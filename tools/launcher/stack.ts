@@ -6,10 +6,16 @@ import { resolveRedis, type ResolvedRedis } from './redis-setup';
 import { getFreePort, type ServiceExit } from '@fastloop/service-kit';
 import {
   allocatePorts,
+  internalTokenOf,
+  instanceKind,
+  portsOf,
   probeHost,
   resolveApiKeys,
   SERVICE_NAMES,
   START_PHASES,
+  workerId,
+  workerInstance,
+  type InstanceName,
   type ServiceName,
   type ServicePorts,
 } from './service-specs';
@@ -30,6 +36,7 @@ export {
   DEV_API_KEY,
   type ServiceName,
   type ServicePorts,
+  type InstanceName,
 } from './service-specs';
 
 /** One running service of a {@link Stack}. */
@@ -54,18 +61,22 @@ export interface Stack {
   /** A key the edge accepts: the first of FASTLOOP_API_KEYS, else `sk-fastloop-dev`. */
   readonly apiKey: string;
   readonly redisUrl: string;
-  /** Where the Redis came from: `option` (redisUrl), `env` (REDIS_URL), `default` (found on 6379) or `local` (started for this stack). */
+  /** Where the Redis came from: `option` (redisUrl), `env` (REDIS_URL) or `local` (the stack's own, started for it). */
   readonly redisSource: ResolvedRedis['source'];
   /** Where `<service>.log` files are. */
   readonly logDir: string;
+  /** FASTLOOP_INTERNAL_TOKEN of this stack's services (what an internal caller, e.g. of billing's report, must send). */
+  readonly internalToken: string;
   readonly services: Readonly<Record<ServiceName, ServiceInfo>>;
+  /** Every inference worker (`services.inference` is the first), as the router lists them. */
+  readonly workers: readonly WorkerInfo[];
   /**
    * Resolves if a service exits on its own while the stack is up and is not restarted (restarts off,
    * or it crash-looped); never rejects. A restarted service gets a new pid; `services` keeps the first.
    */
   readonly crashed: Promise<ServiceCrash>;
   /** The last `lines` (default 40) log lines of one service, or of all, formatted for a failure message. */
-  tail(service?: ServiceName, lines?: number): string;
+  tail(service?: InstanceName, lines?: number): string;
   /**
    * SIGTERMs the services one at a time in STOP_ORDER (edge first, so it drains and flushes while
    * its upstreams still answer), SIGKILLs any that outlive `stopTimeoutMs`, then stops the Redis it
@@ -74,6 +85,19 @@ export interface Stack {
   stop(): Promise<Readonly<Record<ServiceName, ServiceExit>>>;
   /** SIGKILLs everything now, synchronously (a second Ctrl-C). A later stop() still resolves. */
   kill(): void;
+}
+
+/** One inference worker of a {@link Stack}. */
+export interface WorkerInfo extends ServiceInfo {
+  /** Its id in the router's INFERENCE_WORKERS (`sim-0`, `sim-1`, …). */
+  readonly id: string;
+  /** Its process name in logs (`inference`, `inference-1`, …). */
+  readonly instance: InstanceName;
+  /**
+   * Stops it on purpose while the stack runs, which the stack does not count as a crash: SIGTERM
+   * (it drains: NOT_SERVING, finishes its calls) or SIGKILL (it dies at once). For failover tests.
+   */
+  stop(signal: 'SIGTERM' | 'SIGKILL'): Promise<ServiceExit>;
 }
 
 /**
@@ -94,11 +118,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     }
   }
   const port = opts.port === 0 ? await getFreePort() : await ensurePortFree(opts.port, opts.bindHost);
-  const ports = await allocatePorts(port);
+  const ports = await allocatePorts(port, undefined, opts.workers);
   const redis = await resolveRedis({
     redisUrl: options.redisUrl,
     envUrl: opts.base.REDIS_URL,
-    privateRedis: options.privateRedis,
+    dataDir: options.redisDataDir,
   });
   let supervisor: StackSupervisor | undefined;
   try {
@@ -120,8 +144,21 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     await supervisor.start(START_PHASES, options.signal);
     const sup = supervisor;
     const services = {} as Record<ServiceName, ServiceInfo>;
-    for (const [name, proc] of sup.procs)
-      services[name] = { pid: proc.pid, ports: ports[name], logFile: sup.logFile(name) };
+    const info = (name: InstanceName): ServiceInfo => ({
+      pid: sup.procs.get(name)!.pid,
+      ports: portsOf(ports, name),
+      logFile: sup.logFile(name),
+    });
+    for (const name of SERVICE_NAMES) services[name] = info(name);
+    const workers = Array.from({ length: opts.workers }, (_, i): WorkerInfo => {
+      const instance = workerInstance(i);
+      return {
+        ...info(instance),
+        id: workerId(i),
+        instance,
+        stop: (signal) => sup.stopInstance(instance, signal, opts.stopTimeoutMs),
+      };
+    });
     return {
       url: `http://${host}:${port}`,
       wsUrl: `ws://${host}:${port}/v1/responses`,
@@ -131,7 +168,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       redisUrl: redis.url,
       redisSource: redis.source,
       logDir,
+      internalToken: internalTokenOf(opts.base),
       services,
+      workers,
       crashed: sup.crashed,
       tail: (service, lines = 40) => sup.tail(service, lines),
       stop: () => sup.stop(opts.stopTimeoutMs),

@@ -1,4 +1,4 @@
-import { env, loadConfig, type LoadConfigOptions } from '@fastloop/service-kit';
+import { env, internalTokenSchema, loadConfig, type LoadConfigOptions } from '@fastloop/service-kit';
 import { z } from 'zod';
 import { DEFAULT_DEDUPE_TTL_SECONDS } from './ledger-store';
 
@@ -9,6 +9,11 @@ export const billingConfigSchema = z.object({
   ADMIN_PORT: env.port(9094),
   /** `GET /v1/usage` report. */
   BILLING_HTTP_PORT: env.port(9095),
+  /**
+   * Shared service-to-service token: the usage report answers only requests that carry it
+   * (`x-fastloop-internal-token`, as the edge sends). Unset = anyone who reaches the port (warned).
+   */
+  FASTLOOP_INTERNAL_TOKEN: internalTokenSchema,
   BIND_HOST: z.string().min(1).default('127.0.0.1'),
   LOG_LEVEL: env.logLevel(),
   /** Usage jobs processed at once. */

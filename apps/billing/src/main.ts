@@ -39,11 +39,16 @@ async function main(): Promise<void> {
     logger,
     isReady: () => !draining && worker.isRunning() && redis.status === 'ready',
   });
+  if (!config.FASTLOOP_INTERNAL_TOKEN)
+    logger.warn(
+      "FASTLOOP_INTERNAL_TOKEN is not set: the usage report answers every tenant's ledger to anyone who can reach BILLING_HTTP_PORT",
+    );
   const report = await startUsageReportServer({
     port: config.BILLING_HTTP_PORT,
     host: config.BIND_HOST,
     ledger,
     logger,
+    internalToken: config.FASTLOOP_INTERNAL_TOKEN,
   });
 
   installShutdown({

@@ -152,3 +152,50 @@ describe('usage report server', () => {
     }
   });
 });
+
+describe('usage report access', () => {
+  let server: LocalRedis;
+  let redis: Redis;
+  let http: UsageReportServer;
+  const TOKEN = 'internal-token-for-tests-0123';
+  beforeAll(async () => {
+    server = await startLocalRedis();
+    redis = new Redis(server.url);
+    const ledger = new LedgerStore(redis);
+    await ledger.apply(
+      billingV1.UsageRecord.fromPartial({
+        responseId: 'resp_secret',
+        tenant: 'other-team',
+        model: 'm',
+        inputTokens: 1,
+        outputTokens: 1,
+        completedAtMs: Date.UTC(2025, 0, 1),
+      }),
+    );
+    http = await startUsageReportServer({
+      port: 0,
+      ledger,
+      internalToken: TOKEN,
+      logger: createLogger({ service: 'billing-test', level: 'silent' }),
+    });
+  });
+  afterAll(async () => {
+    await http.close();
+    await redis.quit();
+    await server.stop();
+  });
+
+  it('answers only requests that carry the internal token', async () => {
+    const url = `http://127.0.0.1:${http.port}/v1/usage`;
+    for (const headers of [{}, { 'x-fastloop-internal-token': 'wrong' }, { authorization: `Bearer ${TOKEN}` }]) {
+      const res = await fetch(url, { headers });
+      expect(res.status).toBe(401);
+      const body = JSON.stringify(await res.json());
+      expect(body).toContain('unauthenticated');
+      expect(body).not.toContain('other-team');
+    }
+    const ok = await fetch(url, { headers: { 'x-fastloop-internal-token': TOKEN } });
+    expect(ok.status).toBe(200);
+    expect(JSON.stringify(await ok.json())).toContain('other-team');
+  });
+});

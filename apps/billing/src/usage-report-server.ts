@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { closeServer, listen } from '@fastloop/service-kit';
+import { closeServer, INTERNAL_TOKEN_METADATA, internalTokenMatches, listen } from '@fastloop/service-kit';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { MAX_REPORT_DAYS, type LedgerStore } from './ledger-store';
@@ -8,8 +8,14 @@ import { MAX_REPORT_DAYS, type LedgerStore } from './ledger-store';
 export interface UsageReportServerOptions {
   /** Port for `GET /v1/usage`; 0 picks a free one. */
   port: number;
-  /** Bind address; default 127.0.0.1. The report has no auth: keep it on an internal interface. */
+  /** Bind address; default 127.0.0.1. Keep it on an internal interface. */
   host?: string;
+  /**
+   * FASTLOOP_INTERNAL_TOKEN: when set, a request without it in the `x-fastloop-internal-token`
+   * header gets 401 before anything is read. Unset: the report answers anyone (the launcher and
+   * deployments set it).
+   */
+  internalToken?: string;
   ledger: LedgerStore;
   logger: Logger;
   /** Most rows one report returns (`truncated: true` beyond); default 1000. */
@@ -64,7 +70,8 @@ function daysBetween(start: string, end: string): number {
  * `{object:'usage.report', tenant, model, day, start, end, truncated, data:[{tenant, model, day,
  * requests, input_tokens, cached_tokens, output_tokens, reasoning_tokens}]}`. Omitted filters mean
  * all; `day` (UTC) selects that day's bucket, `start`..`end` one row per day with usage, instead of
- * all-time totals. Internal only (no auth): clients reach it through the edge's `GET /v1/usage`.
+ * all-time totals. Internal only, behind the internal token: clients reach it through the edge's
+ * `GET /v1/usage`, which authenticates them and scopes the tenant.
  */
 export async function startUsageReportServer(options: UsageReportServerOptions): Promise<UsageReportServer> {
   const server = createServer((req, res) => {
@@ -83,6 +90,11 @@ export async function startUsageReportServer(options: UsageReportServerOptions):
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, options: UsageReportServerOptions): Promise<void> {
+  if (
+    options.internalToken !== undefined &&
+    !internalTokenMatches(req.headers[INTERNAL_TOKEN_METADATA], options.internalToken)
+  )
+    return sendJson(res, 401, errorBody('unauthenticated', 'an internal request without a valid service token'));
   const url = new URL(req.url ?? '/', 'http://localhost');
   if (url.pathname !== '/v1/usage') return sendJson(res, 404, errorBody('not_found', `no route for ${url.pathname}`));
   if (req.method !== 'GET') return sendJson(res, 405, errorBody('method_not_allowed', 'use GET'), { allow: 'GET' });

@@ -94,6 +94,13 @@ const METRICS = {
       help: 'Generate calls answered prefix_miss and resent in full',
       registers: [registry],
     }),
+  workerRetries: (registry: Registry) =>
+    new Counter({
+      name: 'fastloop_edge_worker_retries_total',
+      help: 'Turns re-routed to another worker after one failed before the first token (invisible to the client)',
+      labelNames: ['code'],
+      registers: [registry],
+    }),
 };
 
 /** The edge's Prometheus metrics. */
@@ -106,6 +113,8 @@ export class EdgeMetrics {
   readonly cacheBytes: Gauge;
   readonly connections: Gauge<'transport'>;
   readonly prefixMisses: Counter;
+  /** Turns sent to another worker after one failed before the first token, by its error code. */
+  readonly workerRetries: Counter<'code'>;
   readonly safetyFindings: Counter<'category' | 'action' | 'source'>;
   readonly outputBlocks: Counter<'rule'>;
   readonly engineFirstItemSeconds: Histogram<'transport' | 'cached'>;
@@ -124,6 +133,7 @@ export class EdgeMetrics {
     this.safetyFindings = METRICS.safetyFindings(registry);
     this.outputBlocks = METRICS.outputBlocks(registry);
     this.prefixMisses = METRICS.prefixMisses(registry);
+    this.workerRetries = METRICS.workerRetries(registry);
   }
 }
 

@@ -106,7 +106,11 @@ async function main(): Promise<void> {
     limits,
   };
 
-  const usageReports = new UsageReporter({ billingUrl: config.BILLING_URL, listModels: () => backends.listModels() });
+  const usageReports = new UsageReporter({
+    billingUrl: config.BILLING_URL,
+    internalToken: config.FASTLOOP_INTERNAL_TOKEN,
+    listModels: () => backends.listModels(),
+  });
   const http = new HttpApi({
     deps,
     auth,

@@ -8,6 +8,17 @@ import { DEFAULT_MAX_CHUNK_TOKENS } from './token-chunk-writer';
 export const ENGINE_NAMES = ['sim', 'llamacpp', 'openai-compatible'] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
 
+/** JSON text (env) or an object (config file): tenant name → weight and cap. */
+const tenantSharesField = z
+  .preprocess(
+    (v) => (typeof v === 'string' ? (JSON.parse(v) as unknown) : v),
+    z.record(
+      z.string().min(1),
+      z.strictObject({ weight: z.number().positive().optional(), maxConcurrent: z.number().int().min(1).optional() }),
+    ),
+  )
+  .default({});
+
 /**
  * Every knob of the inference worker. Keys are the env var names; each default works locally.
  * Parsed once by {@link loadInferenceConfig}, frozen, and passed in.
@@ -52,8 +63,17 @@ export const inferenceConfigSchema = z.object({
   INFERENCE_ENGINE_HEALTH_INTERVAL_MS: env.int(5_000, 100),
   /** openai-compatible: bearer token for the upstream, if it wants one. */
   OPENAI_COMPAT_API_KEY: z.string().min(1).optional(),
-  /** Calls generating at once; more fail fast with `worker_overloaded` so the edge can go elsewhere. */
+  /** Calls generating at once (slots); more wait up to INFERENCE_SLOT_WAIT_MS, then `worker_overloaded`. */
   INFERENCE_MAX_CONCURRENCY: env.int(64, 1),
+  /** How long a call may wait for a generation slot before `worker_overloaded` (retryable); 0 = fail at once. */
+  INFERENCE_SLOT_WAIT_MS: env.int(1_000, 0),
+  /** Slots no single tenant may take (default an eighth of INFERENCE_MAX_CONCURRENCY, at least 1). */
+  INFERENCE_SLOT_RESERVE: env.int(-1, -1),
+  /**
+   * Per-tenant shares of the slots, by tenant name (the worker digests them as the edge digests
+   * `cache_salt`): `{"<tenant>": {"weight": 2, "maxConcurrent": 16}}` (JSON).
+   */
+  INFERENCE_TENANT_SHARES: tenantSharesField,
   /** Upper bound on sampled tokens per call, applied when a request asks for 0 (unset) or more. */
   INFERENCE_MAX_OUTPUT_TOKENS: env.int(32_768, 1),
   /**
@@ -76,6 +96,12 @@ export const inferenceConfigSchema = z.object({
   SIM_TTFT_MS: env.number(50),
   /** Simulated accelerator: prefill speed for prompt tokens not held in the session cache. */
   SIM_PREFILL_TOKENS_PER_SECOND: z.coerce.number().positive().default(20_000),
+  /**
+   * Simulated accelerator: one prefill queue for the worker (first come, first served at
+   * SIM_PREFILL_TOKENS_PER_SECOND), as one GPU has, instead of every call prefilling at that rate
+   * at once. What makes a busy worker slower, for routing benchmarks.
+   */
+  SIM_SHARED_PREFILL: env.bool(false),
   /** Simulated accelerator: decode speed. */
   SIM_TOKENS_PER_SECOND: z.coerce.number().positive().default(1_000),
   /** Simulated accelerator: relative spread of each interval, 0 (exact) to 1. */

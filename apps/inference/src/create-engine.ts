@@ -38,6 +38,7 @@ export async function createEngine(config: InferenceConfig, profile: ModelProfil
         },
         script: { toolCalls: config.SIM_TOOL_CALLS, answerWords: config.SIM_ANSWER_WORDS },
         guard: { blockTerms: config.SIM_GUARD_BLOCK_TERMS },
+        sharedPrefill: config.SIM_SHARED_PREFILL,
         logger: logger.child({ engine: 'sim', simulated: true }),
       });
     case 'llamacpp':

@@ -8,17 +8,19 @@ import {
   MuxServer,
   toGrpcError,
   type InternalErrorCode,
+  type SlotLease,
   type StreamingCall,
 } from '@fastloop/service-kit';
 import { saltSeed } from './block-hash';
 import { effectiveMaxOutputTokens, limitChunk } from './completion-limits';
 import type { Engine, EnginePrefill } from './engine';
-import { engineError, workerOverloaded } from './inference-errors';
+import { engineError } from './inference-errors';
 import type { GenerateOutcome, InferenceMetrics } from './inference-metrics';
 import { matchPrefix } from './prefix-match';
 import { assemblePrompt, sessionSequence, type AssembledPrompt } from './prompt-assembly';
 import { validatePromptTokens } from './prompt-validation';
 import type { SessionCache } from './session-cache';
+import { SlotScheduler } from './slot-scheduler';
 import { TokenChunkWriter } from './token-chunk-writer';
 
 const { FinishReason } = inferenceV1;
@@ -35,8 +37,13 @@ export interface GenerateServiceOptions {
   profileStopTokens: readonly number[];
   /** Token ids 0..vocabSize-1 are valid. */
   vocabSize: number;
-  /** INFERENCE_MAX_CONCURRENCY: calls beyond it fail with `worker_overloaded`. */
+  /** INFERENCE_MAX_CONCURRENCY: calls generating at once; beyond, they wait for a slot (see `slots`). */
   maxConcurrency: number;
+  /**
+   * Shares the `maxConcurrency` slots between tenants (slot-scheduler.ts). Default: an eighth of
+   * them kept from any one tenant, no waiting (a call that finds no slot fails `worker_overloaded`).
+   */
+  slots?: SlotScheduler;
   /** INFERENCE_MAX_OUTPUT_TOKENS: cap on sampled tokens per call. */
   maxOutputTokens: number;
   /** INFERENCE_PREFIX_CACHING: reuse any held prefix by content, not only the session's; default true. */
@@ -75,14 +82,16 @@ export class GenerateService {
   private readonly engineLabel: { engine: string };
   /** GenerateStream's calls; drained with the gRPC server. */
   readonly mux = new MuxServer();
+  private readonly slots: SlotScheduler;
 
   constructor(private readonly options: GenerateServiceOptions) {
     this.now = options.now ?? (() => performance.now());
     this.engineLabel = { engine: options.engine.name };
+    this.slots = options.slots ?? new SlotScheduler({ capacity: options.maxConcurrency, waitMs: 0 });
   }
 
-  /** The grpc-js implementation to register. */
-  implementation(): inferenceV1.InferenceServiceServer {
+  /** The grpc-js implementation to register (WatchWorkerStats is worker-stats' own). */
+  implementation(): Pick<inferenceV1.InferenceServiceServer, 'generate' | 'generateStream' | 'forgetSession'> {
     return {
       generate: (call: GenerateCall) => void this.handle(call),
       generateStream: (stream) =>
@@ -121,29 +130,33 @@ export class GenerateService {
   private async handle(call: GenerateCall): Promise<void> {
     const arrivedAt = this.now();
     const { metrics } = this.options;
-    if (this.inFlight >= this.options.maxConcurrency) {
-      this.fail(call, workerOverloaded(this.options.maxConcurrency), 'worker_overloaded');
-      return;
-    }
     this.inFlight++;
-    metrics.inFlight.inc(this.engineLabel);
     const controller = new AbortController();
     this.active.add(controller);
     const onCancelled = () => controller.abort();
     call.on('cancelled', onCancelled);
+    let lease: SlotLease | undefined;
     try {
+      lease = await this.slots.acquire(call.request.cacheSalt, controller.signal);
+      metrics.inFlight.inc(this.engineLabel);
       await this.run(call, arrivedAt, controller.signal);
     } catch (err) {
+      if (controller.signal.aborted) {
+        this.count('cancelled');
+        return;
+      }
       const domain = err instanceof DomainError ? err : engineError(err);
       if (!(err instanceof DomainError))
         this.options.logger.error({ err, engine: this.options.engine.name }, 'engine failed');
-      if (controller.signal.aborted) this.count('cancelled');
-      else this.fail(call, domain, outcomeOf(domain));
+      this.fail(call, domain, outcomeOf(domain));
     } finally {
       call.off('cancelled', onCancelled);
       this.active.delete(controller);
       this.inFlight--;
-      metrics.inFlight.dec(this.engineLabel);
+      if (lease) {
+        lease.release();
+        metrics.inFlight.dec(this.engineLabel);
+      }
       if (this.inFlight === 0) this.wakeIdleWaiters();
     }
   }
@@ -228,7 +241,9 @@ export class GenerateService {
     // tokens another branch appended (content matching still reuses them as cached_tokens).
     const moveFrom =
       request.parentSessionKey !== '' ? scopedKey(request.cacheSalt, request.parentSessionKey) : undefined;
-    sessions.set(scopedKey(request.cacheSalt, request.sessionKey), tokens, { blockHashes, moveFrom, log });
+    // The root is for the router only (WatchWorkerStats); a moved session keeps its parent's.
+    const root = request.prefixKey ? { key: request.prefixKey, tokens: prepared.prompt.length } : undefined;
+    sessions.set(scopedKey(request.cacheSalt, request.sessionKey), tokens, { blockHashes, moveFrom, log, root });
   }
 
   private async stream(

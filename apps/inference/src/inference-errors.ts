@@ -6,7 +6,8 @@ import { DomainError, ErrorCode } from '@fastloop/service-kit';
  * - `prefix_miss` (FAILED_PRECONDITION, retryable): the worker does not hold `prefix_len` tokens
  *   of the session; resend the full sequence once with `prefix_len` 0.
  * - `invalid_prompt` (INVALID_ARGUMENT): empty prompt or a token id outside the vocabulary.
- * - `worker_overloaded` (RESOURCE_EXHAUSTED, retryable): `INFERENCE_MAX_CONCURRENCY` calls in flight.
+ * - `worker_overloaded` (RESOURCE_EXHAUSTED, retryable): no generation slot freed for the caller's
+ *   tenant within `INFERENCE_SLOT_WAIT_MS` (all `INFERENCE_MAX_CONCURRENCY` busy, or its share taken).
  * - `context_length_exceeded` (INVALID_ARGUMENT): the prompt does not fit the model's context.
  * - `engine_error` (INTERNAL): the engine failed while generating.
  */
@@ -32,11 +33,11 @@ export function invalidPrompt(reason: string): DomainError {
   return new DomainError(ErrorCode.invalidPrompt, reason, GrpcStatus.INVALID_ARGUMENT, false);
 }
 
-/** Too many calls in flight on this worker. */
-export function workerOverloaded(limit: number): DomainError {
+/** No generation slot for this call (the worker's, or its tenant's share, are all busy). */
+export function workerOverloaded(limit: number, why?: string): DomainError {
   return new DomainError(
     ErrorCode.workerOverloaded,
-    `worker is at its limit of ${limit} concurrent calls`,
+    `worker is at its limit of ${limit} concurrent calls${why ? ` (${why})` : ''}`,
     GrpcStatus.RESOURCE_EXHAUSTED,
     true,
   );

@@ -300,7 +300,7 @@ describe('InferenceService/Generate lifecycle', () => {
   });
 
   it('fails fast with a retryable worker_overloaded beyond INFERENCE_MAX_CONCURRENCY', async () => {
-    const t = await startTestWorker({ ...slow, INFERENCE_MAX_CONCURRENCY: '1' });
+    const t = await startTestWorker({ ...slow, INFERENCE_MAX_CONCURRENCY: '1', INFERENCE_SLOT_WAIT_MS: '0' });
     try {
       const first = generate(t.client, { tokens: prompt });
       const firstSettled = first.result.catch((err: unknown) => err);

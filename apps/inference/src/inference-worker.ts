@@ -5,9 +5,13 @@ import { startGrpcServer, type GrpcServer, type Registry } from '@fastloop/servi
 import type { InferenceConfig } from './config';
 import { createEngine, loadProfile } from './create-engine';
 import type { Engine } from './engine';
+import { SlotScheduler } from './slot-scheduler';
 import { GenerateService } from './generate-service';
 import { createInferenceMetrics } from './inference-metrics';
 import { SessionCache } from './session-cache';
+import { KvEventLog } from './worker-stats/kv-event-log';
+import { LoadMeter } from './worker-stats/load-meter';
+import { WorkerStatsService } from './worker-stats/worker-stats-service';
 
 /** Fully qualified gRPC service name (also its grpc.health.v1 name). */
 export const INFERENCE_SERVICE_NAME = 'fastloop.inference.v1.InferenceService';
@@ -30,6 +34,8 @@ export interface InferenceWorker {
   readonly engine: Engine;
   readonly sessions: SessionCache;
   readonly profile: ModelProfile;
+  /** WatchWorkerStats: the load and KV events routers place by. */
+  readonly stats: WorkerStatsService;
   /**
    * Stops accepting calls, lets in-flight ones finish for up to `graceMs`, cancels the rest, then
    * closes the engine and drops the sessions. Idempotent.
@@ -42,7 +48,10 @@ export async function startInferenceWorker(options: InferenceWorkerOptions): Pro
   const { config, logger } = options;
   const profile = options.profile ?? (await loadProfile(config));
   profile.warmUp();
-  const engine = options.engine ?? (await createEngine(config, profile, logger));
+  const meter = new LoadMeter();
+  // Metered so the worker can report the prefill queued ahead of a new call (WatchWorkerStats).
+  const engine = meter.meter(options.engine ?? (await createEngine(config, profile, logger)));
+  const kv = new KvEventLog();
   const metrics = createInferenceMetrics(options.registry, {
     engine: engine.name,
     simulated: engine.simulated,
@@ -53,6 +62,7 @@ export async function startInferenceWorker(options: InferenceWorkerOptions): Pro
     maxTokens: config.INFERENCE_SESSION_CACHE_TOKENS,
     maxEntries: config.INFERENCE_SESSION_CACHE_ENTRIES,
     onEvict: () => metrics.sessionCacheEvictions.inc({ engine: engine.name }),
+    listener: kv,
   });
   const service = new GenerateService({
     engine,
@@ -62,9 +72,25 @@ export async function startInferenceWorker(options: InferenceWorkerOptions): Pro
     profileStopTokens: profile.stopTokens,
     vocabSize: profile.vocabSize,
     maxConcurrency: config.INFERENCE_MAX_CONCURRENCY,
+    slots: new SlotScheduler({
+      capacity: config.INFERENCE_MAX_CONCURRENCY,
+      waitMs: config.INFERENCE_SLOT_WAIT_MS,
+      ...(config.INFERENCE_SLOT_RESERVE >= 0 ? { reserve: config.INFERENCE_SLOT_RESERVE } : {}),
+      shares: config.INFERENCE_TENANT_SHARES,
+    }),
     maxOutputTokens: config.INFERENCE_MAX_OUTPUT_TOKENS,
     prefixCaching: config.INFERENCE_PREFIX_CACHING,
     maxChunkTokens: config.INFERENCE_MAX_CHUNK_TOKENS,
+  });
+  const stats = new WorkerStatsService({
+    workerId: config.WORKER_ID,
+    kv,
+    meter,
+    inFlight: () => service.inFlightCount,
+    held: () => ({ sessions: sessions.size, tokens: sessions.totalTokens, blocks: sessions.index.size }),
+    kvCapacityTokens: config.INFERENCE_SESSION_CACHE_TOKENS,
+    maxConcurrency: config.INFERENCE_MAX_CONCURRENCY,
+    logger,
   });
   const grpc = await startGrpcServer({
     port: config.GRPC_PORT,
@@ -75,8 +101,11 @@ export async function startInferenceWorker(options: InferenceWorkerOptions): Pro
       {
         name: INFERENCE_SERVICE_NAME,
         definition: inferenceV1.InferenceServiceService,
-        implementation: service.implementation(),
-        drain: () => service.mux.drain(),
+        implementation: { ...service.implementation(), watchWorkerStats: stats.handler },
+        drain: () => {
+          stats.drain();
+          service.mux.drain();
+        },
       },
     ],
   });
@@ -93,5 +122,5 @@ export async function startInferenceWorker(options: InferenceWorkerOptions): Pro
       await engine.close();
       sessions.clear();
     })());
-  return { grpc, service, engine, sessions, profile, close };
+  return { grpc, service, engine, sessions, profile, stats, close };
 }

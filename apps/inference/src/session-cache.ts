@@ -12,6 +12,31 @@ export interface SessionCacheOptions {
   onEvict?: (key: string, tokens: number) => void;
   /** Block hash of the content index; default {@link chainBlockHash} (tests pass a colliding one). */
   hasher?: BlockHasher;
+  /** Told what is kept and dropped, e.g. the KV-event log the router reads (kv-event-log.ts). */
+  listener?: SessionCacheListener;
+}
+
+/** Why a session stopped being held. */
+export type SessionRemoval = 'evicted' | 'deleted' | 'moved';
+
+/** Observes a {@link SessionCache}: what the router learns a worker holds comes from here. */
+export interface SessionCacheListener {
+  /**
+   * `key` now holds `tokens` tokens (new, extended or replaced). `movedFrom` is the session it
+   * replaced by a move (reported removed just before); `root` is what the caller passed to `set`.
+   */
+  kept(key: string, tokens: number, movedFrom: string | undefined, root: SessionRoot | undefined): void;
+  /** `key` is no longer held. */
+  removed(key: string, reason: SessionRemoval): void;
+  /** Everything was dropped at once (shutdown). */
+  cleared?(): void;
+}
+
+/** The conversation root a sequence belongs to, for placement (inference.proto `prefix_key`). */
+export interface SessionRoot {
+  readonly key: string;
+  /** Prompt tokens of the call that kept it. */
+  readonly tokens: number;
 }
 
 /** A held sequence and the chained hashes of its full blocks; neither array is ever mutated. */
@@ -40,6 +65,8 @@ export interface SessionSetOptions {
    * skips comparing the shared blocks: O(new blocks).
    */
   log?: SequenceLog;
+  /** Passed on to the listener: the root the caller names for this sequence (placement only). */
+  root?: SessionRoot;
 }
 
 /**
@@ -110,16 +137,24 @@ export class SessionCache {
     // A wrong-length hash array would index blocks the sequence lacks: fail loudly instead.
     if (blockHashes.length !== fullBlocks(sequence.length))
       throw new RangeError(`blockHashes has ${blockHashes.length} hashes for ${sequence.length} tokens`);
-    const moveFrom =
-      options.moveFrom !== undefined && options.moveFrom !== key ? this.detach(options.moveFrom) : undefined;
-    if (moveFrom !== undefined) this.delete(key);
+    const listener = this.options.listener;
+    const movedKey = options.moveFrom !== undefined && options.moveFrom !== key ? options.moveFrom : undefined;
+    const moveFrom = movedKey !== undefined ? this.detach(movedKey) : undefined;
+    if (moveFrom !== undefined) {
+      this.delete(key);
+      listener?.removed(movedKey!, 'moved');
+    }
     const holder = moveFrom ?? this.detach(key);
     if (sequence.length > this.options.maxTokens || this.options.maxEntries === 0) {
-      if (holder !== undefined) this.index.remove(holder, holder.blockHashes);
+      if (holder !== undefined) {
+        this.index.remove(holder, holder.blockHashes);
+        if (moveFrom === undefined) listener?.removed(key, 'deleted');
+      }
       return;
     }
     this.entries.set(key, this.reindex(holder, sequence, blockHashes, options.log));
     this.tokens += sequence.length;
+    listener?.kept(key, sequence.length, moveFrom !== undefined ? movedKey : undefined, options.root);
     this.evictOverBudget();
   }
 
@@ -128,6 +163,7 @@ export class SessionCache {
     const held = this.detach(key);
     if (held === undefined) return false;
     this.index.remove(held, held.blockHashes);
+    this.options.listener?.removed(key, 'deleted');
     return true;
   }
 
@@ -136,6 +172,7 @@ export class SessionCache {
     this.entries.clear();
     this.index.clear();
     this.tokens = 0;
+    this.options.listener?.cleared?.();
   }
 
   /** Removes a session from the LRU and the token count, leaving its index entries to the caller. */
@@ -188,6 +225,7 @@ export class SessionCache {
       const held = this.detach(key)!;
       this.index.remove(held, held.blockHashes);
       this.options.onEvict?.(key, held.tokens.length);
+      this.options.listener?.removed(key, 'evicted');
     }
   }
 }

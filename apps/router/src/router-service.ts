@@ -24,7 +24,14 @@ export function createRouterService(deps: RouterServiceDeps): GrpcServiceBinding
       try {
         const decision = deps.router.route(call.request);
         endTimer();
-        deps.metrics.decisions.inc({ model: decision.model.id, worker: decision.worker.id });
+        const { placement } = decision;
+        deps.metrics.decisions.inc({ model: decision.model.id, worker: placement.worker.id });
+        deps.metrics.placements.inc({ policy: deps.router.policyName, reason: placement.reason });
+        const from = call.request.sessionWorkerId;
+        if (from && from !== placement.worker.id) {
+          deps.metrics.sessionMoves.inc();
+          deps.logger.debug({ from, to: placement.worker.id, reason: placement.reason }, 'session moved');
+        }
         callback(null, decision.response);
       } catch (err) {
         endTimer();

@@ -161,6 +161,66 @@ describe('Classifier', () => {
     expect(err).toMatchObject({ code: 'safety_item_too_large' });
     expect(err?.message).toContain('item 1 has 12 bytes');
   });
+
+  it('refuses a call whose items together are over the request limit, before scanning any', async () => {
+    const bounded = testClassifier({ maxRequestBytes: 1_000, maxItemBytes: 600 });
+    const items = [item('a'.repeat(500)), tool(`${awsAccessKeyId()} ${'b'.repeat(500)}`)];
+    for (const run of [
+      () => bounded.classify({ state: EMPTY, items }),
+      () => bounded.classifyAsync({ state: EMPTY, items }),
+    ])
+      await expect(Promise.resolve().then(run)).rejects.toMatchObject({
+        code: 'safety_request_too_large',
+        grpcStatus: 3, // INVALID_ARGUMENT: the caller's input, not a service failure
+        retryable: false,
+      });
+    // Counted in UTF-8 bytes, as the item limit is: 400 'é' are 800 bytes.
+    await expect(
+      Promise.resolve().then(() =>
+        bounded.classify({ state: EMPTY, items: [item('é'.repeat(300)), item('é'.repeat(300))] }),
+      ),
+    ).rejects.toMatchObject({ code: 'safety_request_too_large' });
+    expect(bounded.classify({ state: EMPTY, items: [item('a'.repeat(500)), item('a'.repeat(500))] }).itemsSeen).toBe(2);
+  });
+
+  describe('with a findings cap', () => {
+    const wall = Array.from({ length: 500 }, (_, i) => `key${i}=${awsAccessKeyId()}`).join('\n');
+
+    it('lists the blocking finding and the earliest others, counts the rest, and keeps the state exact', () => {
+      const capped = testClassifier({
+        maxFindings: 10,
+        actions: { secret: 'flag', policy: 'block' },
+        policies: { tenants: { t: { terms: ['forbidden'], regexes: [], actions: {} } }, models: {} },
+      });
+      const uncapped = testClassifier({
+        actions: { secret: 'flag', policy: 'block' },
+        policies: { tenants: { t: { terms: ['forbidden'], regexes: [], actions: {} } }, models: {} },
+      });
+      const items = [tool(wall), item('this is forbidden')];
+      const res = capped.classify({ state: EMPTY, items, tenant: 't' });
+      const full = uncapped.classify({ state: EMPTY, items, tenant: 't' });
+      expect(full.findings.length).toBe(501);
+      expect(res.findings).toHaveLength(10);
+      expect(res.findingsOmitted).toBe(491);
+      expect(res.verdict).toBe(VERDICT_BLOCK);
+      expect(res.findings[0]).toEqual(full.findings[0]);
+      expect(res.findings.slice(1)).toEqual(full.findings.slice(1, 10));
+      expect(res.state.equals(full.state)).toBe(true);
+      expect(safetyV1.ClassifyResponse.encode(res).finish().length).toBeLessThan(8_000);
+    });
+
+    it('blocks instead of leaving out a value it was to mask', () => {
+      const redacting = testClassifier({ maxFindings: 10, actions: { secret: 'redact' } });
+      const res = redacting.classify({ state: EMPTY, items: [tool(wall)] });
+      expect(res.verdict).toBe(VERDICT_BLOCK);
+      expect(res.findings[0]).toMatchObject({ ruleId: 'too-many-redactions', action: safetyV1.Action.ACTION_BLOCK });
+      // Not carried: the next call is judged on its own findings.
+      expect(redacting.classify({ state: res.state, items: [item('ok')] }).verdict).toBe(VERDICT_ALLOW);
+      const few = redacting.classify({ state: EMPTY, items: [tool(wall.slice(0, 200))] });
+      expect(few.verdict).toBe(VERDICT_ALLOW);
+      expect(few.findings.every((f) => f.action === safetyV1.Action.ACTION_REDACT)).toBe(true);
+    });
+  });
 });
 
 // --- incremental == full ---------------------------------------------------------------------
@@ -227,6 +287,25 @@ describe('Classifier, incremental versus full', () => {
           expect(res.state.equals(full.state)).toBe(true);
           state = res.state;
         }
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('answers the same, state included, when it scans in slices and pauses between them', async () => {
+    await fc.assert(
+      fc.asyncProperty(conversationArb, fc.integer({ min: 1, max: 400 }), async ([items, cuts], sliceChars) => {
+        const sliced = testClassifier({ sliceChars, pauseAfterMs: 0 });
+        let state: Buffer = EMPTY;
+        let pauses = 0;
+        for (const turn of turnsOf(items, cuts)) {
+          const whole = classifier.classify({ state, items: turn });
+          const res = await sliced.classifyAsync({ state, items: turn }, { pause: async () => void pauses++ });
+          expect(res).toEqual(whole);
+          state = res.state;
+        }
+        const text = items.reduce((n, i) => n + i.text.length, 0);
+        if (text > 2 * (sliceChars + 255) * 3) expect(pauses).toBeGreaterThan(0);
       }),
       { numRuns: 150 },
     );

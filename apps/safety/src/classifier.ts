@@ -1,9 +1,9 @@
 import { safetyV1 } from '@fastloop/proto';
-import { safetyItemTooLarge } from './errors';
-import { byItemOrder, ItemLocator, toFinding, type Hit } from './hits';
+import { safetyItemTooLarge, safetyRequestTooLarge } from './errors';
+import { byItemOrder, ItemLocator, smallest, toFinding, type Hit } from './hits';
 import type { Action, CompiledPolicy, PolicyBook } from './policy';
 import { MAX_WINDOW, type Rule } from './rules/rule';
-import { scanStream, tailOf, type StreamMatch } from './rules/stream-scan';
+import { scanStreamSteps, tailOf, type StreamMatch } from './rules/stream-scan';
 import { SafetyStateCodec, type BlockKey, type SafetyStateContent, type StreamState } from './safety-state';
 import type { GuardJudge } from './guard/guard-judge';
 import { STREAMS, streamOf, type StreamName } from './streams';
@@ -14,6 +14,22 @@ export interface ClassifierOptions {
   stateSecret: string | Buffer;
   /** Largest item text scanned, in UTF-8 bytes (`SAFETY_MAX_ITEM_BYTES`); larger items are refused. */
   maxItemBytes: number;
+  /** Largest total of item text in one call, in UTF-8 bytes (`SAFETY_MAX_REQUEST_BYTES`; default: no bound). */
+  maxRequestBytes?: number;
+  /**
+   * Most findings one response lists (`SAFETY_MAX_FINDINGS`; default: all). The blocking finding
+   * stays first; the rest are the earliest, and `findingsOmitted` counts the others.
+   */
+  maxFindings?: number;
+  /** Characters scanned in one step of {@link Classifier.classifyAsync} (default 4,096). */
+  sliceChars?: number;
+  /**
+   * Work between two pauses of {@link Classifier.classifyAsync}, in ms (default 2): steps are
+   * small, and a pause comes once this much time has gone since the last one. Frequent pauses also
+   * keep the service reading its sockets: HTTP/2 lets a peer send only a window (64 KiB) ahead of
+   * what the server has read, so every other call's bytes on the connection wait for those reads.
+   */
+  pauseAfterMs?: number;
   /** Rules, policy lists and actions per (tenant, model). */
   policies: PolicyBook;
   /** The policy (guard) model, for policies that ask it; absent = rules only. */
@@ -22,6 +38,35 @@ export interface ClassifierOptions {
 
 type ClassifyInput = Pick<safetyV1.ClassifyRequest, 'state' | 'items'> &
   Partial<Pick<safetyV1.ClassifyRequest, 'tenant' | 'model'>>;
+
+/** How {@link Classifier.classifyAsync} shares the process while it scans. */
+export interface ClassifyScheduling {
+  /** Awaited between slices of scanning: the service lets other tenants' calls run there. */
+  pause?: () => Promise<void>;
+  /** Called once the rules are done, before waiting on the guard model (no CPU is used meanwhile). */
+  rulesDone?: () => void;
+}
+
+/** One step of the rules' scan; the classifier pauses between steps when asked to. */
+type Steps<T> = Generator<void, T, void>;
+
+/** Runs steps to the end without pausing. */
+function runSteps<T>(steps: Steps<T>): T {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** Findings beyond {@link ClassifierOptions.maxFindings} that were to be masked: the call blocks instead. */
+const REDACTION_OVERFLOW_RULE: Rule = {
+  id: 'too-many-redactions',
+  category: 'policy',
+  description: 'more values to mask than one response can list',
+  keywords: [],
+  pattern: /$^/g,
+  window: 0,
+};
 
 /** The new text of one stream in this call. */
 interface StreamDelta {
@@ -50,7 +95,7 @@ export class Classifier {
    * @throws DomainError `invalid_safety_state` or `safety_item_too_large` (both INVALID_ARGUMENT).
    */
   classify(request: ClassifyInput): safetyV1.ClassifyResponse {
-    return this.rulesOnly(this.evaluate(request));
+    return this.rulesOnly(runSteps(this.evaluate(request)));
   }
 
   /**
@@ -58,8 +103,20 @@ export class Classifier {
    * guard model on the new items (only their tokens are sent: its session travels in the state).
    * A guard that fails blocks (fail-closed) or flags (`failOpen`).
    */
-  async classifyAsync(request: ClassifyInput): Promise<safetyV1.ClassifyResponse> {
-    const e = this.evaluate(request);
+  async classifyAsync(request: ClassifyInput, scheduling: ClassifyScheduling = {}): Promise<safetyV1.ClassifyResponse> {
+    const steps = this.evaluate(request);
+    const pauseAfter = this.options.pauseAfterMs ?? DEFAULT_PAUSE_AFTER_MS;
+    let lastPause = performance.now();
+    let step = steps.next();
+    while (!step.done) {
+      if (scheduling.pause && performance.now() - lastPause >= pauseAfter) {
+        await scheduling.pause();
+        lastPause = performance.now();
+      }
+      step = steps.next();
+    }
+    const e = step.value;
+    scheduling.rulesDone?.();
     const guard = this.options.guard;
     const blockedByRules =
       e.previous.block !== null || e.hits.some((h) => e.policy.actions[h.rule.category] === 'block');
@@ -73,7 +130,7 @@ export class Classifier {
     });
   }
 
-  private rulesOnly(e: ReturnType<Classifier['evaluate']>): safetyV1.ClassifyResponse {
+  private rulesOnly(e: Evaluation): safetyV1.ClassifyResponse {
     // The guard's session is carried unchanged (a call without new items, or already blocked).
     return this.respond(e.policy, e.codec, e.previous.block, e.hits, {
       ...e.next,
@@ -81,23 +138,27 @@ export class Classifier {
     });
   }
 
-  /** Decodes the state and runs the rules over the new items. */
-  private evaluate(request: ClassifyInput) {
+  /**
+   * Decodes the state and runs the rules over the new items, in steps (slices of scanning). Sizes
+   * are checked first: an oversized call is refused before any scanning.
+   */
+  private *evaluate(request: ClassifyInput): Steps<Evaluation> {
     const policy = this.options.policies.resolve(request.tenant ?? '', request.model ?? '');
     const codec = this.codec(policy);
     const previous = codec.decode(request.state);
-    request.items.forEach((item, i) => this.checkSize(item.text, previous.itemsSeen + i));
+    this.checkSizes(request.items, previous.itemsSeen);
 
     const deltas = splitByStream(request.items, previous);
     const hits: Hit[] = [];
     const streams: Partial<Record<StreamName, StreamState>> = {};
+    const sliceChars = this.options.sliceChars ?? DEFAULT_SLICE_CHARS;
     for (const name of STREAMS) {
       const st = SafetyStateCodec.stream(previous, name);
       const delta = deltas.get(name);
       if (st.len === 0 && !delta) continue;
-      streams[name] = scanOne(policy, name, st, delta, hits);
+      streams[name] = yield* scanOne(policy, name, st, delta, hits, sliceChars);
     }
-    hits.push(...itemRegexHits(policy, request.items, previous.itemsSeen));
+    hits.push(...(yield* itemRegexHits(policy, request.items, previous.itemsSeen)));
     const itemsSeen = previous.itemsSeen + request.items.length;
     const next: SafetyStateContent = { itemsSeen, streams, block: null };
     return { policy, codec, previous, hits, next };
@@ -110,18 +171,33 @@ export class Classifier {
     hits: Hit[],
     next: SafetyStateContent,
   ): safetyV1.ClassifyResponse {
-    const acted = hits.filter((h) => actionOf(policy, h) !== 'allow').sort(byItemOrder);
+    const acted = hits.filter((h) => actionOf(policy, h) !== 'allow');
     const blocking = (h: Hit) => actionOf(policy, h) === 'block';
     // The earliest settled blocking hit of the whole conversation: carried, or found now.
     let block: Hit | null = carried && this.carriedHit(policy, carried);
-    for (const h of acted) if (!h.provisional && blocking(h) && (!block || byItemOrder(h, block) < 0)) block = h;
+    let firstProvisional: Hit | undefined;
+    for (const h of acted) {
+      if (!blocking(h)) continue;
+      if (!h.provisional && (!block || byItemOrder(h, block) < 0)) block = h;
+      if (h.provisional && (!firstProvisional || byItemOrder(h, firstProvisional) < 0)) firstProvisional = h;
+    }
     let first = block;
-    const firstProvisional = acted.find((h) => h.provisional && blocking(h));
     if (firstProvisional && (!first || byItemOrder(firstProvisional, first) < 0)) first = firstProvisional;
 
     const threshold = policy.injectionThreshold;
-    const findings = acted
-      .filter((h) => h !== first)
+    const others = first ? acted.filter((h) => h !== first) : acted;
+    const room = Math.max(0, (this.options.maxFindings ?? Number.POSITIVE_INFINITY) - (first ? 1 : 0));
+    // Only the listed findings (and the first left out) are put in order: a wall of keys has
+    // ~150,000 hits, and sorting them all was most of a call's time after the scan.
+    const listed = smallest(others, room + 1, byItemOrder);
+    const omitted = Math.max(0, others.length - room);
+    // Masks the caller cannot see would let those values through: refuse instead.
+    if (!first && omitted > 0) {
+      const redacts = (list: readonly Hit[]) => list.filter((h) => actionOf(policy, h) === 'redact').length;
+      if (redacts(others) > redacts(listed.slice(0, room))) first = redactionOverflow(listed[room]);
+    }
+    const findings = listed
+      .slice(0, room)
       .map((h) => toFinding(h, actionOf(policy, h) as Exclude<Action, 'allow'>, threshold));
     if (first) findings.unshift(toFinding(first, 'block', threshold));
     const blockKey: BlockKey | null = block && {
@@ -139,6 +215,7 @@ export class Classifier {
       findings,
       itemsSeen: next.itemsSeen,
       windowChars: MAX_WINDOW,
+      ...(omitted > 0 ? { findingsOmitted: omitted } : {}),
     };
   }
 
@@ -163,12 +240,52 @@ export class Classifier {
     return codec;
   }
 
-  private checkSize(text: string, itemIndex: number): void {
-    // A UTF-16 code unit is at most 3 UTF-8 bytes, so the exact O(n) count is only needed near the limit.
-    if (text.length * 3 <= this.options.maxItemBytes) return;
-    const bytes = Buffer.byteLength(text, 'utf8');
-    if (bytes > this.options.maxItemBytes) throw safetyItemTooLarge(itemIndex, bytes, this.options.maxItemBytes);
+  /** Refuses an item over `maxItemBytes` or a call over `maxRequestBytes`, before anything is scanned. */
+  private checkSizes(items: readonly safetyV1.SafetyItem[], firstIndex: number): void {
+    const { maxItemBytes, maxRequestBytes = Number.POSITIVE_INFINITY } = this.options;
+    // A UTF-16 code unit is 1 to 3 UTF-8 bytes, so exact O(n) counts are only needed near a limit.
+    let units = 0;
+    for (const item of items) units += item.text.length;
+    if (units > maxRequestBytes) throw safetyRequestTooLarge(items.length, maxRequestBytes);
+    const exactTotal = units * 3 > maxRequestBytes;
+    let total = 0;
+    items.forEach((item, i) => {
+      if (item.text.length * 3 <= maxItemBytes && !exactTotal) return;
+      const bytes = Buffer.byteLength(item.text, 'utf8');
+      if (bytes > maxItemBytes) throw safetyItemTooLarge(firstIndex + i, bytes, maxItemBytes);
+      total += bytes;
+    });
+    if (total > maxRequestBytes) throw safetyRequestTooLarge(items.length, maxRequestBytes);
   }
+}
+
+/** What the rules found, before the guard model and before the response is built. */
+interface Evaluation {
+  policy: CompiledPolicy;
+  codec: SafetyStateCodec;
+  previous: SafetyStateContent;
+  hits: Hit[];
+  next: SafetyStateContent;
+}
+
+/** Matches placed on items between two pauses (a few ms of work). */
+const PLACE_BETWEEN_PAUSES = 2_048;
+
+/** See {@link ClassifierOptions.sliceChars}: ~0.4-1.5 ms of scanning on the dev machine (90-380 ms per MB). */
+const DEFAULT_SLICE_CHARS = 4_096;
+/** See {@link ClassifierOptions.pauseAfterMs}. */
+const DEFAULT_PAUSE_AFTER_MS = 2;
+
+/** The blocking finding of a call whose masks do not all fit in one response, placed at the first one left out. */
+function redactionOverflow(at: Hit): Hit {
+  return {
+    ...at,
+    rule: REDACTION_OVERFLOW_RULE,
+    ruleIndex: GUARD_RULE_INDEX + 1,
+    provisional: false,
+    action: 'block',
+    score: 0,
+  };
 }
 
 /** The new items' text per stream, with each non-empty item's stream position. */
@@ -189,13 +306,14 @@ function splitByStream(
 }
 
 /** Scans a stream's tail plus its new text, appending hits; returns the stream's next state. */
-function scanOne(
+function* scanOne(
   policy: CompiledPolicy,
   name: StreamName,
   st: StreamState,
   delta: StreamDelta | undefined,
   hits: Hit[],
-): StreamState {
+  sliceChars: number,
+): Steps<StreamState> {
   const text = st.tail + (delta?.text ?? '');
   const base = st.len - st.tail.length;
   const len = base + text.length;
@@ -205,7 +323,10 @@ function scanOne(
   let score = st.score;
   let crossed = st.crossed;
   let settled: [number, boolean] | undefined;
-  for (const m of scanStream(text, base, rules)) {
+  let placed = 0;
+  for (const m of yield* scanStreamSteps(text, base, rules, sliceChars)) {
+    // Placing ~150,000 matches of a wall of keys is ~100 ms: pause in between, as the scan does.
+    if (++placed % PLACE_BETWEEN_PAUSES === 0) yield;
     if (m.provisional && !settled) settled = [score, crossed];
     if (m.rule.category !== 'injection') {
       hits.push(place(m, locator, 0));
@@ -241,11 +362,16 @@ function place(m: StreamMatch, locator: ItemLocator, score: number): Hit {
 }
 
 /** Policy regexes, matched within each new item (not across items: their window is unbounded). */
-function itemRegexHits(policy: CompiledPolicy, items: readonly safetyV1.SafetyItem[], firstIndex: number): Hit[] {
+function* itemRegexHits(
+  policy: CompiledPolicy,
+  items: readonly safetyV1.SafetyItem[],
+  firstIndex: number,
+): Steps<Hit[]> {
   if (policy.itemRegexes.length === 0) return [];
   const offset = policy.rules.length + policy.injectionRules.length;
   const hits: Hit[] = [];
-  items.forEach((item, i) => {
+  for (const [i, item] of items.entries()) {
+    if (i > 0) yield;
     policy.itemRegexes.forEach((r, k) => {
       const rule = {
         id: r.id,
@@ -271,7 +397,7 @@ function itemRegexHits(policy: CompiledPolicy, items: readonly safetyV1.SafetyIt
         });
       }
     });
-  });
+  }
   return hits;
 }
 

@@ -57,6 +57,18 @@ export const safetyConfigSchema = z.object({
   SAFETY_STATE_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Largest item text accepted, in UTF-8 bytes (default 4 MiB); larger items are refused whole. */
   SAFETY_MAX_ITEM_BYTES: env.int(4 * 1024 * 1024, 1),
+  /** Largest total item text of one call, in UTF-8 bytes (default 8 MiB); larger calls are refused before scanning. */
+  SAFETY_MAX_REQUEST_BYTES: env.int(8 * 1024 * 1024, 1),
+  /** Most findings one response lists (default 256; the rest are counted in `findings_omitted`). */
+  SAFETY_MAX_FINDINGS: env.int(256, 1),
+  /** Characters scanned in one step (default 4,096: ~1 ms); the service lets other calls run every SAFETY_PAUSE_AFTER_MS. */
+  SAFETY_SLICE_CHARS: env.int(4_096, 256),
+  /** Scanning time after which a call lets other tenants' calls (and socket reads) run (default 2 ms). */
+  SAFETY_PAUSE_AFTER_MS: env.int(2, 0),
+  /** How long a call may wait behind its own tenant's calls before `safety_overloaded` (default 4,000 ms). */
+  SAFETY_QUEUE_TIMEOUT_MS: env.int(4_000, 1),
+  /** Calls one tenant may have waiting (default 256); more get `safety_overloaded` at once. */
+  SAFETY_MAX_QUEUED_PER_TENANT: env.int(256, 1),
   /** Action per category, overridable per tenant/model in SAFETY_POLICIES (default secret=block,injection=flag,policy=block). */
   SAFETY_ACTIONS: actionsSchema,
   /** Points at which untrusted content (tool output, tool definitions) counts as a prompt injection (default 10). */

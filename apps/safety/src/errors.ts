@@ -7,6 +7,11 @@ import { DomainError, ErrorCode } from '@fastloop/service-kit';
 //   whole conversation again with an empty state: never retry the same request.
 // - `safety_item_too_large`: an item's text is over `SAFETY_MAX_ITEM_BYTES`; the request is
 //   refused, never half-scanned.
+// - `safety_request_too_large`: the call's items together are over `SAFETY_MAX_REQUEST_BYTES`;
+//   refused before any scanning.
+// - `safety_overloaded` (RESOURCE_EXHAUSTED, retryable): the caller's tenant has too many calls
+//   waiting, or this one waited past `SAFETY_QUEUE_TIMEOUT_MS` behind them: its own backlog, which
+//   other tenants do not wait on.
 
 /** The carried state cannot be trusted; `reason` says why (never echoes the state itself). */
 export function invalidSafetyState(reason: string, cause?: unknown): DomainError {
@@ -27,4 +32,19 @@ export function safetyItemTooLarge(itemIndex: number, bytes: number, maxBytes: n
     GrpcStatus.INVALID_ARGUMENT,
     false,
   );
+}
+
+/** A call whose items together are too large to scan within the configured bound. */
+export function safetyRequestTooLarge(items: number, maxBytes: number): DomainError {
+  return new DomainError(
+    ErrorCode.safetyRequestTooLarge,
+    `the ${items} items of this call have more than ${maxBytes} bytes of text together (SAFETY_MAX_REQUEST_BYTES)`,
+    GrpcStatus.INVALID_ARGUMENT,
+    false,
+  );
+}
+
+/** The tenant's queue of calls is full, or this call waited too long in it. */
+export function safetyOverloaded(reason: string): DomainError {
+  return new DomainError(ErrorCode.safetyOverloaded, reason, GrpcStatus.RESOURCE_EXHAUSTED, true);
 }

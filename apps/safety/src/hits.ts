@@ -26,6 +26,40 @@ export function byItemOrder(
 }
 
 /**
+ * The `k` smallest of `items` by `compare`, in order (all of them when there are fewer): a bounded
+ * max-heap, O(n log k) instead of sorting all n.
+ */
+export function smallest<T>(items: readonly T[], k: number, compare: (a: T, b: T) => number): T[] {
+  if (items.length <= k) return [...items].sort(compare);
+  const heap: T[] = [];
+  const down = (at: number): void => {
+    for (;;) {
+      const left = 2 * at + 1;
+      if (left >= heap.length) return;
+      const child = left + 1 < heap.length && compare(heap[left + 1], heap[left]) > 0 ? left + 1 : left;
+      if (compare(heap[child], heap[at]) <= 0) return;
+      [heap[at], heap[child]] = [heap[child], heap[at]];
+      at = child;
+    }
+  };
+  for (const item of items) {
+    if (heap.length < k) {
+      heap.push(item);
+      for (let at = heap.length - 1; at > 0;) {
+        const parent = (at - 1) >> 1;
+        if (compare(heap[at], heap[parent]) <= 0) break;
+        [heap[at], heap[parent]] = [heap[parent], heap[at]];
+        at = parent;
+      }
+    } else if (k > 0 && compare(item, heap[0]) < 0) {
+      heap[0] = item;
+      down(0);
+    }
+  }
+  return heap.sort(compare);
+}
+
+/**
  * Places stream positions on items. `items` are `[item index, stream position]` of the non-empty
  * items covering the positions asked about, in order.
  */

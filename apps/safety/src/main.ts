@@ -15,6 +15,7 @@ import { PolicyBook } from './policy';
 import { INJECTION_RULES } from './rules/injection-rules';
 import { SECRET_RULES } from './rules/secret-rules';
 import { createSafetyService } from './safety-service';
+import { TenantTurns } from './tenant-turns';
 
 async function main(): Promise<void> {
   const config = loadSafetyConfig();
@@ -57,15 +58,23 @@ async function main(): Promise<void> {
   const classifier = new Classifier({
     stateSecret: secret,
     maxItemBytes: config.SAFETY_MAX_ITEM_BYTES,
+    maxRequestBytes: config.SAFETY_MAX_REQUEST_BYTES,
+    maxFindings: config.SAFETY_MAX_FINDINGS,
+    sliceChars: config.SAFETY_SLICE_CHARS,
+    pauseAfterMs: config.SAFETY_PAUSE_AFTER_MS,
     policies,
     ...(guard ? { guard } : {}),
+  });
+  const turns = new TenantTurns({
+    queueTimeoutMs: config.SAFETY_QUEUE_TIMEOUT_MS,
+    maxQueuedPerTenant: config.SAFETY_MAX_QUEUED_PER_TENANT,
   });
   const grpc = await startGrpcServer({
     port: config.GRPC_PORT,
     host: config.BIND_HOST,
     logger,
     internalToken: config.FASTLOOP_INTERNAL_TOKEN,
-    services: [createSafetyService({ classifier, metrics, logger })],
+    services: [createSafetyService({ classifier, metrics, logger, turns })],
   });
   const admin = await startAdminServer({
     port: config.ADMIN_PORT,
@@ -84,6 +93,7 @@ async function main(): Promise<void> {
       { name: 'drain gRPC', run: () => grpc.close() },
       { name: 'close admin server', run: () => admin.close() },
       { name: 'close guard client', run: () => guardWorker?.close() },
+      { name: 'stop tenant queues', run: () => turns.close() },
     ],
   });
   logger.info(
@@ -96,6 +106,8 @@ async function main(): Promise<void> {
       policyTenants: Object.keys(config.SAFETY_POLICIES.tenants).length,
       policyModels: Object.keys(config.SAFETY_POLICIES.models).length,
       maxItemBytes: config.SAFETY_MAX_ITEM_BYTES,
+      maxRequestBytes: config.SAFETY_MAX_REQUEST_BYTES,
+      maxFindings: config.SAFETY_MAX_FINDINGS,
       guard: config.SAFETY_GUARD_ADDRESS
         ? {
             address: config.SAFETY_GUARD_ADDRESS,

@@ -3,6 +3,7 @@ import { safetyV1 } from '@fastloop/proto';
 import { DomainError, MuxServer, toGrpcError, type GrpcServiceBinding, type Logger } from '@fastloop/service-kit';
 import type { Classifier } from './classifier';
 import type { SafetyMetrics } from './metrics';
+import { TenantTurns, type ClassifierTurn } from './tenant-turns';
 
 /** Fully qualified gRPC service name (also its grpc.health.v1 name). */
 export const SAFETY_SERVICE_NAME = 'fastloop.safety.v1.SafetyService';
@@ -11,32 +12,30 @@ export interface SafetyServiceDeps {
   classifier: Classifier;
   metrics: SafetyMetrics;
   logger: Logger;
+  /** Shares the scanning thread between tenants (default: one with a 4 s queue timeout, 256 waiting calls per tenant). */
+  turns?: TenantTurns;
 }
 
-/** Binds {@link Classifier} to gRPC: metrics, logging (never of item text) and error mapping. */
+/**
+ * Binds {@link Classifier} to gRPC: metrics, logging (never of item text) and error mapping. Both
+ * transports (a call each, and calls on ClassifyStream) run the same `classify`: the size limits,
+ * the findings cap and the tenant turns hold on either.
+ */
 export function createSafetyService(deps: SafetyServiceDeps): GrpcServiceBinding {
-  const classify = async (request: safetyV1.ClassifyRequest): Promise<safetyV1.ClassifyResponse> => {
-    const endTimer = deps.metrics.classifyDuration.startTimer();
-    try {
-      const response = await deps.classifier.classifyAsync(request);
-      record(deps.metrics, request.items.length, response);
-      return response;
-    } catch (err) {
-      deps.metrics.classifications.inc({ verdict: 'error' });
-      logFailure(deps.logger, request, err);
-      throw err;
-    } finally {
-      endTimer();
-    }
-  };
+  const classify = createClassifyHandler(deps);
   // ClassifyStream's calls (mux.proto): the edge keeps a few such streams instead of a call each.
-  const mux = new MuxServer();
+  // A response too large for the stream fails its own call (`response_too_large`), not the stream.
+  const mux = new MuxServer({
+    messageBytes: (response: safetyV1.ClassifyResponse) => safetyV1.ClassifyResponse.encode(response).finish().length,
+  });
   const implementation: safetyV1.SafetyServiceServer = {
     classify: (
       call: ServerUnaryCall<safetyV1.ClassifyRequest, safetyV1.ClassifyResponse>,
       callback: sendUnaryData<safetyV1.ClassifyResponse>,
     ) => {
-      classify(call.request).then(
+      const cancelled = new AbortController();
+      call.on('cancelled', () => cancelled.abort());
+      classify(call.request, cancelled.signal).then(
         (response) => callback(null, response),
         (err: unknown) => callback(toGrpcError(err)),
       );
@@ -48,6 +47,34 @@ export function createSafetyService(deps: SafetyServiceDeps): GrpcServiceBinding
     definition: safetyV1.SafetyServiceService,
     implementation,
     drain: () => mux.drain(),
+  };
+}
+
+/**
+ * The one Classify both transports run: waits for the tenant's turn, scans in slices (pausing
+ * between them so other tenants' calls run), records metrics and logs failures.
+ */
+export function createClassifyHandler(
+  deps: SafetyServiceDeps,
+): (request: safetyV1.ClassifyRequest, signal?: AbortSignal) => Promise<safetyV1.ClassifyResponse> {
+  const turns = deps.turns ?? new TenantTurns({ queueTimeoutMs: 4_000, maxQueuedPerTenant: 256 });
+  return async (request, signal) => {
+    const endTimer = deps.metrics.classifyDuration.startTimer();
+    let turn: ClassifierTurn | undefined;
+    try {
+      turn = await turns.begin(request.tenant, signal);
+      const { pause, end } = turn;
+      const response = await deps.classifier.classifyAsync(request, { pause, rulesDone: end });
+      record(deps.metrics, request.items.length, response);
+      return response;
+    } catch (err) {
+      deps.metrics.classifications.inc({ verdict: 'error' });
+      logFailure(deps.logger, request, err);
+      throw err;
+    } finally {
+      turn?.end();
+      endTimer();
+    }
   };
 }
 

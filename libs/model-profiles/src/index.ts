@@ -23,6 +23,7 @@ export {
   type ModelProfileErrorCode,
   ProfileNotFoundError,
   PromptParseError,
+  RenderDeadlineError,
   RenderLimitError,
   type RenderLimitName,
   TokenBudgetExceededError,
@@ -48,6 +49,13 @@ export {
   type ToolCallFormat,
 } from './lib/chat-template/tool-call-parser';
 export { HarmonyToken } from './lib/harmony/harmony-tokens';
+export {
+  reviveProfileError,
+  runRenderTask,
+  type RemoteProfileError,
+  type RenderTask,
+  type RenderTaskResult,
+} from './lib/render-task';
 export {
   GUARD_ANSWER_INSTRUCTION,
   GUARD_RESPONSE_FORMAT,

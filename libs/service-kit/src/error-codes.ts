@@ -22,13 +22,25 @@ export const ErrorCode = {
   tooManyCalls: 'too_many_calls',
   /** An internal call without the shared service token (`FASTLOOP_INTERNAL_TOKEN`). */
   unauthenticated: 'unauthenticated',
+  /** A multiplexed call's response is over the stream's message limit. */
+  responseTooLarge: 'response_too_large',
+
+  // Worker pools (service-kit `WorkerPool`: CPU-bound tasks on threads of their own).
+  /** The task did not finish within its budget, waiting included. */
+  taskDeadlineExceeded: 'task_deadline_exceeded',
+  /** Too many tasks are waiting, for the caller's key or in all (retryable). */
+  workerPoolOverloaded: 'worker_pool_overloaded',
+  /** The pool was closed (retryable elsewhere). */
+  workerPoolClosed: 'worker_pool_closed',
+  /** The thread running the task died; only that task fails (retryable). */
+  workerCrashed: 'worker_crashed',
 
   // Inference (InferenceService/Generate, and the edge's reading of its stream).
   /** The worker does not hold the `prefix_len` tokens the caller assumed: resend the whole prompt once. */
   prefixMiss: 'prefix_miss',
   /** Empty prompt, a token outside the vocabulary, or malformed constraints. */
   invalidPrompt: 'invalid_prompt',
-  /** `INFERENCE_MAX_CONCURRENCY` calls in flight on the worker (retryable elsewhere). */
+  /** No generation slot: the worker's, or its tenant's share of them, are all busy (retryable elsewhere). */
   workerOverloaded: 'worker_overloaded',
   /** The prompt leaves no room to sample in the engine's context window. */
   contextLengthExceeded: 'context_length_exceeded',
@@ -50,6 +62,13 @@ export const ErrorCode = {
   invalidSafetyState: 'invalid_safety_state',
   /** An item's text is over `SAFETY_MAX_ITEM_BYTES`. */
   safetyItemTooLarge: 'safety_item_too_large',
+  /** The call's items together are over `SAFETY_MAX_REQUEST_BYTES`; refused before any scanning. */
+  safetyRequestTooLarge: 'safety_request_too_large',
+  /**
+   * The caller's tenant has too many calls waiting, or this one waited past `SAFETY_QUEUE_TIMEOUT_MS`
+   * behind them (retryable): its own backlog, which other tenants do not wait on.
+   */
+  safetyOverloaded: 'safety_overloaded',
 } as const;
 
 /** One of the {@link ErrorCode} values. */

@@ -64,6 +64,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcS
     close(graceMs = 10_000) {
       closing ??= new Promise<void>((resolve) => {
         health.set(false);
+        health.endWatches();
         for (const s of options.services) s.drain?.();
         const timer = setTimeout(() => {
           server.forceShutdown();

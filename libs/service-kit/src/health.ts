@@ -17,6 +17,7 @@ const ServingStatus = healthV1.HealthCheckResponse_ServingStatus;
 export class HealthState {
   private readonly statuses = new Map<string, ServingStatus>();
   private readonly changes = new EventEmitter();
+  private readonly watches = new Set<ServerWritableStream<healthV1.HealthCheckRequest, healthV1.HealthCheckResponse>>();
 
   constructor(services: readonly string[]) {
     this.statuses.set('', ServingStatus.NOT_SERVING);
@@ -41,6 +42,16 @@ export class HealthState {
 
   isServing(service = ''): boolean {
     return this.statuses.get(service) === ServingStatus.SERVING;
+  }
+
+  /**
+   * Ends every Watch stream (after the statuses it has been sent): a server that drains must not
+   * wait out its grace period for watchers (routers) that never hang up. They see the stream end,
+   * treat the peer as not serving and reconnect, which a closing server refuses.
+   */
+  endWatches(): void {
+    for (const call of [...this.watches]) call.end();
+    this.watches.clear();
   }
 
   /** The grpc.health.v1.Health implementation backed by this state. */
@@ -70,8 +81,14 @@ export class HealthState {
           if (changed === name) call.write({ status: s });
         };
         this.changes.on('change', onChange);
-        call.on('cancelled', () => this.changes.off('change', onChange));
-        call.on('close', () => this.changes.off('change', onChange));
+        this.watches.add(call);
+        const stop = () => {
+          this.changes.off('change', onChange);
+          this.watches.delete(call);
+        };
+        call.on('cancelled', stop);
+        call.on('close', stop);
+        call.on('finish', stop);
       },
     };
   }

@@ -34,6 +34,14 @@ function digest(s: string): Buffer {
 }
 
 /**
+ * Whether a presented token (an HTTP header, gRPC metadata) is `token`: compared as SHA-256
+ * digests in constant time, so neither the length nor a prefix leaks through timing.
+ */
+export function internalTokenMatches(presented: unknown, token: string): boolean {
+  return typeof presented === 'string' && timingSafeEqual(digest(presented), digest(token));
+}
+
+/**
  * A server interceptor that refuses (UNAUTHENTICATED, before the handler runs) every call without
  * the token, except health checks. Compared as SHA-256 digests in constant time.
  */

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getFreePort } from './ports';
@@ -18,6 +18,20 @@ export class RedisNotInstalledError extends Error {
   }
 }
 
+/** A persistent Redis data folder is already served by a running redis-server (another stack). */
+export class RedisDataDirInUseError extends Error {
+  readonly code = 'redis_data_dir_in_use';
+  constructor(
+    readonly dataDir: string,
+    readonly pid: number,
+  ) {
+    super(
+      `redis-server (pid ${pid}) already serves ${dataDir}: another fastloop stack of this checkout is running. Stop it, or set REDIS_URL to use a Redis of your own.`,
+    );
+    this.name = 'RedisDataDirInUseError';
+  }
+}
+
 const HAS_SETPRIV = process.platform === 'linux' && !spawnSync('setpriv', ['--version']).error;
 
 export interface LocalRedis {
@@ -27,14 +41,33 @@ export interface LocalRedis {
   stop(): Promise<void>;
 }
 
+/** Options of {@link startLocalRedis}. */
+export interface LocalRedisOptions {
+  timeoutMs?: number;
+  cluster?: boolean;
+  /**
+   * Keep the data in this folder, with persistence on (append-only file, fsynced every second), so
+   * a restart finds what the last run stored; the folder stays when the server stops. Default: a
+   * throw-away temp folder and no persistence (tests).
+   */
+  dataDir?: string;
+}
+
 /**
- * Starts a throw-away `redis-server` on a free loopback port (no persistence, own temp dir) for
- * the local launcher and for tests, so no run shares state with another.
+ * Starts a `redis-server` on a free loopback port for the local launcher and for tests: by default
+ * throw-away (no persistence, own temp dir), so no run shares state with another; with `dataDir`,
+ * persistent there (`npm start`), refusing a folder another running server already uses.
  */
-export async function startLocalRedis(options: { timeoutMs?: number; cluster?: boolean } = {}): Promise<LocalRedis> {
+export async function startLocalRedis(options: LocalRedisOptions = {}): Promise<LocalRedis> {
   if (spawnSync('redis-server', ['--version']).error) throw new RedisNotInstalledError();
   const port = await getFreePort();
-  const dir = mkdtempSync(join(tmpdir(), 'fastloop-redis-'));
+  const persistent = options.dataDir !== undefined;
+  const dir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'fastloop-redis-'));
+  if (persistent) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const owner = runningServer(join(dir, 'redis.pid'));
+    if (owner !== undefined) throw new RedisDataDirInUseError(dir, owner);
+  }
   const args = [
     '--port',
     String(port),
@@ -42,8 +75,9 @@ export async function startLocalRedis(options: { timeoutMs?: number; cluster?: b
     '127.0.0.1',
     '--save',
     '',
-    '--appendonly',
-    'no',
+    ...(persistent
+      ? ['--appendonly', 'yes', '--appendfsync', 'everysec', '--pidfile', join(dir, 'redis.pid')]
+      : ['--appendonly', 'no']),
     '--dir',
     dir,
     '--loglevel',
@@ -60,7 +94,7 @@ export async function startLocalRedis(options: { timeoutMs?: number; cluster?: b
   while (!(await isRedisReachable(url, 200))) {
     if (child.exitInfo || Date.now() > deadline) {
       child.killNow();
-      rmSync(dir, { recursive: true, force: true });
+      if (!persistent) rmSync(dir, { recursive: true, force: true });
       throw new Error(
         `redis-server did not start on port ${port}${child
           .tail(10)
@@ -85,6 +119,26 @@ export async function startLocalRedis(options: { timeoutMs?: number; cluster?: b
     url,
     port,
     // The SIGTERM goes out synchronously (StackSupervisor.kill relies on that); the folder goes once it exited.
-    stop: () => (stopped ??= child.stop(5_000).then(() => rmSync(dir, { recursive: true, force: true }))),
+    stop: () =>
+      (stopped ??= child.stop(5_000).then(() => {
+        if (!persistent) rmSync(dir, { recursive: true, force: true });
+      })),
   };
+}
+
+/** The pid in a redis pidfile, if a redis-server with that pid runs (a stale file from a crash does not count). */
+function runningServer(pidFile: string): number | undefined {
+  if (!existsSync(pidFile)) return undefined;
+  const pid = Number.parseInt(readFileSync(pidFile, 'utf8'), 10);
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return undefined;
+  }
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('redis-server') ? pid : undefined;
+  } catch {
+    return pid; // no /proc (macOS): a live pid is taken at its word
+  }
 }

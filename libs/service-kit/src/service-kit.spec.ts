@@ -1,3 +1,7 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { healthV1 } from '@fastloop/proto';
@@ -75,6 +79,33 @@ describe('startLocalRedis', () => {
       await client.quit();
       await redis.stop();
       await redis.stop();
+    }
+  });
+});
+
+describe('startLocalRedis with a data folder', () => {
+  it('keeps what was stored across a restart, and refuses a folder a running server uses', async () => {
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'fastloop-redis-data-')), 'redis');
+    try {
+      const first = await startLocalRedis({ dataDir });
+      await expect(startLocalRedis({ dataDir })).rejects.toMatchObject({ code: 'redis_data_dir_in_use' });
+      const a = new Redis(first.url);
+      await a.set('fastloop:stored', 'kept');
+      // appendfsync everysec: give the append-only file its second.
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      await a.quit();
+      await first.stop();
+      expect(existsSync(dataDir)).toBe(true);
+      const second = await startLocalRedis({ dataDir });
+      const b = new Redis(second.url);
+      try {
+        expect(await b.get('fastloop:stored')).toBe('kept');
+      } finally {
+        await b.quit();
+        await second.stop();
+      }
+    } finally {
+      rmSync(join(dataDir, '..'), { recursive: true, force: true });
     }
   });
 });

@@ -1,6 +1,13 @@
 import { status as GrpcStatus, type ClientReadableStream } from '@grpc/grpc-js';
 import { inferenceV1, routerV1, safetyV1 } from '@fastloop/proto';
-import { callUnary, createGrpcClient, DomainError, fromGrpcError, MuxClient } from '@fastloop/service-kit';
+import {
+  callUnary,
+  createGrpcClient,
+  DomainError,
+  fromGrpcError,
+  MUX_BULK_MESSAGE_BYTES,
+  MuxClient,
+} from '@fastloop/service-kit';
 
 export interface BackendClientOptions {
   safetyAddress: string;
@@ -47,7 +54,8 @@ export class BackendClients {
   async classify(request: safetyV1.ClassifyRequest, signal?: AbortSignal): Promise<safetyV1.ClassifyResponse> {
     const settings = { deadlineMs: this.options.safetyTimeoutMs, signal };
     const mux = this.safetyMux;
-    if (mux && !mux.unsupported) {
+    // A bulk request takes its own HTTP/2 stream, so other tenants' calls never queue behind its bytes.
+    if (mux && !mux.unsupported && classifyBytes(request) <= MUX_BULK_MESSAGE_BYTES) {
       try {
         return await mux.unary(request, settings);
       } catch (err) {
@@ -184,4 +192,11 @@ export class BackendClients {
     for (const c of this.workers.values()) c.close();
     this.workers.clear();
   }
+}
+
+/** About the encoded size of a Classify request: its text (UTF-16 units, at most a third of its UTF-8 bytes off) and state. */
+function classifyBytes(request: safetyV1.ClassifyRequest): number {
+  let bytes = request.state.length;
+  for (const item of request.items) bytes += item.text.length;
+  return bytes;
 }

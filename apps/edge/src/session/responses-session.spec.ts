@@ -614,7 +614,12 @@ describe('ResponsesSession', () => {
 
   it('fails a response that already started with exactly one response.failed when the worker dies mid-way', async () => {
     const s = open();
-    s.backends.failNextGenerate = new DomainError('engine_error', 'boom', 13);
+    // Every worker fails (the retry on another worker too).
+    const generate = s.backends.generate.bind(s.backends);
+    s.backends.generate = (address, req, signal) => {
+      s.backends.failNextGenerate = new DomainError('engine_error', 'boom', 13);
+      return generate(address, req, signal);
+    };
     const events = await s.create({ input: 'hi' });
     expect(events.map((e) => e.type)).toEqual(['response.created', 'response.in_progress', 'response.failed']);
     expect(terminal(events).response.error).toMatchObject({ code: 'server_error' });

@@ -86,11 +86,13 @@ export class FakeBackends {
     this.routeCalls.push(req);
     if (req.model !== 'fake-model' && req.model !== 'alias')
       throw new DomainError('model_not_found', 'no such model', 5);
+    // Two workers: w2 when the caller excludes w1 (its retry after w1 failed).
+    const w = req.excludeWorkerIds?.includes('w1') ? 2 : 1;
     return {
       model: 'fake-model',
       profile: profile.id,
-      workerAddress: 'fake:1',
-      workerId: 'w1',
+      workerAddress: `fake:${w}`,
+      workerId: `w${w}`,
       contextWindow: 131072,
       maxOutputTokens: 4096,
       engineModel: 'fake-model',

@@ -14,6 +14,11 @@ export interface RouteDecision {
   contextWindow: number;
   maxOutputTokens: number;
   engineModel: string;
+  /**
+   * Until when (Date.now() ms) a continuation may reuse this decision without asking the router
+   * (its `reuse_ms`); undefined = until the worker fails.
+   */
+  reuseUntil?: number;
 }
 
 /** A tool's name as the model sees it, for rendering that call's output. */

@@ -5,28 +5,37 @@ import { generateConstraints } from './generate-constraints';
 import { planFor, type GeneratePlan } from './generate-plan';
 import { judge } from './judge-stage';
 import { readOutput, type Ending } from './output-reader';
+import { prefixKeyOf } from './route-hints';
 import { routeFresh } from './route-stage';
 import type { Turn } from './turn';
 
-/** Makes the next attempt different: what a retryable failure of the first attempt calls for. */
-type Retry = (turn: Turn) => Promise<void> | void;
+/** Makes the next attempt different: what a retryable failure (its code) of the first attempt calls for. */
+type Retry = (turn: Turn, code: InternalErrorCode) => Promise<void> | void;
 
 /**
  * Failures retried once, before any token was read: the worker lost the prefix (resend the whole
- * prompt), or it is gone or full (route again, to another worker, with the whole prompt).
+ * prompt), or it is gone or draining (`unavailable`, a broken stream's `internal`, a stream that
+ * ended without a result), full (`worker_overloaded`) or its engine failed (`engine_error`): the
+ * turn goes to another worker, never this one again, with the whole prompt.
  */
 const RETRIES: Partial<Record<InternalErrorCode, Retry>> = {
   [ErrorCode.prefixMiss]: (turn) => {
     turn.deps.metrics.prefixMisses.inc();
     turn.resendWhole = true;
   },
-  [ErrorCode.unavailable]: reroute,
-  [ErrorCode.workerOverloaded]: reroute,
+  [ErrorCode.unavailable]: rerouteElsewhere,
+  [ErrorCode.workerOverloaded]: rerouteElsewhere,
+  [ErrorCode.engineError]: rerouteElsewhere,
+  [ErrorCode.internal]: rerouteElsewhere,
+  [ErrorCode.inferenceIncomplete]: rerouteElsewhere,
 };
 
-async function reroute(turn: Turn): Promise<void> {
-  turn.deps.routeCache?.forgetWorker(turn.route.workerId);
-  turn.route = await routeFresh(turn.deps, turn.req);
+/** Sends the turn to another worker (invisibly to the client), which prefills it in full. */
+async function rerouteElsewhere(turn: Turn, code: InternalErrorCode): Promise<void> {
+  const { deps, req, route } = turn;
+  deps.routeCache?.forgetWorker(route.workerId);
+  deps.metrics.workerRetries.inc({ code });
+  turn.route = await routeFresh(deps, req, [route.workerId]);
   turn.resendWhole = true;
 }
 
@@ -45,12 +54,23 @@ export async function generate(turn: Turn): Promise<Ending> {
       if (read !== 'restart') return read;
       attempt--;
     } catch (err) {
-      const retry = turn.phase !== 'preparing' && turn.meter.sampled.length === 0 && attempt === 0;
-      const next = retry ? RETRIES[errorCodeOf(err) ?? ErrorCode.internal] : undefined;
-      if (!next) throw err;
-      await next(turn);
+      const code = retryable(turn, attempt) ? errorCodeOf(err) : undefined;
+      const next = code && RETRIES[code];
+      if (!code || !next) throw err;
+      await next(turn, code);
     }
   }
+}
+
+/**
+ * Whether a failure of this attempt may be retried: the first attempt of a judged turn, before any
+ * token was read, while the client is still there and nothing stopped the turn.
+ */
+function retryable(turn: Turn, attempt: number): boolean {
+  const { phase, meter, req, stop } = turn;
+  return (
+    attempt === 0 && phase !== 'preparing' && meter.sampled.length === 0 && !req.signal.aborted && !stop.signal.aborted
+  );
 }
 
 /**
@@ -116,6 +136,8 @@ function generateRequest(turn: Turn, plan: GeneratePlan, maxOutput: number): inf
     maxOutputTokens: maxOutput,
     stopTokens: [...rendering.profile.stopTokens],
     constraints: generateConstraints(rendering.rendered.header),
+    // A fresh session names its conversation root for the router; a continuation inherits it.
+    prefixKey: plan.parentSessionKey === '' ? prefixKeyOf(req.body) : undefined,
   };
 }
 

@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import {
+  formatProcessId,
+  LOCAL_PROCESSES,
+  parseProcessId,
+  type ProcessId,
+  type ProcessTable,
+} from './process-identity';
 
 const LOCK_NAME = 'owner.lock';
 /** Files a dead owner may leave: WAL segments, the active spill file and replay files. */
@@ -19,26 +26,29 @@ export interface OutboxDirectory {
 }
 
 /**
- * Claims a fresh folder `<root>/<pid>-<random>` with a lock file naming this pid, then adopts the
- * folders of owners that are gone (no lock, or a lock whose pid no longer runs) and record files
- * a pre-per-process layout left directly in the root: their files are moved into the new folder
- * as replay files. A rename is atomic, so of two processes starting together exactly one adopts a
- * given folder or file, and a live process's records are never replayed by another.
+ * Claims a fresh folder `<root>/<pid>-<random>` with a lock file naming this process (pid, start
+ * time and boot id: see process-identity.ts), then adopts the folders of owners that are gone (no
+ * lock, or a lock whose process no longer runs, including a predecessor that had the same pid, as
+ * a restarted container's pid 1 has) and record files a pre-per-process layout left directly in
+ * the root: their files are moved into the new folder as replay files. A rename is atomic, so of
+ * two processes starting together exactly one adopts a given folder or file, and a live process's
+ * records are never replayed by another.
  */
-export function acquireOutboxDirectory(root: string, isAlive: (pid: number) => boolean = pidAlive): OutboxDirectory {
+export function acquireOutboxDirectory(root: string, processes: ProcessTable = LOCAL_PROCESSES): OutboxDirectory {
   mkdirSync(root, { recursive: true });
-  const id = `${process.pid}-${randomBytes(4).toString('hex')}`;
+  const self = processes.self();
+  const id = `${self.pid}-${randomBytes(4).toString('hex')}`;
   // Staged under a dot-name (never adopted) so the folder never exists without its lock.
   const staging = join(root, `.new-${id}`);
   mkdirSync(staging);
-  writeFileSync(join(staging, LOCK_NAME), String(process.pid));
+  writeFileSync(join(staging, LOCK_NAME), formatProcessId(self));
   const dir = join(root, id);
   renameSync(staging, dir);
   let adopted = 0;
   for (const name of readdirSync(root)) {
     if (name.startsWith('.') || name === id) continue;
     const path = join(root, name);
-    if (isDirectory(path)) adopted += adoptFolder(path, name, dir, isAlive);
+    if (isDirectory(path)) adopted += adoptFolder(path, name, dir, processes);
     else if (RECORD_FILE.test(name)) adopted += moveRecordFile(path, dir, `legacy-${name}`);
   }
   let released = false;
@@ -58,9 +68,9 @@ export function acquireOutboxDirectory(root: string, isAlive: (pid: number) => b
   };
 }
 
-function adoptFolder(path: string, name: string, into: string, isAlive: (pid: number) => boolean): number {
+function adoptFolder(path: string, name: string, into: string, processes: ProcessTable): number {
   const owner = readOwner(path);
-  if (owner !== undefined && isAlive(owner)) return 0;
+  if (owner !== undefined && processes.isRunning(owner)) return 0;
   // Take the whole folder first (atomic): a racing process gets ENOENT and moves on.
   const taken = join(into, `.adopting-${name}`);
   try {
@@ -85,10 +95,9 @@ function moveRecordFile(from: string, into: string, tag: string): number {
   }
 }
 
-function readOwner(dir: string): number | undefined {
+function readOwner(dir: string): ProcessId | undefined {
   try {
-    const pid = Number.parseInt(readFileSync(join(dir, LOCK_NAME), 'utf8'), 10);
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+    return parseProcessId(readFileSync(join(dir, LOCK_NAME), 'utf8'));
   } catch {
     return undefined;
   }
@@ -99,15 +108,5 @@ function isDirectory(path: string): boolean {
     return statSync(path).isDirectory();
   } catch {
     return false;
-  }
-}
-
-/** Whether a process with this pid runs (EPERM: it runs, as another user). */
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -1,4 +1,5 @@
 import type { routerV1 } from '@fastloop/proto';
+import { INTERNAL_TOKEN_METADATA } from '@fastloop/service-kit';
 import { ApiError, type UsageCounters, type UsageList, type UsageRow } from '@fastloop/protocol';
 
 export type { UsageCounters, UsageList, UsageRow } from '@fastloop/protocol';
@@ -26,6 +27,8 @@ interface LedgerRow {
 export interface UsageReporterOptions {
   /** Base URL of billing's internal report server (BILLING_URL). */
   billingUrl: string;
+  /** FASTLOOP_INTERNAL_TOKEN, sent as `x-fastloop-internal-token` (billing refuses the report without it). */
+  internalToken?: string;
   /** The router catalog (for prices); cached for `pricingTtlMs`. */
   listModels: () => Promise<routerV1.ListModelsResponse>;
   /** Deadline of the billing request; default 5000 ms. */
@@ -61,7 +64,10 @@ export class UsageReporter {
     for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, v);
     let res: Response;
     try {
-      res = await fetch(url, { signal: AbortSignal.timeout(this.options.timeoutMs ?? 5_000) });
+      res = await fetch(url, {
+        signal: AbortSignal.timeout(this.options.timeoutMs ?? 5_000),
+        headers: this.options.internalToken ? { [INTERNAL_TOKEN_METADATA]: this.options.internalToken } : {},
+      });
     } catch (cause) {
       throw usageUnavailable(cause);
     }

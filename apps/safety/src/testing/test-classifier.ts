@@ -3,7 +3,16 @@ import { DEFAULT_ACTIONS, PolicyBook, type Actions, type Policies } from '../pol
 
 /** A classifier with the built-in rules and the given policy, for tests. */
 export function testClassifier(
-  options: { actions?: Partial<Actions>; policies?: Partial<Policies>; threshold?: number; maxItemBytes?: number } = {},
+  options: {
+    actions?: Partial<Actions>;
+    policies?: Partial<Policies>;
+    threshold?: number;
+    maxItemBytes?: number;
+    maxRequestBytes?: number;
+    maxFindings?: number;
+    sliceChars?: number;
+    pauseAfterMs?: number;
+  } = {},
 ): Classifier {
   const policies = new PolicyBook({
     policies: { tenants: {}, models: {}, ...options.policies },
@@ -13,6 +22,10 @@ export function testClassifier(
   return new Classifier({
     stateSecret: 'classifier-test-secret',
     maxItemBytes: options.maxItemBytes ?? 1 << 20,
+    maxRequestBytes: options.maxRequestBytes,
+    maxFindings: options.maxFindings,
+    sliceChars: options.sliceChars,
+    pauseAfterMs: options.pauseAfterMs,
     policies,
   });
 }

@@ -62,6 +62,11 @@ export interface RenderLimits {
   maxHeaderChars?: number;
   /** Deepest nesting of a tool's parameter schema. */
   maxSchemaDepth?: number;
+  /**
+   * A `performance.now()` time after which tokenizing stops with a `RenderDeadlineError`: the
+   * request's CPU budget. Honoured by the o200k tokenizer (checked every few thousand units).
+   */
+  deadline?: number;
 }
 
 /**
@@ -153,8 +158,12 @@ export interface ModelProfile {
   readonly maxTokenChars?: number;
   /** Token ids at which sampling must stop. */
   readonly stopTokens: readonly number[];
-  /** Encodes untrusted text: special-token text becomes ordinary tokens, never a special id. */
-  encodeText(text: string, maxTokens?: number): number[];
+  /**
+   * Encodes untrusted text: special-token text becomes ordinary tokens, never a special id. With
+   * `maxTokens` it may stop with a `TokenBudgetExceededError`, with `deadline` (a
+   * `performance.now()` time) with a `RenderDeadlineError`.
+   */
+  encodeText(text: string, maxTokens?: number, deadline?: number): number[];
   /** Decodes tokens, special ids included (as their `<|...|>` strings). */
   decode(tokens: readonly number[]): string;
   /** The system message and, when there are instructions or tools, the developer message. */

@@ -5,7 +5,8 @@ export type ModelProfileErrorCode =
   | 'unsupported_entry'
   | 'prompt_parse_error'
   | 'render_limit_exceeded'
-  | 'token_budget_exceeded';
+  | 'token_budget_exceeded'
+  | 'render_deadline_exceeded';
 
 /**
  * Base class of every error from `@fastloop/model-profiles`. None is retryable: each one means the
@@ -79,5 +80,17 @@ export class TokenBudgetExceededError extends ModelProfileError {
 
   constructor(readonly budget: number) {
     super(`The text has more than ${budget} tokens.`);
+  }
+}
+
+/**
+ * Rendering (tokenizing) went on past the caller's deadline, its CPU budget for one request: the
+ * input costs more than the service allows one request, whatever its token count.
+ */
+export class RenderDeadlineError extends ModelProfileError {
+  readonly code = 'render_deadline_exceeded';
+
+  constructor(readonly deadline: number) {
+    super('Rendering the input took longer than its time budget.');
   }
 }

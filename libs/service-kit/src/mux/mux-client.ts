@@ -118,6 +118,16 @@ class MuxStream<Req, Res> {
  * drains. A peer without the stream method (UNIMPLEMENTED) sets {@link unsupported}, so the caller
  * can fall back to plain calls.
  */
+/**
+ * Requests larger than this should not ride a shared multiplexed stream: a stream's bytes are
+ * delivered in order, so every call queued behind a multi-megabyte message waits for all of it to
+ * cross (at the receiver's read pace: HTTP/2 lets a sender run only a 64 KiB window ahead), while a
+ * plain call of its own gets its frames interleaved with everyone else's. Measured with
+ * bench/fairness/safety-direct.ts: a tenant's 3 MB Classify calls on the shared streams held
+ * another tenant's 100-byte calls for seconds (2 answered in 8 s); as plain calls, p50 29 ms.
+ */
+export const MUX_BULK_MESSAGE_BYTES = 256 * 1024;
+
 export class MuxClient<Req, Res> {
   /** The streams new calls go to, one per slot. */
   private readonly streams: Array<MuxStream<Req, Res> | undefined>;

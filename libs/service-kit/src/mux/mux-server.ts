@@ -7,6 +7,28 @@ import { toCallError, type MuxRequestFrame, type MuxResponseFrame } from './mux-
 /** Calls one multiplexed stream may run at once by default (a plain HTTP/2 connection's streams are bounded too). */
 export const DEFAULT_MAX_CALLS_PER_STREAM = 10_000;
 
+/**
+ * Largest message a call may send on a stream by default: under the 64 MiB every fastloop client
+ * accepts (`grpc.max_receive_message_length`), less room for the frame around it. A larger one
+ * would fail the client's whole stream, and every call on it; it fails only its own call instead.
+ */
+export const DEFAULT_MAX_CALL_MESSAGE_BYTES = 64 * 1024 * 1024 - 64 * 1024;
+
+/** Options of a {@link MuxServer}. */
+export interface MuxServerOptions {
+  /** Calls one stream may run at once; more get `too_many_calls` (RESOURCE_EXHAUSTED). Default 10,000. */
+  maxCallsPerStream?: number;
+  /**
+   * The encoded size of a call's message, e.g. `(m) => XResponse.encode(m).finish().length`. When
+   * given, a message over `maxMessageBytes` fails its call with `response_too_large` instead of
+   * reaching the stream (where the client would drop the stream and all its calls). Measuring
+   * encodes the message once more: give it where messages can be large (not on token streams).
+   */
+  messageBytes?: (message: never) => number;
+  /** Default {@link DEFAULT_MAX_CALL_MESSAGE_BYTES}. */
+  maxMessageBytes?: number;
+}
+
 type ServerMuxStream<Req, Res> = ServerDuplexStream<MuxRequestFrame<Req>, MuxResponseFrame<Res>>;
 
 /**
@@ -41,6 +63,11 @@ export class MuxServerCall<Req, Res> extends EventEmitter implements StreamingCa
 
   write(message: Res): boolean {
     if (this.finished || this.cancelled) return true;
+    const tooLarge = this.stream.oversized(message);
+    if (tooLarge) {
+      this.emit('error', tooLarge);
+      return true;
+    }
     return this.stream.send({ callId: this.callId, event: { $case: 'message', value: message } });
   }
 
@@ -75,6 +102,21 @@ class StreamState<Req, Res> {
     readonly duplex: ServerMuxStream<Req, Res>,
     private readonly server: MuxServer,
   ) {}
+
+  /** The error for a message too large to send on this stream, if it is. */
+  oversized(message: Res): DomainError | undefined {
+    const measure = this.server.options.messageBytes as ((message: Res) => number) | undefined;
+    if (!measure) return undefined;
+    const max = this.server.options.maxMessageBytes ?? DEFAULT_MAX_CALL_MESSAGE_BYTES;
+    const bytes = measure(message);
+    if (bytes <= max) return undefined;
+    return new DomainError(
+      ErrorCode.responseTooLarge,
+      `the response has ${bytes} bytes, over the ${max}-byte message limit`,
+      GrpcStatus.RESOURCE_EXHAUSTED,
+      false,
+    );
+  }
 
   send(frame: MuxResponseFrame<Res>): boolean {
     if (this.ended) return true;
@@ -111,18 +153,32 @@ export class MuxServer {
   draining = false;
   private readonly streams = new Set<StreamState<unknown, unknown>>();
 
-  /** @param maxCallsPerStream calls one stream may run at once; more get `too_many_calls` (RESOURCE_EXHAUSTED). */
-  constructor(private readonly maxCallsPerStream = DEFAULT_MAX_CALLS_PER_STREAM) {}
+  readonly options: MuxServerOptions;
+  private readonly maxCallsPerStream: number;
+
+  /** @param options a number is `maxCallsPerStream` (the older signature). */
+  constructor(options: MuxServerOptions | number = {}) {
+    this.options = typeof options === 'number' ? { maxCallsPerStream: options } : options;
+    this.maxCallsPerStream = this.options.maxCallsPerStream ?? DEFAULT_MAX_CALLS_PER_STREAM;
+  }
 
   /** Serves a stream whose calls are server-streaming: `handler` gets each call as a grpc-js-like stream. */
   serveStreaming<Req, Res>(duplex: ServerMuxStream<Req, Res>, handler: (call: StreamingCall<Req, Res>) => void): void {
     this.serve(duplex, handler);
   }
 
-  /** Serves a stream whose calls are unary: `handler` answers each request once. */
-  serveUnary<Req, Res>(duplex: ServerMuxStream<Req, Res>, handler: (request: Req) => Promise<Res>): void {
+  /**
+   * Serves a stream whose calls are unary: `handler` answers each request once; `signal` aborts
+   * when the caller cancels the call (or the stream breaks).
+   */
+  serveUnary<Req, Res>(
+    duplex: ServerMuxStream<Req, Res>,
+    handler: (request: Req, signal: AbortSignal) => Promise<Res>,
+  ): void {
     this.serve(duplex, (call) => {
-      handler(call.request).then(
+      const cancelled = new AbortController();
+      call.on('cancelled', () => cancelled.abort());
+      handler(call.request, cancelled.signal).then(
         (response) => {
           call.write(response);
           call.end();
@@ -199,7 +255,12 @@ export class MuxServer {
       }
       const call = new MuxServerCall<Req, Res>(op.value, frame.callId, stream);
       stream.calls.set(frame.callId, call);
-      handler(call);
+      try {
+        handler(call);
+      } catch (err) {
+        // A handler that throws fails its own call, never the stream that carries the others.
+        call.emit('error', err);
+      }
     });
     duplex.on('drain', () => {
       for (const call of stream.calls.values()) call.emit('drain');

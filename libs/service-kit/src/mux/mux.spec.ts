@@ -284,3 +284,56 @@ describe('unary calls on a multiplexed stream', () => {
     }
   });
 });
+
+describe('one failing call on a shared stream', () => {
+  it('fails only that call when its response is too large to send, or its handler throws', async () => {
+    const mux = new MuxServer({
+      messageBytes: (r: safetyV1.ClassifyResponse) => safetyV1.ClassifyResponse.encode(r).finish().length,
+      maxMessageBytes: 10_000,
+    });
+    const finding = safetyV1.Finding.fromPartial({ ruleId: 'r', message: 'x'.repeat(100) });
+    const implementation: safetyV1.SafetyServiceServer = {
+      classify: (_call, cb) => cb(null, safetyV1.ClassifyResponse.fromPartial({})),
+      classifyStream: (stream) =>
+        mux.serveUnary(stream, (req: safetyV1.ClassifyRequest) => {
+          // Synchronous throw: not even a rejected promise.
+          if (req.tenant === 'throws') throw new Error('handler bug');
+          const findings = req.tenant === 'huge' ? Array(1_000).fill(finding) : [];
+          return Promise.resolve(safetyV1.ClassifyResponse.fromPartial({ itemsSeen: req.items.length, findings }));
+        }),
+    };
+    const server = await startGrpcServer({
+      port: 0,
+      logger: silent,
+      services: [{ name: 's', definition: safetyV1.SafetyServiceService, implementation, drain: () => mux.drain() }],
+    });
+    const client = createGrpcClient(safetyV1.SafetyServiceClient, `127.0.0.1:${server.port}`);
+    const muxClient = new MuxClient(() => client.classifyStream(), { streams: 1 });
+    const call = (tenant: string, items = 0) =>
+      muxClient.unary(
+        safetyV1.ClassifyRequest.fromPartial({ tenant, items: Array(items).fill(safetyV1.SafetyItem.fromPartial({})) }),
+        { deadlineMs: 5000 },
+      );
+    try {
+      const [huge, throws, ...others] = await Promise.allSettled([
+        call('huge'),
+        call('throws'),
+        ...Array.from({ length: 10 }, (_, i) => call('ok', i)),
+      ]);
+      expect(huge).toMatchObject({
+        status: 'rejected',
+        reason: { code: 'response_too_large', grpcStatus: GrpcStatus.RESOURCE_EXHAUSTED, retryable: false },
+      });
+      expect(throws).toMatchObject({ status: 'rejected', reason: { code: 'internal' } });
+      expect(others.map((o) => (o.status === 'fulfilled' ? o.value.itemsSeen : -1))).toEqual(
+        Array.from({ length: 10 }, (_, i) => i),
+      );
+      // The same stream still carries new calls.
+      await expect(call('ok', 3)).resolves.toMatchObject({ itemsSeen: 3 });
+    } finally {
+      muxClient.close();
+      client.close();
+      await server.close(1_000);
+    }
+  });
+});

@@ -6,6 +6,7 @@ import type { RequestConstraints } from '../../request-constraints';
 import { createRandom, hashNumbers } from '@fastloop/service-kit';
 import { dueCount, nextWakeDelay, scheduleTokens, timeToFirstTokenMs, type SimPace } from './sim-pacing';
 import { guardCompletion, type SimGuardOptions } from './sim-guard';
+import { SimPrefillQueue } from './sim-prefill-queue';
 import { scriptCompletion, type SimScriptOptions } from './sim-script';
 
 /** Options of {@link SimEngine}. */
@@ -18,6 +19,12 @@ export interface SimEngineOptions {
   script: SimScriptOptions;
   /** Guard policy, for prompts that ask for a guard verdict (SIM_GUARD_BLOCK_TERMS); default: none blocks. */
   guard?: SimGuardOptions;
+  /**
+   * SIM_SHARED_PREFILL: every call's uncached prompt waits in one first-come-first-served prefill
+   * queue at `pace.prefillTokensPerSecond` (one accelerator), instead of prefilling at that rate
+   * alongside every other call. Default false.
+   */
+  sharedPrefill?: boolean;
   /** Minimum spacing of chunks after the first, ms; default 5. */
   tickMs?: number;
   /** Clock; default `performance.now`. */
@@ -39,10 +46,12 @@ export class SimEngine implements Engine {
   private readonly tickMs: number;
   private readonly now: () => number;
   private closed = false;
+  private readonly prefillQueue: SimPrefillQueue | undefined;
 
   constructor(private readonly options: SimEngineOptions) {
     this.tickMs = options.tickMs ?? 5;
     this.now = options.now ?? (() => performance.now());
+    if (options.sharedPrefill) this.prefillQueue = new SimPrefillQueue(options.pace.prefillTokensPerSecond);
   }
 
   async *generate(request: EngineRequest): AsyncGenerator<readonly number[]> {
@@ -56,7 +65,10 @@ export class SimEngine implements Engine {
     request.onPromptRead?.(this.now() - readStart);
     const { pace } = this.options;
     const seed = request.seed ?? hashNumbers(request.prompt.slice(-SEED_WINDOW), request.prompt.length);
-    const ttftMs = timeToFirstTokenMs(request.prompt.length - request.cachedTokens, pace);
+    const uncached = request.prompt.length - request.cachedTokens;
+    const ttftMs = this.prefillQueue
+      ? pace.ttftMs + this.now() - request.arrivedAt + this.prefillQueue.reserve(uncached, this.now())
+      : timeToFirstTokenMs(uncached, pace);
     const schedule = scheduleTokens(completion.length, pace.tokensPerSecond, ttftMs, pace.jitter, createRandom(seed));
     let next = 0;
     let lastEmit = -Infinity;

@@ -4,8 +4,10 @@ import { join, resolve } from 'node:path';
 import { encode } from 'gpt-tokenizer/encoding/o200k_harmony';
 import { trickyText } from '../testing/o200k-text-arbitraries';
 import { anyText } from '../testing/conversation-arbitraries';
-import { TokenBudgetExceededError } from '../profile-errors';
-import { fastEncodeO200k, O200K_ASCII_CHUNK_UNITS, O200K_NON_ASCII_CHUNK_UNITS } from './fast-o200k-encoder';
+import { RenderDeadlineError, TokenBudgetExceededError } from '../profile-errors';
+import { fastEncodeO200k, O200K_CHUNK_UNITS } from './fast-o200k-encoder';
+import { asciiPieceRank } from './o200k-ascii-ranks';
+import { heapMergeAscii } from './o200k-heap-merge';
 import { O200K_HARMONY_TABLE } from './o200k-harmony-tokenizer';
 import { decodeTokens } from '../token-text-decoder';
 
@@ -116,11 +118,13 @@ describe('fastEncodeO200k', () => {
     const letters = 'abcdefghijklmnopqrstuvwxyz';
     const thai = 'กขคงจฉชซฌญฎฏฐฑฒณดตถทธนบปผฝพฟภมยรลวศษสหฬอฮ';
 
-    it('is exact up to the chunk sizes (the merge runs in a heap above 256 units)', () => {
+    it('is exact up to the chunk size (the merge runs in a heap above 256 units)', () => {
+      // gpt-tokenizer's own merge is quadratic: non-ASCII pieces stay under ~1,500 units to keep this test short.
       const piece = fc.oneof(
-        fc.integer({ min: 257, max: O200K_ASCII_CHUNK_UNITS }).map((n) => run(n, letters, n)),
-        fc.integer({ min: 257, max: O200K_ASCII_CHUNK_UNITS }).map((n) => ` ${' '.repeat(n)}x`),
-        fc.integer({ min: 2, max: O200K_NON_ASCII_CHUNK_UNITS }).map((n) => `x ${run(n, thai, n)} y`),
+        fc.integer({ min: 257, max: O200K_CHUNK_UNITS }).map((n) => run(n, letters, n)),
+        fc.integer({ min: 257, max: O200K_CHUNK_UNITS }).map((n) => ` ${' '.repeat(n)}x`),
+        fc.integer({ min: 2, max: 1_500 }).map((n) => `x ${run(n, thai, n)} y`),
+        fc.integer({ min: 2, max: 700 }).map((n) => `x${'🦀'.repeat(n)}y`),
       );
       fc.assert(
         fc.property(piece, (s) => expect(fastEncodeO200k(s)).toEqual(libraryEncode(s))),
@@ -138,6 +142,21 @@ describe('fastEncodeO200k', () => {
       }
     });
 
+    it('encodes a run of one unit exactly, at any length (merged on its runs)', () => {
+      const rank = (piece: string): number => asciiPieceRank(piece, 0, piece.length);
+      const spaces = (n: number): string => ' '.repeat(n);
+      const equals = '='.repeat(70_000);
+      const letterRun = `x${'a'.repeat(123_457)}y`;
+      const cases: [string, number[]][] = [
+        // Spaces before a letter: the run less one space, then ` y`.
+        [`x${spaces(5_000)}y`, [rank('x'), ...heapMergeAscii(spaces(4_999), 0, 4_999), rank(' y')]],
+        [`x${spaces(300_001)}y`, [rank('x'), ...heapMergeAscii(spaces(300_000), 0, 300_000), rank(' y')]],
+        [`x${equals}y`, [rank('x'), ...heapMergeAscii(equals, 0, equals.length), rank('y')]],
+        [letterRun, heapMergeAscii(letterRun, 0, letterRun.length)],
+      ];
+      for (const [text, expected] of cases) expect(fastEncodeO200k(text)).toEqual(expected);
+    });
+
     it('stops at the token budget without encoding the rest', () => {
       const huge = run(1_000_000, letters).repeat(30); // 30 MB
       const start = performance.now();
@@ -147,6 +166,24 @@ describe('fastEncodeO200k', () => {
       );
       expect(performance.now() - start).toBeLessThan(2_000);
       expect(fastEncodeO200k('hello world', 2)).toEqual(libraryEncode('hello world'));
+      // A run is counted before its tokens are written out.
+      expect(() => fastEncodeO200k(' '.repeat(4 << 20), 1_000)).toThrow(TokenBudgetExceededError);
+    });
+
+    it('stops at its deadline with a RenderDeadlineError, within a chunk of work', () => {
+      const texts = [run(1_000_000, letters), run(300_000, thai), 'hello world '.repeat(100_000)];
+      for (const text of texts) {
+        const deadline = performance.now() + 1;
+        expect(() => fastEncodeO200k(text, Number.POSITIVE_INFINITY, deadline)).toThrow(
+          expect.objectContaining({ code: 'render_deadline_exceeded' }),
+        );
+        expect(() => fastEncodeO200k(text, Number.POSITIVE_INFINITY, performance.now() - 1)).toThrow(
+          RenderDeadlineError,
+        );
+      }
+      expect(fastEncodeO200k('hello world', Number.POSITIVE_INFINITY, performance.now() - 1)).toEqual(
+        libraryEncode('hello world'),
+      );
     });
   });
 });

@@ -1,11 +1,12 @@
-import { encode } from 'gpt-tokenizer/encoding/o200k_harmony';
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
-import { TokenBudgetExceededError } from '../profile-errors';
+import { RenderDeadlineError, TokenBudgetExceededError } from '../profile-errors';
 import { mergeAsciiPiece } from './o200k-ascii-merge';
-import { heapMergeAscii } from './o200k-heap-merge';
+import { heapMergeAscii, heapMergeBytes } from './o200k-heap-merge';
 import { asciiPieceRank } from './o200k-ascii-ranks';
 import { asciiPieceEnd } from './o200k-ascii-split';
 import { nonAsciiEntryRank } from './o200k-non-ascii-ranks';
+import { mergeUtf8Piece } from './o200k-utf8-merge';
+import { runMergeAscii, segmentTokenCount, segmentTokens } from './o200k-run-merge';
 
 /**
  * o200k encoding of plain text, token for token what gpt-tokenizer's
@@ -16,8 +17,9 @@ import { nonAsciiEntryRank } from './o200k-non-ascii-ranks';
  * byte-pair merge. Here ASCII pieces are split by a hand-written scanner (./o200k-ascii-split, with
  * the exactness rule), looked up straight from the text (./o200k-ascii-ranks) and, if no entry,
  * merged by ./o200k-ascii-merge. Only the pieces the scanner refuses, near non-ASCII code units,
- * go through the regex; they are looked up in ./o200k-non-ascii-ranks, and gpt-tokenizer encodes
- * each one that is no single entry alone.
+ * go through the regex; they are looked up in ./o200k-non-ascii-ranks, and those that are no
+ * single entry are merged over their UTF-8 bytes (gpt-tokenizer for short ones, else
+ * ./o200k-heap-merge over ./o200k-byte-ranks).
  *
  * Encoding such a piece alone gives its tokens inside the text: gpt-tokenizer maps each piece on
  * its own, and the regex splits the piece alone into that one piece. Its alternatives look only at
@@ -25,30 +27,64 @@ import { nonAsciiEntryRank } from './o200k-non-ascii-ranks';
  * after a piece only makes paths that went past the cut fail, or makes that lookahead succeed at
  * the cut: the first match is the piece again.
  *
- * Exact for every piece up to {@link O200K_ASCII_CHUNK_UNITS} (ASCII) or
- * {@link O200K_NON_ASCII_CHUNK_UNITS} (other) units; longer pieces are encoded in chunks, which
- * bounds the cost per unit (see there). With `maxTokens`, stops with a
- * {@link TokenBudgetExceededError} as soon as the text is known to have more tokens.
+ * Cost is linear in the text for every shape (fast-o200k-encoder.bench.ts has ms per MB per shape):
+ * a long ASCII piece of a few runs of one unit (4 MB of spaces) is merged on its runs
+ * (./o200k-run-merge), exactly; any other piece up to {@link O200K_CHUNK_UNITS} units is merged
+ * exactly in O(n log n); longer ones are merged in chunks of that many units, which bounds the
+ * cost per unit, and repeated chunks (periodic text) are merged once.
+ *
+ * With `maxTokens`, stops with a {@link TokenBudgetExceededError} as soon as the text is known to
+ * have more tokens; with `deadline` (a `performance.now()` time), stops with a
+ * {@link RenderDeadlineError} once that time has passed (checked every few thousand units, so it
+ * overruns by well under a millisecond of work).
  */
-export function fastEncodeO200k(text: string, maxTokens = Number.POSITIVE_INFINITY): number[] {
+export function fastEncodeO200k(
+  text: string,
+  maxTokens = Number.POSITIVE_INFINITY,
+  deadline = Number.POSITIVE_INFINITY,
+): number[] {
   const tokens: number[] = [];
+  const budget: Budget = { maxTokens, deadline };
   let start = 0;
+  let checkAt = DEADLINE_CHECK_UNITS;
   while (start < text.length) {
     const end = pieceEnd(text, start);
     if (end < 0) {
       // BAIL: the piece depends on a non-ASCII unit.
-      start = pushRegexPiece(text, start, tokens, maxTokens);
-      continue;
+      start = pushRegexPiece(text, start, tokens, budget);
+    } else {
+      const rank = pieceRank(text, start, end);
+      if (rank >= 0) tokens.push(rank);
+      else if (end - start <= HEAP_MERGE_FROM)
+        for (const token of pieceTokens(text.slice(start, end), mergeAsciiPiece)) tokens.push(token);
+      else pushLongAsciiPiece(text, start, end, tokens, budget);
+      start = end;
     }
-    const rank = pieceRank(text, start, end);
-    if (rank >= 0) tokens.push(rank);
-    else if (end - start <= HEAP_MERGE_FROM)
-      for (const token of pieceTokens(text.slice(start, end), mergeAsciiPiece)) tokens.push(token);
-    else pushLongAsciiPiece(text, start, end, tokens, maxTokens);
     if (tokens.length > maxTokens) throw new TokenBudgetExceededError(maxTokens);
-    start = end;
+    if (start >= checkAt) {
+      checkDeadline(budget);
+      checkAt = start + DEADLINE_CHECK_UNITS;
+    }
   }
   return tokens;
+}
+
+interface Budget {
+  maxTokens: number;
+  deadline: number;
+}
+
+/** Units encoded between two deadline checks: ~0.1-0.3 ms of ordinary text, and a clock read costs ~50 ns. */
+const DEADLINE_CHECK_UNITS = 16_384;
+
+function checkDeadline(budget: Budget): void {
+  if (budget.deadline !== Number.POSITIVE_INFINITY && performance.now() > budget.deadline)
+    throw new RenderDeadlineError(budget.deadline);
+}
+
+function checkBudget(tokens: number[], budget: Budget): void {
+  if (tokens.length > budget.maxTokens) throw new TokenBudgetExceededError(budget.maxTokens);
+  checkDeadline(budget);
 }
 
 /**
@@ -58,29 +94,32 @@ export function fastEncodeO200k(text: string, maxTokens = Number.POSITIVE_INFINI
 const HEAP_MERGE_FROM = 256;
 
 /**
- * Pieces longer than this are encoded in consecutive chunks of this many units, so that the work
- * between two budget checks is bounded however long a "word" is. The only place where the tokens
- * can differ from gpt-tokenizer's: a merge across a chunk boundary does not happen (the text
- * decodes the same). Real text has no such pieces; a 40 KB run of letters or spaces does.
+ * Pieces longer than this (in UTF-16 units) are merged in consecutive chunks of this many units, so
+ * that the work between two budget checks is bounded however long a "word" is. The only place
+ * where the tokens can differ from gpt-tokenizer's: a merge across a chunk boundary does not
+ * happen (the text decodes the same). Real text has no such pieces; a 40 KB run of random letters
+ * does (runs of one unit are merged whole, see ./o200k-run-merge).
  */
-export const O200K_ASCII_CHUNK_UNITS = 4096;
+export const O200K_CHUNK_UNITS = 4096;
 
-/**
- * The same for pieces the regex splits (with a non-ASCII unit). gpt-tokenizer merges them with its
- * O(n^2) scan over UTF-8 bytes, so the chunks are shorter: a CJK or Thai run without spaces or
- * punctuation is one piece, and runs of a few hundred characters do occur in real text.
- */
-export const O200K_NON_ASCII_CHUNK_UNITS = 256;
-
-function pushLongAsciiPiece(text: string, start: number, end: number, tokens: number[], maxTokens: number): void {
-  for (let from = start; from < end; from += O200K_ASCII_CHUNK_UNITS) {
-    const to = Math.min(end, from + O200K_ASCII_CHUNK_UNITS);
+function pushLongAsciiPiece(text: string, start: number, end: number, tokens: number[], budget: Budget): void {
+  const runs = runMergeAscii(text, start, end);
+  if (runs !== undefined) {
+    if (tokens.length + segmentTokenCount(runs) > budget.maxTokens)
+      throw new TokenBudgetExceededError(budget.maxTokens);
+    for (const token of segmentTokens(runs)) tokens.push(token);
+    return;
+  }
+  for (let from = start; from < end; from += O200K_CHUNK_UNITS) {
+    const to = Math.min(end, from + O200K_CHUNK_UNITS);
     const rank = to - from === 1 ? pieceRank(text, from, to) : -1;
     if (rank >= 0) tokens.push(rank);
-    else for (const token of heapMergeAscii(text, from, to)) tokens.push(token);
-    if (tokens.length > maxTokens) throw new TokenBudgetExceededError(maxTokens);
+    else for (const token of chunkTokens(text, from, to, heapMergeAsciiChunk)) tokens.push(token);
+    checkBudget(tokens, budget);
   }
 }
+
+const heapMergeAsciiChunk = (chunk: string): number[] => heapMergeAscii(chunk, 0, chunk.length);
 
 /**
  * Bound once: tsx, which runs the services, compiles imports to getters that it calls on every
@@ -97,26 +136,37 @@ const pieceRank = asciiPieceRank;
 const PIECE_AT = new RegExp(O200K_TOKEN_SPLIT_REGEX.source, 'uy');
 
 /** Pushes the tokens of the regex piece at `start`; returns where the piece ends. */
-function pushRegexPiece(text: string, start: number, tokens: number[], maxTokens: number): number {
+function pushRegexPiece(text: string, start: number, tokens: number[], budget: Budget): number {
   PIECE_AT.lastIndex = start;
   const match = PIECE_AT.exec(text);
   if (match === null) throw new Error(`o200k split regex matched nothing at ${start}`);
   const piece = match[0];
-  const rank = nonAsciiEntryRank(piece);
+  const rank = entryRank(piece);
   if (rank >= 0) tokens.push(rank);
-  else if (piece.length <= O200K_NON_ASCII_CHUNK_UNITS)
-    for (const token of pieceTokens(piece, encodeAlone)) tokens.push(token);
-  else pushLongRegexPiece(piece, tokens, maxTokens);
+  else if (piece.length <= O200K_CHUNK_UNITS)
+    for (const token of pieceTokens(piece, mergeUtf8Piece)) tokens.push(token);
+  else pushLongRegexPiece(piece, tokens, budget);
   return start + piece.length;
 }
 
-/** A long regex piece in chunks (see {@link O200K_NON_ASCII_CHUNK_UNITS}), never splitting a surrogate pair. */
-function pushLongRegexPiece(piece: string, tokens: number[], maxTokens: number): void {
+/**
+ * The rank of a regex piece that is one entry, else -1. Most have a non-ASCII unit; an ASCII one
+ * (spaces before a non-ASCII space) must not reach the ASCII table, which packs 7 bits a unit.
+ */
+function entryRank(piece: string): number {
+  const rank = nonAsciiEntryRank(piece);
+  if (rank >= 0) return rank;
+  for (let i = 0; i < piece.length; i++) if (piece.charCodeAt(i) >= 128) return -1;
+  return pieceRank(piece, 0, piece.length);
+}
+
+/** A long regex piece in chunks (see {@link O200K_CHUNK_UNITS}), never splitting a surrogate pair. */
+function pushLongRegexPiece(piece: string, tokens: number[], budget: Budget): void {
   for (let from = 0; from < piece.length;) {
-    let to = Math.min(piece.length, from + O200K_NON_ASCII_CHUNK_UNITS);
+    let to = Math.min(piece.length, from + O200K_CHUNK_UNITS);
     if (to < piece.length && isHighSurrogate(piece.charCodeAt(to - 1)) && isLowSurrogate(piece.charCodeAt(to))) to--;
-    for (const token of encodeAlone(piece.slice(from, to))) tokens.push(token);
-    if (tokens.length > maxTokens) throw new TokenBudgetExceededError(maxTokens);
+    for (const token of chunkTokens(piece, from, to, mergeUtf8Piece)) tokens.push(token);
+    checkBudget(tokens, budget);
     from = to;
   }
 }
@@ -124,23 +174,11 @@ function pushLongRegexPiece(piece: string, tokens: number[], maxTokens: number):
 const isHighSurrogate = (unit: number): boolean => unit >= 0xd800 && unit <= 0xdbff;
 const isLowSurrogate = (unit: number): boolean => unit >= 0xdc00 && unit <= 0xdfff;
 
-/**
- * `disallowedSpecial: new Set()` (with `allowedSpecial` unset) makes gpt-tokenizer encode special
- * token text such as `<|end|>` as ordinary text. The default (`disallowedSpecial: 'all'`) throws
- * on it, and `allowedSpecial` would turn user text into control tokens. One frozen options object:
- * gpt-tokenizer re-derives its special-token config on every call that passes options, and with
- * an empty set that work is two comparisons.
- */
-const PLAIN_TEXT = Object.freeze({ disallowedSpecial: new Set<string>() });
-
-/** A regex piece's tokens from gpt-tokenizer, which splits it into just that piece again. */
-function encodeAlone(piece: string): number[] {
-  return encode(piece, PLAIN_TEXT);
-}
-
 /** Bounds of {@link pieceMemo}: at most this many pieces, each at most this many code units. */
 const MEMO_MAX_ENTRIES = 8192;
 const MEMO_MAX_PIECE_LENGTH = 64;
+/** Full chunks of long pieces remembered: a periodic text (`=-=-…`, `abcabc…`, one emoji repeated) repeats its chunks. */
+const CHUNK_MEMO_ENTRIES = 16;
 
 /**
  * Tokens of the pieces that are no single entry: identifiers and non-ASCII words repeat across
@@ -157,5 +195,22 @@ function pieceTokens(piece: string, tokensOf: (piece: string) => number[]): read
     if (pieceMemo.size >= MEMO_MAX_ENTRIES) pieceMemo.delete(pieceMemo.keys().next().value as string);
     pieceMemo.set(piece, tokens);
   }
+  return tokens;
+}
+
+/**
+ * Tokens of the chunk `text[from, to)` of a long piece: a full chunk that repeats one of the last
+ * {@link CHUNK_MEMO_ENTRIES} costs a hash of its units instead of a merge (~50x less).
+ */
+const chunkMemo = new Map<string, readonly number[]>();
+
+function chunkTokens(text: string, from: number, to: number, merge: (chunk: string) => number[]): readonly number[] {
+  const chunk = text.slice(from, to);
+  if (to - from < O200K_CHUNK_UNITS) return merge(chunk);
+  const cached = chunkMemo.get(chunk);
+  if (cached !== undefined) return cached;
+  const tokens = merge(chunk);
+  if (chunkMemo.size >= CHUNK_MEMO_ENTRIES) chunkMemo.delete(chunkMemo.keys().next().value as string);
+  chunkMemo.set(chunk, tokens);
   return tokens;
 }

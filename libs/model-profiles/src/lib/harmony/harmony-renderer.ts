@@ -5,9 +5,10 @@ import { HarmonyToken as T } from './harmony-tokens';
 
 /**
  * Encodes one text segment; must never produce a special token id. With `maxTokens`, throws a
- * `TokenBudgetExceededError` once the segment is known to need more tokens than that.
+ * `TokenBudgetExceededError` once the segment is known to need more tokens than that; with
+ * `deadline` (a `performance.now()` time), a `RenderDeadlineError` once it has passed.
  */
-export type EncodeText = (text: string, maxTokens?: number) => number[];
+export type EncodeText = (text: string, maxTokens?: number, deadline?: number) => number[];
 
 /**
  * Renders conversations in the harmony format. Every text segment is encoded on its own and the
@@ -21,6 +22,8 @@ export class HarmonyRenderer {
    * synchronous `header` or `entry` call (the renderer is shared, but calls never interleave).
    */
   private tokenEnd = Number.POSITIVE_INFINITY;
+  /** The running call's `limits.deadline`, set like {@link tokenEnd}. */
+  private deadline = Number.POSITIVE_INFINITY;
 
   constructor(private readonly encode: EncodeText) {
     this.assistantPrefix = [T.start, ...encode('assistant')];
@@ -43,12 +46,14 @@ export class HarmonyRenderer {
   }
 
   private bounded(out: number[], limits: RenderLimits, render: () => number[]): number[] {
-    if (limits.maxTokens === undefined) return render();
-    this.tokenEnd = out.length + limits.maxTokens;
+    if (limits.maxTokens === undefined && limits.deadline === undefined) return render();
+    this.tokenEnd = limits.maxTokens === undefined ? Number.POSITIVE_INFINITY : out.length + limits.maxTokens;
+    this.deadline = limits.deadline ?? Number.POSITIVE_INFINITY;
     try {
       return render();
     } finally {
       this.tokenEnd = Number.POSITIVE_INFINITY;
+      this.deadline = Number.POSITIVE_INFINITY;
     }
   }
 
@@ -131,9 +136,9 @@ export class HarmonyRenderer {
     // The content is where untrusted text is long; the short role and channel texts are not bounded.
     push(
       out,
-      this.tokenEnd === Number.POSITIVE_INFINITY
+      this.tokenEnd === Number.POSITIVE_INFINITY && this.deadline === Number.POSITIVE_INFINITY
         ? this.encode(text)
-        : this.encode(text, Math.max(0, this.tokenEnd - out.length)),
+        : this.encode(text, Math.max(0, this.tokenEnd - out.length), this.deadline),
     );
     out.push(terminator);
     return out;

@@ -20,22 +20,29 @@ const SCRATCH_UNITS = 256;
 const scratchStarts = new Int32Array(SCRATCH_UNITS + 1);
 const scratchPairRanks = new Int32Array(SCRATCH_UNITS);
 
-/** Bound once, see fast-o200k-encoder: tsx reads imports through a getter on every use. */
-const rankOf = asciiPieceRank;
-
-function rankOrNone(text: string, start: number, end: number): number {
-  const rank = rankOf(text, start, end);
-  return rank < 0 ? NO_RANK : rank;
-}
+/** The rank of units `[from, to)` of a piece, or -1. */
+export type UnitRangeRank = (from: number, to: number) => number;
 
 /** The tokens of an all-ASCII piece of at least 2 units that is no single vocabulary entry. */
 export function mergeAsciiPiece(piece: string): number[] {
-  let parts = piece.length;
+  return scanMerge(piece.length, (from, to) => asciiPieceRank(piece, from, to));
+}
+
+/**
+ * The scan merge of a piece of `units` units (ASCII units, or UTF-8 bytes for ./o200k-byte-merge)
+ * whose ranges `rankOf` ranks.
+ */
+export function scanMerge(units: number, rankOf: UnitRangeRank): number[] {
+  const rankOrNone = (start: number, end: number): number => {
+    const rank = rankOf(start, end);
+    return rank < 0 ? NO_RANK : rank;
+  };
+  let parts = units;
   const scratch = parts <= SCRATCH_UNITS;
   const starts = scratch ? scratchStarts : new Int32Array(parts + 1);
   const pairRanks = scratch ? scratchPairRanks : new Int32Array(parts);
   for (let i = 0; i <= parts; i++) starts[i] = i;
-  for (let i = 0; i < parts - 1; i++) pairRanks[i] = rankOrNone(piece, i, i + 2);
+  for (let i = 0; i < parts - 1; i++) pairRanks[i] = rankOrNone(i, i + 2);
   while (parts > 1) {
     let lowest = NO_RANK;
     let at = -1;
@@ -51,14 +58,14 @@ export function mergeAsciiPiece(piece: string): number[] {
     parts--;
     for (let i = at + 1; i <= parts; i++) starts[i] = starts[i + 1];
     for (let i = at + 1; i < parts - 1; i++) pairRanks[i] = pairRanks[i + 1];
-    pairRanks[at] = at < parts - 1 ? rankOrNone(piece, starts[at], starts[at + 2]) : NO_RANK;
-    if (at > 0) pairRanks[at - 1] = rankOrNone(piece, starts[at - 1], starts[at + 1]);
+    pairRanks[at] = at < parts - 1 ? rankOrNone(starts[at], starts[at + 2]) : NO_RANK;
+    if (at > 0) pairRanks[at - 1] = rankOrNone(starts[at - 1], starts[at + 1]);
   }
   const tokens = new Array<number>(parts);
   for (let i = 0; i < parts; i++) {
-    tokens[i] = rankOf(piece, starts[i], starts[i + 1]);
-    // Unreachable while the vocabulary holds all 128 ASCII units: each part is one or a merged pair.
-    if (tokens[i] < 0) throw new Error(`o200k merge left a part that is no entry in ${JSON.stringify(piece)}`);
+    tokens[i] = rankOf(starts[i], starts[i + 1]);
+    // Unreachable while the vocabulary holds every single unit (byte): each part is one or a merged pair.
+    if (tokens[i] < 0) throw new Error('o200k merge left a part that is no entry');
   }
   return tokens;
 }

@@ -6,10 +6,11 @@ import { fastEncodeO200k } from './fast-o200k-encoder';
 /**
  * Encodes text from anyone (users, tools, the model) so that it never yields a special token id:
  * special-token text such as `<|end|>` is encoded as ordinary text. With `maxTokens`, throws a
- * `TokenBudgetExceededError` as soon as the text is known to need more.
+ * `TokenBudgetExceededError` as soon as the text is known to need more; with `deadline` (a
+ * `performance.now()` time), a `RenderDeadlineError` once it has passed.
  */
-export function encodeO200kText(text: string, maxTokens?: number): number[] {
-  return fastEncodeO200k(text, maxTokens);
+export function encodeO200kText(text: string, maxTokens?: number, deadline?: number): number[] {
+  return fastEncodeO200k(text, maxTokens, deadline);
 }
 
 /**

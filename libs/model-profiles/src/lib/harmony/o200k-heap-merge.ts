@@ -1,7 +1,9 @@
 import { asciiPieceRank } from './o200k-ascii-ranks';
+import { byteRangeRank } from './o200k-byte-ranks';
 
 /**
- * The byte-pair merge of {@link mergeAsciiPiece} in O(n log n) instead of O(n^2), for long pieces.
+ * The byte-pair merge of {@link mergeAsciiPiece} in O(n log n) instead of O(n^2), for long pieces;
+ * also over UTF-8 bytes ({@link heapMergeBytes}), as gpt-tokenizer merges pieces with non-ASCII text.
  *
  * The scan merge looks at every pair after every merge: a 40 KB word (or a long run of spaces,
  * as a deeply nested tool schema renders) took seconds. Here the parts form a linked list and the
@@ -11,18 +13,50 @@ import { asciiPieceRank } from './o200k-ascii-ranks';
  * neighbours; entries for pairs that no longer exist are skipped when they surface.
  */
 
-/** No o200k entry has more units than this: a longer pair cannot be merged. */
+/** No o200k entry has more units (or bytes) than this: a longer pair cannot be merged. */
 const MAX_ENTRY_UNITS = 128;
 const NONE = -1;
 /** `prev` of a part that was absorbed by its left neighbour. */
 const GONE = -2;
 
-const rankOf = asciiPieceRank;
+/** The rank of units `[from, to)` of the piece (relative to its start), or -1. */
+type RangeRank = (from: number, to: number) => number;
 
 /** The tokens of the all-ASCII piece `text[start, end)` (at least 2 units, no single entry). */
 export function heapMergeAscii(text: string, start: number, end: number): number[] {
-  return new HeapMerge(text, start, end - start).run();
+  return new HeapMerge((from, to) => asciiPieceRank(text, start + from, start + to), end - start).run();
 }
+
+/** The tokens of the UTF-8 bytes `bytes[0, length)` of a piece (at least 2 bytes, no single entry). */
+export function heapMergeBytes(bytes: Uint8Array, length: number): number[] {
+  return new HeapMerge((from, to) => byteRangeRank(bytes, from, to), length).run();
+}
+
+interface Scratch {
+  units: number;
+  next: Int32Array;
+  prev: Int32Array;
+  pairRank: Int32Array;
+  heapRank: Int32Array;
+  heapPos: Int32Array;
+}
+
+/**
+ * Arrays for a piece of `units` units. The heap holds at most `3 * units` entries: one per initial
+ * pair, and each of the fewer than `units` merges queues at most two.
+ */
+function scratchFor(units: number): Scratch {
+  return {
+    units,
+    next: new Int32Array(units),
+    prev: new Int32Array(units),
+    pairRank: new Int32Array(units),
+    heapRank: new Int32Array(3 * units + 16),
+    heapPos: new Int32Array(3 * units + 16),
+  };
+}
+
+let scratch = scratchFor(4096);
 
 class HeapMerge {
   /** Part i starts at unit i (relative to `start`); `next`/`prev` link the live parts. */
@@ -31,20 +65,24 @@ class HeapMerge {
   /** Rank of part i merged with its next part, or NONE. */
   private readonly pairRank: Int32Array;
   /** The heap: parallel arrays of (rank, position) entries. */
-  private heapRank: Int32Array;
-  private heapPos: Int32Array;
+  private readonly heapRank: Int32Array;
+  private readonly heapPos: Int32Array;
   private size = 0;
 
   constructor(
-    private readonly text: string,
-    private readonly start: number,
+    private readonly rankOf: RangeRank,
     private readonly n: number,
   ) {
-    this.next = new Int32Array(n);
-    this.prev = new Int32Array(n);
-    this.pairRank = new Int32Array(n);
-    this.heapRank = new Int32Array(n + 16);
-    this.heapPos = new Int32Array(n + 16);
+    // Merges never nest, so one set of arrays serves them all: allocating them per 4,096-unit
+    // chunk made a tenth of a long word's time garbage collection (fast-o200k-encoder bench).
+    if (scratch.units < n) scratch = scratchFor(Math.max(n, 2 * scratch.units));
+    ({
+      next: this.next,
+      prev: this.prev,
+      pairRank: this.pairRank,
+      heapRank: this.heapRank,
+      heapPos: this.heapPos,
+    } = scratch);
   }
 
   run(): number[] {
@@ -69,8 +107,12 @@ class HeapMerge {
       if (prev[i] >= 0) this.update(prev[i]);
     }
     const tokens: number[] = [];
-    for (let i = 0; i !== NONE; i = next[i])
-      tokens.push(rankOf(this.text, this.start + i, this.start + this.partEnd(i)));
+    for (let i = 0; i !== NONE; i = next[i]) {
+      const rank = this.rankOf(i, this.partEnd(i));
+      // Unreachable while the vocabulary holds every single unit (byte): each part is one or a merged pair.
+      if (rank < 0) throw new Error('o200k merge left a part that is no entry');
+      tokens.push(rank);
+    }
     return tokens;
   }
 
@@ -85,21 +127,13 @@ class HeapMerge {
     let rank = NONE;
     if (j !== NONE) {
       const pairEnd = this.partEnd(j);
-      if (pairEnd - i <= MAX_ENTRY_UNITS) rank = rankOf(this.text, this.start + i, this.start + pairEnd);
+      if (pairEnd - i <= MAX_ENTRY_UNITS) rank = this.rankOf(i, pairEnd);
     }
     this.pairRank[i] = rank;
     if (rank !== NONE) this.push(rank, i);
   }
 
   private push(rank: number, pos: number): void {
-    if (this.size === this.heapRank.length) {
-      const ranks = new Int32Array(this.size * 2);
-      const positions = new Int32Array(this.size * 2);
-      ranks.set(this.heapRank);
-      positions.set(this.heapPos);
-      this.heapRank = ranks;
-      this.heapPos = positions;
-    }
     const r = this.heapRank;
     const p = this.heapPos;
     let at = this.size++;

@@ -73,6 +73,71 @@ export function finishReasonToJSON(object: FinishReason): string {
   }
 }
 
+export interface WatchWorkerStatsRequest {
+  /** How often load is sampled and sent when it changed, ms. 0 = the worker's default (25). */
+  minIntervalMs: number;
+}
+
+export interface WorkerStats {
+  /** WORKER_ID of the process. */
+  workerId: string;
+  /** Random per process start: a new instance holds nothing an earlier one reported. */
+  instanceId: string;
+  load?:
+    | WorkerLoad
+    | undefined;
+  /** Set on a stream's first message: `kept` then lists every sequence held and nothing else is. */
+  snapshot: boolean;
+  /** Sequences kept (new, extended or moved here) since the previous message. */
+  kept: HeldSequence[];
+  /** Sequences dropped since the previous message: evicted (LRU), moved to a new key, or forgotten. */
+  removed: SequenceRef[];
+}
+
+/** How busy a worker is now. */
+export interface WorkerLoad {
+  /** Generate calls in progress (waiting for the engine included). */
+  inFlight: number;
+  /**
+   * Prompt tokens of in-flight calls still to be prefilled (calls with no first token yet, less
+   * what they found cached): the work queued ahead of a new request's first token.
+   */
+  queuedPrefillTokens: number;
+  /**
+   * Sequences held (sessions) and their tokens, and the bound on those tokens
+   * (INFERENCE_SESSION_CACHE_TOKENS): free KV capacity = kv_capacity_tokens - kv_tokens.
+   */
+  sessions: number;
+  kvTokens: number;
+  kvCapacityTokens: number;
+  /** Blocks in the content index (PREFIX_BLOCK_TOKENS each). */
+  kvBlocks: number;
+  /** Tokens prefilled / sampled per second, over the last few seconds. */
+  prefillTokensPerSecond: number;
+  decodeTokensPerSecond: number;
+  /** INFERENCE_MAX_CONCURRENCY: calls beyond it are refused with worker_overloaded. */
+  maxConcurrency: number;
+}
+
+/** A sequence the worker holds for a session (its KV prefix). */
+export interface HeldSequence {
+  cacheSalt: string;
+  sessionKey: string;
+  tokens: number;
+  /**
+   * The conversation root it descends from: GenerateRequest.prefix_key of the chain's first call
+   * (a continuation inherits its parent's). '' = none given.
+   */
+  prefixKey: string;
+  /** Prompt tokens of that first call: at most what another conversation of the same root shares. */
+  rootTokens: number;
+}
+
+export interface SequenceRef {
+  cacheSalt: string;
+  sessionKey: string;
+}
+
 export interface GenerateStreamRequest {
   callId: number;
   op?: { $case: "start"; value: GenerateRequest } | { $case: "cancel"; value: Cancel } | undefined;
@@ -126,7 +191,16 @@ export interface GenerateRequest {
    * carries them in the prompt (chat templates) may read them from there; harmony prompts do not
    * carry them, so this is the one source every engine can read. Absent = the model chooses.
    */
-  constraints?: GenerateConstraints | undefined;
+  constraints?:
+    | GenerateConstraints
+    | undefined;
+  /**
+   * Placement only, never reuse: the conversation root this call belongs to (the client's
+   * prompt_cache_key, else a digest of its instructions and tools). The worker reports it with the
+   * sequence it keeps (WatchWorkerStats), so the router can send calls of the same root where that
+   * prefix is held. A continuation (parent_session_key) keeps its parent's root.
+   */
+  prefixKey?: string | undefined;
 }
 
 /** Constraints on a completion, from the request's `tool_choice` and `text.format`. */
@@ -185,6 +259,719 @@ export interface GenerateDone {
 export interface GenerateResponse {
   event?: { $case: "chunk"; value: TokenChunk } | { $case: "done"; value: GenerateDone } | undefined;
 }
+
+function createBaseWatchWorkerStatsRequest(): WatchWorkerStatsRequest {
+  return { minIntervalMs: 0 };
+}
+
+export const WatchWorkerStatsRequest: MessageFns<WatchWorkerStatsRequest> = {
+  encode(message: WatchWorkerStatsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.minIntervalMs !== 0) {
+      writer.uint32(8).uint32(message.minIntervalMs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WatchWorkerStatsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWatchWorkerStatsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.minIntervalMs = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WatchWorkerStatsRequest {
+    return {
+      minIntervalMs: isSet(object.minIntervalMs)
+        ? globalThis.Number(object.minIntervalMs)
+        : isSet(object.min_interval_ms)
+        ? globalThis.Number(object.min_interval_ms)
+        : 0,
+    };
+  },
+
+  toJSON(message: WatchWorkerStatsRequest): unknown {
+    const obj: any = {};
+    if (message.minIntervalMs !== 0) {
+      obj.minIntervalMs = Math.round(message.minIntervalMs);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WatchWorkerStatsRequest>, I>>(base?: I): WatchWorkerStatsRequest {
+    return WatchWorkerStatsRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WatchWorkerStatsRequest>, I>>(object: I): WatchWorkerStatsRequest {
+    const message = createBaseWatchWorkerStatsRequest();
+    message.minIntervalMs = object.minIntervalMs ?? 0;
+    return message;
+  },
+};
+
+function createBaseWorkerStats(): WorkerStats {
+  return { workerId: "", instanceId: "", load: undefined, snapshot: false, kept: [], removed: [] };
+}
+
+export const WorkerStats: MessageFns<WorkerStats> = {
+  encode(message: WorkerStats, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.workerId !== "") {
+      writer.uint32(10).string(message.workerId);
+    }
+    if (message.instanceId !== "") {
+      writer.uint32(18).string(message.instanceId);
+    }
+    if (message.load !== undefined) {
+      WorkerLoad.encode(message.load, writer.uint32(26).fork()).join();
+    }
+    if (message.snapshot !== false) {
+      writer.uint32(32).bool(message.snapshot);
+    }
+    for (const v of message.kept) {
+      HeldSequence.encode(v!, writer.uint32(42).fork()).join();
+    }
+    for (const v of message.removed) {
+      SequenceRef.encode(v!, writer.uint32(50).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WorkerStats {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWorkerStats();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.workerId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.instanceId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.load = WorkerLoad.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.snapshot = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.kept.push(HeldSequence.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.removed.push(SequenceRef.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WorkerStats {
+    return {
+      workerId: isSet(object.workerId)
+        ? globalThis.String(object.workerId)
+        : isSet(object.worker_id)
+        ? globalThis.String(object.worker_id)
+        : "",
+      instanceId: isSet(object.instanceId)
+        ? globalThis.String(object.instanceId)
+        : isSet(object.instance_id)
+        ? globalThis.String(object.instance_id)
+        : "",
+      load: isSet(object.load) ? WorkerLoad.fromJSON(object.load) : undefined,
+      snapshot: isSet(object.snapshot) ? globalThis.Boolean(object.snapshot) : false,
+      kept: globalThis.Array.isArray(object?.kept) ? object.kept.map((e: any) => HeldSequence.fromJSON(e)) : [],
+      removed: globalThis.Array.isArray(object?.removed) ? object.removed.map((e: any) => SequenceRef.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: WorkerStats): unknown {
+    const obj: any = {};
+    if (message.workerId !== "") {
+      obj.workerId = message.workerId;
+    }
+    if (message.instanceId !== "") {
+      obj.instanceId = message.instanceId;
+    }
+    if (message.load !== undefined) {
+      obj.load = WorkerLoad.toJSON(message.load);
+    }
+    if (message.snapshot !== false) {
+      obj.snapshot = message.snapshot;
+    }
+    if (message.kept?.length) {
+      obj.kept = message.kept.map((e) => HeldSequence.toJSON(e));
+    }
+    if (message.removed?.length) {
+      obj.removed = message.removed.map((e) => SequenceRef.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WorkerStats>, I>>(base?: I): WorkerStats {
+    return WorkerStats.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WorkerStats>, I>>(object: I): WorkerStats {
+    const message = createBaseWorkerStats();
+    message.workerId = object.workerId ?? "";
+    message.instanceId = object.instanceId ?? "";
+    message.load = (object.load !== undefined && object.load !== null)
+      ? WorkerLoad.fromPartial(object.load)
+      : undefined;
+    message.snapshot = object.snapshot ?? false;
+    message.kept = object.kept?.map((e) => HeldSequence.fromPartial(e)) || [];
+    message.removed = object.removed?.map((e) => SequenceRef.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseWorkerLoad(): WorkerLoad {
+  return {
+    inFlight: 0,
+    queuedPrefillTokens: 0,
+    sessions: 0,
+    kvTokens: 0,
+    kvCapacityTokens: 0,
+    kvBlocks: 0,
+    prefillTokensPerSecond: 0,
+    decodeTokensPerSecond: 0,
+    maxConcurrency: 0,
+  };
+}
+
+export const WorkerLoad: MessageFns<WorkerLoad> = {
+  encode(message: WorkerLoad, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.inFlight !== 0) {
+      writer.uint32(8).uint32(message.inFlight);
+    }
+    if (message.queuedPrefillTokens !== 0) {
+      writer.uint32(16).uint64(message.queuedPrefillTokens);
+    }
+    if (message.sessions !== 0) {
+      writer.uint32(24).uint32(message.sessions);
+    }
+    if (message.kvTokens !== 0) {
+      writer.uint32(32).uint64(message.kvTokens);
+    }
+    if (message.kvCapacityTokens !== 0) {
+      writer.uint32(40).uint64(message.kvCapacityTokens);
+    }
+    if (message.kvBlocks !== 0) {
+      writer.uint32(48).uint64(message.kvBlocks);
+    }
+    if (message.prefillTokensPerSecond !== 0) {
+      writer.uint32(57).double(message.prefillTokensPerSecond);
+    }
+    if (message.decodeTokensPerSecond !== 0) {
+      writer.uint32(65).double(message.decodeTokensPerSecond);
+    }
+    if (message.maxConcurrency !== 0) {
+      writer.uint32(72).uint32(message.maxConcurrency);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WorkerLoad {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWorkerLoad();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.inFlight = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.queuedPrefillTokens = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.sessions = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.kvTokens = longToNumber(reader.uint64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.kvCapacityTokens = longToNumber(reader.uint64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.kvBlocks = longToNumber(reader.uint64());
+            continue;
+          }
+          case 7: {
+            if (tag !== 57) {
+              break;
+            }
+
+            message.prefillTokensPerSecond = reader.double();
+            continue;
+          }
+          case 8: {
+            if (tag !== 65) {
+              break;
+            }
+
+            message.decodeTokensPerSecond = reader.double();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.maxConcurrency = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WorkerLoad {
+    return {
+      inFlight: isSet(object.inFlight)
+        ? globalThis.Number(object.inFlight)
+        : isSet(object.in_flight)
+        ? globalThis.Number(object.in_flight)
+        : 0,
+      queuedPrefillTokens: isSet(object.queuedPrefillTokens)
+        ? globalThis.Number(object.queuedPrefillTokens)
+        : isSet(object.queued_prefill_tokens)
+        ? globalThis.Number(object.queued_prefill_tokens)
+        : 0,
+      sessions: isSet(object.sessions) ? globalThis.Number(object.sessions) : 0,
+      kvTokens: isSet(object.kvTokens)
+        ? globalThis.Number(object.kvTokens)
+        : isSet(object.kv_tokens)
+        ? globalThis.Number(object.kv_tokens)
+        : 0,
+      kvCapacityTokens: isSet(object.kvCapacityTokens)
+        ? globalThis.Number(object.kvCapacityTokens)
+        : isSet(object.kv_capacity_tokens)
+        ? globalThis.Number(object.kv_capacity_tokens)
+        : 0,
+      kvBlocks: isSet(object.kvBlocks)
+        ? globalThis.Number(object.kvBlocks)
+        : isSet(object.kv_blocks)
+        ? globalThis.Number(object.kv_blocks)
+        : 0,
+      prefillTokensPerSecond: isSet(object.prefillTokensPerSecond)
+        ? globalThis.Number(object.prefillTokensPerSecond)
+        : isSet(object.prefill_tokens_per_second)
+        ? globalThis.Number(object.prefill_tokens_per_second)
+        : 0,
+      decodeTokensPerSecond: isSet(object.decodeTokensPerSecond)
+        ? globalThis.Number(object.decodeTokensPerSecond)
+        : isSet(object.decode_tokens_per_second)
+        ? globalThis.Number(object.decode_tokens_per_second)
+        : 0,
+      maxConcurrency: isSet(object.maxConcurrency)
+        ? globalThis.Number(object.maxConcurrency)
+        : isSet(object.max_concurrency)
+        ? globalThis.Number(object.max_concurrency)
+        : 0,
+    };
+  },
+
+  toJSON(message: WorkerLoad): unknown {
+    const obj: any = {};
+    if (message.inFlight !== 0) {
+      obj.inFlight = Math.round(message.inFlight);
+    }
+    if (message.queuedPrefillTokens !== 0) {
+      obj.queuedPrefillTokens = Math.round(message.queuedPrefillTokens);
+    }
+    if (message.sessions !== 0) {
+      obj.sessions = Math.round(message.sessions);
+    }
+    if (message.kvTokens !== 0) {
+      obj.kvTokens = Math.round(message.kvTokens);
+    }
+    if (message.kvCapacityTokens !== 0) {
+      obj.kvCapacityTokens = Math.round(message.kvCapacityTokens);
+    }
+    if (message.kvBlocks !== 0) {
+      obj.kvBlocks = Math.round(message.kvBlocks);
+    }
+    if (message.prefillTokensPerSecond !== 0) {
+      obj.prefillTokensPerSecond = floatToJson(message.prefillTokensPerSecond);
+    }
+    if (message.decodeTokensPerSecond !== 0) {
+      obj.decodeTokensPerSecond = floatToJson(message.decodeTokensPerSecond);
+    }
+    if (message.maxConcurrency !== 0) {
+      obj.maxConcurrency = Math.round(message.maxConcurrency);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<WorkerLoad>, I>>(base?: I): WorkerLoad {
+    return WorkerLoad.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<WorkerLoad>, I>>(object: I): WorkerLoad {
+    const message = createBaseWorkerLoad();
+    message.inFlight = object.inFlight ?? 0;
+    message.queuedPrefillTokens = object.queuedPrefillTokens ?? 0;
+    message.sessions = object.sessions ?? 0;
+    message.kvTokens = object.kvTokens ?? 0;
+    message.kvCapacityTokens = object.kvCapacityTokens ?? 0;
+    message.kvBlocks = object.kvBlocks ?? 0;
+    message.prefillTokensPerSecond = object.prefillTokensPerSecond ?? 0;
+    message.decodeTokensPerSecond = object.decodeTokensPerSecond ?? 0;
+    message.maxConcurrency = object.maxConcurrency ?? 0;
+    return message;
+  },
+};
+
+function createBaseHeldSequence(): HeldSequence {
+  return { cacheSalt: "", sessionKey: "", tokens: 0, prefixKey: "", rootTokens: 0 };
+}
+
+export const HeldSequence: MessageFns<HeldSequence> = {
+  encode(message: HeldSequence, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.cacheSalt !== "") {
+      writer.uint32(10).string(message.cacheSalt);
+    }
+    if (message.sessionKey !== "") {
+      writer.uint32(18).string(message.sessionKey);
+    }
+    if (message.tokens !== 0) {
+      writer.uint32(24).uint32(message.tokens);
+    }
+    if (message.prefixKey !== "") {
+      writer.uint32(34).string(message.prefixKey);
+    }
+    if (message.rootTokens !== 0) {
+      writer.uint32(40).uint32(message.rootTokens);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): HeldSequence {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseHeldSequence();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.cacheSalt = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.sessionKey = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.tokens = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.prefixKey = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.rootTokens = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): HeldSequence {
+    return {
+      cacheSalt: isSet(object.cacheSalt)
+        ? globalThis.String(object.cacheSalt)
+        : isSet(object.cache_salt)
+        ? globalThis.String(object.cache_salt)
+        : "",
+      sessionKey: isSet(object.sessionKey)
+        ? globalThis.String(object.sessionKey)
+        : isSet(object.session_key)
+        ? globalThis.String(object.session_key)
+        : "",
+      tokens: isSet(object.tokens) ? globalThis.Number(object.tokens) : 0,
+      prefixKey: isSet(object.prefixKey)
+        ? globalThis.String(object.prefixKey)
+        : isSet(object.prefix_key)
+        ? globalThis.String(object.prefix_key)
+        : "",
+      rootTokens: isSet(object.rootTokens)
+        ? globalThis.Number(object.rootTokens)
+        : isSet(object.root_tokens)
+        ? globalThis.Number(object.root_tokens)
+        : 0,
+    };
+  },
+
+  toJSON(message: HeldSequence): unknown {
+    const obj: any = {};
+    if (message.cacheSalt !== "") {
+      obj.cacheSalt = message.cacheSalt;
+    }
+    if (message.sessionKey !== "") {
+      obj.sessionKey = message.sessionKey;
+    }
+    if (message.tokens !== 0) {
+      obj.tokens = Math.round(message.tokens);
+    }
+    if (message.prefixKey !== "") {
+      obj.prefixKey = message.prefixKey;
+    }
+    if (message.rootTokens !== 0) {
+      obj.rootTokens = Math.round(message.rootTokens);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<HeldSequence>, I>>(base?: I): HeldSequence {
+    return HeldSequence.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<HeldSequence>, I>>(object: I): HeldSequence {
+    const message = createBaseHeldSequence();
+    message.cacheSalt = object.cacheSalt ?? "";
+    message.sessionKey = object.sessionKey ?? "";
+    message.tokens = object.tokens ?? 0;
+    message.prefixKey = object.prefixKey ?? "";
+    message.rootTokens = object.rootTokens ?? 0;
+    return message;
+  },
+};
+
+function createBaseSequenceRef(): SequenceRef {
+  return { cacheSalt: "", sessionKey: "" };
+}
+
+export const SequenceRef: MessageFns<SequenceRef> = {
+  encode(message: SequenceRef, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.cacheSalt !== "") {
+      writer.uint32(10).string(message.cacheSalt);
+    }
+    if (message.sessionKey !== "") {
+      writer.uint32(18).string(message.sessionKey);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SequenceRef {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSequenceRef();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.cacheSalt = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.sessionKey = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SequenceRef {
+    return {
+      cacheSalt: isSet(object.cacheSalt)
+        ? globalThis.String(object.cacheSalt)
+        : isSet(object.cache_salt)
+        ? globalThis.String(object.cache_salt)
+        : "",
+      sessionKey: isSet(object.sessionKey)
+        ? globalThis.String(object.sessionKey)
+        : isSet(object.session_key)
+        ? globalThis.String(object.session_key)
+        : "",
+    };
+  },
+
+  toJSON(message: SequenceRef): unknown {
+    const obj: any = {};
+    if (message.cacheSalt !== "") {
+      obj.cacheSalt = message.cacheSalt;
+    }
+    if (message.sessionKey !== "") {
+      obj.sessionKey = message.sessionKey;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SequenceRef>, I>>(base?: I): SequenceRef {
+    return SequenceRef.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SequenceRef>, I>>(object: I): SequenceRef {
+    const message = createBaseSequenceRef();
+    message.cacheSalt = object.cacheSalt ?? "";
+    message.sessionKey = object.sessionKey ?? "";
+    return message;
+  },
+};
 
 function createBaseGenerateStreamRequest(): GenerateStreamRequest {
   return { callId: 0, op: undefined };
@@ -566,6 +1353,7 @@ function createBaseGenerateRequest(): GenerateRequest {
     parentSessionKey: "",
     cacheSalt: "",
     constraints: undefined,
+    prefixKey: undefined,
   };
 }
 
@@ -608,6 +1396,9 @@ export const GenerateRequest: MessageFns<GenerateRequest> = {
     }
     if (message.constraints !== undefined) {
       GenerateConstraints.encode(message.constraints, writer.uint32(82).fork()).join();
+    }
+    if (message.prefixKey !== undefined) {
+      writer.uint32(90).string(message.prefixKey);
     }
     return writer;
   },
@@ -725,6 +1516,14 @@ export const GenerateRequest: MessageFns<GenerateRequest> = {
             message.constraints = GenerateConstraints.decode(reader, reader.uint32());
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.prefixKey = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -773,6 +1572,11 @@ export const GenerateRequest: MessageFns<GenerateRequest> = {
         ? globalThis.String(object.cache_salt)
         : "",
       constraints: isSet(object.constraints) ? GenerateConstraints.fromJSON(object.constraints) : undefined,
+      prefixKey: isSet(object.prefixKey)
+        ? globalThis.String(object.prefixKey)
+        : isSet(object.prefix_key)
+        ? globalThis.String(object.prefix_key)
+        : undefined,
     };
   },
 
@@ -808,6 +1612,9 @@ export const GenerateRequest: MessageFns<GenerateRequest> = {
     if (message.constraints !== undefined) {
       obj.constraints = GenerateConstraints.toJSON(message.constraints);
     }
+    if (message.prefixKey !== undefined) {
+      obj.prefixKey = message.prefixKey;
+    }
     return obj;
   },
 
@@ -830,6 +1637,7 @@ export const GenerateRequest: MessageFns<GenerateRequest> = {
     message.constraints = (object.constraints !== undefined && object.constraints !== null)
       ? GenerateConstraints.fromPartial(object.constraints)
       : undefined;
+    message.prefixKey = object.prefixKey ?? undefined;
     return message;
   },
 };
@@ -1530,6 +2338,22 @@ export const InferenceServiceService = {
       Buffer.from(GenerateStreamResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GenerateStreamResponse => GenerateStreamResponse.decode(value),
   },
+  /**
+   * What this worker holds and how busy it is, for the router's placement (like vLLM's / Dynamo's KV
+   * events plus load metrics): a snapshot first, then a message whenever something changed (KV
+   * changes at once, load at most every `min_interval_ms`), until the caller cancels or the worker
+   * drains (then the stream ends).
+   */
+  watchWorkerStats: {
+    path: "/fastloop.inference.v1.InferenceService/WatchWorkerStats" as const,
+    requestStream: false as const,
+    responseStream: true as const,
+    requestSerialize: (value: WatchWorkerStatsRequest): Buffer =>
+      Buffer.from(WatchWorkerStatsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): WatchWorkerStatsRequest => WatchWorkerStatsRequest.decode(value),
+    responseSerialize: (value: WorkerStats): Buffer => Buffer.from(WorkerStats.encode(value).finish()),
+    responseDeserialize: (value: Buffer): WorkerStats => WorkerStats.decode(value),
+  },
 } as const;
 
 export interface InferenceServiceServer extends UntypedServiceImplementation {
@@ -1545,6 +2369,13 @@ export interface InferenceServiceServer extends UntypedServiceImplementation {
    * tagged with its call id and end with `end` (after GenerateDone) or `error`; `cancel` stops it.
    */
   generateStream: handleBidiStreamingCall<GenerateStreamRequest, GenerateStreamResponse>;
+  /**
+   * What this worker holds and how busy it is, for the router's placement (like vLLM's / Dynamo's KV
+   * events plus load metrics): a snapshot first, then a message whenever something changed (KV
+   * changes at once, load at most every `min_interval_ms`), until the caller cancels or the worker
+   * drains (then the stream ends).
+   */
+  watchWorkerStats: handleServerStreamingCall<WatchWorkerStatsRequest, WorkerStats>;
 }
 
 export interface InferenceServiceClient extends Client {
@@ -1584,6 +2415,18 @@ export interface InferenceServiceClient extends Client {
     metadata: Metadata,
     options?: Partial<CallOptions>,
   ): ClientDuplexStream<GenerateStreamRequest, GenerateStreamResponse>;
+  /**
+   * What this worker holds and how busy it is, for the router's placement (like vLLM's / Dynamo's KV
+   * events plus load metrics): a snapshot first, then a message whenever something changed (KV
+   * changes at once, load at most every `min_interval_ms`), until the caller cancels or the worker
+   * drains (then the stream ends).
+   */
+  watchWorkerStats(request: WatchWorkerStatsRequest, options?: Partial<CallOptions>): ClientReadableStream<WorkerStats>;
+  watchWorkerStats(
+    request: WatchWorkerStatsRequest,
+    metadata?: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<WorkerStats>;
 }
 
 export const InferenceServiceClient = makeGenericClientConstructor(

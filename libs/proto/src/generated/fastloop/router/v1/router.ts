@@ -27,8 +27,52 @@ export interface RouteRequest {
   /** Model name as the client sent it (id or alias). */
   model: string;
   tenant: string;
-  /** Requests with the same key go to the same worker while it is healthy (KV-prefix reuse). */
+  /**
+   * Requests with the same key go to the same worker while it is healthy (KV-prefix reuse); the
+   * `hash` policy places by it alone, the others use it to break ties.
+   */
   affinityKey: string;
+  /**
+   * The session the request continues (its previous_response_id): a worker that reports holding
+   * it has the conversation's prefix.
+   */
+  sessionKey?:
+    | string
+    | undefined;
+  /** The tenant's cache salt (GenerateRequest.cache_salt): session keys are held within it. */
+  cacheSalt?:
+    | string
+    | undefined;
+  /** The worker the caller's cached state says holds the session ('' = unknown). */
+  sessionWorkerId?:
+    | string
+    | undefined;
+  /**
+   * Conversation root shared by requests with a common prefix: prompt_cache_key, else a digest of
+   * the instructions and tools ('' = none).
+   */
+  prefixKey?:
+    | string
+    | undefined;
+  /** Workers not to pick: the caller's retry after one failed before its first token. */
+  excludeWorkerIds: string[];
+  /**
+   * The request's service_tier ('' = auto): `priority` is placed for the shortest wait, `flex`
+   * for the most cache reuse.
+   */
+  serviceTier?:
+    | string
+    | undefined;
+  /** Expected output length (the request's max_output_tokens; 0 = unknown). */
+  expectedOutputTokens?:
+    | number
+    | undefined;
+  /**
+   * Tokens the caller's state says `session_worker_id` holds for the session (0 = unknown): what the
+   * router assumes while that worker's reports do not show the session yet (its previous turn
+   * ended a moment ago).
+   */
+  sessionTokens?: number | undefined;
 }
 
 export interface RouteResponse {
@@ -43,6 +87,16 @@ export interface RouteResponse {
   maxOutputTokens: number;
   /** Name of the model on the worker (what its engine loads or forwards upstream). */
   engineModel: string;
+  /**
+   * How long the caller may reuse this decision for the same conversation without asking again,
+   * ms: 0 = ask on every request; absent = until the worker fails (the `hash` policy, and routers
+   * from before this field).
+   */
+  reuseMs?:
+    | number
+    | undefined;
+  /** Why this worker, for logs and metrics: session, prefix, load, hash, round_robin, least_loaded. */
+  reason?: string | undefined;
 }
 
 export interface ListModelsRequest {
@@ -77,7 +131,19 @@ export interface ListModelsResponse {
 }
 
 function createBaseRouteRequest(): RouteRequest {
-  return { model: "", tenant: "", affinityKey: "" };
+  return {
+    model: "",
+    tenant: "",
+    affinityKey: "",
+    sessionKey: undefined,
+    cacheSalt: undefined,
+    sessionWorkerId: undefined,
+    prefixKey: undefined,
+    excludeWorkerIds: [],
+    serviceTier: undefined,
+    expectedOutputTokens: undefined,
+    sessionTokens: undefined,
+  };
 }
 
 export const RouteRequest: MessageFns<RouteRequest> = {
@@ -90,6 +156,30 @@ export const RouteRequest: MessageFns<RouteRequest> = {
     }
     if (message.affinityKey !== "") {
       writer.uint32(26).string(message.affinityKey);
+    }
+    if (message.sessionKey !== undefined) {
+      writer.uint32(34).string(message.sessionKey);
+    }
+    if (message.cacheSalt !== undefined) {
+      writer.uint32(42).string(message.cacheSalt);
+    }
+    if (message.sessionWorkerId !== undefined) {
+      writer.uint32(50).string(message.sessionWorkerId);
+    }
+    if (message.prefixKey !== undefined) {
+      writer.uint32(58).string(message.prefixKey);
+    }
+    for (const v of message.excludeWorkerIds) {
+      writer.uint32(66).string(v!);
+    }
+    if (message.serviceTier !== undefined) {
+      writer.uint32(74).string(message.serviceTier);
+    }
+    if (message.expectedOutputTokens !== undefined) {
+      writer.uint32(80).uint32(message.expectedOutputTokens);
+    }
+    if (message.sessionTokens !== undefined) {
+      writer.uint32(88).uint32(message.sessionTokens);
     }
     return writer;
   },
@@ -131,6 +221,70 @@ export const RouteRequest: MessageFns<RouteRequest> = {
             message.affinityKey = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.sessionKey = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.cacheSalt = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.sessionWorkerId = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.prefixKey = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.excludeWorkerIds.push(reader.string());
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.serviceTier = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.expectedOutputTokens = reader.uint32();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.sessionTokens = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -152,6 +306,46 @@ export const RouteRequest: MessageFns<RouteRequest> = {
         : isSet(object.affinity_key)
         ? globalThis.String(object.affinity_key)
         : "",
+      sessionKey: isSet(object.sessionKey)
+        ? globalThis.String(object.sessionKey)
+        : isSet(object.session_key)
+        ? globalThis.String(object.session_key)
+        : undefined,
+      cacheSalt: isSet(object.cacheSalt)
+        ? globalThis.String(object.cacheSalt)
+        : isSet(object.cache_salt)
+        ? globalThis.String(object.cache_salt)
+        : undefined,
+      sessionWorkerId: isSet(object.sessionWorkerId)
+        ? globalThis.String(object.sessionWorkerId)
+        : isSet(object.session_worker_id)
+        ? globalThis.String(object.session_worker_id)
+        : undefined,
+      prefixKey: isSet(object.prefixKey)
+        ? globalThis.String(object.prefixKey)
+        : isSet(object.prefix_key)
+        ? globalThis.String(object.prefix_key)
+        : undefined,
+      excludeWorkerIds: globalThis.Array.isArray(object?.excludeWorkerIds)
+        ? object.excludeWorkerIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.exclude_worker_ids)
+        ? object.exclude_worker_ids.map((e: any) => globalThis.String(e))
+        : [],
+      serviceTier: isSet(object.serviceTier)
+        ? globalThis.String(object.serviceTier)
+        : isSet(object.service_tier)
+        ? globalThis.String(object.service_tier)
+        : undefined,
+      expectedOutputTokens: isSet(object.expectedOutputTokens)
+        ? globalThis.Number(object.expectedOutputTokens)
+        : isSet(object.expected_output_tokens)
+        ? globalThis.Number(object.expected_output_tokens)
+        : undefined,
+      sessionTokens: isSet(object.sessionTokens)
+        ? globalThis.Number(object.sessionTokens)
+        : isSet(object.session_tokens)
+        ? globalThis.Number(object.session_tokens)
+        : undefined,
     };
   },
 
@@ -166,6 +360,30 @@ export const RouteRequest: MessageFns<RouteRequest> = {
     if (message.affinityKey !== "") {
       obj.affinityKey = message.affinityKey;
     }
+    if (message.sessionKey !== undefined) {
+      obj.sessionKey = message.sessionKey;
+    }
+    if (message.cacheSalt !== undefined) {
+      obj.cacheSalt = message.cacheSalt;
+    }
+    if (message.sessionWorkerId !== undefined) {
+      obj.sessionWorkerId = message.sessionWorkerId;
+    }
+    if (message.prefixKey !== undefined) {
+      obj.prefixKey = message.prefixKey;
+    }
+    if (message.excludeWorkerIds?.length) {
+      obj.excludeWorkerIds = message.excludeWorkerIds;
+    }
+    if (message.serviceTier !== undefined) {
+      obj.serviceTier = message.serviceTier;
+    }
+    if (message.expectedOutputTokens !== undefined) {
+      obj.expectedOutputTokens = Math.round(message.expectedOutputTokens);
+    }
+    if (message.sessionTokens !== undefined) {
+      obj.sessionTokens = Math.round(message.sessionTokens);
+    }
     return obj;
   },
 
@@ -177,6 +395,14 @@ export const RouteRequest: MessageFns<RouteRequest> = {
     message.model = object.model ?? "";
     message.tenant = object.tenant ?? "";
     message.affinityKey = object.affinityKey ?? "";
+    message.sessionKey = object.sessionKey ?? undefined;
+    message.cacheSalt = object.cacheSalt ?? undefined;
+    message.sessionWorkerId = object.sessionWorkerId ?? undefined;
+    message.prefixKey = object.prefixKey ?? undefined;
+    message.excludeWorkerIds = object.excludeWorkerIds?.map((e) => e) || [];
+    message.serviceTier = object.serviceTier ?? undefined;
+    message.expectedOutputTokens = object.expectedOutputTokens ?? undefined;
+    message.sessionTokens = object.sessionTokens ?? undefined;
     return message;
   },
 };
@@ -190,6 +416,8 @@ function createBaseRouteResponse(): RouteResponse {
     contextWindow: 0,
     maxOutputTokens: 0,
     engineModel: "",
+    reuseMs: undefined,
+    reason: undefined,
   };
 }
 
@@ -215,6 +443,12 @@ export const RouteResponse: MessageFns<RouteResponse> = {
     }
     if (message.engineModel !== "") {
       writer.uint32(58).string(message.engineModel);
+    }
+    if (message.reuseMs !== undefined) {
+      writer.uint32(64).uint32(message.reuseMs);
+    }
+    if (message.reason !== undefined) {
+      writer.uint32(74).string(message.reason);
     }
     return writer;
   },
@@ -288,6 +522,22 @@ export const RouteResponse: MessageFns<RouteResponse> = {
             message.engineModel = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.reuseMs = reader.uint32();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -329,6 +579,12 @@ export const RouteResponse: MessageFns<RouteResponse> = {
         : isSet(object.engine_model)
         ? globalThis.String(object.engine_model)
         : "",
+      reuseMs: isSet(object.reuseMs)
+        ? globalThis.Number(object.reuseMs)
+        : isSet(object.reuse_ms)
+        ? globalThis.Number(object.reuse_ms)
+        : undefined,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : undefined,
     };
   },
 
@@ -355,6 +611,12 @@ export const RouteResponse: MessageFns<RouteResponse> = {
     if (message.engineModel !== "") {
       obj.engineModel = message.engineModel;
     }
+    if (message.reuseMs !== undefined) {
+      obj.reuseMs = Math.round(message.reuseMs);
+    }
+    if (message.reason !== undefined) {
+      obj.reason = message.reason;
+    }
     return obj;
   },
 
@@ -370,6 +632,8 @@ export const RouteResponse: MessageFns<RouteResponse> = {
     message.contextWindow = object.contextWindow ?? 0;
     message.maxOutputTokens = object.maxOutputTokens ?? 0;
     message.engineModel = object.engineModel ?? "";
+    message.reuseMs = object.reuseMs ?? undefined;
+    message.reason = object.reason ?? undefined;
     return message;
   },
 };

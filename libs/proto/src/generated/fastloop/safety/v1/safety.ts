@@ -245,7 +245,10 @@ export interface ClassifyRequest {
   state: Buffer;
   /** Only the items not covered by `state`, in conversation order. */
   items: SafetyItem[];
-  /** Selects the tenant's policy list and actions. */
+  /**
+   * Selects the tenant's policy list and actions, and the tenant's queue in the service (calls are
+   * served round robin between tenants, so one tenant's backlog never delays another's).
+   */
   tenant: string;
   /** Selects the model's policy list and actions (the requested model name). */
   model: string;
@@ -286,6 +289,11 @@ export interface ClassifyResponse {
    * until later text (or the end of the stream) has been classified.
    */
   windowChars: number;
+  /**
+   * Findings left out of `findings` (past SAFETY_MAX_FINDINGS): the verdict still counts them, and
+   * a call that would leave out a value to mask blocks instead (rule `too-many-redactions`).
+   */
+  findingsOmitted?: number | undefined;
 }
 
 function createBaseClassifyStreamRequest(): ClassifyStreamRequest {
@@ -1026,7 +1034,7 @@ export const Finding: MessageFns<Finding> = {
 };
 
 function createBaseClassifyResponse(): ClassifyResponse {
-  return { verdict: 0, state: Buffer.alloc(0), findings: [], itemsSeen: 0, windowChars: 0 };
+  return { verdict: 0, state: Buffer.alloc(0), findings: [], itemsSeen: 0, windowChars: 0, findingsOmitted: undefined };
 }
 
 export const ClassifyResponse: MessageFns<ClassifyResponse> = {
@@ -1045,6 +1053,9 @@ export const ClassifyResponse: MessageFns<ClassifyResponse> = {
     }
     if (message.windowChars !== 0) {
       writer.uint32(40).uint32(message.windowChars);
+    }
+    if (message.findingsOmitted !== undefined) {
+      writer.uint32(48).uint32(message.findingsOmitted);
     }
     return writer;
   },
@@ -1102,6 +1113,14 @@ export const ClassifyResponse: MessageFns<ClassifyResponse> = {
             message.windowChars = reader.uint32();
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.findingsOmitted = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1129,6 +1148,11 @@ export const ClassifyResponse: MessageFns<ClassifyResponse> = {
         : isSet(object.window_chars)
         ? globalThis.Number(object.window_chars)
         : 0,
+      findingsOmitted: isSet(object.findingsOmitted)
+        ? globalThis.Number(object.findingsOmitted)
+        : isSet(object.findings_omitted)
+        ? globalThis.Number(object.findings_omitted)
+        : undefined,
     };
   },
 
@@ -1149,6 +1173,9 @@ export const ClassifyResponse: MessageFns<ClassifyResponse> = {
     if (message.windowChars !== 0) {
       obj.windowChars = Math.round(message.windowChars);
     }
+    if (message.findingsOmitted !== undefined) {
+      obj.findingsOmitted = Math.round(message.findingsOmitted);
+    }
     return obj;
   },
 
@@ -1162,6 +1189,7 @@ export const ClassifyResponse: MessageFns<ClassifyResponse> = {
     message.findings = object.findings?.map((e) => Finding.fromPartial(e)) || [];
     message.itemsSeen = object.itemsSeen ?? 0;
     message.windowChars = object.windowChars ?? 0;
+    message.findingsOmitted = object.findingsOmitted ?? undefined;
     return message;
   },
 };

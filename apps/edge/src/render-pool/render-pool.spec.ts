@@ -1,0 +1,64 @@
+import {
+  getProfile,
+  RenderDeadlineError,
+  RenderLimitError,
+  TokenBudgetExceededError,
+  type ConversationEntry,
+  type RenderHeader,
+} from '@fastloop/model-profiles';
+import { createRenderPool, type RenderPool } from './render-pool';
+
+const PROFILE = 'harmony-o200k';
+const header: RenderHeader = {
+  instructions: 'Be brief.',
+  tools: [{ name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }],
+};
+const entries: ConversationEntry[] = [
+  { kind: 'message', role: 'user', text: 'Weather in Paris? 日本語 🦀' },
+  { kind: 'function_call', name: 'get_weather', arguments: '{"city":"Paris"}', callId: 'c1' },
+  { kind: 'function_call_output', name: 'get_weather', output: ' '.repeat(4 << 20), callId: 'c1' },
+];
+
+jest.setTimeout(60_000);
+
+let pool: RenderPool;
+beforeAll(() => {
+  // Jest runs this file without tsx; the worker script is TypeScript.
+  pool = createRenderPool({ size: 2, timeoutMs: 10_000, execArgv: ['--import', 'tsx'] });
+});
+afterAll(() => pool.close());
+
+describe('createRenderPool', () => {
+  it('renders on a thread exactly what the profile renders in place', async () => {
+    const profile = getProfile(PROFILE);
+    const result = await pool.render({ profileId: PROFILE, header, entries }, { tenant: 't' });
+    expect(result.header).toEqual(profile.renderHeader(header));
+    expect(result.entries).toEqual(entries.map((e) => profile.renderEntry(e)));
+  });
+
+  it('gives the in-place errors back: token budget, rendering limits with the tool', async () => {
+    await expect(
+      pool.render({ profileId: PROFILE, entries, limits: { maxTokens: 100 } }, { tenant: 't' }),
+    ).rejects.toBeInstanceOf(TokenBudgetExceededError);
+    const err = await pool
+      .render({ profileId: PROFILE, header, entries: [], limits: { maxToolChars: 10 } }, { tenant: 't' })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RenderLimitError);
+    expect(err).toMatchObject({ limit: 'tool_rendered_chars', value: 10, tool: { name: 'get_weather' } });
+  });
+
+  it('stops a rendering that overruns its budget with a RenderDeadlineError', async () => {
+    const tight = createRenderPool({ size: 1, timeoutMs: 5, execArgv: ['--import', 'tsx'] });
+    try {
+      // A long random word: no closed form, merged in chunks, ~0.3 s per MB.
+      let word = '';
+      for (let i = 0; i < 4_000_000; i++) word += String.fromCharCode(97 + ((i * 7919) % 26));
+      const heavy: ConversationEntry = { kind: 'message', role: 'user', text: word };
+      await expect(tight.render({ profileId: PROFILE, entries: [heavy] }, { tenant: 't' })).rejects.toBeInstanceOf(
+        RenderDeadlineError,
+      );
+    } finally {
+      await tight.close();
+    }
+  });
+});

@@ -1,0 +1,73 @@
+import { join } from 'node:path';
+import {
+  RenderDeadlineError,
+  reviveProfileError,
+  type RenderTask,
+  type RenderTaskResult,
+} from '@fastloop/model-profiles';
+import { DomainError, ErrorCode, WorkerPool, WorkerTaskError, type Logger } from '@fastloop/service-kit';
+
+/** Options of {@link createRenderPool}. */
+export interface RenderPoolOptions {
+  /** Threads (default: the cores). */
+  size?: number;
+  /** Budget of one rendering, waiting for a thread included (default 2,000 ms). */
+  timeoutMs?: number;
+  /** Tenant weights and caps (default: each tenant may hold all threads but one). */
+  shares?: (tenant: string) => { weight?: number; maxConcurrent?: number } | undefined;
+  /** The worker script (default: render-worker beside this file, `.ts` under tsx, `.js` in a bundle). */
+  filename?: string;
+  execArgv?: string[];
+  logger?: Logger;
+}
+
+/** Renders conversations on worker threads, fairly between tenants. */
+export interface RenderPool {
+  /**
+   * Renders `task` on a thread. Rejects with the errors rendering in place throws
+   * (`TokenBudgetExceededError`, `RenderLimitError`), with `RenderDeadlineError` when the
+   * rendering (or the wait for a thread) overran the budget, and with a retryable DomainError
+   * `worker_pool_overloaded` when the tenant's queue is full.
+   */
+  render(task: RenderTask, options: { tenant: string; signal?: AbortSignal }): Promise<RenderTaskResult>;
+  close(): Promise<void>;
+}
+
+/**
+ * The edge's off-event-loop renderer: a WorkerPool of render-worker threads. A turn whose
+ * rendering may take more than a few milliseconds (long new text) renders here, so a hostile
+ * request costs its tenant a thread, never the event loop that serves every other tenant.
+ */
+export function createRenderPool(options: RenderPoolOptions = {}): RenderPool {
+  const timeoutMs = options.timeoutMs ?? 2_000;
+  const pool = new WorkerPool<RenderTask, RenderTaskResult>({
+    filename: options.filename ?? defaultWorkerFile(),
+    size: options.size,
+    shares: options.shares,
+    execArgv: options.execArgv,
+    logger: options.logger,
+  });
+  return {
+    async render(task, { tenant, signal }) {
+      try {
+        return await pool.run(task, { key: tenant, timeoutMs, signal });
+      } catch (err) {
+        throw translate(err, timeoutMs);
+      }
+    },
+    close: () => pool.close(),
+  };
+}
+
+/** Pool errors as the errors rendering in place throws. */
+function translate(err: unknown, timeoutMs: number): unknown {
+  if (err instanceof WorkerTaskError) return reviveProfileError(err.failure) ?? err;
+  if (DomainError.is(err, ErrorCode.taskDeadlineExceeded))
+    return Object.assign(new RenderDeadlineError(timeoutMs), { cause: err });
+  return err;
+}
+
+/** render-worker.ts under tsx (development, tests), `edge-render-worker.js` beside the edge bundle. */
+function defaultWorkerFile(): string {
+  return __filename.endsWith('.ts') ? join(__dirname, 'render-worker.ts') : join(__dirname, 'edge-render-worker.js');
+}

@@ -1,0 +1,158 @@
+// Fairness between tenants (issue 17): a normal tenant's agent loop (WebSocket agent rollouts:
+// instructions, ten tools, source-file tool outputs) measured alone, then beside one hostile
+// tenant of one class (CPU shapes, safety flood, slot flood, memory flood), on a fresh stack per
+// class. Reports the normal tenant's first-output p50/p99 and failed turns in both phases, their
+// ratio against the target (p99 within 1.2× of alone, 0 failed turns), and how the hostile
+// tenant's own requests ended. Each class runs on its own (`--classes slots,safety`).
+// Run (on an otherwise idle machine): npx tsx bench/fairness/main.ts [--classes a,b] [--duration S]
+//   [--loops N] [--quick]   (writes bench/results/fairness.{json,md}; --quick: bench/results/quick/)
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { startStack, type Stack } from '@fastloop/launcher';
+import { SERVICE_NODE_ARGS_ENV } from '@fastloop/service-kit';
+import { loadCorpus } from '../agent-loop/source-corpus';
+import { runLoops, type LoopsResult } from '../load/agent-loops';
+import { CLASS_DESCRIPTIONS, CLASSES, startHostile, type HostileClass } from './hostile';
+
+const REPO_ROOT = resolve(__dirname, '..', '..');
+const NORMAL_KEY = 'sk-bench-normal';
+const HOSTILE_KEY = 'sk-bench-hostile';
+const TARGET_P99_RATIO = 1.2;
+const progress = (line: string) => process.stderr.write(`${line}\n`);
+
+/** One stack's settings for every class, so classes compare. */
+const STACK_ENV = {
+  FASTLOOP_API_KEYS: `${NORMAL_KEY}:normal,${HOSTILE_KEY}:hostile`,
+  SIM_JITTER: '0',
+  SIM_TTFT_MS: '20',
+  SIM_TOKENS_PER_SECOND: '1000',
+  SIM_TOOL_CALLS: '4',
+  INFERENCE_MAX_CONCURRENCY: '16',
+  // Output moderation's relay cost would measure the edge's relay of the hostile's streams, not
+  // the class under test; both phases run without it.
+  EDGE_OUTPUT_MODERATION: 'false',
+  // The loops' edge watch reads the edge's heap after a forced GC (POST /debug/gc).
+  [SERVICE_NODE_ARGS_ENV]: [process.env[SERVICE_NODE_ARGS_ENV], '--expose-gc'].filter(Boolean).join(' '),
+};
+
+interface Phase {
+  firstOutputP50Ms: number;
+  firstOutputP99Ms: number;
+  turns: number;
+  failedTurns: number;
+  errorKinds: Record<string, number>;
+}
+
+interface ClassResult {
+  kind: HostileClass;
+  description: string;
+  alone: Phase;
+  beside: Phase;
+  p99Ratio: number;
+  meetsTarget: boolean;
+  hostileOutcomes: Record<string, number>;
+}
+
+const phase = (r: LoopsResult): Phase => ({
+  firstOutputP50Ms: r.firstOutputP50Ms,
+  firstOutputP99Ms: r.firstOutputP99Ms,
+  turns: r.turns,
+  failedTurns: r.errors,
+  errorKinds: r.errorKinds,
+});
+
+async function runClass(kind: HostileClass, durationS: number, loops: number, seed: number): Promise<ClassResult> {
+  const stack: Stack = await startStack({ port: 0, logLevel: 'warn', env: STACK_ENV });
+  try {
+    const corpus = loadCorpus(REPO_ROOT);
+    const target = {
+      wsUrl: stack.wsUrl,
+      apiKey: NORMAL_KEY,
+      edgePid: stack.services.edge.pid,
+      edgeAdminPort: stack.services.edge.ports.admin,
+    };
+    progress(`${kind}: warm-up`);
+    await runLoops(target, loops, 3, 5, corpus, seed + 1, 500);
+    progress(`${kind}: normal tenant alone for ${durationS} s`);
+    const alone = await runLoops(target, loops, durationS, 5, corpus, seed, 500);
+    progress(`${kind}: normal tenant beside the hostile tenant for ${durationS} s`);
+    const hostile = startHostile(kind, { url: stack.url, wsUrl: stack.wsUrl, apiKey: HOSTILE_KEY });
+    await new Promise((r) => setTimeout(r, 1_000)); // the attack is under way before the first measured turn
+    const beside = await runLoops(target, loops, durationS, 5, corpus, seed, 500);
+    const hostileOutcomes = await hostile.stop();
+    const p99Ratio = beside.firstOutputP99Ms / alone.firstOutputP99Ms;
+    return {
+      kind,
+      description: CLASS_DESCRIPTIONS[kind],
+      alone: phase(alone),
+      beside: phase(beside),
+      p99Ratio,
+      meetsTarget: p99Ratio <= TARGET_P99_RATIO && beside.errors === 0,
+      hostileOutcomes,
+    };
+  } finally {
+    await stack.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const quick = process.argv.includes('--quick');
+  const classes = (argValue('--classes')?.split(',') ?? [...CLASSES]) as HostileClass[];
+  for (const c of classes)
+    if (!CLASSES.includes(c)) throw new Error(`unknown class ${c}; expected ${CLASSES.join(',')}`);
+  const durationS = Number(argValue('--duration') ?? (quick ? 8 : 20));
+  const loops = Number(argValue('--loops') ?? 2);
+  const results: ClassResult[] = [];
+  for (const kind of classes) {
+    const r = await runClass(kind, durationS, loops, 4242);
+    progress(
+      `${kind}: p99 ${r.alone.firstOutputP99Ms.toFixed(1)} → ${r.beside.firstOutputP99Ms.toFixed(1)} ms (${r.p99Ratio.toFixed(2)}×), failed ${r.alone.failedTurns} → ${r.beside.failedTurns}`,
+    );
+    results.push(r);
+  }
+  write(results, { quick, durationS, loops });
+}
+
+function write(results: ClassResult[], run: { quick: boolean; durationS: number; loops: number }): void {
+  const dir = join(REPO_ROOT, 'bench/results', run.quick ? 'quick' : '');
+  mkdirSync(dir, { recursive: true });
+  const date = new Date().toISOString().slice(0, 10);
+  writeFileSync(join(dir, 'fairness.json'), `${JSON.stringify({ date, ...run, env: STACK_ENV, results }, null, 2)}\n`);
+  const ms = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '–');
+  const outcomes = (o: Record<string, number>) =>
+    Object.entries(o)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join(', ') || '–';
+  const lines = [
+    '# Fairness between tenants',
+    '',
+    `Run ${date}: ${run.loops} WebSocket agent loops of the normal tenant (5-turn rollouts, 2.8–8 KB tool outputs of this`,
+    `repository's source) for ${run.durationS} s alone, then ${run.durationS} s beside one hostile tenant, on a fresh stack per class`,
+    '(simulated engine at 1,000 tokens/s, INFERENCE_MAX_CONCURRENCY=16 (2 kept from any one tenant), output moderation off). First output = time from',
+    '`response.create` to the first output item event. Target: p99 beside ≤ 1.2× alone and 0 failed turns.',
+    '`npx tsx bench/fairness/main.ts`',
+    '',
+    '| class | p50 alone (ms) | p50 beside (ms) | p99 alone (ms) | p99 beside (ms) | p99 ratio | failed turns alone → beside | target |',
+    '|---|---:|---:|---:|---:|---:|---:|---|',
+    ...results.map(
+      (r) =>
+        `| ${r.kind} | ${ms(r.alone.firstOutputP50Ms)} | ${ms(r.beside.firstOutputP50Ms)} | ${ms(r.alone.firstOutputP99Ms)} | ${ms(r.beside.firstOutputP99Ms)} | ${r.p99Ratio.toFixed(2)}× | ${r.alone.failedTurns} → ${r.beside.failedTurns} (of ${r.beside.turns}) | ${r.meetsTarget ? 'met' : 'missed'} |`,
+    ),
+    '',
+    '## What each hostile tenant did, and how its own requests ended',
+    '',
+    ...results.flatMap((r) => [
+      `- **${r.kind}**: ${r.description}. Its requests: ${outcomes(r.hostileOutcomes)}.`,
+      ...(r.beside.failedTurns > 0 ? [`  Normal tenant's failed turns: ${outcomes(r.beside.errorKinds)}.`] : []),
+    ]),
+    '',
+  ];
+  writeFileSync(join(dir, 'fairness.md'), lines.join('\n'));
+}
+
+function argValue(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+void main();
