@@ -17,14 +17,22 @@ export default [
           allow: [],
           depConstraints: [
             // The external and internal contracts and the chat formats stand alone.
-            { sourceTag: 'type:protocol', onlyDependOnLibsWithTags: [] },
-            { sourceTag: 'type:proto', onlyDependOnLibsWithTags: [] },
-            { sourceTag: 'type:model-profiles', onlyDependOnLibsWithTags: [] },
-            { sourceTag: 'type:service-kit', onlyDependOnLibsWithTags: ['type:proto'] },
+            { sourceTag: 'type:protocol', onlyDependOnLibsWithTags: ['type:test-kit'] },
+            { sourceTag: 'type:proto', onlyDependOnLibsWithTags: ['type:test-kit'] },
+            { sourceTag: 'type:model-profiles', onlyDependOnLibsWithTags: ['type:test-kit'] },
+            { sourceTag: 'type:service-kit', onlyDependOnLibsWithTags: ['type:proto', 'type:test-kit'] },
+            // Checks and dependency gates for tests: any project's tests may use it; it uses nothing.
+            { sourceTag: 'type:test-kit', onlyDependOnLibsWithTags: [] },
             // Apps use libs and never each other (billing cannot reach into edge, …).
             {
               sourceTag: 'type:app',
-              onlyDependOnLibsWithTags: ['type:protocol', 'type:proto', 'type:model-profiles', 'type:service-kit'],
+              onlyDependOnLibsWithTags: [
+                'type:protocol',
+                'type:proto',
+                'type:model-profiles',
+                'type:service-kit',
+                'type:test-kit',
+              ],
             },
             {
               sourceTag: 'type:tool',
@@ -34,6 +42,7 @@ export default [
                 'type:proto',
                 'type:model-profiles',
                 'type:service-kit',
+                'type:test-kit',
               ],
             },
             {
@@ -44,9 +53,10 @@ export default [
                 'type:proto',
                 'type:model-profiles',
                 'type:service-kit',
+                'type:test-kit',
               ],
             },
-            { sourceTag: 'type:deploy', onlyDependOnLibsWithTags: [] },
+            { sourceTag: 'type:deploy', onlyDependOnLibsWithTags: ['type:test-kit'] },
           ],
         },
       ],
@@ -57,5 +67,16 @@ export default [
     files: ['apps/**/*.ts', 'libs/**/*.ts'],
     ignores: ['**/*.spec.ts', '**/testing/**', '**/bench/**'],
     rules: { 'no-console': 'error' },
+  },
+  {
+    // test-kit (ajv, dependency gates) is for tests: code that ships never loads it.
+    files: ['apps/**/*.ts', 'libs/**/*.ts', 'tools/**/*.ts'],
+    ignores: ['**/*.spec.ts', '**/testing/**', 'libs/test-kit/**', 'tools/jest/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: '@fastloop/test-kit', message: 'test-kit is for tests (*.spec.ts, testing/)' }] },
+      ],
+    },
   },
 ];

@@ -13,6 +13,9 @@ module.exports = {
   moduleNameMapper: pathsToModuleNameMapper(compilerOptions.paths, { prefix: __dirname + '/' }),
   testMatch: ['**/?(*.)spec.ts'],
   testPathIgnorePatterns: ['/node_modules/', '\\.e2e\\.spec\\.ts$'],
+  // A deadline against hangs, not a speed check: Jest's 5 s default failed hooks that load a model
+  // (~1.6 s idle) when CI shares two cores with other work (load 15–20 seen).
+  testTimeout: 60_000,
   setupFilesAfterEnv: [path.join(__dirname, 'tools/jest/stop-owned-processes.ts')],
   reporters: ['default', path.join(__dirname, 'tools/jest/running-tests-reporter.js')],
 };

@@ -7,12 +7,16 @@ ${STAGE_METRIC}_sum{service="edge",stage="validate",transport="websocket",cached
 ${STAGE_METRIC}_count{service="edge",stage="validate",transport="websocket",cached="true"} ${count}
 ${STAGE_METRIC}_sum{service="edge",stage="render",transport="sse",cached="false"} 0.5
 ${STAGE_METRIC}_count{service="edge",stage="render",transport="sse",cached="false"} 3
+# TYPE inference_ttft_seconds histogram
 inference_ttft_seconds_sum{service="inference",engine="sim"} ${count * 0.08}
 inference_ttft_seconds_count{service="inference",engine="sim"} ${count}
+# TYPE fastloop_edge_engine_first_item_seconds histogram
 fastloop_edge_engine_first_item_seconds_sum{service="edge",transport="websocket",cached="true"} ${count * 0.09}
 fastloop_edge_engine_first_item_seconds_count{service="edge",transport="websocket",cached="true"} ${count}
+# TYPE fastloop_edge_first_item_overhead_seconds histogram
 fastloop_edge_first_item_overhead_seconds_sum{service="edge",transport="websocket",cached="true"} ${count * 0.002}
 fastloop_edge_first_item_overhead_seconds_count{service="edge",transport="websocket",cached="true"} ${count}
+# TYPE inference_worker_seconds histogram
 inference_worker_seconds_sum{service="inference",engine="sim",part="prepare"} ${count * 0.0003}
 inference_worker_seconds_count{service="inference",engine="sim",part="prepare"} ${count}
 `;
@@ -23,6 +27,12 @@ describe('parseHistogram', () => {
     expect(snap.get('validate|websocket|true')).toEqual({ sum: 0.002, count: 4 });
     expect(snap.get('render|sse|false')).toEqual({ sum: 0.5, count: 3 });
     expect(snap.size).toBe(2);
+  });
+
+  it('throws for a histogram the page does not declare, instead of reading it as no samples', () => {
+    expect(() => parseHistogram(page(0.002, 4), 'fastloop_edge_turn_stage_secs', ['stage'])).toThrow(
+      /fastloop_edge_turn_stage_secs is not on this \/metrics page/,
+    );
   });
 });
 

@@ -39,8 +39,12 @@ export interface SeriesDelta {
 /**
  * Parses the `_sum` and `_count` lines of histogram `metric` out of a Prometheus text page, keyed
  * by the values of `keyLabels` (other labels, such as the registry's `service`, are ignored).
+ * Throws when the page does not declare the histogram.
  */
 export function parseHistogram(text: string, metric: string, keyLabels: readonly string[]): HistogramSnapshot {
+  // A metric the page does not declare (renamed, removed) must not read as "nothing happened".
+  if (!new RegExp(`^# TYPE ${metric} histogram$`, 'm').test(text))
+    throw new Error(`histogram ${metric} is not on this /metrics page`);
   const out: HistogramSnapshot = new Map();
   const re = new RegExp(`^${metric}_(sum|count)(?:\\{([^}]*)\\})?\\s+(\\S+)`, 'gm');
   for (let m = re.exec(text); m; m = re.exec(text)) {

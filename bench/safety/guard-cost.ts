@@ -2,10 +2,14 @@ import { safetyV1 } from '@fastloop/proto';
 import { parseCounter } from './prom-text';
 import type { RolloutTurns } from './rollout';
 
-/** The guard's cost of one classification: what the worker had to prefill, and the time. */
+/** The guard's cost of one classification: tokens sent, tokens the worker really prefilled, time. */
 export interface GuardCost {
   /** Prompt tokens sent to the guard worker (safety_guard_prompt_tokens_total delta). */
-  promptTokens: number;
+  sentTokens: number;
+  /** Of the whole guard prompt, tokens the worker reused (safety_guard_cached_tokens_total delta). */
+  cachedTokens: number;
+  /** Tokens the worker prefilled: its prompt minus what it reused (safety_guard_prefill_tokens_total delta). */
+  prefilledTokens: number;
   /** Guard call time, ms (safety_guard_duration_seconds delta). */
   guardMs: number;
   /** Classify round trip, ms. */
@@ -22,8 +26,9 @@ type Classify = (state: Buffer, items: safetyV1.SafetyItem[]) => Promise<safetyV
 
 /**
  * Guard cost per turn, incremental (the turn's items on the carried guard session) versus full
- * (the whole conversation from an empty state: a new guard session, everything prefilled). The
- * worker runs without content prefix caching, so nothing is reused except through the session.
+ * (the whole conversation from an empty state: a new guard session, everything sent). What the
+ * worker then prefills for the full re-scan depends on its content prefix caching: with it, the
+ * conversation the incremental session just left on the worker is found by content.
  */
 export async function measureGuard(
   classify: Classify,
@@ -56,7 +61,9 @@ async function once(metrics: () => Promise<string>, call: () => Promise<unknown>
   const after = await metrics();
   const delta = (name: string) => parseCounter(after, name) - parseCounter(before, name);
   return {
-    promptTokens: delta('safety_guard_prompt_tokens_total'),
+    sentTokens: delta('safety_guard_prompt_tokens_total'),
+    cachedTokens: delta('safety_guard_cached_tokens_total'),
+    prefilledTokens: delta('safety_guard_prefill_tokens_total'),
     guardMs: delta('safety_guard_duration_seconds_sum') * 1000,
     rttMs,
   };

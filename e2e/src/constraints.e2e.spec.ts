@@ -1,6 +1,7 @@
+import { schemaProblems } from '@fastloop/test-kit';
 import { stackForThisFile } from './file-stack';
 import { openaiClient } from './clients';
-import { schemaProblems, weatherTool } from './stack-fixture';
+import { weatherTool } from './stack-fixture';
 
 const MODEL = 'fastloop-sim';
 const searchTool = {

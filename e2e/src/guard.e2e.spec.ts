@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Stack } from '@fastloop/launcher';
 import { ggufProfileId } from '@fastloop/model-profiles';
@@ -6,6 +5,7 @@ import { getFreePort, startNodeService, type OwnedProcess } from '@fastloop/serv
 import { expectWellFormedStream, WsConversation } from './clients';
 import { stackForThisFile } from './file-stack';
 import { MetricsScrape } from './metrics';
+import { describeWhenAvailable, testModel } from '@fastloop/test-kit';
 
 const MODEL = 'fastloop-sim';
 const PLANTED = 'project falcon';
@@ -100,9 +100,9 @@ describe('a guard model on the stack’s simulated worker', () => {
 // process, owned by this test. Its verdicts mean nothing; what is shown is that the verdict is
 // constrained (the grammar of the guard's response format), that each turn reuses the guard's KV
 // prefix, and that the worker prefills per turn about what is new.
-const GGUF = resolve(__dirname, '../../../shared/models/stories260K.gguf');
-const describeModel = existsSync(GGUF) ? describe : describe.skip;
-if (!existsSync(GGUF)) process.stderr.write(`skipping the llamacpp guard e2e: ${GGUF} is absent\n`);
+const testModelFile = testModel();
+const GGUF = testModelFile.path;
+const describeModel = describeWhenAvailable(testModelFile);
 const TOKEN = 'guard-e2e-internal-token-0123456789';
 
 describeModel('a real guard model (llamacpp on stories260K) on a worker of its own', () => {

@@ -95,7 +95,7 @@ describe('WebSocket mode limits', () => {
     const elapsed = Date.now() - started;
     expect(code).toBe(1000);
     expect(elapsed).toBeGreaterThanOrEqual(LIFETIME_MS - 100);
-    expect(elapsed).toBeLessThan(LIFETIME_MS + 10_000); // generous: it ends, rather than never
+    // That it ends at all is bounded by the test's timeout, not by a clock.
     const errors = c.frames.filter((f) => f.type === 'error');
     expect(errors).toEqual([
       expect.objectContaining({

@@ -2,8 +2,9 @@ import { execFile } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { Stack } from '@fastloop/launcher';
+import { schemaProblems } from '@fastloop/test-kit';
 import { MetricsScrape } from './metrics';
-import { schemaProblems, startTestStack, weatherTool } from './stack-fixture';
+import { startTestStack, weatherTool } from './stack-fixture';
 
 // The official openai Python SDK (pinned in e2e/python/requirements.txt, installed into a venv by
 // e2e/python/setup-venv.sh) runs a streamed tool loop and retrieves the stored result.

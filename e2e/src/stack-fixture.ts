@@ -50,30 +50,3 @@ export const weatherTool = {
     additionalProperties: false,
   },
 };
-
-/** Checks a value against the JSON-schema subset the tests use; returns the problems. */
-export function schemaProblems(schema: Record<string, any>, value: unknown, path = '$'): string[] {
-  const problems: string[] = [];
-  const type = schema.type;
-  if (schema.enum && !schema.enum.includes(value)) problems.push(`${path}: not in enum`);
-  if (type === 'object') {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return [`${path}: not an object`];
-    for (const key of schema.required ?? []) if (!(key in value)) problems.push(`${path}.${key}: missing`);
-    for (const [key, v] of Object.entries(value)) {
-      const sub = schema.properties?.[key];
-      if (!sub) {
-        if (schema.additionalProperties === false) problems.push(`${path}.${key}: not allowed`);
-        continue;
-      }
-      problems.push(...schemaProblems(sub, v, `${path}.${key}`));
-    }
-  } else if (type === 'string' && typeof value !== 'string') problems.push(`${path}: not a string`);
-  else if (type === 'integer' && !Number.isInteger(value)) problems.push(`${path}: not an integer`);
-  else if (type === 'number' && typeof value !== 'number') problems.push(`${path}: not a number`);
-  else if (type === 'boolean' && typeof value !== 'boolean') problems.push(`${path}: not a boolean`);
-  else if (type === 'array') {
-    if (!Array.isArray(value)) return [`${path}: not an array`];
-    value.forEach((v, i) => problems.push(...schemaProblems(schema.items ?? {}, v, `${path}[${i}]`)));
-  }
-  return problems;
-}

@@ -1,7 +1,8 @@
+import { schemaProblems } from '@fastloop/test-kit';
 import { stackForThisFile } from './file-stack';
 import { expectWellFormedStream, openaiClient, WsConversation } from './clients';
 import { MetricsScrape } from './metrics';
-import { schemaProblems, weatherTool } from './stack-fixture';
+import { weatherTool } from './stack-fixture';
 
 const MODEL = 'fastloop-sim';
 

@@ -1,9 +1,9 @@
 import { status } from '@grpc/grpc-js';
 import { getProfile, type ConversationEntry, type RenderHeader } from '@fastloop/model-profiles';
 import { inferenceV1 } from '@fastloop/proto';
+import { schemaProblems } from '@fastloop/test-kit';
 import type { Engine, EngineRequest } from './engine';
 import { commonPrefixLength } from './prompt-assembly';
-import { checkSchema } from './testing/check-schema';
 import { completionToEntry, toolOutputFor } from './testing/completion-entry';
 import { eventually, generate, metricValue, startTestWorker, type TestWorker } from './testing/test-worker';
 
@@ -77,7 +77,7 @@ describe('InferenceService/Generate with the simulated engine', () => {
       if (entry.kind === 'message') break;
       if (entry.kind !== 'function_call') throw new Error('unexpected entry');
       const tool = parsedTools.find((x) => x.name === entry.name)!;
-      expect(checkSchema(JSON.parse(entry.arguments), tool.parameters)).toEqual([]);
+      expect(schemaProblems(tool.parameters, JSON.parse(entry.arguments))).toEqual([]);
       expect(profile.decode(tokens.slice(-1))).toBe('<|call|>');
       entries.push(toolOutputFor(entry, '{"status":"ok"}'));
     }
@@ -217,7 +217,12 @@ describe('InferenceService/Generate with the simulated engine', () => {
   });
 
   it('stamps every chunk with the engine time since the call arrived, the first one at its TTFT', async () => {
-    const paced = await startTestWorker({ SIM_TTFT_MS: '20', SIM_TOKENS_PER_SECOND: '2000' });
+    // At most 8 tokens a chunk: several chunks however the scheduler groups the sampled tokens.
+    const paced = await startTestWorker({
+      SIM_TTFT_MS: '20',
+      SIM_TOKENS_PER_SECOND: '2000',
+      INFERENCE_MAX_CHUNK_TOKENS: '8',
+    });
     try {
       const { elapsedMs, done } = await generate(paced.client, {
         sessionKey: 'stamped',
@@ -318,46 +323,65 @@ describe('InferenceService/Generate lifecycle', () => {
   });
 
   it('sends what the engine sampled while the caller did not read in fewer, larger chunks, none over INFERENCE_MAX_CHUNK_TOKENS', async () => {
-    const total = 20_000;
+    // One token per step, as llama.cpp yields them. Nothing here depends on how fast either side
+    // runs: the test reads the engine's state only between macrotasks, where a generator suspended
+    // at its yield (and not resting in its own setImmediate) can only be waiting for the writer,
+    // i.e. the writer holds INFERENCE_MAX_CHUNK_TOKENS tokens for a caller that does not read.
+    const max = 64;
+    const pauses = 3;
     let pulled = 0;
-    // One token per step, as llama.cpp yields them.
+    let atYield = false;
+    let stop = false;
     const stepper: Engine = {
       name: 'sim',
       simulated: true,
       async *generate() {
-        for (let i = 0; i < total; i++) {
-          pulled++;
+        for (let i = 0; !stop; i++) {
           if (i % 50 === 0) await new Promise((r) => setImmediate(r));
+          pulled++;
+          atYield = true;
           yield [100_000 + (i % 50_000)];
+          atYield = false;
         }
       },
       close: async () => undefined,
     };
     const t = await startTestWorker(
-      { INFERENCE_MAX_OUTPUT_TOKENS: '10000000', INFERENCE_MAX_CHUNK_TOKENS: '64' },
+      { INFERENCE_MAX_OUTPUT_TOKENS: '10000000', INFERENCE_MAX_CHUNK_TOKENS: String(max) },
       stepper,
     );
     try {
-      const { call, result } = generate(t.client, { tokens: [1, 2, 3], maxOutputTokens: 10_000_000 });
-      call.pause();
-      let last = -1;
-      await eventually(async () => {
-        const stalled = pulled === last;
-        last = pulled;
-        await new Promise((r) => setTimeout(r, 100));
-        return stalled;
-      });
-      call.resume();
+      const { call, result } = generate(t.client, { tokens: [1, 2, 3], maxOutputTokens: 10_000_000 }, 60_000);
+      // Polls only from timer callbacks, where no microtask of the engine or the writer is pending.
+      const untilTimer = async (condition: () => boolean) => {
+        do await new Promise((r) => setTimeout(r, 10));
+        while (!condition());
+      };
+      const blocked = async () => {
+        await untilTimer(() => atYield);
+        return pulled;
+      };
+      const heldAt: number[] = [];
+      for (let p = 0; p < pauses; p++) {
+        call.pause();
+        heldAt.push(await blocked());
+        if (p === pauses - 1) stop = true; // the engine ends at its next step
+        call.resume();
+        await untilTimer(() => !atYield || stop);
+      }
       const { tokens, chunks } = await result;
-      expect(tokens).toEqual(Array.from({ length: total }, (_, i) => 100_000 + (i % 50_000)));
+      expect(tokens).toEqual(Array.from({ length: pulled }, (_, i) => 100_000 + (i % 50_000)));
       expect(chunks[0]).toHaveLength(1); // the first token is never held
-      expect(chunks.length).toBeLessThan(total / 4);
-      expect(Math.max(...chunks.map((c) => c.length))).toBe(64);
+      expect(Math.max(...chunks.map((c) => c.length))).toBe(max);
+      // Each stall left as one chunk of exactly `max` tokens, ending at the token the engine was held on.
+      const ends = chunks.reduce<number[]>((acc, c) => [...acc, (acc.at(-1) ?? 0) + c.length], []);
+      for (const at of heldAt) expect(chunks[ends.indexOf(at)]).toHaveLength(max);
+      expect(chunks.length).toBeLessThanOrEqual(tokens.length - pauses * (max - 1));
       expect(await metricValue(t.registry, 'inference_token_chunks_total', { engine: 'sim' })).toBe(chunks.length);
     } finally {
       await t.close();
     }
-  }, 20_000);
+  }, 120_000);
 
   it('waits for the caller to read (back-pressure) instead of buffering the whole completion', async () => {
     const total = 200; // the server stalls after a few dozen chunks when nobody reads

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { JsonSchema } from '@fastloop/model-profiles';
+import { schemaProblems } from '@fastloop/test-kit';
 import { argumentsForSchema } from './schema-arguments';
-import { checkSchema } from './testing/check-schema';
 
 const weather: JsonSchema = {
   type: 'object',
@@ -41,14 +41,14 @@ const weather: JsonSchema = {
 describe('argumentsForSchema', () => {
   it('fills every property of a rich schema so that it validates', () => {
     const args = argumentsForSchema(weather, { seed: 1, text: 'What is the weather in Paris tomorrow?' });
-    expect(checkSchema(args, weather)).toEqual([]);
+    expect(schemaProblems(weather, args)).toEqual([]);
     expect(Object.keys(args as object)).toEqual(expect.arrayContaining(Object.keys(weather.properties!)));
   });
 
   it('validates for any seed and any user text', () => {
     fc.assert(
       fc.property(fc.nat(), fc.string(), (seed, text) => {
-        expect(checkSchema(argumentsForSchema(weather, { seed, text }), weather)).toEqual([]);
+        expect(schemaProblems(weather, argumentsForSchema(weather, { seed, text }))).toEqual([]);
       }),
     );
   });

@@ -6,7 +6,7 @@ import { createRandom, pickIndex, type Random } from '@fastloop/service-kit';
  * the conversation (the simulated accelerator's stand-in for a model filling in arguments).
  *
  * Covered: type (and type lists), enum, const, properties/required (every property is filled),
- * items with minItems/maxItems/uniqueItems, minimum/maximum (exclusive too), minLength/maxLength,
+ * items with minItems/maxItems/uniqueItems, minimum/maximum (exclusive too), multipleOf, minLength/maxLength,
  * common string formats, anyOf/oneOf (first branch), allOf (merged), local `$ref`. Not covered:
  * `pattern` (strings are plain words) and `if`/`then`.
  */
@@ -154,16 +154,19 @@ function numberFor(schema: JsonSchema, ctx: Context, integer: boolean): number {
   const exHi = numberKeyword(schema, 'exclusiveMaximum');
   if (exLo !== undefined && exLo >= lo) [lo, loOpen] = [exLo, true];
   if (exHi !== undefined && exHi <= hi) [hi, hiOpen] = [exHi, true];
+  // Whole numbers where the range allows, as a model would mostly write (and valid for `integer`);
+  // with multipleOf, whole multiples of it.
+  const multiple = numberKeyword(schema, 'multipleOf');
+  const step = multiple !== undefined && multiple > 0 ? multiple : 1;
   // Small defaults: a prompt's schema often lost its bounds in rendering (harmony drops them).
-  if (lo === -Infinity) lo = hi === Infinity ? 1 : hi - 10;
-  if (hi === Infinity) hi = lo + 9;
-  let intLo = Math.ceil(lo);
-  let intHi = Math.floor(hi);
-  if (loOpen && intLo === lo) intLo++;
-  if (hiOpen && intHi === hi) intHi--;
-  // Whole numbers where the range allows, as a model would mostly write (and valid for `integer`).
-  if (intHi >= intLo) return intLo + pickIndex(ctx.random, intHi - intLo + 1);
-  return integer ? intLo : lo + (hi - lo) / 2;
+  if (lo === -Infinity) lo = hi === Infinity ? step : hi - 10 * step;
+  if (hi === Infinity) hi = lo + 9 * step;
+  let kLo = Math.ceil(lo / step);
+  let kHi = Math.floor(hi / step);
+  if (loOpen && kLo * step <= lo) kLo++;
+  if (hiOpen && kHi * step >= hi) kHi--;
+  if (kHi >= kLo) return (kLo + pickIndex(ctx.random, kHi - kLo + 1)) * step;
+  return integer ? Math.ceil(lo) : lo + (hi - lo) / 2;
 }
 
 function stringFor(schema: JsonSchema, ctx: Context, key: string): string {

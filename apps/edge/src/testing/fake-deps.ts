@@ -28,6 +28,11 @@ export class FakeBackends {
     arguments: JSON.stringify({ path: `f${turn}.ts` }),
     callId: '',
   });
+  /**
+   * When set, what the fake model answers instead of `script`: several entries in one completion
+   * (reasoning, then a tool call or an answer), each after the first opened as a new assistant message.
+   */
+  scriptEntries?: (turn: number) => readonly ConversationEntry[];
   /** Classify blocks any item whose text includes this marker. */
   blockMarker = 'BLOCK-ME';
   /** Classify flags (action flag) any item whose text includes this marker. */
@@ -134,7 +139,13 @@ export class FakeBackends {
     this.prompts.push(prompt);
     let cached = 0;
     while (parent && cached < parent.length && cached < prompt.length && parent[cached] === prompt[cached]) cached++;
-    const completion = profile.renderCompletion(this.script(this.generateCalls.length - 1));
+    const turn = this.generateCalls.length - 1;
+    const completion = this.scriptEntries
+      ? this.scriptEntries(turn).flatMap((e, i) => [
+          ...(i > 0 ? profile.renderGenerationPrompt() : []),
+          ...profile.renderCompletion(e),
+        ])
+      : profile.renderCompletion(this.script(turn));
     this.sessions.set(req.sessionKey, [...prompt, ...completion]);
     if (req.parentSessionKey) this.sessions.delete(req.parentSessionKey);
     // Stream in uneven chunks, as a real worker does.

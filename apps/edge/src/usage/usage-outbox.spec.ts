@@ -9,6 +9,7 @@ import { Registry } from 'prom-client';
 import { USAGE_JOB_NAME, USAGE_QUEUE_NAME } from './usage-job';
 import { UsageOutbox, type UsageOutboxOptions } from './usage-outbox';
 import { RestartableRedis } from '../testing/restartable-redis';
+import { registryMetricValue } from '@fastloop/test-kit';
 
 async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -18,10 +19,7 @@ async function waitFor(check: () => boolean | Promise<boolean>, what: string, ti
   }
 }
 
-async function metric(registry: Registry, name: string): Promise<number> {
-  const m = registry.getSingleMetric(name);
-  return m ? (await m.get()).values.reduce((sum, v) => sum + v.value, 0) : 0;
-}
+const metric = (registry: Registry, name: string): Promise<number> => registryMetricValue(registry, name);
 
 const usage = (responseId: string) =>
   billingV1.UsageRecord.fromPartial({

@@ -7,6 +7,7 @@ import { StateCacheBudget } from '../session/state-cache';
 import { fakeDeps, FakeBackends } from '../testing/fake-deps';
 import { ConnectionLimits } from '../session/connection-limits';
 import { WsGateway } from './ws-gateway';
+import { registryMetricValue } from '@fastloop/test-kit';
 
 async function start(
   options: {
@@ -80,10 +81,8 @@ async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 5_
   }
 }
 
-async function gauge(registry: import('@fastloop/service-kit').Registry): Promise<number> {
-  const m = registry.getSingleMetric('fastloop_edge_open_connections');
-  return m ? (await m.get()).values.reduce((n, v) => n + v.value, 0) : 0;
-}
+const gauge = (registry: import('@fastloop/service-kit').Registry): Promise<number> =>
+  registryMetricValue(registry, 'fastloop_edge_open_connections');
 
 describe('WsGateway', () => {
   it('refuses an upgrade without a valid key with HTTP 401', async () => {
@@ -196,9 +195,8 @@ describe('WsGateway', () => {
         if (JSON.parse(d.toString()).type === 'response.completed' && c.ws.readyState === c.ws.OPEN) create();
       });
       for (let i = 0; i < 4; i++) create();
-      const started = Date.now();
+      // A session that ran forever would never close: the test's timeout is the bound, not a clock.
       expect((await c.closed).code).toBe(1000);
-      expect(Date.now() - started).toBeLessThan(5_000); // generous: "does not run forever"
       const errors = c.frames.filter((f) => f.type === 'error');
       expect(errors).toEqual([
         expect.objectContaining({
@@ -240,9 +238,9 @@ describe('WsGateway', () => {
     };
     // Measured before the client stops reading: nothing slow runs between the cut and the resume.
     const allChunks = Math.ceil(getProfile('harmony-o200k').renderCompletion(backends.script(0)).length / 3);
-    // The close frame goes out at the cut; the socket is destroyed only if the client still has not
-    // answered after the grace, which a loaded machine must not reach before the client resumes.
-    const g = await start({ backends, maxBufferedBytes: 64 * 1024, slowCloseGraceMs: 20_000 });
+    // The close handshake waits for the client however long this test takes to resume it (on a
+    // loaded machine, longer than the default 1 s grace, after which the socket is destroyed: 1006).
+    const g = await start({ backends, maxBufferedBytes: 64 * 1024, slowCloseGraceMs: 600_000 });
     const c = connect(g.url);
     try {
       await c.opened;

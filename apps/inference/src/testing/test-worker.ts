@@ -1,6 +1,7 @@
 import type { ClientReadableStream } from '@grpc/grpc-js';
 import { inferenceV1 } from '@fastloop/proto';
 import { createGrpcClient, createLogger, fromGrpcError, Registry, waitForClientReady } from '@fastloop/service-kit';
+import { registryMetricValue } from '@fastloop/test-kit';
 import { loadInferenceConfig } from '../config';
 import type { Engine } from '../engine';
 import { startInferenceWorker, type InferenceWorker } from '../inference-worker';
@@ -83,15 +84,5 @@ export async function eventually(predicate: () => boolean | Promise<boolean>, ti
   }
 }
 
-/** Current value of a counter/gauge series in `registry`. */
-export async function metricValue(
-  registry: Registry,
-  name: string,
-  labels: Record<string, string> = {},
-): Promise<number> {
-  const metric = registry.getSingleMetric(name);
-  if (!metric) return 0;
-  const { values } = await metric.get();
-  const match = values.find((v) => Object.entries(labels).every(([k, val]) => String(v.labels[k]) === val));
-  return match?.value ?? 0;
-}
+/** Current value of a counter/gauge in `registry` (summed over matching series); a missing metric throws. */
+export const metricValue = registryMetricValue;

@@ -123,12 +123,14 @@ export const SECRET_RULES: readonly Rule[] = [
     26,
   ),
   secret('slack-token', 'a Slack API token', ['xox'], 'xox[baprse]-[0-9]{8,14}-[0-9A-Za-z-]{8,120}', 142),
+  // Slack's docs show T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX: a placeholder, not a webhook.
   secret(
     'slack-webhook',
     'a Slack incoming-webhook URL',
     ['hooks.slack.com'],
     'hooks\\.slack\\.com/services/T[A-Z0-9]{8,12}/B[A-Z0-9]{8,12}/[A-Za-z0-9]{24}',
     80,
+    { verify: (m) => !isPlaceholder(m.slice(m.lastIndexOf('/') + 1)) },
   ),
   // Live keys only: sk_test_ keys are meant to be shared in examples and CI.
   secret(
@@ -182,8 +184,9 @@ export const SECRET_RULES: readonly Rule[] = [
     71,
   ),
   secret('databricks-token', 'a Databricks access token', ['dapi'], 'dapi[a-f0-9]{32}(?![a-f0-9])', 37),
-  // From the id's last digit: a variable-length digit run would match once per start.
-  secret('telegram-bot-token', 'a Telegram bot token', [':aa'], '[0-9]:AA[0-9A-Za-z_-]{33}', 37),
+  // From the id's last digit: a variable-length digit run would match once per start. Telegram's
+  // own examples (Bot API docs, bots tutorial) carry 32 characters after "AA"; issued tokens 32–33.
+  secret('telegram-bot-token', 'a Telegram bot token', [':aa'], '[0-9]:AA[0-9A-Za-z_-]{32,33}', 37),
   secret('linear-api-key', 'a Linear API key', ['lin_api_'], 'lin_api_[A-Za-z0-9]{40}', 48),
   // The header run is matched atomically (lookahead + backreference): no backtracking through it
   // when no '.' follows, which made `eyJeyJeyJ…` cost 200 steps per start.

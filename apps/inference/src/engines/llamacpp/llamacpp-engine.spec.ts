@@ -1,6 +1,3 @@
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
-import Ajv from 'ajv';
 import fc from 'fast-check';
 import pino from 'pino';
 import {
@@ -15,14 +12,11 @@ import type { EnginePrefill, EngineRequest } from '../../engine';
 import { completionToEntry, toolOutputFor } from '../../testing/completion-entry';
 import { enforceableSchema } from '../../testing/schema-arbitraries';
 import { LlamaCppEngine } from './llamacpp-engine';
+import { describeWhenAvailable, schemaProblems, testModel } from '@fastloop/test-kit';
 
-const ajv = new Ajv({ strict: false, allErrors: true });
-const schemaProblems = (schema: object, value: unknown) =>
-  ajv.validate(schema, value) ? [] : (ajv.errors ?? []).map((e) => `${e.instancePath} ${e.message}`);
-
-const MODEL = resolve(__dirname, '../../../../../../shared/models/stories260K.gguf');
-const describeModel = existsSync(MODEL) ? describe : describe.skip;
-if (!existsSync(MODEL)) console.warn(`skipping llamacpp engine tests: ${MODEL} is absent`);
+const testModelFile = testModel();
+const MODEL = testModelFile.path;
+const describeModel = describeWhenAvailable(testModelFile);
 
 describeModel('LlamaCppEngine on stories260K (real llama.cpp, one thread)', () => {
   let profile: ModelProfile;

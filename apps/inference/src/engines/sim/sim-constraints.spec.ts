@@ -6,8 +6,8 @@ import {
   type RenderHeader,
   type ToolSpec,
 } from '@fastloop/model-profiles';
+import { schemaProblems } from '@fastloop/test-kit';
 import type { RequestConstraints } from '../../request-constraints';
-import { checkSchema } from '../../testing/check-schema';
 import { completionToEntry, toolOutputFor } from '../../testing/completion-entry';
 import { simulateCompletion } from './sim-engine';
 
@@ -71,7 +71,7 @@ describe('the simulated model under request constraints', () => {
         const entry = step(conversation, { toolChoice: { name: 'get_weather' } });
         expect(callName(entry)).toBe('get_weather');
         if (entry.kind === 'function_call')
-          expect(checkSchema(JSON.parse(entry.arguments), tools[0].parameters as JsonSchema)).toEqual([]);
+          expect(schemaProblems(tools[0].parameters as JsonSchema, JSON.parse(entry.arguments))).toEqual([]);
       }),
       { numRuns: 30 },
     );
@@ -101,7 +101,7 @@ describe('the simulated model under request constraints', () => {
       fc.property(fc.string({ maxLength: 30 }), (text) => {
         const entry = step([user(text)], { responseFormat: { name: 'forecast', schema, strict: true } }, { tools: [] });
         if (entry.kind !== 'message') throw new Error(`expected a message, got ${entry.kind}`);
-        expect(checkSchema(JSON.parse(entry.text), schema)).toEqual([]);
+        expect(schemaProblems(schema, JSON.parse(entry.text))).toEqual([]);
       }),
       { numRuns: 30 },
     );

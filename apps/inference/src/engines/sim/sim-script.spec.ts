@@ -1,7 +1,7 @@
 import { getProfile, type ConversationEntry, type RenderHeader, type ToolSpec } from '@fastloop/model-profiles';
+import { schemaProblems } from '@fastloop/test-kit';
 import { simulateCompletion } from './sim-engine';
 import { answerText, scriptCompletion } from './sim-script';
-import { checkSchema } from '../../testing/check-schema';
 import { completionToEntry, toolOutputFor } from '../../testing/completion-entry';
 
 const profile = getProfile('harmony-o200k');
@@ -60,7 +60,7 @@ describe('the simulated model', () => {
     const parsedTools = profile.parsePrompt(profile.render(withTools, [])).tools;
     const tool = parsedTools.find((t) => t.name === entry.name && t.namespace === (entry.namespace ?? 'functions'))!;
     expect(tool).toBeDefined();
-    expect(checkSchema(JSON.parse(entry.arguments), tool.parameters)).toEqual([]);
+    expect(schemaProblems(tool.parameters, JSON.parse(entry.arguments))).toEqual([]);
   });
 
   it('validates its arguments for every tool it picks, across many user messages', () => {
@@ -71,7 +71,7 @@ describe('the simulated model', () => {
       if (entry.kind !== 'function_call') throw new Error('expected a function call');
       picked.add(entry.name);
       const tool = parsedTools.find((t) => t.name === entry.name)!;
-      expect(checkSchema(JSON.parse(entry.arguments), tool.parameters)).toEqual([]);
+      expect(schemaProblems(tool.parameters, JSON.parse(entry.arguments))).toEqual([]);
     }
     expect(picked.size).toBe(tools.length); // the hash spreads requests over all tools
   });

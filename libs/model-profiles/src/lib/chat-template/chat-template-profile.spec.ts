@@ -1,6 +1,6 @@
-import { existsSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import type { ConversationEntry, ModelProfile, ParseEvent } from '../model-profile';
 import { assistantEntry, chunk, conversationEntry, renderHeader } from '../testing/conversation-arbitraries';
@@ -9,10 +9,11 @@ import { DEFAULT_CHAT_TEMPLATE } from './default-chat-template';
 import { loadGgufModelFiles, ModelFileError } from './gguf-model-files';
 import { HERMES_FORMAT, LLAMA3_JSON_FORMAT, toolCallFormatOf } from './tool-call-parser';
 import type { ModelFiles } from './text-tokenizer';
+import { describeWhenAvailable, testModel } from '@fastloop/test-kit';
 
-const MODEL = resolve(__dirname, '../../../../../../shared/models/stories260K.gguf');
-const describeModel = existsSync(MODEL) ? describe : describe.skip;
-if (!existsSync(MODEL)) console.warn(`skipping chat-template profile tests: ${MODEL} is absent`);
+const testModelFile = testModel();
+const MODEL = testModelFile.path;
+const describeModel = describeWhenAvailable(testModelFile);
 
 // A template that is not append-stable: it numbers turns from the end, so appending changes earlier text.
 const COUNTDOWN_TEMPLATE = `{%- for m in messages %}[{{ messages | length - loop.index }}] {{ m.role }}: {{ m.content }}

@@ -1,0 +1,5 @@
+export default {
+  displayName: 'test-kit',
+  preset: '../../jest.preset.js',
+  rootDir: '.',
+};

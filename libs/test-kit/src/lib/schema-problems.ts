@@ -1,0 +1,23 @@
+import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
+
+// One validator for every test that checks arguments or JSON output against a schema: ajv, a full
+// JSON Schema (2020-12) implementation, so no keyword a schema uses goes unchecked. Unknown keywords
+// and formats are tolerated (strict: false), as OpenAI's strict mode tolerates descriptions etc.
+const ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: false });
+const compiled = new WeakMap<object, ValidateFunction>();
+
+/**
+ * The ways `value` fails `schema` (`<instance path>: <message>`), empty when it validates. An invalid
+ * schema throws: a test must not pass because its schema could not be compiled.
+ */
+export function schemaProblems(schema: object, value: unknown): string[] {
+  let validate = compiled.get(schema);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    compiled.set(schema, validate);
+  }
+  if (validate(value)) return [];
+  return (validate.errors ?? []).map(
+    (e) => `${e.instancePath || '$'}: ${e.message ?? e.keyword} ${JSON.stringify(e.params)}`,
+  );
+}
