@@ -51,7 +51,12 @@ async function main(): Promise<void> {
       ? callUnary(client.classify, client, request, { deadlineMs: 5_000 })
       : mux.unary(request, { deadlineMs: 5_000 });
   };
-  const carried = (text: string): safetyV1.SafetyItem => ({ itemType: 'mcp_call', role: '', text });
+  const carried = (text: string): safetyV1.SafetyItem => ({
+    itemType: 'mcp_call',
+    role: '',
+    text,
+    source: safetyV1.ItemSource.ITEM_SOURCE_MODEL,
+  });
   try {
     const neighbour = async (): Promise<{ ms: number[]; failed: Record<string, number> }> => {
       const ms: number[] = [];
@@ -60,7 +65,12 @@ async function main(): Promise<void> {
       while (performance.now() < until) {
         const t0 = performance.now();
         await call('neighbour', [
-          { itemType: 'function_call_output', role: '', text: 'total 8\n-rw-r--r-- 1 a b 42 README.md\n' },
+          {
+            itemType: 'function_call_output',
+            role: '',
+            text: 'total 8\n-rw-r--r-- 1 a b 42 README.md\n',
+            source: safetyV1.ItemSource.ITEM_SOURCE_TOOL,
+          },
         ]).then(
           () => ms.push(performance.now() - t0),
           (err: { code?: string }) => (failed[err.code ?? 'error'] = (failed[err.code ?? 'error'] ?? 0) + 1),

@@ -13,21 +13,30 @@ export type RolloutTurns = readonly (readonly safetyV1.SafetyItem[])[];
  */
 export function agentRollout(corpus: readonly CorpusFile[], turns: number, seed = 1): RolloutTurns {
   const workload = createWorkload({ seed, corpus, outputBytes: [2048, 8192] });
-  const out: safetyV1.SafetyItem[][] = [[{ itemType: 'message', role: 'user', text: workload.userPrompt }]];
+  const out: safetyV1.SafetyItem[][] = [
+    [{ itemType: 'message', role: 'user', text: workload.userPrompt, source: safetyV1.ItemSource.ITEM_SOURCE_INPUT }],
+  ];
   for (let t = 1; t <= turns; t++) {
     const tool = AGENT_TOOLS[(t - 1) % AGENT_TOOLS.length];
     out.push([
       {
         itemType: 'reasoning',
         role: '',
+        source: safetyV1.ItemSource.ITEM_SOURCE_MODEL,
         text: `Turn ${t}: next I will use ${tool.name} to look at what the task needs.`,
       },
       {
         itemType: 'function_call',
         role: '',
+        source: safetyV1.ItemSource.ITEM_SOURCE_MODEL,
         text: JSON.stringify({ path: `apps/edge/src/turn/file-${t}.ts`, start_line: 1 }),
       },
-      { itemType: 'function_call_output', role: '', text: workload.toolOutput(t, tool.name) },
+      {
+        itemType: 'function_call_output',
+        role: '',
+        text: workload.toolOutput(t, tool.name),
+        source: safetyV1.ItemSource.ITEM_SOURCE_TOOL,
+      },
     ]);
   }
   return out;
@@ -37,7 +46,17 @@ export function agentRollout(corpus: readonly CorpusFile[], turns: number, seed 
 export function rolloutHeader(corpus: readonly CorpusFile[], seed = 1): safetyV1.SafetyItem[] {
   const workload = createWorkload({ seed, corpus, outputBytes: [2048, 8192] });
   return [
-    { itemType: 'instructions', role: 'developer', text: workload.instructions },
-    ...workload.tools.map((t) => ({ itemType: 'tool_definition', role: '', text: JSON.stringify(t) })),
+    {
+      itemType: 'instructions',
+      role: 'developer',
+      text: workload.instructions,
+      source: safetyV1.ItemSource.ITEM_SOURCE_INPUT,
+    },
+    ...workload.tools.map((t) => ({
+      itemType: 'tool_definition',
+      role: '',
+      text: JSON.stringify(t),
+      source: safetyV1.ItemSource.ITEM_SOURCE_TOOL,
+    })),
   ];
 }

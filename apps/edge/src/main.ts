@@ -148,6 +148,8 @@ async function main(): Promise<void> {
     budget,
     loader,
     maxPayloadBytes: config.EDGE_MAX_BODY_BYTES,
+    // A gRPC session lives as long as a WebSocket may (one connection core, one limit).
+    maxConnectionMs: config.EDGE_WS_MAX_CONNECTION_MS,
     ...sessionLimits,
   });
   // As the WebSocket layer does: messages up to twice the limit get a polite error, larger ones

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { resolveProfile, type ModelProfile } from '@fastloop/model-profiles';
+import { ProfileNotFoundError, resolveProfile, type ModelProfile } from '@fastloop/model-profiles';
 import { ConfigError } from '@fastloop/service-kit';
 import { profileIdOf, type InferenceConfig } from './config';
 import type { Engine } from './engine';
@@ -19,10 +19,7 @@ export async function loadProfile(
     return await resolveProfile(id);
   } catch (cause) {
     const field = config.INFERENCE_PROFILE ? 'INFERENCE_PROFILE' : 'LLAMACPP_MODEL_PATH';
-    const reason =
-      (cause as { code?: string }).code === 'profile_not_found'
-        ? `unknown model profile '${id}'`
-        : (cause as Error).message;
+    const reason = cause instanceof ProfileNotFoundError ? `unknown model profile '${id}'` : (cause as Error).message;
     throw new ConfigError(`invalid configuration: ${field}: ${reason}`, { cause });
   }
 }

@@ -2,7 +2,15 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { inferenceV1 } from '@fastloop/proto';
 import { parseConstraints, type RequestConstraints } from './request-constraints';
-import { DomainError, MuxServer, toGrpcError, type SlotLease, type StreamingCall } from '@fastloop/service-kit';
+import {
+  DomainError,
+  ErrorCode,
+  MuxServer,
+  toGrpcError,
+  type InternalErrorCode,
+  type SlotLease,
+  type StreamingCall,
+} from '@fastloop/service-kit';
 import { saltSeed } from './block-hash';
 import { effectiveMaxOutputTokens, limitChunk } from './completion-limits';
 import type { Engine, EnginePrefill } from './engine';
@@ -378,9 +386,15 @@ function engineCached(prepared: PreparedPrompt, cachedTokens: number): PreparedP
   return { ...prepared, cachedTokens, sessionCachedTokens: Math.min(prepared.sessionCachedTokens, cachedTokens) };
 }
 
+/** Failures counted under their own outcome; every other code is `error`. */
+const OUTCOME_BY_CODE: Partial<Record<InternalErrorCode, GenerateOutcome>> = {
+  [ErrorCode.prefixMiss]: 'prefix_miss',
+  [ErrorCode.invalidPrompt]: 'invalid_prompt',
+  [ErrorCode.workerOverloaded]: 'worker_overloaded',
+};
+
 function outcomeOf(err: DomainError): GenerateOutcome {
-  if (err.code === 'prefix_miss' || err.code === 'invalid_prompt' || err.code === 'worker_overloaded') return err.code;
-  return 'error';
+  return OUTCOME_BY_CODE[err.code] ?? 'error';
 }
 
 function finishOutcome(finish: inferenceV1.FinishReason): GenerateOutcome {

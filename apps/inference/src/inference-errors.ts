@@ -1,5 +1,5 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { DomainError } from '@fastloop/service-kit';
+import { DomainError, ErrorCode } from '@fastloop/service-kit';
 
 /**
  * Stable codes of the errors InferenceService/Generate fails with (gRPC trailer `fastloop-error`).
@@ -12,12 +12,16 @@ import { DomainError } from '@fastloop/service-kit';
  * - `engine_error` (INTERNAL): the engine failed while generating.
  */
 export type InferenceErrorCode =
-  'prefix_miss' | 'invalid_prompt' | 'worker_overloaded' | 'context_length_exceeded' | 'engine_error';
+  | typeof ErrorCode.prefixMiss
+  | typeof ErrorCode.invalidPrompt
+  | typeof ErrorCode.workerOverloaded
+  | typeof ErrorCode.contextLengthExceeded
+  | typeof ErrorCode.engineError;
 
 /** The worker lacks the session prefix the caller assumed. */
 export function prefixMiss(sessionKeyHeld: number, prefixLen: number): DomainError {
   return new DomainError(
-    'prefix_miss',
+    ErrorCode.prefixMiss,
     `worker holds ${sessionKeyHeld} tokens of this session, request assumes ${prefixLen}; resend the full prompt`,
     GrpcStatus.FAILED_PRECONDITION,
     true,
@@ -26,13 +30,13 @@ export function prefixMiss(sessionKeyHeld: number, prefixLen: number): DomainErr
 
 /** The prompt cannot be fed to the model. */
 export function invalidPrompt(reason: string): DomainError {
-  return new DomainError('invalid_prompt', reason, GrpcStatus.INVALID_ARGUMENT, false);
+  return new DomainError(ErrorCode.invalidPrompt, reason, GrpcStatus.INVALID_ARGUMENT, false);
 }
 
 /** No generation slot for this call (the worker's, or its tenant's share, are all busy). */
 export function workerOverloaded(limit: number, why?: string): DomainError {
   return new DomainError(
-    'worker_overloaded',
+    ErrorCode.workerOverloaded,
     `worker is at its limit of ${limit} concurrent calls${why ? ` (${why})` : ''}`,
     GrpcStatus.RESOURCE_EXHAUSTED,
     true,
@@ -42,13 +46,13 @@ export function workerOverloaded(limit: number, why?: string): DomainError {
 /** The engine failed; the cause is kept for the log. */
 export function engineError(cause: unknown): DomainError {
   const message = cause instanceof Error ? cause.message : String(cause);
-  return new DomainError('engine_error', `engine failed: ${message}`, GrpcStatus.INTERNAL, false, { cause });
+  return new DomainError(ErrorCode.engineError, `engine failed: ${message}`, GrpcStatus.INTERNAL, false, { cause });
 }
 
 /** The prompt leaves no room to sample in the engine's context window. */
 export function contextLengthExceeded(promptTokens: number, contextSize: number): DomainError {
   return new DomainError(
-    'context_length_exceeded',
+    ErrorCode.contextLengthExceeded,
     `prompt of ${promptTokens} tokens does not fit the model's context window of ${contextSize} tokens`,
     GrpcStatus.INVALID_ARGUMENT,
     false,

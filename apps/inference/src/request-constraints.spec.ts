@@ -30,6 +30,18 @@ describe('parseConstraints', () => {
     });
   });
 
+  it('reads json_object and the schema {"type":"object"} named json_object (what the edge sends for it) alike', () => {
+    const edge = JSON.stringify({
+      type: 'json_schema',
+      name: 'json_object',
+      schema: { type: 'object' },
+      strict: false,
+    });
+    expect(parseConstraints({ toolChoice: '', responseFormatJson: edge })).toEqual(
+      parseConstraints({ toolChoice: '', responseFormatJson: '{"type":"json_object"}' }),
+    );
+  });
+
   it('refuses a malformed or unknown format with invalid_prompt', () => {
     expect(() => parseConstraints({ toolChoice: '', responseFormatJson: '{nope' })).toThrow(
       expect.objectContaining({ code: 'invalid_prompt' }),

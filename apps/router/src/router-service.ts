@@ -1,6 +1,6 @@
 import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
 import { routerV1 } from '@fastloop/proto';
-import { DomainError, toGrpcError, type GrpcServiceBinding, type Logger } from '@fastloop/service-kit';
+import { ErrorCode, errorCodeOf, toGrpcError, type GrpcServiceBinding, type Logger } from '@fastloop/service-kit';
 import type { RouterMetrics } from './metrics';
 import type { Router } from './router';
 
@@ -35,9 +35,9 @@ export function createRouterService(deps: RouterServiceDeps): GrpcServiceBinding
         callback(null, decision.response);
       } catch (err) {
         endTimer();
-        const code = err instanceof DomainError ? err.code : 'internal';
+        const code = errorCodeOf(err) ?? ErrorCode.internal;
         deps.metrics.errors.inc({ code });
-        if (code === 'internal') deps.logger.error({ err }, 'route failed');
+        if (code === ErrorCode.internal) deps.logger.error({ err }, 'route failed');
         else deps.logger.debug({ code, model: call.request.model, tenant: call.request.tenant }, 'route refused');
         callback(toGrpcError(err));
       }

@@ -13,8 +13,13 @@ import { testClassifier } from './testing/test-classifier';
 const { VERDICT_ALLOW, VERDICT_BLOCK } = safetyV1.Verdict;
 const EMPTY = Buffer.alloc(0);
 const classifier = testClassifier();
-const item = (text: string, itemType = 'message', role = 'user'): safetyV1.SafetyItem => ({ itemType, role, text });
-const tool = (text: string) => item(text, 'function_call_output', '');
+const item = (
+  text: string,
+  itemType = 'message',
+  role = 'user',
+  source = safetyV1.ItemSource.ITEM_SOURCE_INPUT,
+): safetyV1.SafetyItem => ({ itemType, role, text, source });
+const tool = (text: string) => item(text, 'function_call_output', '', safetyV1.ItemSource.ITEM_SOURCE_TOOL);
 
 describe('Classifier', () => {
   it('allows a clean conversation and counts its items', () => {

@@ -296,7 +296,7 @@ function splitByStream(
   const deltas = new Map<StreamName, StreamDelta>();
   items.forEach((item, i) => {
     if (item.text.length === 0) return;
-    const name = streamOf(item.itemType, item.role);
+    const name = streamOf(item);
     let d = deltas.get(name);
     if (!d) deltas.set(name, (d = { text: '', items: [] }));
     d.items.push([previous.itemsSeen + i, SafetyStateCodec.stream(previous, name).len + d.text.length]);

@@ -18,7 +18,7 @@ const MB = 1 << 20;
 const logger = createLogger({ service: 'safety-test', level: 'silent' });
 const request = (tenant: string, text: string): safetyV1.ClassifyRequest => ({
   state: Buffer.alloc(0),
-  items: [{ itemType: 'function_call_output', role: '', text }],
+  items: [{ itemType: 'function_call_output', role: '', text, source: safetyV1.ItemSource.ITEM_SOURCE_TOOL }],
   tenant,
   model: 'm',
 });
@@ -124,7 +124,12 @@ describe('Classify under one tenant flooding it', () => {
       const big = 'x'.repeat(3.9 * MB);
       const six: safetyV1.ClassifyRequest = {
         ...request('hostile', big),
-        items: Array.from({ length: 6 }, () => ({ itemType: 'function_call_output', role: '', text: big })),
+        items: Array.from({ length: 6 }, () => ({
+          itemType: 'function_call_output',
+          role: '',
+          text: big,
+          source: safetyV1.ItemSource.ITEM_SOURCE_TOOL,
+        })),
       };
       await expect(call(six)).rejects.toMatchObject({ code: 'safety_request_too_large', retryable: false });
       await expect(call(request('hostile', 'y'.repeat(4 * MB + 1)))).rejects.toMatchObject({

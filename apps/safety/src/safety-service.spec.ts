@@ -48,19 +48,28 @@ describe('SafetyService over gRPC', () => {
 
   it('carries the verdict across calls through the returned state', async () => {
     const first = await classify({
-      items: [{ itemType: 'function_call_output', role: '', text: `id=${awsAccessKeyId()} ` }],
+      items: [
+        {
+          itemType: 'function_call_output',
+          role: '',
+          text: `id=${awsAccessKeyId()} `,
+          source: safetyV1.ItemSource.ITEM_SOURCE_TOOL,
+        },
+      ],
     });
     expect(first.verdict).toBe(safetyV1.Verdict.VERDICT_BLOCK);
     const second = await classify({
       state: first.state,
-      items: [{ itemType: 'message', role: 'user', text: 'thanks' }],
+      items: [{ itemType: 'message', role: 'user', text: 'thanks', source: safetyV1.ItemSource.ITEM_SOURCE_INPUT }],
     });
     expect(second).toMatchObject({ verdict: safetyV1.Verdict.VERDICT_BLOCK, itemsSeen: 2 });
     expect(second.findings[0]).toMatchObject({ ruleId: 'aws-access-key-id', itemIndex: 0 });
   });
 
   it('answers a tampered state with INVALID_ARGUMENT and code invalid_safety_state', async () => {
-    const ok = await classify({ items: [{ itemType: 'message', role: 'user', text: 'hi' }] });
+    const ok = await classify({
+      items: [{ itemType: 'message', role: 'user', text: 'hi', source: safetyV1.ItemSource.ITEM_SOURCE_INPUT }],
+    });
     const tampered = Buffer.from(ok.state);
     tampered[5] ^= 1;
     const err = await classify({ state: tampered }).catch((e: unknown) => e as DomainError);
@@ -73,8 +82,8 @@ describe('SafetyService over gRPC', () => {
   it('counts classifications by verdict and the items it scanned', async () => {
     await classify({
       items: [
-        { itemType: 'message', role: 'user', text: 'a' },
-        { itemType: 'message', role: 'user', text: 'b' },
+        { itemType: 'message', role: 'user', text: 'a', source: safetyV1.ItemSource.ITEM_SOURCE_INPUT },
+        { itemType: 'message', role: 'user', text: 'b', source: safetyV1.ItemSource.ITEM_SOURCE_INPUT },
       ],
     });
     const text = await registry.metrics();

@@ -1,5 +1,5 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { DomainError, FairScheduler, FairSchedulerError, type SlotLease } from '@fastloop/service-kit';
+import { DomainError, ErrorCode, FairScheduler, FairSchedulerError, type SlotLease } from '@fastloop/service-kit';
 import { safetyOverloaded } from './errors';
 
 /** Options of {@link TenantTurns}. */
@@ -71,7 +71,7 @@ export class TenantTurns {
     } catch (err) {
       if (!(err instanceof FairSchedulerError)) throw err;
       if (err.reason === 'aborted')
-        throw new DomainError('cancelled', 'classify cancelled by the caller', GrpcStatus.CANCELLED, false, {
+        throw new DomainError(ErrorCode.cancelled, 'classify cancelled by the caller', GrpcStatus.CANCELLED, false, {
           cause: err,
         });
       throw safetyOverloaded(

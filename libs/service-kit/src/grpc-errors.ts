@@ -1,4 +1,5 @@
 import { Metadata, status as GrpcStatus, type ServiceError as GrpcServiceError } from '@grpc/grpc-js';
+import { ErrorCode, isInternalErrorCode, type InternalErrorCode } from './error-codes';
 
 /** Metadata key carrying a domain error's stable code across a gRPC hop. */
 export const ERROR_CODE_METADATA = 'fastloop-error';
@@ -11,7 +12,7 @@ export const RETRYABLE_METADATA = 'fastloop-retryable';
  */
 export class DomainError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: InternalErrorCode,
     message: string,
     readonly grpcStatus: GrpcStatus = GrpcStatus.INTERNAL,
     readonly retryable = false,
@@ -20,6 +21,21 @@ export class DomainError extends Error {
     super(message, options);
     this.name = 'DomainError';
   }
+
+  /** Whether `err` is a DomainError carrying one of `codes` (any code when none is given). */
+  static is(err: unknown, ...codes: InternalErrorCode[]): err is DomainError {
+    return err instanceof DomainError && (codes.length === 0 || codes.includes(err.code));
+  }
+}
+
+/** The code of a DomainError; undefined for anything else. */
+export function errorCodeOf(err: unknown): InternalErrorCode | undefined {
+  return err instanceof DomainError ? err.code : undefined;
+}
+
+/** A code read from the wire: itself when this build knows it, else `internal`. */
+export function knownErrorCode(code: string): InternalErrorCode {
+  return isInternalErrorCode(code) ? code : ErrorCode.internal;
 }
 
 /** Converts any thrown value to what grpc-js sends: a status, details and the code in metadata. */
@@ -30,7 +46,7 @@ export function toGrpcError(err: unknown): Partial<GrpcServiceError> {
     metadata.set(RETRYABLE_METADATA, String(err.retryable));
     return { code: err.grpcStatus, details: err.message, metadata };
   }
-  metadata.set(ERROR_CODE_METADATA, 'internal');
+  metadata.set(ERROR_CODE_METADATA, ErrorCode.internal);
   return { code: GrpcStatus.INTERNAL, details: err instanceof Error ? err.message : String(err), metadata };
 }
 
@@ -42,10 +58,13 @@ export function fromGrpcError(err: unknown): DomainError {
   const retryable = e.metadata?.get(RETRYABLE_METADATA)[0] === 'true';
   const status = e.code ?? GrpcStatus.UNKNOWN;
   const details = e.details ?? (err instanceof Error ? err.message : String(err));
-  if (typeof code === 'string') return new DomainError(code, details, status, retryable, { cause: err });
-  if (status === GrpcStatus.UNAVAILABLE) return new DomainError('unavailable', details, status, true, { cause: err });
+  if (typeof code === 'string')
+    return new DomainError(knownErrorCode(code), details, status, retryable, { cause: err });
+  if (status === GrpcStatus.UNAVAILABLE)
+    return new DomainError(ErrorCode.unavailable, details, status, true, { cause: err });
   if (status === GrpcStatus.DEADLINE_EXCEEDED)
-    return new DomainError('deadline_exceeded', details, status, true, { cause: err });
-  if (status === GrpcStatus.CANCELLED) return new DomainError('cancelled', details, status, false, { cause: err });
-  return new DomainError('internal', details, status, false, { cause: err });
+    return new DomainError(ErrorCode.deadlineExceeded, details, status, true, { cause: err });
+  if (status === GrpcStatus.CANCELLED)
+    return new DomainError(ErrorCode.cancelled, details, status, false, { cause: err });
+  return new DomainError(ErrorCode.internal, details, status, false, { cause: err });
 }

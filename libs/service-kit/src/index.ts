@@ -6,6 +6,7 @@ export * from './admin-server';
 export * from './dependencies';
 export * from './debug-gc';
 export * from './health';
+export * from './error-codes';
 export * from './grpc-errors';
 export * from './grpc-server';
 export * from './grpc-client';

@@ -10,6 +10,7 @@ import {
   type ServerInterceptor,
 } from '@grpc/grpc-js';
 import { z } from 'zod';
+import { ErrorCode } from './error-codes';
 import { ERROR_CODE_METADATA } from './grpc-errors';
 
 /**
@@ -70,7 +71,7 @@ export function internalAuthServerInterceptor(token: string): ServerInterceptor 
 /** The stable code in the trailers, so callers see DomainError `unauthenticated`. */
 function trailer(): Metadata {
   const m = new Metadata();
-  m.set(ERROR_CODE_METADATA, 'unauthenticated');
+  m.set(ERROR_CODE_METADATA, ErrorCode.unauthenticated);
   return m;
 }
 

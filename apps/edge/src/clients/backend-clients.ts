@@ -4,6 +4,7 @@ import {
   callUnary,
   createGrpcClient,
   DomainError,
+  ErrorCode,
   fromGrpcError,
   MUX_BULK_MESSAGE_BYTES,
   MuxClient,
@@ -223,7 +224,8 @@ async function retriedWhileUnavailable<T>(call: () => Promise<T>, signal?: Abort
     try {
       return await call();
     } catch (err) {
-      if (!(err instanceof DomainError) || err.code !== 'unavailable' || signal?.aborted || attempt === 3) throw err;
+      if (!(err instanceof DomainError) || err.code !== ErrorCode.unavailable || signal?.aborted || attempt === 3)
+        throw err;
       await new Promise((r) => setTimeout(r, 20 * (attempt + 1)));
     }
   }

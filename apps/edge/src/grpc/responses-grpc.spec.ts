@@ -71,3 +71,60 @@ describe('ResponsesService/Session connection caps', () => {
     await waitUntil(() => limits.count() === 0);
   });
 });
+
+describe('ResponsesService/Session lifetime', () => {
+  let server: GrpcServer;
+  let client: responsesV1.ResponsesServiceClient;
+  const limits = new ConnectionLimits({ maxConnections: 10, maxPerTenant: 10 });
+
+  beforeAll(async () => {
+    const { deps } = fakeDeps();
+    const binding = responsesGrpcService({
+      deps,
+      auth: new ApiKeyAuth('sk-a:t1'),
+      budget: new StateCacheBudget(1 << 30),
+      connectionCacheBytes: 1 << 26,
+      maxQueued: 4,
+      maxBufferedBytes: 1 << 24,
+      limits,
+      maxPayloadBytes: 1 << 20,
+      maxConnectionMs: 300,
+    });
+    server = await startGrpcServer({ port: 0, services: [binding], logger: deps.logger });
+    client = createGrpcClient(responsesV1.ResponsesServiceClient, `127.0.0.1:${server.port}`);
+  });
+  afterAll(async () => {
+    client.close();
+    await server.close(100);
+  });
+
+  it('ends a stream at the connection lifetime limit, as WebSocket mode does: the running response finishes, then websocket_connection_limit_reached, then the end', async () => {
+    const md = new Metadata();
+    md.set('authorization', 'Bearer sk-a');
+    const call = client.session(md);
+    const events: { type: string; error?: { code?: string } }[] = [];
+    const ended = new Promise<void>((resolve, reject) => {
+      call.on('end', () => resolve());
+      call.on('error', reject);
+    });
+    const create = () =>
+      call.write({
+        eventJson: JSON.stringify({ type: 'response.create', model: 'fake-model', input: 'go', store: false }),
+      });
+    call.on('data', (msg: responsesV1.SessionResponse) => {
+      events.push(JSON.parse(msg.eventJson));
+      // Always more events queued behind the running one: the session is never idle.
+      if (msg.type === 'response.completed' && !call.writableEnded) create();
+    });
+    for (let i = 0; i < 3; i++) create();
+    await ended;
+    const errors = events.filter((e) => e.type === 'error');
+    expect(errors).toEqual([
+      expect.objectContaining({ error: expect.objectContaining({ code: 'websocket_connection_limit_reached' }) }),
+    ]);
+    const last = events.findIndex((e) => e.type === 'error');
+    expect(last).toBe(events.length - 1);
+    expect(events[last - 1].type).toBe('response.completed');
+    await waitUntil(() => limits.count() === 0);
+  });
+});

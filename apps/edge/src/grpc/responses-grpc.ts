@@ -1,106 +1,40 @@
-import { randomUUID } from 'node:crypto';
 import { status as GrpcStatus, type ServerDuplexStream, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { responsesV1 } from '@fastloop/proto';
-import { ApiErrors } from '@fastloop/protocol';
 import type { GrpcServiceBinding } from '@fastloop/service-kit';
 import type { ApiKeyAuth } from '../auth';
-import type { TurnDeps } from '../turn/turn-deps';
-import { ConnectionStateCache, type StateCacheBudget } from '../session/state-cache';
-import { ResponsesSession, type StateLoader } from '../session/responses-session';
+import { Connection, type ConnectionSettings } from '../session/connection';
 import type { ConnectionLimits } from '../session/connection-limits';
 
-export interface ResponsesGrpcOptions {
-  deps: TurnDeps;
+type SessionCall = ServerDuplexStream<responsesV1.SessionRequest, responsesV1.SessionResponse>;
+
+/**
+ * The gRPC session's options: the connection core's settings, as WebSocket mode has them (an
+ * `event_json` over `maxPayloadBytes` gets a `payload_too_large` error event and the stream stays
+ * open; `maxConnectionMs` ends a stream with `websocket_connection_limit_reached`, as a socket).
+ */
+export interface ResponsesGrpcOptions extends ConnectionSettings {
   auth: ApiKeyAuth;
-  budget: StateCacheBudget;
-  loader?: StateLoader;
-  connectionCacheBytes: number;
-  maxQueued: number;
-  /** Bytes queued towards a slow caller before the stream is ended. */
-  maxBufferedBytes: number;
   /** Per-process and per-tenant connection caps (shared with WebSocket mode); absent = unlimited. */
   limits?: ConnectionLimits;
-  /**
-   * Largest `event_json` accepted, in bytes: the HTTP body and WebSocket frame limit. Larger
-   * events get a `payload_too_large` error event and the stream stays open.
-   */
-  maxPayloadBytes: number;
 }
 
 /**
- * `fastloop.responses.v1.ResponsesService/Session`: the WebSocket session core over a gRPC bidi
- * stream for internal callers. Auth is the same Bearer key, in the `authorization` metadata.
+ * `fastloop.responses.v1.ResponsesService/Session`: WebSocket mode over a gRPC bidi stream for
+ * internal callers, a thin adapter of the same {@link Connection} core. Auth is the same Bearer
+ * key, in the `authorization` metadata.
  */
 export function responsesGrpcService(
   options: ResponsesGrpcOptions,
-): GrpcServiceBinding & { sessions: Set<ResponsesSession> } {
-  const sessions = new Set<ResponsesSession>();
+): GrpcServiceBinding & { connections: Set<Connection> } {
+  const connections = new Set<Connection>();
   const implementation: responsesV1.ResponsesServiceServer = {
-    session(call: ServerDuplexStream<responsesV1.SessionRequest, responsesV1.SessionResponse>) {
-      const header = call.metadata.get('authorization')[0];
-      const principal = options.auth.authenticate(typeof header === 'string' ? header : undefined);
-      if (!principal) {
-        call.emit('error', { code: GrpcStatus.UNAUTHENTICATED, details: 'Incorrect API key provided.' });
-        return;
-      }
-      const slot = options.limits?.acquire(principal.tenant) ?? (() => undefined);
-      if (typeof slot !== 'function') {
-        call.emit('error', { code: GrpcStatus.RESOURCE_EXHAUSTED, details: slot.message });
-        return;
-      }
-      const { deps } = options;
-      const logger = deps.logger.child({ connectionId: randomUUID(), tenant: principal.tenant, transport: 'grpc' });
-      const session = new ResponsesSession({
-        deps,
-        principal,
-        transport: 'grpc',
-        cache: new ConnectionStateCache(options.budget, options.connectionCacheBytes, deps.metrics),
-        loader: options.loader,
-        send: (event) => {
-          if (call.writableEnded || call.destroyed) return;
-          if (call.writableLength > options.maxBufferedBytes) {
-            logger.warn({ buffered: call.writableLength }, 'client reads too slowly; ending the stream');
-            // Queued turns are cancelled and the slot freed at once.
-            release();
-            call.destroy(new Error('client too slow'));
-            return;
-          }
-          call.write({ type: event.type, eventJson: JSON.stringify(event) });
-        },
-        logger,
-        maxQueued: options.maxQueued,
-      });
-      sessions.add(session);
-      deps.metrics.connections.inc({ transport: 'grpc' });
-      call.on('data', (msg: responsesV1.SessionRequest) => {
-        // Characters first: no UTF-8 text is shorter in bytes, so only a borderline event is measured.
-        const text = msg.eventJson;
-        if (
-          text.length > options.maxPayloadBytes ||
-          (text.length * 3 > options.maxPayloadBytes && Buffer.byteLength(text) > options.maxPayloadBytes)
-        ) {
-          return session.sendError(ApiErrors.payloadTooLarge(options.maxPayloadBytes));
-        }
-        session.receive(text);
-      });
-      let released = false;
-      const release = () => {
-        session.close();
-        if (released) return;
-        released = true;
-        sessions.delete(session);
-        slot();
-        deps.metrics.connections.dec({ transport: 'grpc' });
-      };
-      const end = () => {
-        if (!sessions.delete(session)) return;
-        void session.whenIdle().then(() => {
-          release();
-          if (!call.writableEnded) call.end();
-        });
-      };
+    session(call: SessionCall) {
+      const connection = open(options, call, connections);
+      if (!connection) return;
+      call.on('data', (msg: responsesV1.SessionRequest) => connection.receive(msg.eventJson));
       // The client half-closing means "no more requests": finish what is queued, then end.
-      call.on('end', end);
+      call.on('end', () => void connection.finishInput());
+      const release = () => connection.release();
       call.on('cancelled', release);
       call.on('error', release);
       call.on('close', release);
@@ -110,6 +44,38 @@ export function responsesGrpcService(
     name: 'fastloop.responses.v1.ResponsesService',
     definition: responsesV1.ResponsesServiceService,
     implementation: implementation as unknown as UntypedServiceImplementation,
-    sessions,
+    connections,
   };
+}
+
+/** Authenticates the call and takes its slot: its connection, or undefined when the call was refused. */
+function open(options: ResponsesGrpcOptions, call: SessionCall, connections: Set<Connection>): Connection | undefined {
+  const header = call.metadata.get('authorization')[0];
+  const principal = options.auth.authenticate(typeof header === 'string' ? header : undefined);
+  if (!principal) {
+    call.emit('error', { code: GrpcStatus.UNAUTHENTICATED, details: 'Incorrect API key provided.' });
+    return undefined;
+  }
+  const releaseSlot = options.limits?.acquire(principal.tenant) ?? (() => undefined);
+  if (typeof releaseSlot !== 'function') {
+    call.emit('error', { code: GrpcStatus.RESOURCE_EXHAUSTED, details: releaseSlot.message });
+    return undefined;
+  }
+  const ended = () => call.writableEnded || call.destroyed;
+  const connection: Connection = new Connection(
+    options,
+    { principal, transport: 'grpc', releaseSlot, onReleased: () => connections.delete(connection) },
+    {
+      writable: () => !ended(),
+      bufferedBytes: () => call.writableLength,
+      write: (event) => call.write({ type: event.type, eventJson: JSON.stringify(event) }),
+      cut: () => call.destroy(new Error('client too slow')),
+      end: () => {
+        connection.release();
+        if (!ended()) call.end();
+      },
+    },
+  );
+  connections.add(connection);
+  return connection;
 }

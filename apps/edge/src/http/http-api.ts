@@ -1,21 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import {
-  ApiError,
-  ApiErrors,
-  formatSse,
-  toHttpErrorBody,
-  validateRequest,
-  type ResponseStreamEvent,
-} from '@fastloop/protocol';
+import { ApiError, ApiErrors, toHttpErrorBody, validateRequest } from '@fastloop/protocol';
 import { logHttpAccess, type TurnAccess } from '../access-log';
+import { failureOf, toApiError } from '../api-errors';
 import type { ApiKeyAuth, Principal } from '../auth';
-import { runTurn, toApiError } from '../turn/run-turn';
-import { backendError } from '../turn/prepare-turn';
+import { runTurn } from '../turn/run-turn';
 import { DEFAULT_EDGE_LIMITS } from '../turn/edge-limits';
-import type { TurnDeps } from '../turn/turn-deps';
-import type { StateLoader } from '../session/responses-session';
-import { microtaskCork } from '../session/microtask-cork';
+import type { StateLoader, TurnDeps, TurnRequest } from '../turn/turn-deps';
+import { loadPrevious } from '../session/previous-response';
+import { sseStream } from './sse-stream';
 import { parseJson, readBody } from './read-body';
 import type { ResponseStoreReader } from './store-routes';
 import { handleStoreRoute } from './store-routes';
@@ -48,10 +41,11 @@ export interface HttpApiOptions {
 export class HttpApi {
   constructor(private readonly options: HttpApiOptions) {}
 
-  /** The HTTP server's `request` handler: one access line per request when it ends. Never throws. */
+  /** The HTTP server's `request` handler. Never throws. */
   handle(req: IncomingMessage, res: ServerResponse): void {
     const started = performance.now();
     const access: RequestAccess = {};
+    // One access line per request, when it ends (access-log.ts).
     res.once('close', () =>
       logHttpAccess(this.options.deps.logger, {
         method: req.method ?? '?',
@@ -114,6 +108,53 @@ export class HttpApi {
     principal: Principal,
     access: RequestAccess,
   ): Promise<void> {
+    const turn = await this.turnRequest(req, res, principal);
+    if (turn.transport === 'http') {
+      const outcome = await runTurn(this.options.deps, turn, () => undefined);
+      access.turn = outcome.access;
+      // A JSON client reads the status code, not `status: "failed"` inside a 200: a turn that failed
+      // after it started (its worker died) is the 5xx it would have been had it failed earlier.
+      if (outcome.error) return sendError(res, outcome.error.status >= 500 ? outcome.error : ApiErrors.server());
+      await this.stored(outcome.response);
+      return sendJson(res, 200, outcome.response);
+    }
+    const stream = sseStream(res, {
+      maxBufferedBytes: this.options.maxBufferedBytes,
+      logger: turn.logger,
+      // A client that stops reading must not make us buffer the whole response: cancel the turn.
+      cancel: () => turn.abort.abort(),
+    });
+    try {
+      const outcome = await runTurn(this.options.deps, turn, stream.emit);
+      access.turn = outcome.access;
+      await this.stored(outcome.response);
+    } catch (err) {
+      // Thrown before response.created: nothing is streamed yet, so answer with a plain HTTP error.
+      if (!stream.started()) throw err;
+      turn.logger.error({ err }, 'stream failed after start');
+    }
+    res.end();
+  }
+
+  /**
+   * Waits (briefly) for a `store: true` response's write before the request ends: HTTP has no
+   * affinity, so the client's next request, chained by `previous_response_id`, may reach another
+   * edge, which reads it from Redis. The write starts just after the terminal event (the finish
+   * stage's afterTerminal), hence the turn of the event loop first.
+   */
+  private async stored(response: { id: string; store?: boolean | null }): Promise<void> {
+    const writer = this.options.store?.writer;
+    if (!writer || response.store === false) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    await writer.settled(response.id, 1_000);
+  }
+
+  /** Reads, validates and resolves a POST body into a turn (cancelled when the client goes away). */
+  private async turnRequest(
+    req: IncomingMessage,
+    res: ServerResponse,
+    principal: Principal,
+  ): Promise<TurnRequest & { abort: AbortController }> {
     const { deps } = this.options;
     const bytes = await readBody(req, this.options.maxBodyBytes);
     // Parsing and validation are timed as the turn's validate stage (the body's arrival is not).
@@ -126,91 +167,26 @@ export class HttpApi {
     res.on('close', () => {
       if (!res.writableFinished) abort.abort();
     });
-    const stream = body.stream === true;
-    const logger = deps.logger.child({
-      requestId: randomUUID(),
-      tenant: principal.tenant,
-      transport: stream ? 'sse' : 'http',
-    });
-    const prevId = body.previous_response_id ?? undefined;
-    let previous;
-    const loadStart = performance.now();
-    if (prevId) {
-      previous = await this.options.loader?.load(prevId, principal.tenant);
-      deps.metrics.cacheLookups.inc({ result: previous ? 'store' : 'miss' });
-      if (!previous) throw ApiErrors.previousResponseNotFound(prevId);
-    }
-    const loadMs = performance.now() - loadStart;
-    const turn = {
+    const transport = body.stream === true ? ('sse' as const) : ('http' as const);
+    const logger = deps.logger.child({ requestId: randomUUID(), tenant: principal.tenant, transport });
+    const sources = { loader: this.options.loader, metrics: deps.metrics, tenant: principal.tenant };
+    const { previous, loadMs } = await loadPrevious(body.previous_response_id, sources);
+    return {
       body,
       principal,
-      transport: stream ? ('sse' as const) : ('http' as const),
+      transport,
       previous,
       generate: true,
       signal: abort.signal,
       validateMs,
       loadMs,
       logger,
+      abort,
     };
-    if (!stream) {
-      const outcome = await runTurn(deps, turn, () => undefined);
-      access.turn = outcome.access;
-      // A JSON client reads the status code, not `status: "failed"` inside a 200: a turn that failed
-      // after it started (its worker died) is the 5xx it would have been had it failed earlier.
-      if (outcome.error) return sendError(res, outcome.error.status >= 500 ? outcome.error : ApiErrors.server());
-      await this.stored(outcome.response);
-      return sendJson(res, 200, outcome.response);
-    }
-    let started = false;
-    const cork = microtaskCork(res);
-    const emit = (event: ResponseStreamEvent) => {
-      if (!started) {
-        res.writeHead(200, {
-          'content-type': 'text/event-stream; charset=utf-8',
-          'cache-control': 'no-cache',
-          connection: 'keep-alive',
-          'x-accel-buffering': 'no',
-        });
-        started = true;
-      }
-      if (res.writableLength > this.options.maxBufferedBytes) {
-        // A client that stops reading must not make us buffer the whole response: cancel the turn.
-        abort.abort();
-        res.destroy();
-        return;
-      }
-      cork();
-      res.write(formatSse(event));
-    };
-    try {
-      const outcome = await runTurn(deps, turn, emit);
-      access.turn = outcome.access;
-      await this.stored(outcome.response);
-    } catch (err) {
-      // Thrown before response.created: nothing is streamed yet, so answer with a plain HTTP error.
-      if (!started) throw err;
-      logger.error({ err }, 'stream failed after start');
-    }
-    res.end();
-  }
-
-  /**
-   * Waits (briefly) for a `store: true` response's write before the request ends: HTTP has no
-   * affinity, so the client's next request, chained by `previous_response_id`, may reach another
-   * edge, which reads it from Redis. The write starts just after the terminal event (afterTerminal),
-   * hence the turn of the event loop first.
-   */
-  private async stored(response: { id: string; store?: boolean | null }): Promise<void> {
-    const writer = this.options.store?.writer;
-    if (!writer || response.store === false) return;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    await writer.settled(response.id, 1_000);
   }
 
   private async listModels(res: ServerResponse): Promise<void> {
-    const { models } = await this.options.deps.backends.listModels().catch((err: unknown) => {
-      throw backendError('router', err);
-    });
+    const { models } = await this.options.deps.backends.listModels().catch(failureOf('router'));
     sendJson(res, 200, {
       object: 'list',
       data: models.map((m) => ({ id: m.id, object: 'model', created: m.created, owned_by: m.ownedBy })),

@@ -5,7 +5,7 @@ import {
   type RenderTask,
   type RenderTaskResult,
 } from '@fastloop/model-profiles';
-import { DomainError, WorkerPool, WorkerTaskError, type Logger } from '@fastloop/service-kit';
+import { DomainError, ErrorCode, WorkerPool, WorkerTaskError, type Logger } from '@fastloop/service-kit';
 
 /** Options of {@link createRenderPool}. */
 export interface RenderPoolOptions {
@@ -62,7 +62,7 @@ export function createRenderPool(options: RenderPoolOptions = {}): RenderPool {
 /** Pool errors as the errors rendering in place throws. */
 function translate(err: unknown, timeoutMs: number): unknown {
   if (err instanceof WorkerTaskError) return reviveProfileError(err.failure) ?? err;
-  if (err instanceof DomainError && err.code === 'task_deadline_exceeded')
+  if (DomainError.is(err, ErrorCode.taskDeadlineExceeded))
     return Object.assign(new RenderDeadlineError(timeoutMs), { cause: err });
   return err;
 }

@@ -1,4 +1,4 @@
-import type { safetyV1 } from '@fastloop/proto';
+import { safetyV1 } from '@fastloop/proto';
 import type { ResponseCreateRequest } from '@fastloop/protocol';
 
 /**
@@ -10,10 +10,21 @@ import type { ResponseCreateRequest } from '@fastloop/protocol';
 export function headerSafetyItems(body: ResponseCreateRequest): safetyV1.SafetyItem[] {
   const items: safetyV1.SafetyItem[] = [];
   if (typeof body.instructions === 'string' && body.instructions.length > 0) {
-    items.push({ itemType: 'instructions', role: 'developer', text: body.instructions });
+    items.push({
+      itemType: 'instructions',
+      role: 'developer',
+      text: body.instructions,
+      source: safetyV1.ItemSource.ITEM_SOURCE_INPUT,
+    });
   }
   const tools = body.tool_choice === 'none' ? [] : ((body.tools ?? []) as unknown[]);
-  for (const tool of tools) items.push({ itemType: 'tool_definition', role: '', text: flattenStrings(tool) });
+  for (const tool of tools)
+    items.push({
+      itemType: 'tool_definition',
+      role: '',
+      text: flattenStrings(tool),
+      source: safetyV1.ItemSource.ITEM_SOURCE_TOOL,
+    });
   return items;
 }
 

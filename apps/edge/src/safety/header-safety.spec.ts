@@ -6,7 +6,7 @@ import { flattenStrings, headerSafetyItems } from './header-items';
 import { HeaderVerdicts } from './header-verdicts';
 import type { ConversationState } from '../turn/conversation-state';
 import { StoredStateLoader } from '../store/stored-state-loader';
-import { ownedCopy } from '../turn/prepare-turn';
+import { ownedCopy } from '../turn/verdict';
 import type { ResponseStore } from '../store/response-store';
 import type { StoreWriter } from '../store/store-writer';
 

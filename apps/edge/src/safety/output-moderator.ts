@@ -124,7 +124,7 @@ export class OutputModerator implements OutputSink {
     const text = this.received.slice(this.judged, end);
     const request = {
       state: this.state,
-      items: [{ itemType: 'output_text', role: 'assistant', text }],
+      items: [{ itemType: 'output_text', role: 'assistant', text, source: safetyV1.ItemSource.ITEM_SOURCE_MODEL }],
       tenant: this.options.tenant,
       model: this.options.model,
     };

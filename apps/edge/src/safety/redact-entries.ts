@@ -36,18 +36,3 @@ export function redactionMasks(
   }
   return masks;
 }
-
-/** `text` with every masked span (clipped to the text) replaced by `[redacted <rule>]`. */
-export function maskText(text: string, masks: readonly Mask[]): string {
-  const sorted = [...masks].sort((a, b) => a.start - b.start);
-  let out = '';
-  let at = 0;
-  for (const m of sorted) {
-    const start = Math.max(at, Math.min(m.start, text.length));
-    const end = Math.min(text.length, m.end);
-    if (end <= start) continue;
-    out += text.slice(at, start) + `[redacted ${m.ruleId}]`;
-    at = end;
-  }
-  return out + text.slice(at);
-}

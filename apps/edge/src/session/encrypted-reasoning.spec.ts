@@ -18,9 +18,9 @@ const tools = [
 const include = ['reasoning.encrypted_content'];
 
 /** A WebSocket session of `tenant` whose edge seals reasoning with `seal`. */
-function open(tenant = 't', backends = new FakeBackends()) {
+function open(tenant = 't', backends = new FakeBackends(), reasoningSeal = seal) {
   const { deps } = fakeDeps(backends);
-  deps.reasoningSeal = seal;
+  deps.reasoningSeal = reasoningSeal;
   const events: any[] = [];
   const session = new ResponsesSession({
     deps,
@@ -112,6 +112,25 @@ describe('reasoning encrypted_content', () => {
     expect(prompt).not.toContain('a forged plan');
     const scanned = s.backends.classifyCalls.flatMap((c) => c.items).filter((i) => i.itemType === 'reasoning');
     expect(scanned).toEqual([expect.objectContaining({ text: 'the hidden plan' })]);
+  });
+
+  it('is opened once per turn: the same narrowed item feeds the rendering and the safety scan', async () => {
+    const first = open();
+    const r1 = await reasoningTurn(first, 'a sealed plan', { include });
+    const opened: string[] = [];
+    const counting = Object.assign(Object.create(seal) as ReasoningSeal, {
+      open: (blob: string, tenant: string) => {
+        opened.push(blob);
+        return seal.open(blob, tenant);
+      },
+    });
+    const s = open('t', new FakeBackends(), counting);
+    s.backends.script = () => ({ kind: 'message', role: 'assistant', text: 'answer' });
+    const events = await s.create({
+      input: [{ type: 'message', role: 'user', content: 'question' }, stripped(r1.output[0])],
+    });
+    expect(last(events).type).toBe('response.completed');
+    expect(opened).toEqual([r1.output[0].encrypted_content]);
   });
 
   it('is blocked by safety when the sealed reasoning carries blocked text', async () => {

@@ -8,18 +8,17 @@ import {
   type ResponseCreateRequest,
 } from '@fastloop/protocol';
 import { logTurnAccess } from '../access-log';
+import { toApiError } from '../api-errors';
 import type { Principal } from '../auth';
 import type { Transport } from '../edge-metrics';
-import type { ConversationState } from '../turn/conversation-state';
-import { runTurn, toApiError } from '../turn/run-turn';
-import type { TurnDeps } from '../turn/turn-deps';
+import { runTurn } from '../turn/run-turn';
+import type { StateLoader, TurnDeps } from '../turn/turn-deps';
 import { DEFAULT_EDGE_LIMITS } from '../turn/edge-limits';
+import { loadPrevious } from './previous-response';
 import type { ConnectionStateCache } from './state-cache';
 
-/** Loads a stored response's state for a continuation that missed the connection cache. */
-export interface StateLoader {
-  load(id: string, tenant: string): Promise<ConversationState | undefined>;
-}
+/** What the server sends on a persistent connection: a streaming event or an error event. */
+export type ServerEvent = ResponseStreamEvent | ReturnType<typeof toWsErrorEvent>;
 
 export interface SessionOptions {
   deps: TurnDeps;
@@ -28,10 +27,12 @@ export interface SessionOptions {
   cache: ConnectionStateCache;
   loader?: StateLoader;
   /** Sends one server event (a streaming event or an error frame) to the client. */
-  send: (event: ResponseStreamEvent | ReturnType<typeof toWsErrorEvent>) => void;
+  send: (event: ServerEvent) => void;
   logger: Logger;
   /** `response.create` events waiting behind the one in flight; more are rejected. */
   maxQueued: number;
+  /** Largest client event accepted, in bytes; larger ones get `payload_too_large`. Absent: no bound here. */
+  maxPayloadBytes?: number;
 }
 
 /**
@@ -52,9 +53,11 @@ export class ResponsesSession {
 
   constructor(private readonly options: SessionOptions) {}
 
-  /** Handles one client message (a text frame's payload). Never throws. */
-  receive(text: string): void {
+  /** Handles one client message (a text frame's payload; `bytes` its size when known). Never throws. */
+  receive(text: string, bytes?: number): void {
     if (this.closed) return;
+    const limit = this.options.maxPayloadBytes;
+    if (limit !== undefined && utf8Exceeds(text, limit, bytes)) return this.sendError(ApiErrors.payloadTooLarge(limit));
     const start = performance.now();
     let json: unknown;
     try {
@@ -136,17 +139,12 @@ export class ResponsesSession {
   private async runOne(item: { body: ResponseCreateRequest; generate: boolean; validateMs: number }): Promise<void> {
     const { body } = item;
     const prevId = body.previous_response_id ?? undefined;
-    const logger = this.options.logger;
+    const { logger, cache, loader, deps, principal } = this.options;
     const received = performance.now() - item.validateMs;
-    const access = {
-      transport: this.options.transport,
-      tenant: this.options.principal.tenant,
-      previousResponseId: prevId,
-    };
+    const access = { transport: this.options.transport, tenant: principal.tenant, previousResponseId: prevId };
     try {
-      const loadStart = performance.now();
-      const previous = prevId ? await this.resolvePrevious(prevId) : undefined;
-      const loadMs = performance.now() - loadStart;
+      const sources = { cache, loader, metrics: deps.metrics, tenant: principal.tenant };
+      const { previous, loadMs } = await loadPrevious(prevId, sources);
       const outcome = await runTurn(
         this.options.deps,
         {
@@ -173,28 +171,15 @@ export class ResponsesSession {
       const apiErr = toApiError(err);
       if (apiErr.status >= 500) logger.error({ err }, 'turn failed');
       this.sendError(apiErr);
-      logTurnAccess(logger, {
-        ...access,
-        status: apiErr.status,
-        code: apiErr.code ?? apiErr.type,
-        ms: performance.now() - received,
-      });
+      const code = apiErr.code ?? apiErr.type;
+      logTurnAccess(logger, { ...access, status: apiErr.status, code, ms: performance.now() - received });
     }
   }
+}
 
-  private async resolvePrevious(id: string): Promise<ConversationState> {
-    const metrics = this.options.deps.metrics;
-    const hit = this.options.cache.get(id);
-    if (hit) {
-      metrics.cacheLookups.inc({ result: 'hit' });
-      return hit;
-    }
-    const loaded = await this.options.loader?.load(id, this.options.principal.tenant);
-    if (loaded) {
-      metrics.cacheLookups.inc({ result: 'store' });
-      return loaded;
-    }
-    metrics.cacheLookups.inc({ result: 'miss' });
-    throw ApiErrors.previousResponseNotFound(id);
-  }
+/** Whether `text` (of `bytes` UTF-8 bytes, when known) is over `limit` bytes. */
+function utf8Exceeds(text: string, limit: number, bytes?: number): boolean {
+  if (bytes !== undefined) return bytes > limit;
+  // Characters first: no UTF-8 text is shorter in bytes, so only a borderline event is measured.
+  return text.length > limit || (text.length * 3 > limit && Buffer.byteLength(text) > limit);
 }

@@ -1,12 +1,13 @@
 import { resolveProfile } from '@fastloop/model-profiles';
-import { conversionContext, toHeader } from '../turn/prepare-turn';
+import { narrowContext } from '../turn/input-stage';
+import { toHeader } from '../turn/render-header';
 import type { ReasoningSeal } from '../turn/reasoning-seal';
 import { AppendLog } from '../turn/append-log';
 import type { CallTarget, ConversationState } from '../turn/conversation-state';
 import { itemsToEntries } from '../turn/item-conversion';
 import { renderConversation } from '../turn/render-conversation';
 import type { EntryRenderCache } from '../turn/entry-render-cache';
-import type { StateLoader } from '../session/responses-session';
+import type { StateLoader } from '../turn/turn-deps';
 import type { ResponseStore } from './response-store';
 import type { StoreWriter } from './store-writer';
 
@@ -29,7 +30,7 @@ export class StoredStateLoader implements StateLoader {
     if (!record) return undefined;
     const items = await this.store.items(record, 0, record.itemsLength);
     const calls = new Map<string, CallTarget>();
-    const entries = itemsToEntries(items, calls, 0, conversionContext({ reasoningSeal: this.reasoningSeal }, tenant));
+    const entries = itemsToEntries(items, calls, 0, narrowContext({ reasoningSeal: this.reasoningSeal }, tenant));
     const profile = await resolveProfile(record.route.profile);
     const header = toHeader(record.response);
     return {

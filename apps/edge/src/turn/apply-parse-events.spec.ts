@@ -139,7 +139,7 @@ function itemView(events: readonly ResponseStreamEvent[]): unknown[] {
 }
 
 /**
- * Relays `tokens` cut into `chunks` the way streamTokens does (parser → optional output
+ * Relays `tokens` cut into `chunks` the way the output reader does (parser → optional output
  * moderation → TurnWriter); returns the item events and how many deltas each chunk produced.
  */
 async function relay(tokens: readonly number[], cuts: readonly number[], chunkChars?: number) {

@@ -1,28 +1,28 @@
 import type { inferenceV1 } from '@fastloop/proto';
-import type { ResponseCreateRequest } from '@fastloop/protocol';
 import type { RenderHeader } from '@fastloop/model-profiles';
 
 /**
  * What the request forces the completion to be, for the worker (inference.proto
- * `GenerateConstraints`): `tool_choice` `required` or a named function / custom tool, and a JSON
- * `text.format`. A tool choice counts only when the model is offered tools (`header.tools`), as
- * OpenAI's models cannot call what they were not shown. Undefined when nothing is forced.
+ * `GenerateConstraints`), read off the rendered header: the header is the one reading of
+ * `tool_choice` and `text.format` (render-header.ts), so what the model is told (in formats that
+ * carry it) and what the worker enforces cannot disagree. Undefined when nothing is forced.
  */
 export function generateConstraints(
-  body: Pick<ResponseCreateRequest, 'tool_choice' | 'text'>,
-  header: Pick<RenderHeader, 'tools'>,
+  header: Pick<RenderHeader, 'toolChoice' | 'responseFormat'>,
 ): inferenceV1.GenerateConstraints | undefined {
-  const toolChoice = header.tools.length > 0 ? toolChoiceOf(body.tool_choice) : '';
-  const format = body.text?.format;
+  const choice = header.toolChoice;
+  const toolChoice = choice === undefined ? '' : choice === 'required' ? 'required' : choice.name;
+  const format = header.responseFormat;
+  // The worker reads a json_object format and the schema {"type":"object"} the same way.
   const responseFormatJson =
-    format?.type === 'json_object' || format?.type === 'json_schema' ? JSON.stringify(format) : '';
+    format === undefined
+      ? ''
+      : JSON.stringify({
+          type: 'json_schema',
+          name: format.name,
+          schema: format.schema,
+          strict: format.strict === true,
+        });
   if (toolChoice === '' && responseFormatJson === '') return undefined;
   return { toolChoice, responseFormatJson };
-}
-
-function toolChoiceOf(choice: unknown): string {
-  if (choice === 'required') return 'required';
-  if (typeof choice !== 'object' || choice === null) return '';
-  const { type, name } = choice as { type?: unknown; name?: unknown };
-  return (type === 'function' || type === 'custom') && typeof name === 'string' ? name : '';
 }

@@ -1,5 +1,6 @@
 import type { TokenView } from './token-log';
 import type { ConversationState } from './conversation-state';
+import type { Turn } from './turn';
 
 /** What to send to the worker: only the tokens it does not hold yet. */
 export interface GeneratePlan {
@@ -49,4 +50,17 @@ export function planGenerate(
   if (prefixLength < r) tokens.set(rendered.tokens.slice(prefixLength));
   tokens.set(generationPrompt.slice(Math.max(0, prefixLength - r)), Math.max(0, r - prefixLength));
   return { sessionKey: responseId, parentSessionKey, prefixLength, tokens, promptLength };
+}
+
+/**
+ * What to send for a turn's rendering: only the tokens the worker does not hold yet (same worker
+ * as the previous response), or the whole prompt (`full`: after a prefix miss or on another worker).
+ */
+export function planFor(turn: Turn, full = false): GeneratePlan {
+  const { rendered, profile } = turn.rendering;
+  const gen = profile.renderGenerationPrompt();
+  const id = turn.writer.response.id;
+  return full
+    ? planGenerate(id, rendered, gen, undefined, '')
+    : planGenerate(id, rendered, gen, turn.req.previous, turn.route.workerId);
 }

@@ -1,4 +1,5 @@
 import { getProfile } from '@fastloop/model-profiles';
+import { safetyV1 } from '@fastloop/proto';
 import { validateItems } from '@fastloop/protocol';
 import type { CallTarget } from './conversation-state';
 import { itemsToEntries, itemsToScans } from './item-conversion';
@@ -17,6 +18,15 @@ function renderedLast(items: unknown[]): string {
 function scannedLast(items: unknown[]) {
   const scans = itemsToScans(validateItems(items));
   return scans[scans.length - 1];
+}
+
+/** How the safety service read an item's author from its type before the edge stated it (the oracle). */
+function guessedSource(itemType: string, role: string): safetyV1.ItemSource {
+  const { ITEM_SOURCE_INPUT, ITEM_SOURCE_TOOL, ITEM_SOURCE_MODEL } = safetyV1.ItemSource;
+  if (itemType.endsWith('_output') || itemType.endsWith('_result')) return ITEM_SOURCE_TOOL;
+  if (itemType === 'message') return role === 'assistant' ? ITEM_SOURCE_MODEL : ITEM_SOURCE_INPUT;
+  if (itemType === 'reasoning' || itemType.endsWith('_call')) return ITEM_SOURCE_MODEL;
+  return ITEM_SOURCE_INPUT;
 }
 
 const call = { type: 'function_call', call_id: 'call_1', name: 'exec', arguments: '{"cmd":"ls"}' };
@@ -267,11 +277,15 @@ describe('item conversion', () => {
   it.each(cases)('renders and scans %s', (_, items, rendered, scanned) => {
     expect(renderedLast(items)).toBe(rendered);
     const last = items[items.length - 1] as { type?: string };
-    expect(scannedLast(items)).toEqual({
+    const scan = scannedLast(items);
+    expect(scan).toEqual({
       itemType: last.type ?? 'message',
       role: last.type === undefined || last.type === 'message' ? expect.any(String) : '',
       text: scanned,
+      source: expect.any(Number),
     });
+    // The source the edge states is the author the safety service guessed from the type before.
+    expect(scan.source).toBe(guessedSource(scan.itemType, scan.role));
   });
 
   it('scans every byte of every rendered entry (no rendered text escapes the scan)', () => {

@@ -78,6 +78,29 @@ function definedKeys(o: Record<string, unknown>): string[] {
   return keys.every((k) => o[k] !== undefined) ? keys : keys.filter((k) => o[k] !== undefined);
 }
 
+/** What a turn renders: every entry, and its new ones, which extend `extend` when it is set. */
+export interface RenderSource {
+  entries: Iterable<ConversationEntry>;
+  newEntries: readonly ConversationEntry[];
+  extend?: RenderedConversation;
+}
+
+/**
+ * Renders a turn: extends the previous rendering by the new entries when there is one
+ * ({@link extendConversation}), else renders every entry ({@link renderConversation}).
+ */
+export function renderFrom(
+  profile: ModelProfile,
+  header: RenderHeader,
+  source: RenderSource,
+  cache?: EntryRenderCache,
+  limits: RenderLimits = {},
+): RenderedConversation {
+  return source.extend
+    ? extendConversation(profile, source.extend, header, source.newEntries, limits)
+    : renderConversation(profile, header, source.entries, cache, limits);
+}
+
 /**
  * Renders a whole conversation (the stateless path). Entry tokens come from `cache` when given.
  * `limits.maxTokens` bounds the whole rendering: tokenizing stops (`TokenBudgetExceededError`) as

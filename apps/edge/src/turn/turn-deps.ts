@@ -53,6 +53,11 @@ export interface TurnDeps {
   reasoningSeal?: ReasoningSeal;
 }
 
+/** Loads a stored response's state for a continuation that missed the connection cache. */
+export interface StateLoader {
+  load(id: string, tenant: string): Promise<ConversationState | undefined>;
+}
+
 /** Finds a stored item by id within one tenant. */
 export interface ItemLookup {
   find(id: string, tenant: string): Promise<InputItem | undefined>;

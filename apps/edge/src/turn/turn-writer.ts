@@ -1,17 +1,24 @@
 import {
   createResponseObject,
   EventStream,
+  LocalShellActionSchema,
   OutputAssembler,
   toResponseError,
   type ApiError,
   type EndItemOptions,
+  type LocalShellAction,
   type ResponseCreateRequest,
   type ResponseObject,
   type ResponseStreamEvent,
   type Usage,
 } from '@fastloop/protocol';
-import { LOCAL_SHELL_TOOL } from './item-conversion';
-import { localShellAction } from './local-shell-action';
+import { LOCAL_SHELL_TOOL } from './narrow-item';
+
+/** How a response ends: its terminal event. */
+export type ResponseEnding =
+  | { status: 'completed'; usage: Usage }
+  | { status: 'incomplete'; usage: Usage; reason: 'max_output_tokens' | 'content_filter' }
+  | { status: 'failed'; error: ApiError };
 
 /**
  * Owns one response's object and event sequence: lifecycle events here, output items through the
@@ -123,6 +130,18 @@ export class TurnWriter {
     this.assembler.appendArguments(args);
   }
 
+  /** Sends the terminal event `ending` names (a failure after another terminal event is dropped). */
+  end(ending: ResponseEnding): void {
+    switch (ending.status) {
+      case 'completed':
+        return this.completed(ending.usage);
+      case 'incomplete':
+        return this.incomplete(ending.usage, ending.reason);
+      case 'failed':
+        return this.failed(ending.error);
+    }
+  }
+
   completed(usage: Usage): void {
     this.settle('completed', usage);
     this.emit(this.stream.completed(this.response));
@@ -151,4 +170,26 @@ export class TurnWriter {
     this.response.usage = usage;
     this.response.completed_at = status === 'completed' ? Math.floor(Date.now() / 1000) : null;
   }
+}
+
+/** The arguments the model writes to the `local_shell` function: the action without its `type`. */
+const ShellArgumentsSchema = LocalShellActionSchema.omit({ type: true }).extend({
+  command: LocalShellActionSchema.shape.command.min(1),
+  env: LocalShellActionSchema.shape.env.default({}),
+});
+
+/**
+ * Reads a model's `local_shell` arguments as a `local_shell_call` action, or undefined when they
+ * are not one (then the call goes out as the plain `function_call` the model wrote). The inverse of
+ * how a `local_shell_call` renders (narrow-item.ts).
+ */
+export function localShellAction(args: string): LocalShellAction | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(args);
+  } catch {
+    return undefined;
+  }
+  const parsed = ShellArgumentsSchema.safeParse(json);
+  return parsed.success ? { type: 'exec', ...parsed.data } : undefined;
 }

@@ -1,4 +1,4 @@
-import { DomainError } from '@fastloop/service-kit';
+import { DomainError, ErrorCode } from '@fastloop/service-kit';
 import { ResponsesSession } from '../session/responses-session';
 import { ConnectionStateCache, StateCacheBudget } from '../session/state-cache';
 import { fakeDeps, FakeBackends } from '../testing/fake-deps';
@@ -22,18 +22,18 @@ function open(backends = new FakeBackends()) {
     await session.whenIdle();
     return events.slice(from);
   };
-  return { create, backends, registry };
+  return { create, backends, registry, session };
 }
 
 const terminal = (events: any[]) => events[events.length - 1];
 
 describe('a worker that fails before the first token', () => {
-  it.each(['unavailable', 'worker_overloaded', 'engine_error', 'internal'])(
+  it.each([ErrorCode.unavailable, ErrorCode.workerOverloaded, ErrorCode.engineError, ErrorCode.internal])(
     'is replaced by another worker, invisibly (%s)',
     async (code) => {
       const s = open();
       const first = terminal(await s.create({ input: 'hi' }));
-      s.backends.failNextGenerate = new DomainError(code, 'gone', 14, code !== 'engine_error');
+      s.backends.failNextGenerate = new DomainError(code, 'gone', 14, code !== ErrorCode.engineError);
       const events = await s.create({ input: 'more', previous_response_id: first.response.id });
       expect(events.map((e) => e.type)).not.toContain('response.failed');
       expect(terminal(events).type).toBe('response.completed');
@@ -51,6 +51,34 @@ describe('a worker that fails before the first token', () => {
       expect(s.backends.generateCalls.at(-1)!.prefixLen).toBeGreaterThan(0);
     },
   );
+
+  it('counts a stream that ends before its first token without a result as inference_incomplete', async () => {
+    const s = open();
+    const generate = s.backends.generate.bind(s.backends);
+    let calls = 0;
+    s.backends.generate = (address, req, signal) =>
+      calls++ === 0 ? (async function* () {})() : generate(address, req, signal);
+    const events = await s.create({ input: 'hi' });
+    expect(terminal(events).type).toBe('response.completed');
+    expect(calls).toBe(2);
+    expect(s.backends.routeCalls.at(-1)!.excludeWorkerIds).toEqual(['w1']);
+    expect((await s.registry.getSingleMetric('fastloop_edge_worker_retries_total')!.get()).values).toEqual([
+      expect.objectContaining({ labels: { code: ErrorCode.inferenceIncomplete }, value: 1 }),
+    ]);
+  });
+
+  it('is not retried once the client has gone', async () => {
+    const s = open();
+    const generate = s.backends.generate.bind(s.backends);
+    s.backends.generate = (address, req, signal) => {
+      s.session.close();
+      s.backends.failNextGenerate = new DomainError(ErrorCode.unavailable, 'gone', 14, true);
+      return generate(address, req, signal);
+    };
+    await s.create({ input: 'hi' });
+    expect(s.backends.generateCalls).toHaveLength(1);
+    expect(s.backends.routeCalls).toHaveLength(1);
+  });
 
   it('is not retried when the prompt itself is at fault', async () => {
     const s = open();

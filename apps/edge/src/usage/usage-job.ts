@@ -1,5 +1,6 @@
 import { billingV1 } from '@fastloop/proto';
-import type { JobsOptions } from 'bullmq';
+import type { JobsOptions, Queue } from 'bullmq';
+import { withTimeout } from './wakeup';
 
 /**
  * The BullMQ queue usage records go to. The contract (job data = proto3 JSON of
@@ -39,4 +40,10 @@ export function usageJobIdProblem(responseId: string): string | undefined {
   if (responseId.includes(':')) return 'responseId contains ":"';
   if (`${Number.parseInt(responseId, 10)}` === responseId) return 'responseId is an integer';
   return undefined;
+}
+
+/** Adds a record's job within `timeoutMs`. A timed-out add may still land later; the job id makes a retry a no-op then. */
+export function addUsageJob(queue: Queue, record: billingV1.UsageRecord, timeoutMs: number): Promise<unknown> {
+  const adding = queue.add(USAGE_JOB_NAME, usageJobData(record), { ...USAGE_JOB_OPTIONS, jobId: record.responseId });
+  return withTimeout(adding, timeoutMs, 'usage job add');
 }

@@ -3,59 +3,19 @@ import type { billingV1 } from '@fastloop/proto';
 import { Queue } from 'bullmq';
 import { bullmqPrefix, createRedis, type RedisClient } from '@fastloop/service-kit';
 import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
-import { z } from 'zod';
 import { createOutboxMetrics, type OutboxMetrics } from './outbox-metrics';
 import { acquireOutboxDirectory, type OutboxDirectory } from './outbox-directory';
+import { OutboxSpill, type Step } from './outbox-spill';
 import { OutboxSpillFile } from './outbox-spill-file';
 import { OutboxWal } from './outbox-wal';
 import { RecordFifo } from './record-fifo';
-import { USAGE_JOB_NAME, USAGE_JOB_OPTIONS, USAGE_QUEUE_NAME, usageJobData, usageJobIdProblem } from './usage-job';
+import { addUsageJob, USAGE_QUEUE_NAME, usageJobIdProblem } from './usage-job';
+import { optionsSchema, type OutboxOptions, type UsageOutboxOptions } from './usage-outbox-options';
+
+export type { UsageOutboxOptions } from './usage-outbox-options';
 import { Wakeup, withTimeout } from './wakeup';
 
 type UsageRecord = billingV1.UsageRecord;
-
-/** Options of a {@link UsageOutbox}; every bound has a documented default. */
-export interface UsageOutboxOptions {
-  /** Redis holding the `fastloop-usage` queue, e.g. `redis://127.0.0.1:6379`. */
-  redisUrl: string;
-  /** Registry for the `fastloop_usage_outbox_*` series. */
-  registry: Registry;
-  logger: Logger;
-  /**
-   * Most records held in memory (waiting + being sent); further records go to the spill file
-   * until Redis catches up. Default 100,000 (a few hundred bytes each: tens of MB at worst).
-   * A replay adds one chunk read back from disk (256 KiB of records) on top.
-   */
-  maxRecords?: number;
-  /**
-   * Root folder, resolved against the cwd; default `.fastloop/outbox`. Each process writes its own
-   * locked subfolder (WAL and spill files) and adopts the subfolders of processes that are gone.
-   */
-  dir?: string;
-  /** How long `close()` keeps delivering before it spills what is left; default 5000 ms. */
-  closeTimeoutMs?: number;
-  /** Limit of one delivery attempt (connect wait included); default 2000 ms. */
-  addTimeoutMs?: number;
-  /** Records sent per round (pipelined on one connection); default 256. */
-  batchSize?: number;
-  /** First retry delay after a failed round, doubled per failure up to `retryMaxMs`; default 250 ms. */
-  retryBaseMs?: number;
-  /** Longest retry delay; default 5000 ms. A reconnect cuts the wait short. */
-  retryMaxMs?: number;
-}
-
-const optionsSchema = z.object({
-  maxRecords: z.number().int().min(1).default(100_000),
-  dir: z.string().min(1).default('.fastloop/outbox'),
-  closeTimeoutMs: z.number().int().min(0).default(5000),
-  addTimeoutMs: z.number().int().min(1).default(2000),
-  batchSize: z.number().int().min(1).default(256),
-  retryBaseMs: z.number().int().min(1).default(250),
-  retryMaxMs: z.number().int().min(1).default(5000),
-});
-
-type Step = 'sent' | 'failed' | 'idle';
 
 /**
  * Hands usage records to the billing queue off the critical path, losing none while Redis is away.
@@ -71,12 +31,12 @@ type Step = 'sent' | 'failed' | 'idle';
  * and the retry loop here could not tell a slow add from a lost one.
  */
 export class UsageOutbox {
-  private readonly opts: z.infer<typeof optionsSchema>;
+  private readonly opts: OutboxOptions;
   private readonly log: Logger;
   private readonly metrics: OutboxMetrics;
   private readonly redis: RedisClient;
   private readonly queue: Queue;
-  private readonly spillFile: OutboxSpillFile;
+  private readonly spills: OutboxSpill;
   private readonly directory: OutboxDirectory;
   private readonly wal: OutboxWal;
   private readonly buffer = new RecordFifo<UsageRecord>();
@@ -91,11 +51,6 @@ export class UsageOutbox {
   private closing?: Promise<void>;
   private stopAt = Number.POSITIVE_INFINITY;
   private degraded = false;
-  private spillQueue: UsageRecord[] = [];
-  private spillWriter?: Promise<void>;
-  /** True at start: a previous process may have left records behind. */
-  private spillMayHaveRecords = true;
-  private replay?: { files: string[]; offset: number; pending: RecordFifo<UsageRecord> };
 
   constructor(options: UsageOutboxOptions) {
     const parsed = optionsSchema.safeParse(options);
@@ -109,8 +64,8 @@ export class UsageOutbox {
     this.directory = acquireOutboxDirectory(resolve(this.opts.dir));
     if (this.directory.adopted > 0)
       this.log.info({ files: this.directory.adopted }, 'adopted usage records of an outbox whose process is gone');
-    this.spillFile = new OutboxSpillFile(this.directory.dir);
     this.wal = new OutboxWal(this.directory.dir);
+    this.spills = new OutboxSpill(new OutboxSpillFile(this.directory.dir), this.wal, this.metrics, this.log);
     // createRedis: a redis+cluster:// URL gives a Cluster client (the queue then uses a hash-tag prefix).
     this.redis = createRedis(options.redisUrl, {
       maxRetriesPerRequest: 0,
@@ -150,9 +105,9 @@ export class UsageOutbox {
         return;
       }
       const copy = { ...record }; // the caller may reuse its object
-      if (this.state === 'closed') return this.spillAfterClose(copy);
+      if (this.state === 'closed') return this.spills.spillNow(copy);
       this.logAhead(copy);
-      if (this.buffer.length + this.inflight >= this.opts.maxRecords) return this.spill([copy]);
+      if (this.buffer.length + this.inflight >= this.opts.maxRecords) return this.spills.spill([copy]);
       this.buffer.push(copy);
       this.updateGauge();
       this.work.notify();
@@ -189,10 +144,9 @@ export class UsageOutbox {
     this.updateGauge();
     if (left.length > 0) {
       this.log.warn({ count: left.length }, 'usage outbox closing with undelivered records: spilling them');
-      this.spill(left);
+      this.spills.spill(left);
     }
-    while (this.spillWriter) await this.spillWriter;
-    await this.spillFile.settled();
+    await this.spills.settled();
     // Whatever is not settled now stays in the WAL, and the released folder is adopted next start.
     this.wal.close();
     this.directory.release();
@@ -234,7 +188,7 @@ export class UsageOutbox {
     if (this.buffer.length > 0) return this.send(this.buffer, false);
     // While closing, spilled records stay where they are: they are durable already.
     if (this.state !== 'running') return Promise.resolve('idle');
-    return this.stepReplay();
+    return this.spills.step((pending) => this.send(pending, true));
   }
 
   /** Sends one batch from `fifo`; what Redis did not accept goes back to its front. */
@@ -248,7 +202,7 @@ export class UsageOutbox {
     const batch = fifo.take(this.opts.batchSize);
     if (!fromSpill) this.inflight = batch.length;
     const timeoutMs = Math.max(1, Math.min(this.opts.addTimeoutMs, this.stopAt - Date.now()));
-    const results = await Promise.allSettled(batch.map((r) => this.add(r, timeoutMs)));
+    const results = await Promise.allSettled(batch.map((r) => addUsageJob(this.queue, r, timeoutMs)));
     const failed = batch.filter((_, i) => results[i].status === 'rejected');
     fifo.putBack(failed);
     if (!fromSpill) this.wal.settle(batch.filter((_, i) => results[i].status === 'fulfilled'));
@@ -264,96 +218,6 @@ export class UsageOutbox {
     this.metrics.retried.inc(failed.length);
     this.noteDown((results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason);
     return 'failed';
-  }
-
-  private add(record: UsageRecord, timeoutMs: number): Promise<unknown> {
-    // A timed-out add may still land later; the job id makes the retry a no-op then.
-    const adding = this.queue.add(USAGE_JOB_NAME, usageJobData(record), {
-      ...USAGE_JOB_OPTIONS,
-      jobId: record.responseId,
-    });
-    return withTimeout(adding, timeoutMs, 'usage job add');
-  }
-
-  /** Moves spilled records back into the queue, one chunk at a time, deleting each file once done. */
-  private async stepReplay(): Promise<Step> {
-    const replay = this.replay;
-    if (!replay) {
-      if (!this.spillMayHaveRecords) return 'idle';
-      this.spillMayHaveRecords = false; // before claiming: a spill racing the claim sets it again
-      const files = await this.spillFile.claim();
-      if (files.length === 0) return 'idle';
-      this.replay = { files, offset: 0, pending: new RecordFifo() };
-      this.log.info({ files: files.length }, 'replaying spilled usage records');
-      return 'sent';
-    }
-    if (replay.pending.length > 0) return this.send(replay.pending, true);
-    const file = replay.files[0];
-    if (file === undefined) {
-      this.replay = undefined;
-      return 'sent';
-    }
-    try {
-      const chunk = await this.spillFile.readChunk(file, replay.offset);
-      if (chunk.corrupt > 0) {
-        this.metrics.dropped.inc({ reason: 'corrupt_spill_line' }, chunk.corrupt);
-        this.log.error({ file, count: chunk.corrupt }, 'unreadable lines in usage spill file skipped');
-      }
-      for (const r of chunk.records) replay.pending.push(r);
-      replay.offset = chunk.nextOffset;
-      if (chunk.done && chunk.records.length === 0) {
-        await this.spillFile.remove(file);
-        this.nextReplayFile(replay);
-      }
-    } catch (err) {
-      // Left on disk for the next start rather than retried in a tight loop.
-      this.log.error({ err, file }, 'cannot read usage spill file; leaving it for the next start');
-      this.nextReplayFile(replay);
-    }
-    return 'sent';
-  }
-
-  private nextReplayFile(replay: NonNullable<UsageOutbox['replay']>): void {
-    replay.files.shift();
-    replay.offset = 0;
-  }
-
-  /** Queues records for the spill file; one writer appends them in batches (one fsync each). */
-  private spill(records: UsageRecord[]): void {
-    for (const r of records) this.spillQueue.push(r);
-    this.spillMayHaveRecords = true;
-    this.spillWriter ??= this.writeSpills();
-  }
-
-  private async writeSpills(): Promise<void> {
-    while (this.spillQueue.length > 0) {
-      const batch = this.spillQueue;
-      this.spillQueue = [];
-      try {
-        await this.spillFile.append(batch);
-        this.metrics.spilled.inc(batch.length);
-        this.wal.settle(batch);
-      } catch (err) {
-        this.spillFailed(err, batch);
-      }
-    }
-    // Cleared in the same synchronous stretch as the emptiness check, so no spill is stranded.
-    this.spillWriter = undefined;
-  }
-
-  private spillAfterClose(record: UsageRecord): void {
-    try {
-      this.spillFile.appendSync([record]);
-      this.metrics.spilled.inc();
-    } catch (err) {
-      this.spillFailed(err, [record]);
-    }
-  }
-
-  private spillFailed(err: unknown, records: UsageRecord[]): void {
-    this.metrics.dropped.inc({ reason: 'spill_write_failed' }, records.length);
-    const responseIds = records.slice(0, 50).map((r) => r.responseId);
-    this.log.error({ err, count: records.length, responseIds }, 'usage records lost: spill file write failed');
   }
 
   private backoffMs(failures: number): number {

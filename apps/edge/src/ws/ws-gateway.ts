@@ -3,26 +3,19 @@ import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { WebSocketServer, type WebSocket, type RawData } from 'ws';
 import { ApiError, ApiErrors, toHttpErrorBody } from '@fastloop/protocol';
-import type { ApiKeyAuth } from '../auth';
-import type { TurnDeps } from '../turn/turn-deps';
-import { ConnectionStateCache, type StateCacheBudget } from '../session/state-cache';
-import { ResponsesSession, type StateLoader } from '../session/responses-session';
+import type { ApiKeyAuth, Principal } from '../auth';
+import { Connection, type ConnectionSettings } from '../session/connection';
 import type { ConnectionLimits } from '../session/connection-limits';
 import { microtaskCork } from '../session/microtask-cork';
 
-export interface WsGatewayOptions {
-  deps: TurnDeps;
+/**
+ * WebSocket mode's options: the connection core's settings (a message over `maxPayloadBytes` gets
+ * `payload_too_large`; one over twice it is refused by ws, 1009; a slow client is closed 1008).
+ */
+export interface WsGatewayOptions extends ConnectionSettings {
   auth: ApiKeyAuth;
-  budget: StateCacheBudget;
-  loader?: StateLoader;
-  /** Largest accepted message in bytes (ws `maxPayload`). */
-  maxPayloadBytes: number;
-  /** Bytes queued towards a slow client before the connection is closed (1008). */
-  maxBufferedBytes: number;
   /** Connection lifetime before `websocket_connection_limit_reached`. */
   maxConnectionMs: number;
-  connectionCacheBytes: number;
-  maxQueued: number;
   /** Per-process and per-tenant connection caps; absent = unlimited. */
   limits?: ConnectionLimits;
   /** How long a socket cut for reading too slowly may take to close before it is destroyed; default 1000 ms. */
@@ -31,12 +24,12 @@ export interface WsGatewayOptions {
 
 /**
  * WebSocket mode on `GET /v1/responses`: authenticates the upgrade (401 otherwise), then binds each
- * socket to a ResponsesSession. Text frames carry client events; every server event is one text
- * frame of JSON.
+ * socket to a {@link Connection}, of which this is a thin adapter. Text frames carry client events;
+ * every server event is one text frame of JSON.
  */
 export class WsGateway {
   private readonly wss: WebSocketServer;
-  private readonly sessions = new Set<{ ws: WebSocket; session: ResponsesSession }>();
+  private readonly connections = new Map<Connection, WebSocket>();
   private closing = false;
 
   constructor(private readonly options: WsGatewayOptions) {
@@ -87,82 +80,43 @@ export class WsGateway {
     this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, socket, principal, slot));
   }
 
-  private onConnection(
-    ws: WebSocket,
-    socket: Duplex,
-    principal: NonNullable<ReturnType<ApiKeyAuth['authenticate']>>,
-    releaseSlot: () => void,
-  ): void {
-    const { deps } = this.options;
-    const connectionId = randomUUID();
-    const logger = deps.logger.child({ connectionId, tenant: principal.tenant, transport: 'websocket' });
-    const cache = new ConnectionStateCache(this.options.budget, this.options.connectionCacheBytes, deps.metrics);
+  private onConnection(ws: WebSocket, socket: Duplex, principal: Principal, releaseSlot: () => void): void {
     // ws writes every frame straight to the socket it was handed: corking that socket batches frames.
     const cork = microtaskCork(socket);
-    const session = new ResponsesSession({
-      deps,
-      principal,
-      transport: 'websocket',
-      cache,
-      loader: this.options.loader,
-      send: (event) => {
-        if (ws.readyState !== ws.OPEN) return;
-        if (ws.bufferedAmount > this.options.maxBufferedBytes) {
-          logger.warn({ bufferedAmount: ws.bufferedAmount }, 'client reads too slowly; closing');
-          // Cut at once: the running and queued turns are cancelled and the slot is free now, not
-          // when the close handshake (which a client that does not read never answers) times out.
-          release();
+    const connection: Connection = new Connection(
+      this.options,
+      { principal, transport: 'websocket', releaseSlot, onReleased: () => this.connections.delete(connection) },
+      {
+        writable: () => ws.readyState === ws.OPEN,
+        bufferedBytes: () => ws.bufferedAmount,
+        write: (event) => {
+          cork();
+          ws.send(JSON.stringify(event));
+        },
+        cut: () => {
           ws.close(1008, 'client too slow');
           setTimeout(() => ws.terminate(), this.options.slowCloseGraceMs ?? 1_000).unref();
-          return;
-        }
-        cork();
-        ws.send(JSON.stringify(event));
+        },
+        end: () => ws.close(1000, 'connection limit reached'),
       },
-      logger,
-      maxQueued: this.options.maxQueued,
-    });
-    const entry = { ws, session };
-    this.sessions.add(entry);
-    deps.metrics.connections.inc({ transport: 'websocket' });
+    );
+    this.connections.set(connection, ws);
+    const logger = connection.logger;
     logger.debug('websocket connected');
-    let released = false;
-    // Once per connection, whichever comes first: the slow-client cut or the socket's close.
-    const release = () => {
-      if (released) return;
-      released = true;
-      clearTimeout(lifetime);
-      session.close();
-      this.sessions.delete(entry);
-      releaseSlot();
-      deps.metrics.connections.dec({ transport: 'websocket' });
-    };
-
-    const lifetime = setTimeout(async () => {
-      // Let the running response finish, but take nothing new: a client that keeps pipelining
-      // response.create events must not keep the connection past its limit.
-      await session.finishCurrent();
-      session.sendError(ApiErrors.connectionLimitReached(Math.round(this.options.maxConnectionMs / 60000)));
-      ws.close(1000, 'connection limit reached');
-    }, this.options.maxConnectionMs);
-    lifetime.unref();
-
     ws.on('message', (data: RawData, isBinary: boolean) => {
       if (isBinary)
-        return session.sendError(
+        return connection.sendError(
           ApiErrors.invalidRequest('Binary frames are not supported; send JSON text frames.', null, 'invalid_frame'),
         );
       const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : (data as Buffer).byteLength;
-      if (size > this.options.maxPayloadBytes)
-        return session.sendError(ApiErrors.payloadTooLarge(this.options.maxPayloadBytes));
-      session.receive(data.toString());
+      connection.receive(data.toString(), size);
     });
     ws.on('error', (err) => {
       // e.g. a frame over maxPayload: ws closes with 1009; tell the client why first when possible.
       logger.warn({ err }, 'websocket error');
     });
     ws.on('close', () => {
-      release();
+      connection.release();
       logger.debug('websocket closed');
     });
   }
@@ -176,10 +130,10 @@ export class WsGateway {
    */
   async close(timeoutMs = 10_000, beforeClose?: () => Promise<void>): Promise<void> {
     this.closing = true;
-    const drained = Promise.all([...this.sessions].map((s) => s.session.finishCurrent()));
+    const drained = Promise.all([...this.connections.keys()].map((c) => c.finishCurrent()));
     await Promise.race([drained, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
     await beforeClose?.();
-    for (const { ws } of this.sessions) ws.close(1001, 'server shutting down');
+    for (const ws of this.connections.values()) ws.close(1001, 'server shutting down');
     this.wss.close();
   }
 }

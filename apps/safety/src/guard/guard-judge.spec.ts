@@ -65,8 +65,18 @@ function guarded(worker: FakeGuardWorker, failOpen = false, actions: Record<stri
   });
 }
 
-const user = (text: string): safetyV1.SafetyItem => ({ itemType: 'message', role: 'user', text });
-const tool = (text: string): safetyV1.SafetyItem => ({ itemType: 'function_call_output', role: '', text });
+const user = (text: string): safetyV1.SafetyItem => ({
+  itemType: 'message',
+  role: 'user',
+  text,
+  source: safetyV1.ItemSource.ITEM_SOURCE_INPUT,
+});
+const tool = (text: string): safetyV1.SafetyItem => ({
+  itemType: 'function_call_output',
+  role: '',
+  text,
+  source: safetyV1.ItemSource.ITEM_SOURCE_TOOL,
+});
 const turnItems = (t: number) => [user(`question ${t}: how do I list files?`), tool(`file-${t}.ts\n`.repeat(20))];
 
 describe('GuardJudge through Generate sessions', () => {

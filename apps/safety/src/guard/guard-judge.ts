@@ -7,7 +7,7 @@ import {
   type ModelProfile,
 } from '@fastloop/model-profiles';
 import type { safetyV1 } from '@fastloop/proto';
-import { DomainError } from '@fastloop/service-kit';
+import { DomainError, ErrorCode } from '@fastloop/service-kit';
 import { invalidSafetyState } from '../errors';
 import { streamOf } from '../streams';
 import type { GuardWorker } from './guard-worker';
@@ -115,7 +115,7 @@ export class GuardJudge {
       observe(verdict ?? 'unreadable', completion.cachedTokens, completion.promptTokens);
       return { verdict: verdict ?? 'unavailable', session: next, sentTokens: tokens.length };
     } catch (err) {
-      if (err instanceof DomainError && err.code === 'prefix_miss') {
+      if (DomainError.is(err, ErrorCode.prefixMiss)) {
         observe('prefix_miss');
         throw invalidSafetyState('the guard worker no longer holds its session', err);
       }
@@ -136,7 +136,7 @@ function guardCacheSalt(tenant: string): string {
 }
 
 function toEntry(item: safetyV1.SafetyItem): ConversationEntry {
-  return { kind: 'message', role: 'user', text: `[${streamOf(item.itemType, item.role)}] ${item.text}` };
+  return { kind: 'message', role: 'user', text: `[${streamOf(item)}] ${item.text}` };
 }
 
 /** `unsafe` blocks, `safe` allows; anything else is no verdict (undefined). */

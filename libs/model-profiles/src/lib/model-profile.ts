@@ -36,12 +36,16 @@ export interface RenderHeader {
   /** Defaults to `medium`. */
   reasoningEffort?: 'low' | 'medium' | 'high';
   /**
-   * `required` or one named function: formats that carry it (chat-template profiles) let the engine
+   * `required` or one named tool: formats that carry it (chat-template profiles) let the engine
    * force a tool call with a grammar. Harmony ignores it.
    */
   toolChoice?: 'required' | { name: string };
-  /** `text.format` json_schema: the engine samples the answer under this schema's grammar. */
-  responseFormat?: { name: string; schema: JsonSchema };
+  /**
+   * `text.format` json_schema (or json_object, as the schema `{"type": "object"}`): the engine
+   * samples the answer under this schema's grammar. `strict` is what the client sent; formats
+   * render the name and the schema only.
+   */
+  responseFormat?: { name: string; schema: JsonSchema; strict?: boolean };
 }
 
 /**

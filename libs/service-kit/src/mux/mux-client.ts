@@ -1,5 +1,6 @@
 import { status as GrpcStatus, type ClientDuplexStream } from '@grpc/grpc-js';
 import { DomainError, fromGrpcError } from '../grpc-errors';
+import { ErrorCode } from '../error-codes';
 import { fromCallError, type MuxRequestFrame, type MuxResponseFrame } from './mux-frames';
 
 /** Opens one multiplexed stream (the generated client's bidi method, bound). */
@@ -51,7 +52,7 @@ class MuxStream<Req, Res> {
     // The server ended the stream (it is draining): calls still open on it cannot finish here.
     duplex.on('end', () =>
       this.close(
-        new DomainError('unavailable', 'the peer closed the multiplexed stream', GrpcStatus.UNAVAILABLE, true),
+        new DomainError(ErrorCode.unavailable, 'the peer closed the multiplexed stream', GrpcStatus.UNAVAILABLE, true),
       ),
     );
   }
@@ -106,7 +107,7 @@ class MuxStream<Req, Res> {
       // `unavailable` on a call of an open stream: the peer is draining (mux-server refuses calls
       // started after its drain began). The stream takes no more calls, so the caller's retry opens
       // a new one, which the channel's balancer sends to another replica.
-      if (err.code === 'unavailable') this.retired = true;
+      if (err.code === ErrorCode.unavailable) this.retired = true;
       this.finished(frame.callId);
       sink.fail(err);
     }
@@ -169,7 +170,9 @@ export class MuxClient<Req, Res> {
         },
         end: () =>
           settle(() =>
-            reject(new DomainError('internal', 'the peer ended the call without a response', GrpcStatus.INTERNAL)),
+            reject(
+              new DomainError(ErrorCode.internal, 'the peer ended the call without a response', GrpcStatus.INTERNAL),
+            ),
           ),
         fail: (err) => settle(() => reject(err)),
       });
@@ -220,7 +223,7 @@ export class MuxClient<Req, Res> {
     else settings.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       for (;;) {
-        if (error && (settings.signal?.aborted || error.code === 'deadline_exceeded')) throw error;
+        if (error && (settings.signal?.aborted || error.code === ErrorCode.deadlineExceeded)) throw error;
         if (head < queue.length) {
           const value = queue[head];
           queue[head++] = undefined as unknown as Res;
@@ -246,7 +249,7 @@ export class MuxClient<Req, Res> {
   close(): void {
     this.closedForGood = true;
     for (const stream of [...this.open])
-      stream.close(new DomainError('unavailable', 'the client is closing', GrpcStatus.UNAVAILABLE, true));
+      stream.close(new DomainError(ErrorCode.unavailable, 'the client is closing', GrpcStatus.UNAVAILABLE, true));
   }
 
   /** Calls running now, over all streams. */
@@ -261,7 +264,8 @@ export class MuxClient<Req, Res> {
   }
 
   private start(request: Req, sink: CallSink<Res>): { stream: MuxStream<Req, Res>; id: number } {
-    if (this.closedForGood) throw new DomainError('unavailable', 'the client is closed', GrpcStatus.UNAVAILABLE, true);
+    if (this.closedForGood)
+      throw new DomainError(ErrorCode.unavailable, 'the client is closed', GrpcStatus.UNAVAILABLE, true);
     const slot = this.turn;
     this.turn = (this.turn + 1) % this.streams.length;
     let stream = this.streams[slot];
@@ -305,9 +309,9 @@ export class MuxClient<Req, Res> {
 }
 
 function deadlineExceeded(): DomainError {
-  return new DomainError('deadline_exceeded', 'Deadline exceeded', GrpcStatus.DEADLINE_EXCEEDED, true);
+  return new DomainError(ErrorCode.deadlineExceeded, 'Deadline exceeded', GrpcStatus.DEADLINE_EXCEEDED, true);
 }
 
 function cancelled(): DomainError {
-  return new DomainError('cancelled', 'Cancelled on client', GrpcStatus.CANCELLED, false);
+  return new DomainError(ErrorCode.cancelled, 'Cancelled on client', GrpcStatus.CANCELLED, false);
 }

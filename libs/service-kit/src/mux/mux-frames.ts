@@ -1,6 +1,6 @@
 import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import type { muxV1 } from '@fastloop/proto';
-import { DomainError, fromGrpcError } from '../grpc-errors';
+import { DomainError, fromGrpcError, knownErrorCode } from '../grpc-errors';
 
 /** A caller's frame on a multiplexed stream (GenerateStreamRequest, ClassifyStreamRequest). */
 export interface MuxRequestFrame<Req> {
@@ -33,7 +33,7 @@ export function toCallError(err: unknown): muxV1.CallError {
 
 /** The DomainError a plain call failing with the same status and trailers would have given. */
 export function fromCallError(e: muxV1.CallError): DomainError {
-  return new DomainError(e.code || 'internal', e.message, e.grpcStatus as GrpcStatus, e.retryable);
+  return new DomainError(knownErrorCode(e.code), e.message, e.grpcStatus as GrpcStatus, e.retryable);
 }
 
 function isServiceError(err: unknown): err is Partial<ServiceError> {

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { status as GrpcStatus, type ServerDuplexStream } from '@grpc/grpc-js';
 import { DomainError } from '../grpc-errors';
+import { ErrorCode } from '../error-codes';
 import { toCallError, type MuxRequestFrame, type MuxResponseFrame } from './mux-frames';
 
 /** Calls one multiplexed stream may run at once by default (a plain HTTP/2 connection's streams are bounded too). */
@@ -110,7 +111,7 @@ class StreamState<Req, Res> {
     const bytes = measure(message);
     if (bytes <= max) return undefined;
     return new DomainError(
-      'response_too_large',
+      ErrorCode.responseTooLarge,
       `the response has ${bytes} bytes, over the ${max}-byte message limit`,
       GrpcStatus.RESOURCE_EXHAUSTED,
       false,
@@ -214,7 +215,7 @@ export class MuxServer {
             $case: 'error',
             value: toCallError(
               new DomainError(
-                'invalid_frame',
+                ErrorCode.invalidFrame,
                 'a frame must start a new call id or cancel a running one',
                 GrpcStatus.INVALID_ARGUMENT,
               ),
@@ -230,7 +231,7 @@ export class MuxServer {
             $case: 'error',
             value: toCallError(
               new DomainError(
-                'too_many_calls',
+                ErrorCode.tooManyCalls,
                 `at most ${this.maxCallsPerStream} calls run on one stream`,
                 GrpcStatus.RESOURCE_EXHAUSTED,
                 true,
@@ -245,7 +246,9 @@ export class MuxServer {
           callId: frame.callId,
           event: {
             $case: 'error',
-            value: toCallError(new DomainError('unavailable', 'the server is draining', GrpcStatus.UNAVAILABLE, true)),
+            value: toCallError(
+              new DomainError(ErrorCode.unavailable, 'the server is draining', GrpcStatus.UNAVAILABLE, true),
+            ),
           },
         });
         return;

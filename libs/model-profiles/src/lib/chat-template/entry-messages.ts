@@ -24,7 +24,7 @@ export function headerOptions(h: RenderHeader, addGenerationPrompt: boolean): Te
   return {
     tools: h.tools.map(toolJson),
     toolChoice: h.toolChoice,
-    responseFormat: h.responseFormat,
+    responseFormat: h.responseFormat && { name: h.responseFormat.name, schema: h.responseFormat.schema },
     addGenerationPrompt,
   };
 }

@@ -26,6 +26,55 @@ export const protobufPackage = "fastloop.safety.v1";
 
 export const protobufFileName = "fastloop/safety/v1/safety.proto";
 
+/** The author of an item's text. */
+export enum ItemSource {
+  ITEM_SOURCE_UNSPECIFIED = 0,
+  /** ITEM_SOURCE_INPUT - The user and the developer: their messages (user, system, developer roles) and the instructions. */
+  ITEM_SOURCE_INPUT = 1,
+  /** ITEM_SOURCE_TOOL - Text no participant wrote: tool outputs, retrieved content, tool definitions. */
+  ITEM_SOURCE_TOOL = 2,
+  /** ITEM_SOURCE_MODEL - What the model wrote: assistant messages, tool calls, reasoning, streamed output. */
+  ITEM_SOURCE_MODEL = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function itemSourceFromJSON(object: any): ItemSource {
+  switch (object) {
+    case 0:
+    case "ITEM_SOURCE_UNSPECIFIED":
+      return ItemSource.ITEM_SOURCE_UNSPECIFIED;
+    case 1:
+    case "ITEM_SOURCE_INPUT":
+      return ItemSource.ITEM_SOURCE_INPUT;
+    case 2:
+    case "ITEM_SOURCE_TOOL":
+      return ItemSource.ITEM_SOURCE_TOOL;
+    case 3:
+    case "ITEM_SOURCE_MODEL":
+      return ItemSource.ITEM_SOURCE_MODEL;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return ItemSource.UNRECOGNIZED;
+  }
+}
+
+export function itemSourceToJSON(object: ItemSource): string {
+  switch (object) {
+    case ItemSource.ITEM_SOURCE_UNSPECIFIED:
+      return "ITEM_SOURCE_UNSPECIFIED";
+    case ItemSource.ITEM_SOURCE_INPUT:
+      return "ITEM_SOURCE_INPUT";
+    case ItemSource.ITEM_SOURCE_TOOL:
+      return "ITEM_SOURCE_TOOL";
+    case ItemSource.ITEM_SOURCE_MODEL:
+      return "ITEM_SOURCE_MODEL";
+    case ItemSource.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 export enum Verdict {
   VERDICT_UNSPECIFIED = 0,
   /** VERDICT_ALLOW - Nothing blocks (findings may still ask to flag or redact). */
@@ -184,6 +233,11 @@ export interface SafetyItem {
   role: string;
   /** All text of the item as the model reads it. */
   text: string;
+  /**
+   * Who wrote the text, as the caller knows it from the item it narrowed: each author's text is
+   * scanned as one stream. UNSPECIFIED (a caller from before this field): read from item_type and role.
+   */
+  source: ItemSource;
 }
 
 export interface ClassifyRequest {
@@ -506,7 +560,7 @@ export const ClassifyStreamResponse: MessageFns<ClassifyStreamResponse> = {
 };
 
 function createBaseSafetyItem(): SafetyItem {
-  return { itemType: "", role: "", text: "" };
+  return { itemType: "", role: "", text: "", source: 0 };
 }
 
 export const SafetyItem: MessageFns<SafetyItem> = {
@@ -519,6 +573,9 @@ export const SafetyItem: MessageFns<SafetyItem> = {
     }
     if (message.text !== "") {
       writer.uint32(26).string(message.text);
+    }
+    if (message.source !== 0) {
+      writer.uint32(32).int32(message.source);
     }
     return writer;
   },
@@ -560,6 +617,14 @@ export const SafetyItem: MessageFns<SafetyItem> = {
             message.text = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.source = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -581,6 +646,7 @@ export const SafetyItem: MessageFns<SafetyItem> = {
         : "",
       role: isSet(object.role) ? globalThis.String(object.role) : "",
       text: isSet(object.text) ? globalThis.String(object.text) : "",
+      source: isSet(object.source) ? itemSourceFromJSON(object.source) : 0,
     };
   },
 
@@ -595,6 +661,9 @@ export const SafetyItem: MessageFns<SafetyItem> = {
     if (message.text !== "") {
       obj.text = message.text;
     }
+    if (message.source !== 0) {
+      obj.source = itemSourceToJSON(message.source);
+    }
     return obj;
   },
 
@@ -606,6 +675,7 @@ export const SafetyItem: MessageFns<SafetyItem> = {
     message.itemType = object.itemType ?? "";
     message.role = object.role ?? "";
     message.text = object.text ?? "";
+    message.source = object.source ?? 0;
     return message;
   },
 };

@@ -9,7 +9,7 @@ import {
 import { ApiError, ApiErrors, type ResponseCreateRequest } from '@fastloop/protocol';
 import type { LogView } from './append-log';
 import { DEFAULT_EDGE_LIMITS } from './edge-limits';
-import { extendConversation, renderConversation, type RenderedConversation } from './render-conversation';
+import type { RenderedConversation } from './render-conversation';
 import type { TurnDeps } from './turn-deps';
 
 /** What one turn renders. */
@@ -27,38 +27,37 @@ export interface RenderJob {
 }
 
 /**
- * Renders a turn within the edge's limits and the model's context window, at a cost bounded by
- * them rather than by the input: a prompt that cannot fit is refused from its size alone when
- * even one token per `maxTokenChars` characters would overflow, and otherwise tokenizing stops at
- * the window (a 30 MB input answers `context_length_exceeded` without being tokenized). Rendering
- * limits (schema depth, a tool's or the header's rendered text) are 400s naming the limit.
+ * The bounds of rendering one turn, at a cost bounded by them rather than by the input: a prompt
+ * that cannot fit is refused from its size alone when even one token per `maxTokenChars`
+ * characters would overflow (a 30 MB input answers `context_length_exceeded` without being
+ * tokenized), and otherwise tokenizing stops at the window. Throws the overflow.
  */
-export function renderWithinLimits(deps: TurnDeps, job: RenderJob): RenderedConversation {
+export function renderBounds(deps: Pick<TurnDeps, 'limits'>, job: RenderJob): RenderLimits {
   const limits = deps.limits ?? DEFAULT_EDGE_LIMITS;
   const generationPrompt = job.profile.renderGenerationPrompt().length;
-  // The prompt plus the generation prompt must stay below the window (see the check below).
+  // The prompt plus the generation prompt must stay below the window (see checkFits).
   const maxTokens = job.contextWindow - generationPrompt - 1;
   const floor = tokenFloor(job);
   if (floor > maxTokens) throw contextLengthExceeded(`at least ${floor + generationPrompt}`, job.contextWindow);
-  const renderLimits: RenderLimits = {
-    maxTokens,
-    maxToolChars: limits.maxToolRenderedChars,
-    maxHeaderChars: limits.maxHeaderRenderedChars,
-  };
-  let rendered: RenderedConversation;
-  try {
-    rendered = job.extend
-      ? extendConversation(job.profile, job.extend, job.header, job.newEntries, renderLimits)
-      : renderConversation(job.profile, job.header, job.entries, deps.renderCache, renderLimits);
-  } catch (err) {
-    if (err instanceof TokenBudgetExceededError)
-      throw contextLengthExceeded(`more than ${maxTokens + generationPrompt}`, job.contextWindow);
-    if (err instanceof RenderLimitError) throw renderLimitError(err, job.body);
-    throw err;
-  }
-  const promptLength = rendered.tokens.length + generationPrompt;
+  return { maxTokens, maxToolChars: limits.maxToolRenderedChars, maxHeaderChars: limits.maxHeaderRenderedChars };
+}
+
+/**
+ * A rendering failure as the client sees it: crossing the token budget is `context_length_exceeded`,
+ * a rendering limit (schema depth, a tool's or the header's rendered text) a 400 naming the limit.
+ */
+export function renderFailure(err: unknown, job: RenderJob, bounds: RenderLimits): unknown {
+  const generationPrompt = job.profile.renderGenerationPrompt().length;
+  if (err instanceof TokenBudgetExceededError)
+    return contextLengthExceeded(`more than ${(bounds.maxTokens ?? 0) + generationPrompt}`, job.contextWindow);
+  if (err instanceof RenderLimitError) return renderLimitError(err, job.body);
+  return err;
+}
+
+/** Throws the overflow when the prompt and the generation prompt do not fit the window. */
+export function checkFits(rendered: RenderedConversation, job: RenderJob): void {
+  const promptLength = rendered.tokens.length + job.profile.renderGenerationPrompt().length;
   if (promptLength >= job.contextWindow) throw contextLengthExceeded(String(promptLength), job.contextWindow);
-  return rendered;
 }
 
 /** Fewest tokens the rendering can have: the previous rendering plus the new text at its densest. */
@@ -84,10 +83,21 @@ function entryChars(entry: ConversationEntry): number {
   }
 }
 
+/**
+ * The prompt does not fit the model's context window: a 400 `context_length_exceeded`, which a
+ * streaming turn turns into `response.failed` instead (render-stage.ts tells it by its class).
+ */
+export class ContextOverflow extends ApiError {
+  constructor(tokens: string, window: number) {
+    const e = ApiErrors.contextLengthExceeded(
+      `Your input exceeds the context window of this model (${tokens} tokens, limit ${window}). Please adjust your input and try again.`,
+    );
+    super({ status: e.status, type: e.type, code: e.code, message: e.message, param: e.param });
+  }
+}
+
 function contextLengthExceeded(tokens: string, window: number): ApiError {
-  return ApiErrors.contextLengthExceeded(
-    `Your input exceeds the context window of this model (${tokens} tokens, limit ${window}). Please adjust your input and try again.`,
-  );
+  return new ContextOverflow(tokens, window);
 }
 
 /** A rendering limit as a 400 naming the limit, with `param` at the tool (or field) that crossed it. */

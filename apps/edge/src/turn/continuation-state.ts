@@ -1,0 +1,69 @@
+import type { InputItem } from '@fastloop/protocol';
+import { approxBytes, type ConversationState } from './conversation-state';
+import { renderOutput } from './render-stage';
+import type { Turn } from './turn';
+
+/**
+ * The states a finished turn leaves: `state`, which a continuation chains from (this turn's items
+ * plus the output, rendered), and `stored`, what the store keeps. When the full state cannot be
+ * built (so the turn cannot be continued from the connection cache) the response is still stored:
+ * its items and response (what a continuation from the store rebuilds from), nothing held on a worker.
+ */
+export function statesOf(turn: Turn): { state?: ConversationState; stored: ConversationState } {
+  try {
+    const state = continuationState(turn);
+    return { state, stored: state };
+  } catch (err) {
+    turn.req.logger.error({ err }, 'building the continuation state failed; the response is stored without it');
+    return { stored: storeOnlyState(turn) };
+  }
+}
+
+function continuationState(turn: Turn): ConversationState {
+  const { req, writer, input, meter, plan, route } = turn;
+  const output: readonly InputItem[] = writer.response.output;
+  const { entries, rendered } = renderOutput(turn, output);
+  const sampled = meter.sampled;
+  return {
+    ...common(turn),
+    items: input.items.append(output),
+    entries,
+    rendered,
+    workerPrefixLength: plan && route.workerId ? plan.promptLength : 0,
+    sampled,
+    // What this state adds beyond its parent's shared logs: its input, output and their tokens.
+    bytes:
+      approxBytes(req.body.input) +
+      approxBytes(output) +
+      (rendered.tokens.length - (req.previous?.rendered.tokens.length ?? 0)) * 4 +
+      sampled.length * 8,
+  };
+}
+
+function storeOnlyState(turn: Turn): ConversationState {
+  return {
+    ...common(turn),
+    items: turn.input.items.append(turn.writer.response.output as unknown as InputItem[]),
+    entries: turn.rendering.entries,
+    rendered: turn.rendering.rendered,
+    workerPrefixLength: 0,
+    sampled: [],
+    bytes: 0,
+  };
+}
+
+function common(
+  turn: Turn,
+): Pick<ConversationState, 'response' | 'tenant' | 'calls' | 'safetyState' | 'safetyItems' | 'redacted' | 'route'> {
+  const { req, safety } = turn;
+  if (!safety) throw new Error('a turn leaves a state only once judged');
+  return {
+    response: turn.writer.response,
+    tenant: req.principal.tenant,
+    calls: turn.input.calls,
+    safetyState: safety.state,
+    safetyItems: safety.itemsSeen,
+    redacted: turn.rendering.redacted || req.previous?.redacted === true,
+    route: turn.route,
+  };
+}

@@ -1,0 +1,111 @@
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { inferenceV1 } from '@fastloop/proto';
+import { DomainError, ErrorCode } from '@fastloop/service-kit';
+import { failureOf } from '../api-errors';
+import { OutputModerator } from '../safety/output-moderator';
+import { recordNoticed } from '../safety/safety-findings';
+import { applyParseEvents } from './apply-parse-events';
+import type { Turn } from './turn';
+import type { ResponseEnding } from './turn-writer';
+
+/** How a turn that generated to its end ends (failures throw instead). */
+export type Ending = Exclude<ResponseEnding, { status: 'failed' }>;
+
+/**
+ * Reads a Generate stream into the turn, to its end or until the turn is stopped: counts every
+ * chunk in the meter, parses its tokens into output items on the writer (through the output
+ * moderator when moderation is on: text is released once judged, and a block stops generation),
+ * then finishes the output. `first` is the stream's first chunk, read ahead. Resolves how the
+ * response ends; throws what the stream or moderation failed with (moderation fails closed).
+ */
+export async function readOutput(
+  turn: Turn,
+  stream: AsyncIterator<inferenceV1.GenerateResponse>,
+  first: Promise<IteratorResult<inferenceV1.GenerateResponse>>,
+): Promise<Ending> {
+  const { meter, timer, stop, rendering } = turn;
+  const moderator = moderatorFor(turn);
+  const sink = moderator ?? turn.writer;
+  const parser = rendering.profile.createOutputParser(rendering.rendered.header.tools);
+  let done: inferenceV1.GenerateDone | undefined;
+  let itemOpened = false;
+  try {
+    for (let r = await first; !r.done; r = await stream.next()) {
+      const event = r.value.event;
+      if (event?.$case === 'chunk') {
+        if (meter.sampled.length === 0) timer.mark('ttft');
+        meter.add(event.value, sink.currentKind === 'reasoning');
+        if (applyParseEvents(sink, parser.push(event.value.tokens)) && !itemOpened) {
+          itemOpened = true;
+          recordFirstItem(turn, event.value.engineElapsedMs);
+        }
+      } else if (event?.$case === 'done') done = event.value;
+      if (stop.signal.aborted) break;
+    }
+  } catch (err) {
+    if (!stop.signal.aborted) throw err; // stopped: output moderation blocked (or failed), said below
+  }
+  if (!stop.signal.aborted) applyParseEvents(sink, parser.finish());
+  if (moderator && !(await finishModeration(turn, moderator)))
+    return { status: 'incomplete', usage: meter.usage(), reason: 'content_filter' };
+  if (!done)
+    throw new DomainError(
+      ErrorCode.inferenceIncomplete,
+      'the inference stream ended without a result',
+      GrpcStatus.UNAVAILABLE,
+      true,
+    );
+  const usage = meter.finalUsage(done);
+  return done.finishReason === inferenceV1.FinishReason.FINISH_REASON_LENGTH
+    ? { status: 'incomplete', usage, reason: 'max_output_tokens' }
+    : { status: 'completed', usage };
+}
+
+/** The turn's output moderator, or undefined when moderation is off; a block stops generation. */
+function moderatorFor(turn: Turn): OutputModerator | undefined {
+  const { deps, req } = turn;
+  const options = deps.outputModeration;
+  if (!options) return undefined;
+  return new OutputModerator(turn.writer, {
+    classify: (request) => deps.backends.classify(request, req.signal),
+    tenant: req.principal.tenant,
+    model: req.body.model,
+    chunkChars: options.chunkChars,
+    onBlock: () => turn.stop.abort(),
+  });
+}
+
+/**
+ * Judges and releases the rest of the output; records what was flagged or blocked. Resolves
+ * false when the output was blocked (the response then ends `incomplete`, `content_filter`).
+ */
+async function finishModeration(turn: Turn, moderator: OutputModerator): Promise<boolean> {
+  const { deps, req } = turn;
+  const released = await moderator.finish().catch(failureOf('safety'));
+  recordNoticed(
+    deps.metrics,
+    req.logger,
+    turn.writer.response,
+    moderator.flagged.map((finding) => ({ source: 'output' as const, finding })),
+  );
+  if (!released) {
+    const f = moderator.blocked;
+    deps.metrics.outputBlocks.inc({ rule: f?.ruleId ?? 'unknown' });
+    req.logger.warn({ rule: f?.ruleId, category: f?.category }, 'output blocked by safety');
+  }
+  return released;
+}
+
+/**
+ * The engine's time to the chunk that opened the first output item, and what the edge added around
+ * it: from the request reaching the edge (its parse and validation and the `previous_response_id`
+ * load, which happen before the timer starts, included) to the item's event, minus the engine.
+ */
+function recordFirstItem(turn: Turn, engineElapsedMs: number): void {
+  if (!(engineElapsedMs > 0)) return; // a worker from before engine_elapsed_ms sends 0: unknown
+  const { deps, req, timer } = turn;
+  const labels = { transport: req.transport, cached: String(req.previous !== undefined) };
+  const edgeMs = performance.now() - timer.startedAt + req.validateMs + req.loadMs;
+  deps.metrics.engineFirstItemSeconds.observe(labels, engineElapsedMs / 1000);
+  deps.metrics.firstItemOverheadSeconds.observe(labels, Math.max(0, edgeMs - engineElapsedMs) / 1000);
+}

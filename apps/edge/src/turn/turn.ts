@@ -1,0 +1,81 @@
+import type { StageTimer } from '../edge-metrics';
+import type { RouteDecision } from './conversation-state';
+import type { GeneratePlan } from './generate-plan';
+import type { TurnInput } from './input-stage';
+import type { TurnRendering } from './render-stage';
+import type { TurnDeps, TurnRequest } from './turn-deps';
+import type { SafetyResult, Verdict } from './verdict';
+import type { TurnWriter } from './turn-writer';
+import type { UsageMeter } from './usage-meter';
+
+/**
+ * Where a turn is. `preparing`: input read, routed and rendered, the verdict pending (with safety
+ * overlap a Generate call may already be in flight; nothing has reached the client). `judged`:
+ * the verdict allowed it and `response.created` is out. `streaming`: the worker's tokens are being
+ * read. `terminal`: the terminal event is out. Phases only move forward.
+ */
+export type TurnPhase = 'preparing' | 'judged' | 'streaming' | 'terminal';
+
+const ORDER: readonly TurnPhase[] = ['preparing', 'judged', 'streaming', 'terminal'];
+
+/** What the input, route and render stages hand the turn. */
+export interface PreparedTurn {
+  readonly deps: TurnDeps;
+  readonly req: TurnRequest;
+  readonly input: TurnInput;
+  readonly route: RouteDecision;
+  readonly rendering: TurnRendering;
+  /** The safety verdict, asked for on first use. */
+  readonly verdict: Verdict;
+}
+
+/**
+ * One turn's state, owned in one place: its writer (the response and its events), meter, timer,
+ * route, plan and verdict. The stages (judge, generate, finish) each take the turn, do their job
+ * and hand it on; none keeps state of its own.
+ */
+export class Turn {
+  private current: TurnPhase = 'preparing';
+  readonly writer: TurnWriter;
+  readonly meter: UsageMeter;
+  /** Decided before `response.created`, so every event and the final object say whether it is stored. */
+  readonly storing: boolean;
+  readonly input: TurnInput;
+  readonly verdict: Verdict;
+  /** The worker in use: the prepared route, or another one after the first died. */
+  route: RouteDecision;
+  /** What the model reads: the prepared rendering, or the redacted one once judged. */
+  rendering: TurnRendering;
+  /** The verdict, once judged. */
+  safety?: SafetyResult;
+  /** The Generate call being made (or last made). */
+  plan?: GeneratePlan;
+  /** The next Generate call sends the whole prompt (the worker lost the prefix, or another worker takes it). */
+  resendWhole = false;
+  /** Aborted to stop generating early (output moderation blocked the output). */
+  readonly stop = new AbortController();
+
+  readonly deps: TurnDeps;
+  readonly req: TurnRequest;
+
+  constructor(
+    prepared: PreparedTurn,
+    readonly timer: StageTimer,
+    owned: { writer: TurnWriter; meter: UsageMeter; storing: boolean },
+  ) {
+    ({ deps: this.deps, req: this.req, input: this.input, route: this.route } = prepared);
+    ({ rendering: this.rendering, verdict: this.verdict } = prepared);
+    ({ writer: this.writer, meter: this.meter, storing: this.storing } = owned);
+  }
+
+  get phase(): TurnPhase {
+    return this.current;
+  }
+
+  /** Moves to `phase`; a phase never moves back. */
+  enter(phase: TurnPhase): void {
+    if (ORDER.indexOf(phase) < ORDER.indexOf(this.current))
+      throw new Error(`a turn cannot go back from ${this.current} to ${phase}`);
+    this.current = phase;
+  }
+}

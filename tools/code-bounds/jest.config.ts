@@ -1,0 +1,5 @@
+export default {
+  displayName: 'code-bounds',
+  preset: '../../jest.preset.js',
+  rootDir: '.',
+};
