@@ -20,7 +20,6 @@ import { matchPrefix } from './prefix-match';
 import { assemblePrompt, sessionSequence, type AssembledPrompt } from './prompt-assembly';
 import { validatePromptTokens } from './prompt-validation';
 import type { SessionCache } from './session-cache';
-import { countQueuedTokens } from './queued-tokens';
 import { SlotScheduler } from './slot-scheduler';
 import { TokenChunkWriter } from './token-chunk-writer';
 
@@ -98,8 +97,7 @@ export class GenerateService {
   implementation(): Pick<inferenceV1.InferenceServiceServer, 'generate' | 'generateStream' | 'forgetSession'> {
     const arrive = (call: GenerateCall) => {
       this.lastCallAt = Date.now();
-      const queued = countQueuedTokens(call, this.options.metrics.queuedTokens, this.engineLabel);
-      void this.handle(queued.call).finally(queued.release);
+      void this.handle(call);
     };
     return {
       generate: arrive,

@@ -28,8 +28,6 @@ export interface InferenceMetrics {
   engineAlignedTokens: Counter<'engine'>;
   ttft: Histogram<'engine'>;
   inFlight: Gauge<'engine'>;
-  /** Prompt tokens of calls not yet answered (waiting for a slot or in prefill): the backlog autoscaling follows. */
-  queuedTokens: Gauge<'engine'>;
   sessionCacheTokens: Gauge<'engine'>;
   sessionCacheSessions: Gauge<'engine'>;
   sessionCacheHits: Counter<'engine'>;
@@ -137,12 +135,6 @@ export function createInferenceMetrics(registry: Registry, info: EngineInfo): In
     inFlight: new Gauge({
       name: 'inference_in_flight',
       help: 'Generate calls in progress',
-      labelNames: engine,
-      registers,
-    }),
-    queuedTokens: new Gauge({
-      name: 'inference_queued_tokens',
-      help: 'Prompt tokens of Generate calls not yet answered with a first token (waiting for a slot or in prefill)',
       labelNames: engine,
       registers,
     }),
