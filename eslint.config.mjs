@@ -56,7 +56,17 @@ export default [
                 'type:test-kit',
               ],
             },
-            { sourceTag: 'type:deploy', onlyDependOnLibsWithTags: ['type:test-kit'] },
+            // The deploy tests start bundled services with the launcher and service-kit.
+            {
+              sourceTag: 'type:deploy',
+              onlyDependOnLibsWithTags: [
+                'type:test-kit',
+                'type:tool',
+                'type:service-kit',
+                'type:proto',
+                'type:model-profiles',
+              ],
+            },
           ],
         },
       ],

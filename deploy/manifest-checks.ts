@@ -30,7 +30,7 @@ interface Probe {
   exec?: { command?: string[] };
 }
 
-interface Container {
+export interface Container {
   name?: string;
   image?: string;
   ports?: { name?: string; containerPort?: number }[];
@@ -72,7 +72,7 @@ export function podTemplate(o: K8sObject): PodTemplate {
   return (o.spec?.['template'] ?? {}) as PodTemplate;
 }
 
-function containersOf(o: K8sObject): Container[] {
+export function containersOf(o: K8sObject): Container[] {
   const spec = podTemplate(o).spec ?? {};
   return [...(spec.initContainers ?? []), ...(spec.containers ?? [])];
 }
@@ -244,35 +244,4 @@ export function referencedNames(o: K8sObject): { configMaps: string[]; secrets: 
   };
   walk(podTemplate(o).spec);
   return { configMaps: [...configMaps], secrets: [...secrets] };
-}
-
-/**
- * The router's INFERENCE_WORKERS must name each pod of the inference StatefulSet by its stable DNS
- * name (`<set>-<i>.<serviceName>:<grpc port>`), every pod once and no pod that does not exist.
- */
-export function inferenceWorkerProblems(objects: readonly K8sObject[]): string[] {
-  const workers = objects.find((o) => o.kind === 'ConfigMap' && o.data?.['INFERENCE_WORKERS'] !== undefined)?.data?.[
-    'INFERENCE_WORKERS'
-  ];
-  const set = objects.find((o) => o.kind === 'StatefulSet' && o.metadata?.name === 'inference');
-  if (workers === undefined || !set) return ['no INFERENCE_WORKERS ConfigMap or no inference StatefulSet'];
-  const replicas = Number(set.spec?.['replicas'] ?? 1);
-  const serviceName = String(set.spec?.['serviceName']);
-  const grpcPort = containersOf(set)
-    .flatMap((c) => c.ports ?? [])
-    .find((p) => p.name === 'grpc')?.containerPort;
-  const expected = Array.from(
-    { length: replicas },
-    (_, i) => `inference-${i}=inference-${i}.${serviceName}:${grpcPort}`,
-  );
-  const listed = workers
-    .split(',')
-    .map((w) => w.trim())
-    .filter(Boolean);
-  const missing = expected.filter((w) => !listed.includes(w));
-  const extra = listed.filter((w) => !expected.includes(w));
-  return [
-    ...missing.map((w) => `INFERENCE_WORKERS lacks ${w} (the StatefulSet has ${replicas} replicas)`),
-    ...extra.map((w) => `INFERENCE_WORKERS lists ${w}, which is no pod of the StatefulSet`),
-  ];
 }

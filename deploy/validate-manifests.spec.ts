@@ -4,9 +4,9 @@ import { join, relative } from 'node:path';
 // `yaml` is not a declared dependency: it is installed through nx / cosmiconfig (v1 or v2 — both
 // have parseAllDocuments, Document.errors and toJSON).
 import { parseAllDocuments } from 'yaml';
+import { listProfileIds } from '@fastloop/model-profiles';
 import {
   describeObject,
-  inferenceWorkerProblems,
   isWorkload,
   referencedNames,
   serviceProblems,
@@ -14,6 +14,14 @@ import {
   type K8sObject,
 } from './manifest-checks';
 import { describeWhenAvailable, kubernetesRendererDependency } from '@fastloop/test-kit';
+import {
+  autoscalerOf,
+  autoscalerProblems,
+  customMetricNames,
+  disruptionBudgetProblems,
+  inferenceWorkerProblems,
+  realEngineProblems,
+} from './scaling-checks';
 
 const deployDir = __dirname;
 const repoRoot = join(deployDir, '..');
@@ -26,6 +34,16 @@ function filesUnder(dir: string, ext: RegExp): string[] {
     if (statSync(path).isDirectory()) return filesUnder(path, ext);
     return ext.test(entry) ? [path] : [];
   });
+}
+
+/** Metric names the services define (string literals in apps/*\/src that look like one). */
+function definedMetricNames(): Set<string> {
+  const sources = filesUnder(join(repoRoot, 'apps'), /(?<!\.spec)\.ts$/)
+    .map((f) => readFileSync(f, 'utf8'))
+    .join('\n');
+  return new Set(
+    [...sources.matchAll(/['"`]((?:fastloop|inference|safety|router)_[a-z0-9_]+)['"`]/g)].map((m) => m[1]),
+  );
 }
 
 /** Every document of a YAML stream; throws naming the file on a syntax error. */
@@ -155,6 +173,69 @@ describeWhenAvailable(kubernetesRendererDependency(render !== undefined))('rende
     expect(missing).toEqual([]);
   });
 
+  it.each(builds.map((b) => b.name))(
+    '%s autoscales edges on open connections and workers on queued tokens, from metrics the services export',
+    (name) => {
+      const objects = rendered.get(name)!;
+      expect(autoscalerProblems(objects, definedMetricNames())).toEqual([]);
+      const hpaOf = (kind: string, workload: string) => {
+        const w = objects.find((o) => o.kind === kind && o.metadata?.name === workload)!;
+        return customMetricNames(autoscalerOf(objects, w)!);
+      };
+      expect(hpaOf('Deployment', 'edge')).toEqual(['fastloop_edge_open_connections']);
+      expect(hpaOf('StatefulSet', 'inference')).toEqual(['inference_queued_tokens']);
+    },
+  );
+
+  it.each(builds.map((b) => b.name))('%s gives every workload a disruption budget that lets one pod go', (name) => {
+    expect(disruptionBudgetProblems(rendered.get(name)!)).toEqual([]);
+  });
+
+  it('prod serves a real engine: openai-compatible to the vLLM server beside each worker, on a GPU, with its catalog', () => {
+    expect(realEngineProblems(rendered.get(join('overlays', 'prod'))!, listProfileIds())).toEqual([]);
+    // The same check on dev (the simulator) fails, naming why.
+    expect(realEngineProblems(rendered.get(join('overlays', 'dev'))!, listProfileIds())).toEqual(
+      expect.arrayContaining(['the inference worker runs INFERENCE_ENGINE=sim, not openai-compatible']),
+    );
+  });
+
+  it('serves every pods metric an autoscaler reads through the prometheus-adapter rules, and KEDA reads the same', () => {
+    const monitoring = join(k8sDir, 'monitoring');
+    const adapter = parsed.get(join(monitoring, 'prometheus-adapter-rules.yaml'))![0];
+    const rules = (
+      parseAllDocuments(adapter.data!['config.yaml'])[0].toJSON() as {
+        rules: { seriesQuery: string; name: { as: string } }[];
+      }
+    ).rules;
+    const defined = definedMetricNames();
+    for (const r of rules)
+      expect([r.name.as, defined.has(/^([a-z0-9_]+)/.exec(r.seriesQuery)![1])]).toEqual([r.name.as, true]);
+    const served = new Set(rules.map((r) => r.name.as));
+    for (const build of builds) {
+      const hpas = rendered.get(build.name)!.filter((o) => o.kind === 'HorizontalPodAutoscaler');
+      for (const hpa of hpas)
+        for (const m of customMetricNames(hpa)) expect([build.name, m, served.has(m)]).toEqual([build.name, m, true]);
+    }
+    // KEDA: targets that prod renders, metrics the services export, the prod bounds.
+    const prod = rendered.get(join('overlays', 'prod'))!;
+    const scaled = parsed.get(join(monitoring, 'keda-scaledobjects.yaml'))!;
+    expect(scaled.map((o) => o.metadata?.name).sort()).toEqual(['edge', 'inference']);
+    for (const so of scaled) {
+      const spec = so.spec as {
+        scaleTargetRef: { kind: string; name: string };
+        maxReplicaCount: number;
+        triggers: { type: string; metadata: { query?: string } }[];
+      };
+      const target = prod.find(
+        (o) => o.kind === spec.scaleTargetRef.kind && o.metadata?.name === spec.scaleTargetRef.name,
+      )!;
+      expect(target).toBeDefined();
+      expect(spec.maxReplicaCount).toBe((autoscalerOf(prod, target)!.spec as { maxReplicas: number }).maxReplicas);
+      for (const t of spec.triggers.filter((x) => x.type === 'prometheus'))
+        expect(defined.has(/([a-z][a-z0-9_]+)\{/.exec(t.metadata.query!)![1])).toBe(true);
+    }
+  });
+
   it('prod generates no Secret (they are created out of band) and runs no in-cluster Redis', () => {
     const objects = rendered.get(join('overlays', 'prod'))!;
     expect(objects.filter((o) => o.kind === 'Secret').map(describeObject)).toEqual([]);
@@ -176,12 +257,7 @@ describe('deploy/grafana dashboard', () => {
   });
 
   it('queries only metrics the services define', () => {
-    const sources = filesUnder(join(repoRoot, 'apps'), /(?<!\.spec)\.ts$/)
-      .map((f) => readFileSync(f, 'utf8'))
-      .join('\n');
-    const defined = new Set(
-      [...sources.matchAll(/['"`]((?:fastloop|inference|safety|router)_[a-z0-9_]+)['"`]/g)].map((m) => m[1]),
-    );
+    const defined = definedMetricNames();
     const used = dashboard.panels
       .flatMap((p) => p.targets ?? [])
       .flatMap((t) => [...t.expr.matchAll(/\b((?:fastloop|inference|safety|router)_[a-z0-9_]+)/g)].map((m) => m[1]));

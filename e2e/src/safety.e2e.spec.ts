@@ -67,7 +67,8 @@ describe('safety on continuations', () => {
     const redis = createRedis(stack().redisUrl);
     let seenByParent: number;
     try {
-      const key = `fastloop:resp:${r.id}`;
+      // The record of this response, whatever hash tag its key carries.
+      const [key] = await redis.keys(`fastloop:resp:*:${r.id}`);
       const record = JSON.parse((await redis.get(key))!);
       seenByParent = record.safetyItems;
       const state = Buffer.from(record.safetyState, 'base64');

@@ -3,7 +3,7 @@
  * CLI in the repository, so it writes to the console; the services themselves log JSON with pino.
  */
 import { join, relative, resolve } from 'node:path';
-import { RedisDataDirInUseError, RedisNotInstalledError } from '@fastloop/service-kit';
+import { describeWaiting, RedisDataDirInUseError, RedisNotInstalledError } from '@fastloop/service-kit';
 import { reasoningKeyEnv } from './local-secrets';
 import { renderBanner } from './banner';
 import { formatLogLine } from './log-format';
@@ -155,6 +155,11 @@ async function main(argv: readonly string[]): Promise<number> {
       logDir: args.logDir ? resolve(args.logDir) : join(REPO_ROOT, '.fastloop', 'logs'),
       env: { ...keys, ...model?.env },
       signal: signals.signal,
+      onWaiting: (service, waiting) =>
+        process.stderr.write(
+          `${service} is waiting for ${describeWaiting(waiting)}; it keeps retrying until the start gives up ` +
+            `(FASTLOOP_READY_TIMEOUT_MS) or Ctrl-C\n`,
+        ),
       onLogLine: args.quiet
         ? undefined
         : (service, line) => process.stdout.write(formatLogLine(service, line, { colour }) + '\n'),

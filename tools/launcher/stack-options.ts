@@ -1,5 +1,5 @@
 import { isAbsolute, join, resolve } from 'node:path';
-import { defaultReadyTimeoutMs } from '@fastloop/service-kit';
+import { defaultReadyTimeoutMs, type WaitingFor } from '@fastloop/service-kit';
 import type { RestartPolicyOptions } from './restart-policy';
 import type { ServiceRestart } from './stack-supervisor';
 import { SERVICE_ENTRIES, SERVICE_NAMES, type InstanceName, type ServiceName } from './service-specs';
@@ -38,6 +38,12 @@ export interface StackOptions {
   logDir?: string;
   /** Called with every line a service writes, e.g. to echo it to a terminal. Default: none (files only). */
   onLogLine?: (service: InstanceName, line: string) => void;
+  /**
+   * Called while a service starts when its /readyz names what it waits for (a Redis or an upstream
+   * that does not answer), and again when that changes. The service keeps retrying; so does the start,
+   * until its deadline.
+   */
+  onWaiting?: (service: InstanceName, waiting: readonly WaitingFor[]) => void;
   /** The whole stack must be ready within this many ms. Default: service-kit's defaultReadyTimeoutMs (120 s, or FASTLOOP_READY_TIMEOUT_MS). */
   readyTimeoutMs?: number;
   /** In stop(), how long each service may drain after SIGTERM before SIGKILL. Default 30 000 (services drain within 25 s). */

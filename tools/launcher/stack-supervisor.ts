@@ -1,8 +1,10 @@
 import { join } from 'node:path';
 import {
+  describeWaiting,
   formatTail,
   spawnNodeService,
   waitForReady,
+  type WaitingFor,
   type NotReadyReason,
   type OwnedProcess,
   type ServiceExit,
@@ -58,6 +60,8 @@ export interface SupervisorInputs {
   readonly host: string;
   readonly logDir: string;
   readonly onLogLine?: (service: InstanceName, line: string) => void;
+  /** Told what a starting service waits for, when its /readyz says. */
+  readonly onWaiting?: (service: InstanceName, waiting: readonly WaitingFor[]) => void;
   /** Restart a service that crashes while the stack is up; default: never (the crash ends the stack). */
   readonly restart?: RestartPolicyOptions;
   /** Told about each restart before it happens (the launcher logs it). */
@@ -84,6 +88,8 @@ export class StackSupervisor {
   /** Processes stopped on purpose while the stack is up (a test killing a worker): not crashes. */
   private readonly intentional = new Set<InstanceName>();
   private readonly restartTimers = new Set<NodeJS.Timeout>();
+  /** What each starting service last said it waits for (its /readyz). */
+  private readonly waiting = new Map<InstanceName, readonly WaitingFor[]>();
 
   constructor(private readonly inputs: SupervisorInputs) {
     this.crashed = new Promise<ServiceCrash>((resolve) => (this.reportCrash = resolve));
@@ -110,6 +116,10 @@ export class StackSupervisor {
               url: `http://${this.inputs.host}:${portsOf(this.inputs.ports, name).admin}/readyz`,
               deadline,
               signal: this.startAbort.signal,
+              onWaiting: (waiting) => {
+                this.waiting.set(name, waiting);
+                this.inputs.onWaiting?.(name, waiting);
+              },
             }),
           ),
         );
@@ -260,9 +270,12 @@ export class StackSupervisor {
         )
       ];
     const proc = this.procs.get(name);
+    const waiting = this.waiting.get(name) ?? [];
+    const why =
+      waiting.length > 0 ? `: it was waiting for ${describeWaiting(waiting)}` : ' (its /readyz never answered 200)';
     return new StackStartError(
       'ready_timeout',
-      `${name} was not ready within ${this.inputs.opts.readyTimeoutMs} ms (its /readyz never answered 200)`,
+      `${name} was not ready within ${this.inputs.opts.readyTimeoutMs} ms${why}`,
       {
         service: name,
         logLines: proc?.tail() ?? [],

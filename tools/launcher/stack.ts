@@ -34,8 +34,11 @@ export {
   START_PHASES,
   STOP_ORDER,
   DEV_API_KEY,
+  allocatePorts,
+  buildServiceEnv,
   type ServiceName,
   type ServicePorts,
+  type StackPorts,
   type InstanceName,
 } from './service-specs';
 
@@ -138,6 +141,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       host,
       logDir,
       onLogLine: options.onLogLine,
+      onWaiting: options.onWaiting,
       restart: options.restart,
       onRestart: options.onRestart,
     });

@@ -1,5 +1,12 @@
 import { billingV1 } from '@fastloop/proto';
-import { startLocalRedis, type LocalRedis } from '@fastloop/service-kit';
+import {
+  createRedis,
+  startLocalRedis,
+  startLocalRedisCluster,
+  type LocalRedis,
+  type LocalRedisCluster,
+  type RedisClient,
+} from '@fastloop/service-kit';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { LEDGER_FIELDS, LedgerStore, ledgerKeys, type LedgerTotals } from './ledger-store';
@@ -177,17 +184,17 @@ describe('LedgerStore', () => {
   });
 });
 
-describe('LedgerStore on Redis Cluster', () => {
-  let server: LocalRedis;
-  let redis: Redis;
+describe('LedgerStore on a real 3-master Redis Cluster', () => {
+  let cluster: LocalRedisCluster;
+  let redis: RedisClient;
 
   beforeAll(async () => {
-    server = await startLocalRedis({ cluster: true });
-    redis = new Redis(server.url);
-  });
+    cluster = await startLocalRedisCluster();
+    redis = createRedis(cluster.url);
+  }, 60_000);
   afterAll(async () => {
     await redis.quit();
-    await server.stop();
+    await cluster.stop();
   });
 
   it('applies and reports with every key of a script in one hash slot (no CROSSSLOT)', async () => {

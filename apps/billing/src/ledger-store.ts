@@ -1,5 +1,5 @@
+import { redisKeyPart, redisTenantTag, type RedisClient } from '@fastloop/service-kit';
 import type { billingV1 } from '@fastloop/proto';
-import type { Redis } from 'ioredis';
 import { utcDay } from './usage-job';
 
 /** Counter fields of every ledger hash, in report order. */
@@ -17,23 +17,10 @@ export type LedgerTotals = Record<LedgerField, number>;
 /** Default retention of the per-response "already applied" marker: 7 days. */
 export const DEFAULT_DEDUPE_TTL_SECONDS = 7 * 24 * 3600;
 
-/**
- * Tenant and model ids become parts of `:`-separated keys. Escaping `%` and `:` keeps ordinary ids
- * readable (`openai/gpt-oss-20b` stays as is) while `a:b` + `c` and `a` + `b:c` (model ids like
- * `gpt-oss:20b` exist) can never share a key.
- */
-function keyPart(id: string): string {
-  return id.replace(/%/g, '%25').replace(/:/g, '%3A').replace(/\{/g, '%7B').replace(/\}/g, '%7D');
-}
-
-/**
- * The Redis Cluster hash tag of a tenant: every key one apply script touches carries it, so they
- * all live in one hash slot and the script runs on Cluster (which refuses scripts spanning slots).
- * `{` and `}` are escaped in the id, so the tag is exactly the tenant.
- */
-function tenantTag(tenant: string): string {
-  return `{${keyPart(tenant)}}`;
-}
+// Ids become key parts escaped by service-kit (`redisKeyPart`), and every key one apply script
+// touches carries the tenant's hash tag (`redisTenantTag`), so they share a Redis Cluster slot.
+const keyPart = redisKeyPart;
+const tenantTag = redisTenantTag;
 
 /** Every Redis key the ledger owns. */
 export const ledgerKeys = {
@@ -52,7 +39,7 @@ export const ledgerKeys = {
   models: (tenant: string) => `fastloop:ledger-index:models:${tenantTag(tenant)}`,
 };
 
-// One atomic step per record. Reads come first: Redis does not roll back a script's earlier writes
+// One atomic step per record. Reads come first: RedisClient does not roll back a script's earlier writes
 // when a later command errors, so a key of the wrong type must stop the script before it writes
 // anything — otherwise a retry would count part of the record twice. The marker is written last
 // for the same reason.
@@ -81,7 +68,7 @@ return 1
 
 const COMMAND = 'fastloopApplyUsage';
 
-type LedgerRedis = Redis & { [COMMAND](...keysAndArgs: (string | number)[]): Promise<number> };
+type LedgerRedis = RedisClient & { [COMMAND](...keysAndArgs: (string | number)[]): Promise<number> };
 
 /** What applying one record did. */
 export type ApplyOutcome = 'applied' | 'duplicate';
@@ -128,7 +115,7 @@ export class LedgerStore {
   private readonly redis: LedgerRedis;
   private readonly ttl: number;
 
-  constructor(redis: Redis, options: LedgerStoreOptions = {}) {
+  constructor(redis: RedisClient, options: LedgerStoreOptions = {}) {
     this.ttl = options.dedupeTtlSeconds ?? DEFAULT_DEDUPE_TTL_SECONDS;
     if (!Number.isInteger(this.ttl) || this.ttl < 1)
       throw new RangeError('dedupeTtlSeconds must be a positive integer');

@@ -2,12 +2,14 @@ import {
   createLogger,
   createMetricsRegistry,
   createRedis,
+  Dependencies,
   installShutdown,
+  redisAddress,
   settleWithin,
   startAdminServer,
-  type Logger,
+  watchRedisConnection,
+  type RedisClient,
 } from '@fastloop/service-kit';
-import type { Redis } from 'ioredis';
 import { createBillingMetrics } from './billing-metrics';
 import { loadBillingConfig } from './billing-config';
 import { LedgerStore } from './ledger-store';
@@ -21,7 +23,9 @@ async function main(): Promise<void> {
   const metrics = createBillingMetrics(registry);
 
   const redis = createRedis(config.REDIS_URL);
-  watchRedis(redis, logger);
+  // Not ready until Redis answers; meanwhile one warning names it, and the client keeps retrying.
+  const dependencies = new Dependencies(logger);
+  watchRedisConnection(redis, dependencies.track('redis', redisAddress(config.REDIS_URL)));
   const ledger = new LedgerStore(redis, { dedupeTtlSeconds: config.BILLING_DEDUPE_TTL_SECONDS });
   const worker = startUsageWorker({
     connection: redis,
@@ -38,6 +42,7 @@ async function main(): Promise<void> {
     registry,
     logger,
     isReady: () => !draining && worker.isRunning() && redis.status === 'ready',
+    dependencies,
   });
   if (!config.FASTLOOP_INTERNAL_TOKEN)
     logger.warn(
@@ -57,11 +62,16 @@ async function main(): Promise<void> {
       { name: 'not ready', run: () => void (draining = true) },
       { name: 'close usage report', run: () => report.close() },
       // Waits for active jobs; a job cut short by the timeout is redelivered and deduped. With Redis
-      // away the graceful close never finishes, so it is forced after 10 s (nothing is lost: jobs
-      // live in Redis).
+      // away the graceful close never finishes, so it is forced: at once when Redis is already down
+      // (no job can end without its ledger write), else after 10 s. Nothing is lost: jobs live in Redis.
       {
         name: 'close usage worker',
         run: async () => {
+          if (redis.status !== 'ready') {
+            logger.warn({ redis: redis.status }, 'redis is not connected: closing the usage worker without waiting');
+            await settleWithin(worker.close(true), 2_000);
+            return;
+          }
           if ((await settleWithin(worker.close(), 10_000)) !== 'timeout') return;
           logger.warn('usage worker did not close within 10 s (Redis unreachable?); forcing');
           await settleWithin(worker.close(true), 2_000);
@@ -76,21 +86,8 @@ async function main(): Promise<void> {
   logger.info({ adminPort: admin.port, httpPort: report.port }, 'ready');
 }
 
-/** Logs Redis outages once per transition instead of once per reconnect attempt. */
-function watchRedis(redis: Redis, logger: Logger): void {
-  let down = false;
-  redis.on('ready', () => {
-    down = false;
-    logger.info('redis connected');
-  });
-  redis.on('error', (err) => {
-    if (!down) logger.warn({ err }, 'redis unreachable, retrying');
-    down = true;
-  });
-}
-
 /** QUIT when connected (lets replies drain); a client still reconnecting is just dropped. */
-async function closeRedis(redis: Redis): Promise<void> {
+async function closeRedis(redis: RedisClient): Promise<void> {
   if (redis.status !== 'ready') return redis.disconnect();
   await redis.quit().catch(() => redis.disconnect());
 }

@@ -1,7 +1,16 @@
 import { billingV1 } from '@fastloop/proto';
-import { createLogger, createRedis, startLocalRedis, type LocalRedis } from '@fastloop/service-kit';
+import { spawnSync } from 'node:child_process';
+import {
+  bullmqPrefix,
+  createLogger,
+  createRedis,
+  startLocalRedis,
+  startLocalRedisCluster,
+  type LocalRedis,
+  type LocalRedisCluster,
+  type RedisClient,
+} from '@fastloop/service-kit';
 import { Queue, type Job, type JobsOptions, type Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
 import { createBillingMetrics, type BillingMetrics } from './billing-metrics';
 import { LedgerStore, ledgerKeys } from './ledger-store';
@@ -34,7 +43,7 @@ const record = (responseId: string, overrides: Partial<billingV1.UsageRecord> = 
 
 describe('usage worker', () => {
   let server: LocalRedis;
-  let redis: Redis;
+  let redis: RedisClient;
   let queue: Queue;
   let worker: Worker;
   let metrics: BillingMetrics;
@@ -155,3 +164,62 @@ describe('usage worker', () => {
     expect(failures?.value).toBeGreaterThanOrEqual(1);
   });
 });
+
+describe('usage worker on a real 3-master Redis Cluster', () => {
+  let cluster: LocalRedisCluster;
+  let redis: RedisClient;
+  let producer: RedisClient;
+  let queue: Queue;
+  let worker: Worker;
+  const logger = createLogger({ service: 'billing-test', level: 'silent' });
+
+  beforeAll(async () => {
+    cluster = await startLocalRedisCluster();
+    redis = createRedis(cluster.url);
+    producer = createRedis(cluster.url);
+    // The edge's outbox produces with the same prefix (service-kit bullmqPrefix: a hash tag here).
+    expect(bullmqPrefix(producer)).toBe('{bull}');
+    queue = new Queue(USAGE_QUEUE_NAME, { connection: producer, prefix: bullmqPrefix(producer) });
+    const metrics = createBillingMetrics(new Registry());
+    worker = startUsageWorker({ connection: redis, ledger: new LedgerStore(redis), metrics, logger, concurrency: 4 });
+    await worker.waitUntilReady();
+  }, 60_000);
+  afterAll(async () => {
+    await worker.close();
+    await queue.close();
+    await producer.quit();
+    await redis.quit();
+    await cluster.stop();
+  });
+
+  it('applies jobs of many tenants, whose ledger keys span the nodes, exactly once', async () => {
+    const tenants = Array.from({ length: 12 }, (_, i) => `tenant-${i}`);
+    const applied = new Promise<void>((resolve) => {
+      let left = tenants.length;
+      worker.on('completed', () => --left === 0 && resolve());
+    });
+    for (const tenant of tenants) {
+      const r = record(`resp_${tenant}`, { tenant });
+      await queue.add('usage-record', billingV1.UsageRecord.toJSON(r), { ...CONTRACT_OPTIONS, jobId: r.responseId });
+    }
+    await applied;
+    for (const tenant of tenants)
+      expect(await redis.hgetall(ledgerKeys.total(tenant, 'gpt-oss-20b'))).toMatchObject({
+        requests: '1',
+        input_tokens: '1000',
+      });
+    // The ledger's keys landed on more than one node: the cluster was really exercised.
+    const nodesUsed = new Set(tenants.map((t) => clusterKeySlotOwner(cluster, ledgerKeys.total(t, 'gpt-oss-20b'))));
+    expect(nodesUsed.size).toBeGreaterThan(1);
+  });
+});
+
+/** The port of the node serving `key`'s slot (CLUSTER KEYSLOT, then CLUSTER SLOTS), by asking redis-cli. */
+function clusterKeySlotOwner(cluster: LocalRedisCluster, key: string): number {
+  const port = String(cluster.nodes[0].port);
+  const slot = Number(spawnSync('redis-cli', ['-p', port, 'CLUSTER', 'KEYSLOT', key], { encoding: 'utf8' }).stdout);
+  const shards = JSON.parse(
+    spawnSync('redis-cli', ['-p', port, '--json', 'CLUSTER', 'SLOTS'], { encoding: 'utf8' }).stdout,
+  ) as [number, number, [string, number]][];
+  return shards.find(([from, to]) => slot >= from && slot <= to)![2][1];
+}

@@ -1,5 +1,5 @@
 import { Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { bullmqPrefix, isConnectionError, type RedisClient } from '@fastloop/service-kit';
 import type { Logger } from 'pino';
 import type { BillingMetrics } from './billing-metrics';
 import type { ApplyOutcome, LedgerStore } from './ledger-store';
@@ -54,7 +54,7 @@ export interface UsageWorkerOptions extends UsageProcessorDeps {
    * Connection template: BullMQ duplicates it for the worker's own (blocking) connections and
    * closes those itself; the caller still closes this one.
    */
-  connection: Redis;
+  connection: RedisClient;
   /** Jobs processed at once. Default 16. */
   concurrency?: number;
 }
@@ -63,9 +63,15 @@ export interface UsageWorkerOptions extends UsageProcessorDeps {
 export function startUsageWorker(options: UsageWorkerOptions): Worker {
   const worker = new Worker(USAGE_QUEUE_NAME, createUsageProcessor(options), {
     connection: options.connection,
+    // The edge's outbox queues with the same prefix (a hash tag on Redis Cluster).
+    prefix: bullmqPrefix(options.connection),
     concurrency: options.concurrency ?? 16,
   });
-  // Without a listener an 'error' event would throw; connection errors repeat while Redis is away.
-  worker.on('error', (err) => options.logger.warn({ err }, 'usage worker error'));
+  // Without a listener an 'error' event would throw. Redis outages are logged once by the
+  // connection's watcher (billing main); the worker would repeat them on every reconnect attempt.
+  worker.on('error', (err) => {
+    if (isConnectionError(err)) options.logger.debug({ err }, 'usage worker: redis connection error');
+    else options.logger.warn({ err }, 'usage worker error');
+  });
   return worker;
 }

@@ -6,10 +6,13 @@ import {
   createLogger,
   createMetricsRegistry,
   createRedis,
+  Dependencies,
   installShutdown,
   listen,
   startAdminServer,
   startGrpcServer,
+  redisAddress,
+  watchRedisConnection,
 } from '@fastloop/service-kit';
 import { ApiKeyAuth } from './auth';
 import { BackendClients } from './clients/backend-clients';
@@ -60,7 +63,12 @@ async function main(): Promise<void> {
   // The store's commands fail after a bounded wait instead of queueing forever (BullMQ-style
   // `maxRetriesPerRequest: null`): a client asking for a stored response gets a 503, not a hang.
   const redis = createRedis(config.REDIS_URL, { maxRetriesPerRequest: 2, commandTimeout: 5_000 });
-  redis.on('error', (err) => logger.warn({ err }, 'redis connection error'));
+  // The edge serves without Redis (store: true is answered `store: false`, usage waits in the
+  // outbox): an outage is logged once, with the address, and readiness does not depend on it.
+  watchRedisConnection(
+    redis,
+    new Dependencies(logger).track('redis', redisAddress(config.REDIS_URL), { gatesReadiness: false }),
+  );
   const store = new ResponseStore(redis, config.EDGE_STORE_TTL_SECONDS);
   const storeWriter = new StoreWriter(store, logger.child({ component: 'store' }), {
     retryForMs: config.EDGE_STORE_RETRY_MS,
@@ -175,7 +183,9 @@ async function main(): Promise<void> {
           grpc.health.set(false);
         },
       },
-      { name: 'drain websockets', run: () => ws.close() },
+      // Running responses finish, their store writes land, then 1001: a client that reconnects to
+      // another edge finds its last stored response there.
+      { name: 'drain websockets', run: () => ws.close(10_000, () => storeWriter.flush()) },
       { name: 'drain http', run: () => closeServer(server) },
       { name: 'drain grpc', run: () => grpc.close() },
       // Usage first: a record must never be lost, and the outbox spills to disk if Redis is away.

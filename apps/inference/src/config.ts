@@ -61,6 +61,13 @@ export const inferenceConfigSchema = z.object({
   OPENAI_COMPAT_SLOTS: env.int(0, 0),
   /** openai-compatible: how often the upstream's `/health` is checked; NOT_SERVING while it fails. */
   INFERENCE_ENGINE_HEALTH_INTERVAL_MS: env.int(5_000, 100),
+  /**
+   * Draining: after NOT_SERVING the worker keeps taking calls until none arrived for this long (the
+   * routers' health checks have seen it), at most INFERENCE_DRAIN_QUIET_MAX_MS; then it refuses new
+   * ones and finishes the rest. Above the router's ROUTER_HEALTH_INTERVAL_MS (1 s) plus its timeout.
+   */
+  INFERENCE_DRAIN_QUIET_MS: env.int(1_500, 0),
+  INFERENCE_DRAIN_QUIET_MAX_MS: env.int(5_000, 0),
   /** openai-compatible: bearer token for the upstream, if it wants one. */
   OPENAI_COMPAT_API_KEY: z.string().min(1).optional(),
   /** Calls generating at once (slots); more wait up to INFERENCE_SLOT_WAIT_MS, then `worker_overloaded`. */

@@ -1,3 +1,4 @@
+import type { DependencyHandle } from '@fastloop/service-kit';
 import type { Logger } from 'pino';
 import type { Engine } from './engine';
 
@@ -6,6 +7,11 @@ export interface EngineHealthWatch {
   engine: Pick<Engine, 'name' | 'checkHealth'>;
   /** Sets the worker's gRPC health (what the router probes). */
   setServing(serving: boolean): void;
+  /**
+   * The upstream as a dependency of the worker (service-kit `Dependencies`): told each answer, it
+   * names the upstream and the reason once when it goes away and keeps /readyz at 503 meanwhile.
+   */
+  upstream?: DependencyHandle;
   /** INFERENCE_ENGINE_HEALTH_INTERVAL_MS. */
   intervalMs: number;
   logger: Logger;
@@ -27,15 +33,17 @@ export async function watchEngineHealth(options: EngineHealthWatch): Promise<() 
   let last: boolean | undefined;
   const probe = async () => {
     const timeout = AbortSignal.timeout(Math.max(100, options.intervalMs));
-    const healthy = await check(AbortSignal.any([stop.signal, timeout]));
+    const health = await check(AbortSignal.any([stop.signal, timeout]));
     if (stop.signal.aborted) return;
-    if (healthy !== last)
-      logger[healthy ? 'info' : 'warn'](
-        { engine: engine.name, healthy },
-        healthy ? 'engine healthy: SERVING' : 'engine unhealthy: NOT_SERVING',
+    if (health.healthy) options.upstream?.up();
+    else options.upstream?.down(health.reason);
+    if (health.healthy !== last)
+      logger[health.healthy ? 'info' : 'warn'](
+        { engine: engine.name, healthy: health.healthy, ...(health.healthy ? {} : { reason: health.reason }) },
+        health.healthy ? 'engine healthy: SERVING' : 'engine unhealthy: NOT_SERVING',
       );
-    last = healthy;
-    setServing(healthy);
+    last = health.healthy;
+    setServing(health.healthy);
   };
   await probe();
   const timer = setInterval(() => void probe(), options.intervalMs);

@@ -66,6 +66,9 @@ export interface EnginePrefill {
   evaluatedTokens: number;
 }
 
+/** An upstream's answer to {@link Engine.checkHealth}. */
+export type EngineHealth = { readonly healthy: true } | { readonly healthy: false; readonly reason: string };
+
 /**
  * What every engine implements (`sim`, `llamacpp`; `openai-compatible` later). An engine
  * yields sampled tokens in chunks as they become available; the caller writes each chunk before
@@ -82,11 +85,13 @@ export interface Engine {
    * prompt safety blocked after its call finished. Engines without their own KV state omit it.
    */
   forget?(sessionKey: string): void;
+  /** For engines in front of another server: that server (its base URL), named in logs and /readyz. */
+  readonly upstream?: string;
   /**
-   * For engines in front of another server: whether it can take calls now. The worker polls it and
-   * reports NOT_SERVING while it is false, so the router sends traffic elsewhere.
+   * For engines in front of another server: whether it can take calls now, and why not. The worker
+   * polls it and reports NOT_SERVING while it is unhealthy, so the router sends traffic elsewhere.
    */
-  checkHealth?(signal: AbortSignal): Promise<boolean>;
+  checkHealth?(signal: AbortSignal): Promise<EngineHealth>;
   /** Releases the engine's resources. Idempotent. */
   close(): Promise<void>;
 }

@@ -90,15 +90,19 @@ export class GenerateService {
     this.slots = options.slots ?? new SlotScheduler({ capacity: options.maxConcurrency, waitMs: 0 });
   }
 
+  /** When the latest Generate call arrived (`Date.now()`), if any did: a draining worker waits for callers to move. */
+  lastCallAt: number | undefined;
+
   /** The grpc-js implementation to register (WatchWorkerStats is worker-stats' own). */
   implementation(): Pick<inferenceV1.InferenceServiceServer, 'generate' | 'generateStream' | 'forgetSession'> {
+    const arrive = (call: GenerateCall) => {
+      this.lastCallAt = Date.now();
+      void this.handle(call);
+    };
     return {
-      generate: (call: GenerateCall) => void this.handle(call),
+      generate: arrive,
       generateStream: (stream) =>
-        this.mux.serveStreaming<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse>(
-          stream,
-          (call) => void this.handle(call),
-        ),
+        this.mux.serveStreaming<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse>(stream, arrive),
       forgetSession: (call, callback) => callback(null, { forgotten: this.forget(call.request) }),
     };
   }

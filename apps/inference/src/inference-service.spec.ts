@@ -274,6 +274,29 @@ describe('InferenceService/Generate lifecycle', () => {
   const slow = { SIM_TOKENS_PER_SECOND: '50', SIM_ANSWER_WORDS: '400', SIM_TTFT_MS: '0' };
   const prompt = profile.render({ tools: [] }, [user('tell me a long story')]);
 
+  it("counts a call's prompt tokens as queued until its first token, then not", async () => {
+    // A long time to first token: the call waits there, as for a slot or a prefill.
+    const t = await startTestWorker({ ...slow, SIM_TTFT_MS: '1500' });
+    try {
+      const queued = () => metricValue(t.registry, 'inference_queued_tokens', { engine: 'sim' });
+      expect(await queued()).toBe(0);
+      const { call, result } = generate(t.client, { sessionKey: 'q', tokens: prompt, maxOutputTokens: 3 });
+      await eventually(async () => (await queued()) === prompt.length);
+      await new Promise<void>((resolve) => call.once('data', () => resolve()));
+      expect(await queued()).toBe(0);
+      await result;
+      // A cancelled call's count goes too.
+      const second = generate(t.client, { sessionKey: 'q2', tokens: prompt });
+      const settled = second.result.catch(() => undefined);
+      await eventually(async () => (await queued()) === prompt.length);
+      second.call.cancel();
+      await settled;
+      await eventually(async () => (await queued()) === 0);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('stops generating as soon as the caller cancels, and sends nothing more', async () => {
     const t = await startTestWorker(slow);
     try {

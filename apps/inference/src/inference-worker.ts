@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { ModelProfile } from '@fastloop/model-profiles';
 import { inferenceV1 } from '@fastloop/proto';
-import { startGrpcServer, type GrpcServer, type Registry } from '@fastloop/service-kit';
+import { Gauge, startGrpcServer, type GrpcServer, type Registry } from '@fastloop/service-kit';
 import type { InferenceConfig } from './config';
 import { createEngine, loadProfile } from './create-engine';
 import type { Engine } from './engine';
@@ -57,6 +57,17 @@ export async function startInferenceWorker(options: InferenceWorkerOptions): Pro
     simulated: engine.simulated,
     profile: profile.id,
     workerId: config.WORKER_ID,
+  });
+  // The same backlog the router reads (WatchWorkerStats), for Prometheus: what the inference
+  // autoscaler scales on (deploy/k8s/base/autoscaling.yaml).
+  new Gauge({
+    name: 'inference_queued_tokens',
+    help: 'Prompt tokens of calls in the engine still to be prefilled (no first token yet): the backlog autoscaling follows',
+    labelNames: ['engine'],
+    registers: [options.registry],
+    collect() {
+      this.set({ engine: engine.name }, meter.queuedPrefillTokens);
+    },
   });
   const sessions = new SessionCache({
     maxTokens: config.INFERENCE_SESSION_CACHE_TOKENS,

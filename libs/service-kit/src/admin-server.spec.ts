@@ -1,7 +1,7 @@
-import { request } from 'node:http';
+import { Agent, createServer, request } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { startAdminServer, type AdminServer } from './admin-server';
+import { closeServer, listen, startAdminServer, type AdminServer } from './admin-server';
 import type { GcReport } from './debug-gc';
 import { createLogger } from './logger';
 import { createMetricsRegistry } from './metrics';
@@ -88,5 +88,40 @@ describe('startAdminServer', () => {
     holder.gc = gc;
     expect(await call(admin.port, 'GET', '/debug/gc')).toMatchObject({ status: 405 });
     expect(gc).not.toHaveBeenCalled();
+  });
+});
+
+describe('closeServer', () => {
+  it('ends pooled keep-alive connections and closes the one whose response is running once it ends', async () => {
+    const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
+      if (req.url === '/slow') setTimeout(() => res.end('slow'), 300);
+      else res.end('ok');
+    });
+    await listen(server, 0, '127.0.0.1');
+    const { port } = server.address() as { port: number };
+    const agent = new Agent({ keepAlive: true, maxSockets: 2 });
+    const get = (path: string) =>
+      new Promise<{ body: string; connection: string | undefined }>((resolve, reject) => {
+        request({ host: '127.0.0.1', port, path, agent }, (res) => {
+          let body = '';
+          res.on('data', (c) => (body += c));
+          res.on('end', () => resolve({ body, connection: res.headers.connection }));
+        })
+          .on('error', reject)
+          .end();
+      });
+    try {
+      // One pooled idle connection and one with a running response, as a load balancer holds them.
+      await get('/fast');
+      const slow = get('/slow');
+      await new Promise((r) => setTimeout(r, 50));
+      // Resolves long before the 60 s keep-alive timeout (Jest's 5 s would fail it otherwise).
+      const closed = closeServer(server);
+      expect(await slow).toEqual({ body: 'slow', connection: 'keep-alive' });
+      await closed;
+      expect(server.listening).toBe(false);
+    } finally {
+      agent.destroy();
+    }
   });
 });

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import { DEBUG_GC_PATH, exposedGc, forceGc } from './debug-gc';
+import type { Dependencies } from './dependencies';
 
 export interface AdminServerOptions {
   /**
@@ -15,6 +16,11 @@ export interface AdminServerOptions {
   registry: Registry;
   /** Readiness probe: true when the service can take traffic. Liveness is "process answers". */
   isReady: () => boolean;
+  /**
+   * Dependencies that also gate readiness; while one is down, /readyz answers 503 with
+   * `{"status":"not_ready","waiting":[{dependency,address,error}]}` so whoever waits can say why.
+   */
+  dependencies?: Dependencies;
   logger: Logger;
 }
 
@@ -33,8 +39,12 @@ export async function startAdminServer(options: AdminServerOptions): Promise<Adm
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') return sendText(res, 200, 'ok\n');
-    if (path === '/readyz')
+    if (path === '/readyz') {
+      const waiting = options.dependencies?.waiting() ?? [];
+      if (waiting.length > 0)
+        return sendText(res, 503, `${JSON.stringify({ status: 'not_ready', waiting })}\n`, 'application/json');
       return options.isReady() ? sendText(res, 200, 'ready\n') : sendText(res, 503, 'not ready\n');
+    }
     if (path === '/metrics') {
       options.registry.metrics().then(
         (body) => sendText(res, 200, body, options.registry.contentType),
@@ -87,10 +97,26 @@ export function listen(server: Server, port: number, host: string): Promise<void
   });
 }
 
-/** Stops accepting, ends idle keep-alive sockets, resolves when all connections are gone. */
+/**
+ * Stops accepting, lets running requests finish, and resolves when every connection is gone.
+ * close() alone leaves keep-alive connections open and serving: a load balancer that pools its
+ * connections to us kept sending requests on them and held a drain open for 22 s. So every
+ * response started from now on says `Connection: close`, and a connection is closed as soon as it is
+ * idle (checked every 50 ms: one whose response was running at close() becomes idle when it ends),
+ * not when its keep-alive timeout ends.
+ */
 export function closeServer(server: Server): Promise<void> {
   return new Promise((resolve) => {
-    server.close(() => resolve());
+    const closeAfterResponse = (_req: unknown, res: import('node:http').ServerResponse) => {
+      if (!res.headersSent) res.setHeader('connection', 'close');
+    };
+    server.prependListener('request', closeAfterResponse);
+    const idle = setInterval(() => server.closeIdleConnections(), 50);
+    server.close(() => {
+      clearInterval(idle);
+      server.off('request', closeAfterResponse);
+      resolve();
+    });
     server.closeIdleConnections();
   });
 }

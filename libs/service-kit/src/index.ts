@@ -3,6 +3,7 @@ export * from './config';
 export * from './logger';
 export * from './metrics';
 export * from './admin-server';
+export * from './dependencies';
 export * from './debug-gc';
 export * from './health';
 export * from './error-codes';

@@ -44,7 +44,8 @@ export interface LocalRedis {
 /** Options of {@link startLocalRedis}. */
 export interface LocalRedisOptions {
   timeoutMs?: number;
-  cluster?: boolean;
+  /** `true`: a one-node cluster owning every slot; `'empty'`: a cluster node with no slots yet (to join others). */
+  cluster?: boolean | 'empty';
   /**
    * Keep the data in this folder, with persistence on (append-only file, fsynced every second), so
    * a restart finds what the last run stored; the folder stays when the server stops. Default: a
@@ -105,7 +106,7 @@ export async function startLocalRedis(options: LocalRedisOptions = {}): Promise<
     await new Promise((r) => setTimeout(r, 50));
   }
   // A one-node cluster owning every slot: it enforces Cluster's rules (CROSSSLOT) for tests.
-  if (options.cluster) {
+  if (options.cluster === true) {
     spawnSync('redis-cli', ['-p', String(port), 'CLUSTER', 'ADDSLOTSRANGE', '0', '16383']);
     while (
       !String(spawnSync('redis-cli', ['-p', String(port), 'CLUSTER', 'INFO']).stdout).includes('cluster_state:ok')
@@ -124,6 +125,59 @@ export async function startLocalRedis(options: LocalRedisOptions = {}): Promise<
         if (!persistent) rmSync(dir, { recursive: true, force: true });
       })),
   };
+}
+
+/** A throw-away Redis Cluster of several masters on loopback; see {@link startLocalRedisCluster}. */
+export interface LocalRedisCluster {
+  /** `redis+cluster://127.0.0.1:<p1>,127.0.0.1:<p2>,…` (service-kit's createRedis gives a Cluster client). */
+  readonly url: string;
+  readonly nodes: readonly LocalRedis[];
+  /** Stops every node and removes their folders. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `masters` (default 3) `redis-server --cluster-enabled yes` nodes on free loopback ports and
+ * joins them with `redis-cli --cluster create` (no replicas), so the 16384 slots are spread across
+ * them and every multi-key command, script and transaction meets Cluster's rules for real: keys on
+ * different nodes, MOVED redirections, CROSSSLOT refusals.
+ */
+export async function startLocalRedisCluster(
+  options: { masters?: number; timeoutMs?: number } = {},
+): Promise<LocalRedisCluster> {
+  const masters = options.masters ?? 3;
+  if (masters < 3) throw new RangeError('redis-cli --cluster create needs at least 3 masters');
+  const nodes: LocalRedis[] = [];
+  const stop = async () => {
+    await Promise.all(nodes.map((n) => n.stop()));
+  };
+  try {
+    for (let i = 0; i < masters; i++)
+      nodes.push(await startLocalRedis({ timeoutMs: options.timeoutMs, cluster: 'empty' }));
+    const addresses = nodes.map((n) => `127.0.0.1:${n.port}`);
+    const create = spawnSync(
+      'redis-cli',
+      ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes'],
+      { encoding: 'utf8', timeout: options.timeoutMs ?? 30_000 },
+    );
+    if (create.status !== 0)
+      throw new Error(`redis-cli --cluster create failed: ${(create.stderr || create.stdout).trim().slice(-500)}`);
+    // Every node must have learned the whole slot map before a client may rely on any of them.
+    const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+    for (const n of nodes) {
+      while (
+        !String(spawnSync('redis-cli', ['-p', String(n.port), 'CLUSTER', 'INFO']).stdout).includes('cluster_state:ok')
+      ) {
+        if (Date.now() > deadline) throw new Error(`redis cluster node ${n.port} did not reach cluster_state:ok`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    let stopped: Promise<void> | undefined;
+    return { url: `redis+cluster://${addresses.join(',')}`, nodes, stop: () => (stopped ??= stop()) };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
 }
 
 /** The pid in a redis pidfile, if a redis-server with that pid runs (a stale file from a crash does not count). */

@@ -41,7 +41,11 @@ export function installShutdown(options: ShutdownOptions): () => Promise<void> {
       }, timeoutMs);
       timer.unref();
       let code = 0;
+      const started = Date.now();
+      // How long each step took, in the last line: where a slow drain spent its time.
+      const stepsMs: Record<string, number> = {};
       for (const step of options.steps) {
+        const stepStarted = Date.now();
         try {
           await step.run();
           options.logger.debug({ step: step.name }, 'shutdown step done');
@@ -49,9 +53,10 @@ export function installShutdown(options: ShutdownOptions): () => Promise<void> {
           code = 1;
           options.logger.error({ err, step: step.name }, 'shutdown step failed');
         }
+        stepsMs[step.name] = Date.now() - stepStarted;
       }
       clearTimeout(timer);
-      options.logger.info('stopped');
+      options.logger.info({ drainMs: Date.now() - started, stepsMs }, 'stopped');
       exit(code);
     })());
   const onSignal = (signal: NodeJS.Signals) => {
@@ -90,5 +95,25 @@ export async function settleWithin<T>(promise: Promise<T>, ms: number): Promise<
     return await Promise.race([promise, timeout]);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/**
+ * Lame duck: resolves once nothing new has arrived for `quietMs` (by `lastArrival`, a `Date.now()`
+ * timestamp), or after `maxMs`. A service that is NOT_SERVING keeps taking calls meanwhile: callers
+ * that route by health checks (the router polls the workers) send a few more until their next
+ * check, and those must not fail. An idle service passes at once.
+ */
+export async function untilQuiet(options: {
+  lastArrival: () => number | undefined;
+  quietMs: number;
+  maxMs: number;
+}): Promise<void> {
+  const deadline = Date.now() + options.maxMs;
+  for (;;) {
+    const last = options.lastArrival();
+    const quietFor = last === undefined ? Infinity : Date.now() - last;
+    if (quietFor >= options.quietMs || Date.now() >= deadline) return;
+    await new Promise((r) => setTimeout(r, Math.min(options.quietMs - quietFor, deadline - Date.now())));
   }
 }

@@ -3,10 +3,12 @@ import { inferenceV1, safetyV1 } from '@fastloop/proto';
 import {
   createLogger,
   DomainError,
+  ErrorCode,
   MuxServer,
   startGrpcServer,
   toGrpcError,
   type GrpcServer,
+  type InternalErrorCode,
   type StreamingCall,
 } from '@fastloop/service-kit';
 import { BackendClients } from './backend-clients';
@@ -131,6 +133,60 @@ describe('BackendClients', () => {
       await exercise(backends, address);
       await exercise(backends, address);
       expect(calls).toEqual({ plain: 6, muxed: 0 });
+    } finally {
+      backends.close();
+      await server.close(1000);
+    }
+  });
+  it('sends a Classify again (3 times at most) when a safety replica answers unavailable, and nothing else twice', async () => {
+    let calls = 0;
+    let failing: InternalErrorCode[] = [];
+    const safety: Partial<safetyV1.SafetyServiceServer> = {
+      classify: (call, cb) => {
+        calls++;
+        const code = failing.shift();
+        if (code)
+          return cb(
+            toGrpcError(new DomainError(code, 'no', GrpcStatus.UNAVAILABLE, code === ErrorCode.unavailable)) as never,
+            null,
+          );
+        cb(null, safetyV1.ClassifyResponse.fromPartial({ itemsSeen: call.request.items.length }));
+      },
+    };
+    const server = await startGrpcServer({
+      port: 0,
+      logger: silent,
+      services: [
+        {
+          name: 'fastloop.safety.v1.SafetyService',
+          definition: safetyV1.SafetyServiceService,
+          implementation: safety as UntypedServiceImplementation,
+        },
+      ],
+    });
+    const backends = new BackendClients({ ...options(`127.0.0.1:${server.port}`), mux: false });
+    const request = safetyV1.ClassifyRequest.fromPartial({ items: [safetyV1.SafetyItem.fromPartial({ text: 'x' })] });
+    const run = async (fail: InternalErrorCode[]) => {
+      failing = fail;
+      calls = 0;
+      const outcome = await backends.classify(request).then(
+        (r) => r.itemsSeen,
+        (err: { code: string }) => err.code,
+      );
+      return { outcome, calls };
+    };
+    try {
+      expect(await run([ErrorCode.unavailable, ErrorCode.unavailable, ErrorCode.unavailable])).toEqual({
+        outcome: 1,
+        calls: 4,
+      });
+      expect(
+        await run([ErrorCode.unavailable, ErrorCode.unavailable, ErrorCode.unavailable, ErrorCode.unavailable]),
+      ).toEqual({
+        outcome: 'unavailable',
+        calls: 4,
+      });
+      expect(await run([ErrorCode.internal])).toEqual({ outcome: 'internal', calls: 1 });
     } finally {
       backends.close();
       await server.close(1000);

@@ -4,6 +4,7 @@ import {
   callUnary,
   createGrpcClient,
   DomainError,
+  ErrorCode,
   fromGrpcError,
   MUX_BULK_MESSAGE_BYTES,
   MuxClient,
@@ -51,7 +52,19 @@ export class BackendClients {
       this.safetyMux = new MuxClient(() => safety.classifyStream(), { streams: options.safetyStreams ?? 4 });
   }
 
-  async classify(request: safetyV1.ClassifyRequest, signal?: AbortSignal): Promise<safetyV1.ClassifyResponse> {
+  /**
+   * Classify, retried when an attempt fails in a way another replica may not (a safety pod draining
+   * or gone: `unavailable`; see retriedWhileUnavailable). Classify is a pure function of its request, so a second
+   * attempt is safe; the channel's round robin (and the draining pod's GOAWAY) sends it elsewhere.
+   */
+  classify(request: safetyV1.ClassifyRequest, signal?: AbortSignal): Promise<safetyV1.ClassifyResponse> {
+    return retriedWhileUnavailable(() => this.classifyOnce(request, signal), signal);
+  }
+
+  private async classifyOnce(
+    request: safetyV1.ClassifyRequest,
+    signal?: AbortSignal,
+  ): Promise<safetyV1.ClassifyResponse> {
     const settings = { deadlineMs: this.options.safetyTimeoutMs, signal };
     const mux = this.safetyMux;
     // A bulk request takes its own HTTP/2 stream, so other tenants' calls never queue behind its bytes.
@@ -65,8 +78,12 @@ export class BackendClients {
     return callUnary(this.safety.classify, this.safety, request, settings);
   }
 
+  /** Route, retried like {@link classify} (a router replica draining or gone; routing is read-only). */
   route(request: routerV1.RouteRequest, signal?: AbortSignal): Promise<routerV1.RouteResponse> {
-    return callUnary(this.router.route, this.router, request, { deadlineMs: this.options.routerTimeoutMs, signal });
+    return retriedWhileUnavailable(
+      () => callUnary(this.router.route, this.router, request, { deadlineMs: this.options.routerTimeoutMs, signal }),
+      signal,
+    );
   }
 
   listModels(): Promise<routerV1.ListModelsResponse> {
@@ -191,6 +208,26 @@ export class BackendClients {
     this.router.close();
     for (const c of this.workers.values()) c.close();
     this.workers.clear();
+  }
+}
+
+/**
+ * Runs `call`; when it fails with a retryable transport-level error (`unavailable`: the peer is
+ * draining, gone, or refused the connection) and the caller has not given up, runs it again, up to
+ * 3 more times, after a short pause that grows (20, 40, 60 ms). A draining pod ends all of its idle
+ * multiplexed streams at once: the pause lets those ends arrive, so the retry opens a new stream
+ * (which the channel's balancer sends to another replica) rather than meeting the next one that is
+ * ending. A deadline is not retried: the time budget is spent.
+ */
+async function retriedWhileUnavailable<T>(call: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      if (!(err instanceof DomainError) || err.code !== ErrorCode.unavailable || signal?.aborted || attempt === 3)
+        throw err;
+      await new Promise((r) => setTimeout(r, 20 * (attempt + 1)));
+    }
   }
 }
 

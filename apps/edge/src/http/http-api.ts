@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { ApiError, ApiErrors, toHttpErrorBody, validateRequest } from '@fastloop/protocol';
+import { logHttpAccess, type TurnAccess } from '../access-log';
 import { failureOf, toApiError } from '../api-errors';
 import type { ApiKeyAuth, Principal } from '../auth';
 import { runTurn } from '../turn/run-turn';
@@ -12,6 +13,13 @@ import { parseJson, readBody } from './read-body';
 import type { ResponseStoreReader } from './store-routes';
 import { handleStoreRoute } from './store-routes';
 import { usageRoute, type UsageSource } from './usage-route';
+
+/** What one request's access line says besides its method, path, status and time. */
+interface RequestAccess {
+  tenant?: string;
+  code?: string;
+  turn?: TurnAccess;
+}
 
 export interface HttpApiOptions {
   deps: TurnDeps;
@@ -35,14 +43,28 @@ export class HttpApi {
 
   /** The HTTP server's `request` handler. Never throws. */
   handle(req: IncomingMessage, res: ServerResponse): void {
-    this.route(req, res).catch((err: unknown) => {
+    const started = performance.now();
+    const access: RequestAccess = {};
+    // One access line per request, when it ends (access-log.ts).
+    res.once('close', () =>
+      logHttpAccess(this.options.deps.logger, {
+        method: req.method ?? '?',
+        path: (req.url ?? '/').split('?')[0],
+        status: res.statusCode,
+        aborted: !res.writableFinished,
+        ms: performance.now() - started,
+        ...access,
+      }),
+    );
+    this.route(req, res, access).catch((err: unknown) => {
       const apiErr = toApiError(err);
       if (apiErr.status >= 500) this.options.deps.logger.error({ err }, 'request failed');
+      access.code = apiErr.code ?? apiErr.type;
       sendError(res, apiErr);
     });
   }
 
-  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async route(req: IncomingMessage, res: ServerResponse, access: RequestAccess): Promise<void> {
     const path = (req.url ?? '/').split('?')[0].replace(/\/+$/, '');
     if (req.headers.upgrade && path === '/v1/responses') {
       // An upgrade we could not take (e.g. not a WebSocket upgrade): clients fall back to HTTP on 426.
@@ -54,7 +76,8 @@ export class HttpApi {
     }
     const principal = this.options.auth.authenticate(req.headers.authorization);
     if (!principal) return sendError(res, ApiErrors.unauthorized());
-    if (path === '/v1/responses' && req.method === 'POST') return this.createResponse(req, res, principal);
+    access.tenant = principal.tenant;
+    if (path === '/v1/responses' && req.method === 'POST') return this.createResponse(req, res, principal, access);
     if (path === '/v1/models' && req.method === 'GET') return this.listModels(res);
     if (path === '/v1/usage' && req.method === 'GET' && this.options.usage) {
       return sendJson(
@@ -79,13 +102,20 @@ export class HttpApi {
     sendError(res, ApiErrors.notFound(`Route ${req.method} ${path}`));
   }
 
-  private async createResponse(req: IncomingMessage, res: ServerResponse, principal: Principal): Promise<void> {
+  private async createResponse(
+    req: IncomingMessage,
+    res: ServerResponse,
+    principal: Principal,
+    access: RequestAccess,
+  ): Promise<void> {
     const turn = await this.turnRequest(req, res, principal);
     if (turn.transport === 'http') {
       const outcome = await runTurn(this.options.deps, turn, () => undefined);
+      access.turn = outcome.access;
       // A JSON client reads the status code, not `status: "failed"` inside a 200: a turn that failed
       // after it started (its worker died) is the 5xx it would have been had it failed earlier.
       if (outcome.error) return sendError(res, outcome.error.status >= 500 ? outcome.error : ApiErrors.server());
+      await this.stored(outcome.response);
       return sendJson(res, 200, outcome.response);
     }
     const stream = sseStream(res, {
@@ -95,13 +125,28 @@ export class HttpApi {
       cancel: () => turn.abort.abort(),
     });
     try {
-      await runTurn(this.options.deps, turn, stream.emit);
+      const outcome = await runTurn(this.options.deps, turn, stream.emit);
+      access.turn = outcome.access;
+      await this.stored(outcome.response);
     } catch (err) {
       // Thrown before response.created: nothing is streamed yet, so answer with a plain HTTP error.
       if (!stream.started()) throw err;
       turn.logger.error({ err }, 'stream failed after start');
     }
     res.end();
+  }
+
+  /**
+   * Waits (briefly) for a `store: true` response's write before the request ends: HTTP has no
+   * affinity, so the client's next request, chained by `previous_response_id`, may reach another
+   * edge, which reads it from Redis. The write starts just after the terminal event (the finish
+   * stage's afterTerminal), hence the turn of the event loop first.
+   */
+  private async stored(response: { id: string; store?: boolean | null }): Promise<void> {
+    const writer = this.options.store?.writer;
+    if (!writer || response.store === false) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    await writer.settled(response.id, 1_000);
   }
 
   /** Reads, validates and resolves a POST body into a turn (cancelled when the client goes away). */

@@ -1,8 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getProfile } from '@fastloop/model-profiles';
-import { createLogger, createRedis, startLocalRedis, type LocalRedis } from '@fastloop/service-kit';
-import type { Redis } from 'ioredis';
+import { createLogger, createRedis, startLocalRedis, type LocalRedis, type RedisClient } from '@fastloop/service-kit';
 import { ApiKeyAuth } from '../auth';
 import { ResponseStore } from '../store/response-store';
 import { StoredItemLookup } from '../store/stored-item-lookup';
@@ -18,7 +17,7 @@ const tools = [
 
 describe('item_reference over HTTP', () => {
   let local: LocalRedis | undefined;
-  let redis: Redis;
+  let redis: RedisClient;
   let server: Server;
   let base: string;
   const { deps, backends } = fakeDeps();

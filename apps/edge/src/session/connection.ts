@@ -112,6 +112,11 @@ export class Connection {
     return this.session.whenIdle();
   }
 
+  /** Lets the running response finish and starts nothing more (a draining server's connections). */
+  finishCurrent(): Promise<void> {
+    return this.session.finishCurrent();
+  }
+
   /** The client sends nothing more: finish what it queued, then end. */
   async finishInput(): Promise<void> {
     await this.session.whenIdle();

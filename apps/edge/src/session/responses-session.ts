@@ -7,6 +7,7 @@ import {
   type ResponseStreamEvent,
   type ResponseCreateRequest,
 } from '@fastloop/protocol';
+import { logTurnAccess } from '../access-log';
 import { toApiError } from '../api-errors';
 import type { Principal } from '../auth';
 import type { Transport } from '../edge-metrics';
@@ -139,6 +140,8 @@ export class ResponsesSession {
     const { body } = item;
     const prevId = body.previous_response_id ?? undefined;
     const { logger, cache, loader, deps, principal } = this.options;
+    const received = performance.now() - item.validateMs;
+    const access = { transport: this.options.transport, tenant: principal.tenant, previousResponseId: prevId };
     try {
       const sources = { cache, loader, metrics: deps.metrics, tenant: principal.tenant };
       const { previous, loadMs } = await loadPrevious(prevId, sources);
@@ -161,11 +164,15 @@ export class ResponsesSession {
       );
       if (outcome.state) this.options.cache.set(outcome.state);
       else if (prevId) this.options.cache.evict(prevId, 'failed_continuation');
+      const status = outcome.error ? outcome.error.status : 200;
+      logTurnAccess(logger, { ...access, status, turn: outcome.access, ms: performance.now() - received });
     } catch (err) {
       if (prevId) this.options.cache.evict(prevId, 'failed_continuation');
       const apiErr = toApiError(err);
       if (apiErr.status >= 500) logger.error({ err }, 'turn failed');
       this.sendError(apiErr);
+      const code = apiErr.code ?? apiErr.type;
+      logTurnAccess(logger, { ...access, status: apiErr.status, code, ms: performance.now() - received });
     }
   }
 }

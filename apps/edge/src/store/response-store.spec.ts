@@ -1,5 +1,10 @@
-import { createLogger, createRedis, startLocalRedis, type LocalRedis } from '@fastloop/service-kit';
-import type { Redis } from 'ioredis';
+import {
+  createLogger,
+  createRedis,
+  startLocalRedis,
+  startLocalRedisCluster,
+  type RedisClient,
+} from '@fastloop/service-kit';
 import { fakeDeps } from '../testing/fake-deps';
 import { ResponsesSession } from '../session/responses-session';
 import { ConnectionStateCache, StateCacheBudget } from '../session/state-cache';
@@ -14,32 +19,52 @@ const tools = [
   { type: 'function', name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
 ];
 
-describe('ResponseStore', () => {
-  let local: LocalRedis | undefined;
-  let redis: Redis;
+/** A Redis for one describe block: its URL, and how to stop it if the block started it. */
+type RedisUnderTest = { url: string; stop?: () => Promise<void> };
+
+describe.each([
+  [
+    'ResponseStore',
+    async (): Promise<RedisUnderTest> => {
+      if (process.env.REDIS_URL) return { url: process.env.REDIS_URL };
+      const local = await startLocalRedis();
+      return { url: local.url, stop: () => local.stop() };
+    },
+  ],
+  [
+    // Keys of one tenant share a hash slot; the tenants' slots are spread over three nodes.
+    'ResponseStore on a real 3-master Redis Cluster',
+    async (): Promise<RedisUnderTest> => {
+      const cluster = await startLocalRedisCluster();
+      return { url: cluster.url, stop: () => cluster.stop() };
+    },
+  ],
+])('%s', (_title, startRedis) => {
+  let server: RedisUnderTest;
+  let redis: RedisClient;
   let store: ResponseStore;
   let writer: StoreWriter;
 
   beforeAll(async () => {
-    const url = process.env.REDIS_URL ?? (local = await startLocalRedis()).url;
-    redis = createRedis(url, { maxRetriesPerRequest: 1, keyPrefix: `test:${process.pid}:${Date.now()}:` });
+    server = await startRedis();
+    redis = createRedis(server.url, { maxRetriesPerRequest: 1, keyPrefix: `test:${process.pid}:${Date.now()}:` });
     store = new ResponseStore(redis, 60);
     writer = new StoreWriter(store, logger);
-  });
+  }, 60_000);
   afterAll(async () => {
     await redis.quit();
-    await local?.stop();
+    await server.stop?.();
   });
 
   /** Runs a chain of turns through the session core with the store as its sink. */
-  async function chain(turns: number): Promise<ConversationState[]> {
+  async function chain(turns: number, tenant = 't1'): Promise<ConversationState[]> {
     const { deps } = fakeDeps();
     deps.store = writer;
     const cache = new ConnectionStateCache(new StateCacheBudget(1 << 30), 1 << 28);
     const events: any[] = [];
     const session = new ResponsesSession({
       deps,
-      principal: { tenant: 't1', keyId: 'k' },
+      principal: { tenant, keyId: 'k' },
       transport: 'websocket',
       cache,
       send: (e) => events.push(e),
@@ -98,5 +123,23 @@ describe('ResponseStore', () => {
     expect(await store.get(s.response.id, 'someone-else')).toBeUndefined();
     expect(await store.delete(s.response.id, 't1')).toBe(true);
     expect(await store.get(s.response.id, 't1')).toBeUndefined();
+  });
+  it('keeps every tenant’s chains apart, whatever slot or node their keys land on', async () => {
+    const tenants = ['acme', 'globex', 'a{b}c:d', 'initech', 'umbrella'];
+    const chains = await Promise.all(tenants.map((t) => chain(2, t)));
+    const loader = new StoredStateLoader(store, writer, new EntryRenderCache(100));
+    for (const [i, tenant] of tenants.entries()) {
+      for (const s of chains[i]) {
+        expect((await loader.load(s.response.id, tenant))!.response).toEqual(s.response);
+        expect(await store.get(s.response.id, tenants[(i + 1) % tenants.length])).toBeUndefined();
+      }
+      const last = chains[i][1];
+      const itemId = last.response.output[0]!.id!;
+      expect((await store.findItem(itemId, tenant))?.id).toBe(itemId);
+      expect(await store.findItem(itemId, tenants[(i + 1) % tenants.length])).toBeUndefined();
+      expect(await store.delete(last.response.id, tenant)).toBe(true);
+      expect(await store.get(last.response.id, tenant)).toBeUndefined();
+      expect(await store.get(chains[i][0].response.id, tenant)).toBeDefined();
+    }
   });
 });

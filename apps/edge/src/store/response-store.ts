@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { redisTenantTag, type RedisClient } from '@fastloop/service-kit';
 import { ApiErrors, newId, type InputItem, type ResponseObject } from '@fastloop/protocol';
 import type { ConversationState, RouteDecision } from '../turn/conversation-state';
 
@@ -22,12 +22,15 @@ export interface StoredResponse {
   sampled: number[];
 }
 
-const RESPONSE_PREFIX = 'fastloop:resp:';
-const ITEMS_PREFIX = 'fastloop:items:';
-/** Per (tenant, item id): where the item lives (`itemsKey`, index), for `item_reference`. */
-const ITEM_REF_PREFIX = 'fastloop:itemref:';
+// Every key of one tenant's stored responses carries the tenant's hash tag, so one save (a MULTI)
+// and one delete (a script) stay within one Redis Cluster slot. A tenant's responses live on one
+// shard, as its ledger does; tenants spread across shards.
+/** One response's record. */
+const responseKey = (tenant: string, id: string) => `fastloop:resp:${redisTenantTag(tenant)}:${id}`;
+/** A conversation chain's item list, named after the response that started it. */
+const itemsKeyOf = (tenant: string, rootId: string) => `fastloop:items:${redisTenantTag(tenant)}:${rootId}`;
 /** Per item list: the stored responses that use it, scored by how many of its items they cover. */
-const REFS_PREFIX = 'fastloop:items-refs:';
+const refsKeyOf = (itemsKey: string) => `fastloop:items-refs:${itemsKey}`;
 
 /**
  * Appends new items to the chain's list only if it still ends where the parent's conversation
@@ -44,7 +47,8 @@ return len + #ARGV - 2`;
 /**
  * Deletes a response and the content only it holds: its record, and the tail of its item list no
  * remaining response covers (the whole list, and its reference set, when none remains).
- * KEYS[1] response, KEYS[2] item list, KEYS[3] the list's references; ARGV[1] response id.
+ * KEYS[1] response, KEYS[2] item list, KEYS[3] the list's references; ARGV[1] response id,
+ * ARGV[2] the tenant's item pointer key prefix (pointers are in the tenant's slot, like the keys).
  */
 const DELETE_RESPONSE = `
 redis.call('DEL', KEYS[1])
@@ -52,14 +56,17 @@ redis.call('ZREM', KEYS[3], ARGV[1])
 local top = redis.call('ZREVRANGE', KEYS[3], 0, 0, 'WITHSCORES')
 local keep = 0
 if #top > 0 then keep = tonumber(top[2]) end
--- The item_reference pointers of the items that go, if they still point into this list.
-local into = '["' .. KEYS[2] .. '",'
+-- The item_reference pointers of the items that go, if they still point into this list (decoded:
+-- the list's key holds the tenant, whose characters JSON may escape).
 for _, raw in ipairs(redis.call('LRANGE', KEYS[2], keep, -1)) do
   local ok, item = pcall(cjson.decode, raw)
   if ok and type(item) == 'table' and type(item.id) == 'string' then
     local ref = ARGV[2] .. item.id
     local at = redis.call('GET', ref)
-    if at and string.sub(at, 1, #into) == into then redis.call('DEL', ref) end
+    if at then
+      local okAt, pointer = pcall(cjson.decode, at)
+      if okAt and type(pointer) == 'table' and pointer[1] == KEYS[2] then redis.call('DEL', ref) end
+    end
   end
 end
 if keep == 0 then
@@ -76,7 +83,7 @@ return 1`;
  */
 export class ResponseStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly ttlSeconds: number,
   ) {
     redis.defineCommand('fastloopAppendIfTip', { numberOfKeys: 1, lua: APPEND_IF_TIP });
@@ -90,7 +97,7 @@ export class ResponseStore {
     newItemsFrom: number,
   ): Promise<StoredResponse> {
     const items = state.items;
-    let itemsKey = parent?.itemsKey ?? ITEMS_PREFIX + state.response.id;
+    let itemsKey = parent?.itemsKey ?? itemsKeyOf(state.tenant, state.response.id);
     let from = parent ? newItemsFrom : 0;
     let expected = parent ? parent.itemsLength : 0;
     const withIds = items.slice(from).map(withId);
@@ -103,7 +110,7 @@ export class ResponseStore {
     let result = await append(itemsKey, expected, this.ttlSeconds, ...encoded(from));
     if (result === -1) {
       // A branch: the chain's list moved on past the parent; this response gets its own list.
-      itemsKey = ITEMS_PREFIX + state.response.id;
+      itemsKey = itemsKeyOf(state.tenant, state.response.id);
       from = 0;
       expected = 0;
       result = await append(itemsKey, 0, this.ttlSeconds, ...encoded(0));
@@ -121,12 +128,12 @@ export class ResponseStore {
       workerPrefixLength: state.workerPrefixLength,
       sampled: [...state.sampled],
     };
-    const refs = REFS_PREFIX + itemsKey;
+    const refs = refsKeyOf(itemsKey);
     const write = this.redis
       .multi()
       .zadd(refs, record.itemsLength, state.response.id)
       .expire(refs, this.ttlSeconds)
-      .set(RESPONSE_PREFIX + state.response.id, JSON.stringify(record), 'EX', this.ttlSeconds);
+      .set(responseKey(state.tenant, state.response.id), JSON.stringify(record), 'EX', this.ttlSeconds);
     // Only this turn's items get (or move) a pointer: O(new items) per save. A branch's copy of
     // older items keeps the pointers to the parent's list, which holds the same items.
     const firstNew = items.length - withIds.length;
@@ -154,7 +161,7 @@ export class ResponseStore {
   }
 
   async get(id: string, tenant: string): Promise<StoredResponse | undefined> {
-    const raw = await this.redis.get(RESPONSE_PREFIX + id).catch(unavailable);
+    const raw = await this.redis.get(responseKey(tenant, id)).catch(unavailable);
     if (!raw) return undefined;
     const record = JSON.parse(raw) as StoredResponse;
     // Another tenant's response is indistinguishable from a missing one.
@@ -174,7 +181,7 @@ export class ResponseStore {
     const del = (
       this.redis as unknown as { fastloopDeleteResponse(...a: string[]): Promise<number> }
     ).fastloopDeleteResponse.bind(this.redis);
-    await del(RESPONSE_PREFIX + id, record.itemsKey, REFS_PREFIX + record.itemsKey, id, itemRefPrefix(tenant)).catch(
+    await del(responseKey(tenant, id), record.itemsKey, refsKeyOf(record.itemsKey), id, itemRefPrefix(tenant)).catch(
       unavailable,
     );
     return true;
@@ -201,9 +208,12 @@ function withId(item: InputItem): InputItem {
   return { ...item, id: newId(prefix) };
 }
 
-/** The tenant's part of an item pointer's key; the raw id follows (the delete script builds keys the same way). */
+/**
+ * Per (tenant, item id): where the item lives (`itemsKey`, index), for `item_reference`. The tenant's
+ * part of the key; the raw id follows (the delete script builds keys the same way).
+ */
 function itemRefPrefix(tenant: string): string {
-  return `${ITEM_REF_PREFIX}${Buffer.byteLength(tenant)}:${tenant}:`;
+  return `fastloop:itemref:${redisTenantTag(tenant)}:`;
 }
 
 function itemRefKey(tenant: string, id: string): string {

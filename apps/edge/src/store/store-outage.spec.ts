@@ -1,6 +1,5 @@
 import { validateRequest } from '@fastloop/protocol';
-import { createLogger, createRedis, getFreePort } from '@fastloop/service-kit';
-import type { Redis } from 'ioredis';
+import { createLogger, createRedis, getFreePort, type RedisClient } from '@fastloop/service-kit';
 import { fakeDeps } from '../testing/fake-deps';
 import { RestartableRedis } from '../testing/restartable-redis';
 import { runTurn } from '../turn/run-turn';
@@ -41,7 +40,7 @@ const afterTerminal = () => new Promise((r) => setImmediate(r));
 
 describe('stored means stored', () => {
   let server: RestartableRedis;
-  let redis: Redis;
+  let redis: RedisClient;
   let store: ResponseStore;
   let writer: StoreWriter;
   let deps: TurnDeps;

@@ -39,6 +39,8 @@ export class FakeBackends {
   flagMarker = 'FLAG-ME';
   /** Classify asks to redact (action redact) this marker wherever it occurs. */
   redactMarker = 'REDACT-ME';
+  /** Generate waits for this before its first token (a response still running when a test acts). */
+  holdGenerate?: Promise<void>;
   /** Make the next Generate fail with this error before any token. */
   failNextGenerate?: DomainError;
   /**
@@ -117,6 +119,7 @@ export class FakeBackends {
   ): AsyncGenerator<inferenceV1.GenerateResponse> {
     this.openGenerateStreams++;
     try {
+      await this.holdGenerate;
       yield* this.stream(address, req, signal);
     } finally {
       this.openGenerateStreams--;

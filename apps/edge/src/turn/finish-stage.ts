@@ -1,4 +1,5 @@
 import type { ApiError, Usage } from '@fastloop/protocol';
+import { turnAccess, type TurnAccess } from '../access-log';
 import { toApiError } from '../api-errors';
 import type { ConversationState } from './conversation-state';
 import { statesOf } from './continuation-state';
@@ -10,6 +11,8 @@ import type { TurnWriter } from './turn-writer';
 export interface TurnOutcome {
   /** The final Response object (as in the terminal event). */
   response: TurnWriter['response'];
+  /** What the transport's access line says of this turn (access-log.ts). */
+  access: TurnAccess;
   /** State a continuation can chain from; absent when the turn failed. */
   state?: ConversationState;
   /** Why the turn failed after `response.created` (the response's status is then `failed`). */
@@ -35,7 +38,7 @@ export function finishTurn(turn: Turn, end: TurnEnd): TurnOutcome {
     turn.enter('terminal');
     deps.metrics.turns.inc({ transport: req.transport, cached, status: 'failed' });
     afterTerminal(turn, turn.meter.usage(), undefined);
-    return { response: writer.response, error };
+    return { response: writer.response, error, access: accessOf(turn, turn.meter.usage()) };
   }
   writer.end(end);
   turn.enter('terminal');
@@ -44,7 +47,14 @@ export function finishTurn(turn: Turn, end: TurnEnd): TurnOutcome {
   // Post-terminal work runs whatever one step throws: a state that cannot be built is still billed and stored.
   const { state, stored } = statesOf(turn);
   afterTerminal(turn, end.usage, turn.storing ? stored : undefined);
-  return { response: writer.response, state };
+  return { response: writer.response, state, access: accessOf(turn, end.usage) };
+}
+
+/** The turn's access fields: its stages so far and its time from validation to the terminal event. */
+function accessOf(turn: Turn, usage: Usage): TurnAccess {
+  const { req, timer, writer } = turn;
+  const turnMs = req.validateMs + req.loadMs + performance.now() - timer.startedAt;
+  return turnAccess(writer.response, usage, timer.stages, turnMs);
 }
 
 /**

@@ -3,7 +3,15 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { billingV1 } from '@fastloop/proto';
-import { createLogger, getFreePort, isRedisReachable } from '@fastloop/service-kit';
+import {
+  bullmqPrefix,
+  createLogger,
+  createRedis,
+  getFreePort,
+  isRedisReachable,
+  startLocalRedisCluster,
+  type LocalRedisCluster,
+} from '@fastloop/service-kit';
 import { Queue } from 'bullmq';
 import { Registry } from 'prom-client';
 import { USAGE_JOB_NAME, USAGE_QUEUE_NAME } from './usage-job';
@@ -225,5 +233,47 @@ describe('UsageOutbox', () => {
 
   it('rejects invalid options naming the field', () => {
     expect(() => outbox(new Registry(), { maxRecords: 0 })).toThrow(/maxRecords/);
+  });
+});
+
+describe('UsageOutbox on a real 3-master Redis Cluster', () => {
+  let cluster: LocalRedisCluster;
+  let dir: string;
+
+  beforeAll(async () => {
+    cluster = await startLocalRedisCluster();
+    dir = mkdtempSync(join(tmpdir(), 'fastloop-outbox-cluster-'));
+  }, 60_000);
+  afterAll(async () => {
+    await cluster.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('queues records under the hash-tagged prefix billing consumes on a cluster, and closes without spilling', async () => {
+    const registry = new Registry();
+    const o = new UsageOutbox({
+      redisUrl: cluster.url,
+      registry,
+      logger: createLogger({ service: 'edge-test', level: 'silent' }),
+      dir,
+      addTimeoutMs: 2_000,
+    });
+    const reader = createRedis(cluster.url);
+    const queue = new Queue(USAGE_QUEUE_NAME, { connection: reader, prefix: bullmqPrefix(reader) });
+    try {
+      const ids = Array.from({ length: 8 }, (_, i) => `resp_cluster_${i}`);
+      for (const id of ids) o.enqueue(usage(id));
+      await waitFor(
+        async () => (await metric(registry, 'fastloop_usage_outbox_enqueued_total')) === ids.length,
+        'every add',
+      );
+      for (const id of ids) expect((await queue.getJob(id))?.data).toMatchObject({ responseId: id });
+      await o.close();
+      expect(await metric(registry, 'fastloop_usage_outbox_spilled_total')).toBe(0);
+    } finally {
+      await o.close();
+      await queue.close();
+      await reader.quit();
+    }
   });
 });

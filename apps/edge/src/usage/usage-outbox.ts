@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { billingV1 } from '@fastloop/proto';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import { bullmqPrefix, createRedis, type RedisClient } from '@fastloop/service-kit';
 import type { Logger } from 'pino';
 import { createOutboxMetrics, type OutboxMetrics } from './outbox-metrics';
 import { acquireOutboxDirectory, type OutboxDirectory } from './outbox-directory';
@@ -34,7 +34,7 @@ export class UsageOutbox {
   private readonly opts: OutboxOptions;
   private readonly log: Logger;
   private readonly metrics: OutboxMetrics;
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly queue: Queue;
   private readonly spills: OutboxSpill;
   private readonly directory: OutboxDirectory;
@@ -66,7 +66,8 @@ export class UsageOutbox {
       this.log.info({ files: this.directory.adopted }, 'adopted usage records of an outbox whose process is gone');
     this.wal = new OutboxWal(this.directory.dir);
     this.spills = new OutboxSpill(new OutboxSpillFile(this.directory.dir), this.wal, this.metrics, this.log);
-    this.redis = new Redis(options.redisUrl, {
+    // createRedis: a redis+cluster:// URL gives a Cluster client (the queue then uses a hash-tag prefix).
+    this.redis = createRedis(options.redisUrl, {
       maxRetriesPerRequest: 0,
       enableOfflineQueue: false,
       connectTimeout: this.opts.addTimeoutMs,
@@ -82,7 +83,11 @@ export class UsageOutbox {
     });
     // The version check sends INFO right after connecting; with the offline queue off a blip there
     // would reject BullMQ's initialisation for good. Billing's worker checks the version instead.
-    this.queue = new Queue(USAGE_QUEUE_NAME, { connection: this.redis, skipVersionCheck: true });
+    this.queue = new Queue(USAGE_QUEUE_NAME, {
+      connection: this.redis,
+      prefix: bullmqPrefix(this.redis),
+      skipVersionCheck: true,
+    });
     this.queue.on('error', (err) => this.log.debug({ err }, 'usage queue error'));
     this.loop = this.run();
   }

@@ -85,6 +85,37 @@ const gauge = (registry: import('@fastloop/service-kit').Registry): Promise<numb
   registryMetricValue(registry, 'fastloop_edge_open_connections');
 
 describe('WsGateway', () => {
+  it('drains: finishes the running response, starts none after it, runs beforeClose, then closes with 1001', async () => {
+    const g = await start();
+    const c = connect(g.url);
+    let release!: () => void;
+    g.backends.holdGenerate = new Promise<void>((r) => (release = r));
+    const order: string[] = [];
+    try {
+      await c.opened;
+      c.ws.send(JSON.stringify({ type: 'response.create', model: 'fake-model', input: 'first' }));
+      await c.waitFor((f) => f.type === 'response.created');
+      const drained = g.gateway.close(10_000, async () => void order.push('beforeClose'));
+      // Queued behind the running one, and one arriving after the drain began: neither starts.
+      c.ws.send(JSON.stringify({ type: 'response.create', model: 'fake-model', input: 'second' }));
+      await new Promise((r) => setTimeout(r, 50));
+      // Refused while draining: a new connection gets 503 (a load balancer retries it elsewhere).
+      await expect(connect(g.url).opened).rejects.toMatchObject({ status: 503 });
+      release();
+      const { code } = await c.closed;
+      order.push('closed');
+      await drained;
+      expect(code).toBe(1001);
+      expect(order).toEqual(['beforeClose', 'closed']);
+      expect(c.frames.filter((f) => f.type === 'response.completed')).toHaveLength(1);
+      expect(c.frames.filter((f) => f.type === 'response.created')).toHaveLength(1);
+      expect(g.backends.generateCalls).toHaveLength(1);
+    } finally {
+      release();
+      await g.close();
+    }
+  });
+
   it('refuses an upgrade without a valid key with HTTP 401', async () => {
     const g = await start();
     try {

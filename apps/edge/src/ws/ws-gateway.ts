@@ -121,11 +121,18 @@ export class WsGateway {
     });
   }
 
-  /** Drains: refuse new upgrades, let running responses finish, then close sockets with 1001. */
-  async close(timeoutMs = 10_000): Promise<void> {
+  /**
+   * Drains: refuses new upgrades; lets each connection's running response finish but starts no
+   * other (a `response.create` queued or arriving now is dropped unstarted: the client, which saw no
+   * `response.created` for it, sends it again after reconnecting); runs `beforeClose` (the edge
+   * flushes its response store, so a `store: true` chain continues on whichever edge the client
+   * reconnects to); then closes every socket with 1001, which clients treat as recoverable.
+   */
+  async close(timeoutMs = 10_000, beforeClose?: () => Promise<void>): Promise<void> {
     this.closing = true;
-    const drained = Promise.all([...this.connections.keys()].map((c) => c.whenIdle()));
+    const drained = Promise.all([...this.connections.keys()].map((c) => c.finishCurrent()));
     await Promise.race([drained, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+    await beforeClose?.();
     for (const ws of this.connections.values()) ws.close(1001, 'server shutting down');
     this.wss.close();
   }

@@ -65,6 +65,7 @@ export class LoadMeter {
     const metered: Engine = {
       name: engine.name,
       simulated: engine.simulated,
+      ...(engine.upstream ? { upstream: engine.upstream } : {}),
       generate: (request) => self.track(request, engine),
       close: () => engine.close(),
     };

@@ -103,8 +103,13 @@ class MuxStream<Req, Res> {
       this.finished(frame.callId);
       sink.end();
     } else {
+      const err = fromCallError(event.value);
+      // `unavailable` on a call of an open stream: the peer is draining (mux-server refuses calls
+      // started after its drain began). The stream takes no more calls, so the caller's retry opens
+      // a new one, which the channel's balancer sends to another replica.
+      if (err.code === ErrorCode.unavailable) this.retired = true;
       this.finished(frame.callId);
-      sink.fail(fromCallError(event.value));
+      sink.fail(err);
     }
   }
 }
@@ -269,7 +274,8 @@ export class MuxClient<Req, Res> {
       stream.endIfRetiredAndIdle();
       stream = undefined;
     }
-    if (!stream || stream.closed) {
+    // A retired stream (too old, or its peer refused a call as draining) finishes its calls but takes no new ones.
+    if (!stream || stream.closed || stream.retired) {
       stream = new MuxStream(this.openStream(), (closed, err) => this.onStreamClosed(closed, err));
       if (this.paused) stream.duplex.pause();
       this.streams[slot] = stream;

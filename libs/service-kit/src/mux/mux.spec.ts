@@ -27,6 +27,7 @@ const until = async (check: () => boolean) => {
 async function startWorker(withStream = true) {
   const mux = new MuxServer();
   const cancelled: string[] = [];
+  const streams = { opened: 0 };
   const handle = (call: GenCall) => {
     const key = call.request.sessionKey;
     call.on('cancelled', () => cancelled.push(key));
@@ -52,8 +53,10 @@ async function startWorker(withStream = true) {
     forgetSession: (_call, cb) => cb(null, { forgotten: false }),
     ...(withStream
       ? {
-          generateStream: (stream) =>
-            mux.serveStreaming<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse>(stream, handle),
+          generateStream: (stream) => {
+            streams.opened++;
+            mux.serveStreaming<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse>(stream, handle);
+          },
         }
       : {}),
   };
@@ -70,7 +73,7 @@ async function startWorker(withStream = true) {
     ],
   });
   const client = createGrpcClient(inferenceV1.InferenceServiceClient, `127.0.0.1:${server.port}`);
-  return { server, client, mux, cancelled };
+  return { server, client, mux, cancelled, streams };
 }
 
 async function collect(it: AsyncIterable<inferenceV1.GenerateResponse>): Promise<number[]> {
@@ -170,6 +173,29 @@ describe('multiplexed streams (mux.proto) over real gRPC', () => {
       code: 'unavailable',
       retryable: true,
     });
+  });
+
+  it('takes no more calls on a stream whose server refused one as draining, so a retry opens another', async () => {
+    const one = new MuxClient(() => worker.client.generateStream(), { streams: 1 });
+    try {
+      const hang = new AbortController();
+      const running = one.stream(request('hang'), { deadlineMs: 5000, signal: hang.signal });
+      const pending = running.next().catch(() => undefined); // keeps the stream busy
+      await until(() => worker.streams.opened === 1);
+      worker.mux.drain();
+      await expect(collect(one.stream(request('count', [1]), { deadlineMs: 5000 }))).rejects.toMatchObject({
+        code: 'unavailable',
+      });
+      // The retry goes out on a new stream (here to the same, still draining, server: refused again).
+      await expect(collect(one.stream(request('count', [1]), { deadlineMs: 5000 }))).rejects.toMatchObject({
+        code: 'unavailable',
+      });
+      expect(worker.streams.opened).toBe(2);
+      hang.abort();
+      await pending;
+    } finally {
+      one.close();
+    }
   });
 
   it('holds the peer with flow control when the reader is slow, losing nothing', async () => {

@@ -27,9 +27,9 @@ export interface SpawnOwnedOptions {
   readonly onLine?: (line: string) => void;
 }
 
-/** Options for {@link spawnNodeService}: a fastloop service entry run with tsx. */
+/** Options for {@link spawnNodeService}: a fastloop service entry, TypeScript (run with tsx) or a built bundle. */
 export interface SpawnNodeServiceOptions extends Omit<SpawnOwnedOptions, 'command' | 'args'> {
-  /** Absolute path of the TypeScript entry file. */
+  /** Absolute path of the entry: a `.ts` file runs with `--import tsx`, anything else (a bundle) as is. */
   readonly entry: string;
 }
 
@@ -166,10 +166,11 @@ export function spawnOwned(options: SpawnOwnedOptions): OwnedProcess {
  */
 export const SERVICE_NODE_ARGS_ENV = 'FASTLOOP_SERVICE_NODE_ARGS';
 
-/** Starts `node --import tsx <entry>` as an {@link OwnedProcess}. */
+/** Starts `node --import tsx <entry.ts>` (or `node <bundle.js>`) as an {@link OwnedProcess}. */
 export function spawnNodeService(options: SpawnNodeServiceOptions): OwnedProcess {
   const extra = ((options.env ?? process.env)[SERVICE_NODE_ARGS_ENV] ?? '').split(' ').filter(Boolean);
-  return spawnOwned({ ...options, command: process.execPath, args: [...extra, '--import', 'tsx', options.entry] });
+  const loader = /\.[cm]?ts$/.test(options.entry) ? ['--import', 'tsx'] : [];
+  return spawnOwned({ ...options, command: process.execPath, args: [...extra, ...loader, options.entry] });
 }
 
 /** The owned processes of this process that are still running, oldest first. */

@@ -202,9 +202,9 @@ describe('OpenAiCompatibleEngine health', () => {
       logger: pino({ level: 'silent' }),
     });
     const signal = new AbortController().signal;
-    expect(await engine.checkHealth(signal)).toBe(true);
+    expect(await engine.checkHealth(signal)).toEqual({ healthy: true });
     status = 503; // e.g. SGLang while its model loads
-    expect(await engine.checkHealth(signal)).toBe(false);
+    expect(await engine.checkHealth(signal)).toEqual({ healthy: false, reason: 'GET /health answered 503' });
     const gone = new OpenAiCompatibleEngine({
       baseUrl: 'http://127.0.0.1:1',
       dialect: 'vllm',
@@ -212,6 +212,8 @@ describe('OpenAiCompatibleEngine health', () => {
       slots: 0,
       logger: pino({ level: 'silent' }),
     });
-    expect(await gone.checkHealth(signal)).toBe(false);
+    // fetch refuses port 1 itself (a blocked port): the reason says so.
+    expect(await gone.checkHealth(signal)).toEqual({ healthy: false, reason: 'bad port' });
+    expect(gone.upstream).toBe('http://127.0.0.1:1');
   });
 });

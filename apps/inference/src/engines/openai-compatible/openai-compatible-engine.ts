@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { hashString } from '@fastloop/service-kit';
-import type { Engine, EngineRequest } from '../../engine';
+import type { Engine, EngineHealth, EngineRequest } from '../../engine';
 import { DIALECT_BY_NAME, type DialectName, type ReadState } from './dialects';
 import { sseData } from './sse-events';
 
@@ -99,13 +99,19 @@ export class OpenAiCompatibleEngine implements Engine {
   }
 
   /** vLLM, SGLang and llama-server all answer `GET /health` with 200 once the model is loaded. */
-  async checkHealth(signal: AbortSignal): Promise<boolean> {
+  get upstream(): string {
+    return this.options.baseUrl;
+  }
+
+  async checkHealth(signal: AbortSignal): Promise<EngineHealth> {
     try {
       const res = await this.fetch(new URL('/health', this.options.baseUrl), { signal });
       await res.body?.cancel();
-      return res.ok;
-    } catch {
-      return false;
+      return res.ok ? { healthy: true } : { healthy: false, reason: `GET /health answered ${res.status}` };
+    } catch (err) {
+      // fetch() says only "fetch failed"; the cause has the errno (ECONNREFUSED, ENOTFOUND, …).
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      return { healthy: false, reason: cause?.code ?? cause?.message ?? (err as Error).message };
     }
   }
 
