@@ -252,6 +252,20 @@ export interface ClassifyRequest {
   tenant: string;
   /** Selects the model's policy list and actions (the requested model name). */
   model: string;
+  /**
+   * Set when `items` are streamed output being moderated as the model writes it (the edge's output
+   * moderator); the response then says how much of the output must still be held (`held_chars`).
+   */
+  output?: OutputModeration | undefined;
+}
+
+/** How a Classify of streamed output differs from one of a conversation's items. */
+export interface OutputModeration {
+  /**
+   * No more output comes: every match is final. Before that, a match that text still to come can
+   * change (it reads past the end of the text so far) neither blocks nor flags yet: it is held.
+   */
+  final: boolean;
 }
 
 /** A match. Never carries the matched text: only its kind, place and span. */
@@ -293,7 +307,16 @@ export interface ClassifyResponse {
    * Findings left out of `findings` (past SAFETY_MAX_FINDINGS): the verdict still counts them, and
    * a call that would leave out a value to mask blocks instead (rule `too-many-redactions`).
    */
-  findingsOmitted?: number | undefined;
+  findingsOmitted?:
+    | number
+    | undefined;
+  /**
+   * Output moderation only: characters at the end of the model's text that could still be part of
+   * a match once more text comes (a prefix of a credential shape or a policy term, or a match not
+   * yet settled); everything before them can be shown. 0 when final. Unset: a service from before
+   * this field, whose caller holds back `window_chars - 1` instead.
+   */
+  heldChars?: number | undefined;
 }
 
 function createBaseClassifyStreamRequest(): ClassifyStreamRequest {
@@ -681,7 +704,7 @@ export const SafetyItem: MessageFns<SafetyItem> = {
 };
 
 function createBaseClassifyRequest(): ClassifyRequest {
-  return { state: Buffer.alloc(0), items: [], tenant: "", model: "" };
+  return { state: Buffer.alloc(0), items: [], tenant: "", model: "", output: undefined };
 }
 
 export const ClassifyRequest: MessageFns<ClassifyRequest> = {
@@ -697,6 +720,9 @@ export const ClassifyRequest: MessageFns<ClassifyRequest> = {
     }
     if (message.model !== "") {
       writer.uint32(34).string(message.model);
+    }
+    if (message.output !== undefined) {
+      OutputModeration.encode(message.output, writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -746,6 +772,14 @@ export const ClassifyRequest: MessageFns<ClassifyRequest> = {
             message.model = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.output = OutputModeration.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -764,6 +798,7 @@ export const ClassifyRequest: MessageFns<ClassifyRequest> = {
       items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => SafetyItem.fromJSON(e)) : [],
       tenant: isSet(object.tenant) ? globalThis.String(object.tenant) : "",
       model: isSet(object.model) ? globalThis.String(object.model) : "",
+      output: isSet(object.output) ? OutputModeration.fromJSON(object.output) : undefined,
     };
   },
 
@@ -781,6 +816,9 @@ export const ClassifyRequest: MessageFns<ClassifyRequest> = {
     if (message.model !== "") {
       obj.model = message.model;
     }
+    if (message.output !== undefined) {
+      obj.output = OutputModeration.toJSON(message.output);
+    }
     return obj;
   },
 
@@ -793,6 +831,76 @@ export const ClassifyRequest: MessageFns<ClassifyRequest> = {
     message.items = object.items?.map((e) => SafetyItem.fromPartial(e)) || [];
     message.tenant = object.tenant ?? "";
     message.model = object.model ?? "";
+    message.output = (object.output !== undefined && object.output !== null)
+      ? OutputModeration.fromPartial(object.output)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseOutputModeration(): OutputModeration {
+  return { final: false };
+}
+
+export const OutputModeration: MessageFns<OutputModeration> = {
+  encode(message: OutputModeration, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.final !== false) {
+      writer.uint32(8).bool(message.final);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OutputModeration {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOutputModeration();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.final = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OutputModeration {
+    return { final: isSet(object.final) ? globalThis.Boolean(object.final) : false };
+  },
+
+  toJSON(message: OutputModeration): unknown {
+    const obj: any = {};
+    if (message.final !== false) {
+      obj.final = message.final;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<OutputModeration>, I>>(base?: I): OutputModeration {
+    return OutputModeration.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<OutputModeration>, I>>(object: I): OutputModeration {
+    const message = createBaseOutputModeration();
+    message.final = object.final ?? false;
     return message;
   },
 };
@@ -1034,7 +1142,15 @@ export const Finding: MessageFns<Finding> = {
 };
 
 function createBaseClassifyResponse(): ClassifyResponse {
-  return { verdict: 0, state: Buffer.alloc(0), findings: [], itemsSeen: 0, windowChars: 0, findingsOmitted: undefined };
+  return {
+    verdict: 0,
+    state: Buffer.alloc(0),
+    findings: [],
+    itemsSeen: 0,
+    windowChars: 0,
+    findingsOmitted: undefined,
+    heldChars: undefined,
+  };
 }
 
 export const ClassifyResponse: MessageFns<ClassifyResponse> = {
@@ -1056,6 +1172,9 @@ export const ClassifyResponse: MessageFns<ClassifyResponse> = {
     }
     if (message.findingsOmitted !== undefined) {
       writer.uint32(48).uint32(message.findingsOmitted);
+    }
+    if (message.heldChars !== undefined) {
+      writer.uint32(56).uint32(message.heldChars);
     }
     return writer;
   },
@@ -1121,6 +1240,14 @@ export const ClassifyResponse: MessageFns<ClassifyResponse> = {
             message.findingsOmitted = reader.uint32();
             continue;
           }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.heldChars = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1153,6 +1280,11 @@ export const ClassifyResponse: MessageFns<ClassifyResponse> = {
         : isSet(object.findings_omitted)
         ? globalThis.Number(object.findings_omitted)
         : undefined,
+      heldChars: isSet(object.heldChars)
+        ? globalThis.Number(object.heldChars)
+        : isSet(object.held_chars)
+        ? globalThis.Number(object.held_chars)
+        : undefined,
     };
   },
 
@@ -1176,6 +1308,9 @@ export const ClassifyResponse: MessageFns<ClassifyResponse> = {
     if (message.findingsOmitted !== undefined) {
       obj.findingsOmitted = Math.round(message.findingsOmitted);
     }
+    if (message.heldChars !== undefined) {
+      obj.heldChars = Math.round(message.heldChars);
+    }
     return obj;
   },
 
@@ -1190,6 +1325,7 @@ export const ClassifyResponse: MessageFns<ClassifyResponse> = {
     message.itemsSeen = object.itemsSeen ?? 0;
     message.windowChars = object.windowChars ?? 0;
     message.findingsOmitted = object.findingsOmitted ?? undefined;
+    message.heldChars = object.heldChars ?? undefined;
     return message;
   },
 };
