@@ -35,7 +35,9 @@ class Recorder implements OutputSink {
   }
 }
 
-function moderated(chunkChars: number) {
+const EMPTY = () => Promise.resolve(Buffer.alloc(0));
+
+function moderated(flushChars: number, flushMs = 0, inputState = EMPTY) {
   const backends = new FakeBackends();
   const client = new Recorder();
   let stops = 0;
@@ -43,7 +45,9 @@ function moderated(chunkChars: number) {
     classify: (r) => backends.classify(r),
     tenant: 't',
     model: 'm',
-    chunkChars,
+    inputState,
+    flushMs,
+    flushChars,
     onBlock: () => stops++,
   });
   return { moderator, client, backends, stops: () => stops };
@@ -68,7 +72,45 @@ describe('OutputModerator', () => {
     expect(m.backends.classifyCalls.length).toBeGreaterThanOrEqual(2);
   });
 
-  it('releases clean output unchanged and in order, holding back one window until judged', async () => {
+  it('shows judged text at once, holding back only what could begin a match', async () => {
+    const m = moderated(1000);
+    m.moderator.startMessage();
+    m.moderator.delta('Here it comes: BLO');
+    await settle();
+    expect(m.client.text).toBe('Here it comes: ');
+    m.moderator.delta('OM, no match');
+    await settle();
+    expect(m.client.text).toBe('Here it comes: BLOOM, no match');
+    expect(await m.moderator.finish()).toBe(true);
+    expect(m.backends.classifyCalls.map((c) => c.output?.final)).toEqual([false, false, true]);
+  });
+
+  it('judges the output as the continuation of the input: its first call carries the input state', async () => {
+    const input = Buffer.from('3|earlier text BLOCK');
+    const m = moderated(1000, 0, () => Promise.resolve(input));
+    m.moderator.startMessage();
+    m.moderator.delta('-ME is split between the input and the output');
+    expect(await m.moderator.finish()).toBe(false);
+    expect(m.backends.classifyCalls[0].state).toBe(input);
+    expect(m.client.text).toBe('');
+  });
+
+  it('batches new text by time and by size', async () => {
+    const m = moderated(8, 20);
+    m.moderator.startMessage();
+    for (const piece of ['a', 'b', 'c']) m.moderator.delta(piece);
+    await settle();
+    expect(m.backends.classifyCalls).toHaveLength(0); // waiting up to 20 ms for more
+    await new Promise((r) => setTimeout(r, 40));
+    expect(m.backends.classifyCalls.map((c) => c.items[0].text)).toEqual(['abc']);
+    m.moderator.delta('0123456789'); // past 8 characters: sent without waiting
+    await settle();
+    expect(m.backends.classifyCalls.map((c) => c.items[0].text)).toEqual(['abc', '0123456789']);
+    expect(await m.moderator.finish()).toBe(true);
+    expect(m.client.text).toBe('abc0123456789');
+  });
+
+  it('releases clean output unchanged and in order once judged', async () => {
     const m = moderated(4);
     m.moderator.startReasoning();
     m.moderator.delta('thinking');
@@ -96,7 +138,9 @@ describe('OutputModerator', () => {
             classify,
             tenant: 't',
             model: 'm',
-            chunkChars,
+            inputState: EMPTY,
+            flushMs: 0,
+            flushChars: chunkChars,
             onBlock: () => undefined,
           });
           moderator.startMessage();
@@ -123,7 +167,9 @@ describe('OutputModerator', () => {
       classify: () => Promise.reject(new Error('down')),
       tenant: 't',
       model: 'm',
-      chunkChars: 1,
+      inputState: EMPTY,
+      flushMs: 0,
+      flushChars: 1,
       onBlock: () => undefined,
     });
     moderator.delta('some text');
@@ -174,7 +220,7 @@ describe('output moderation in a turn', () => {
       text: 'Sure, the value is BLOCK-ME and that is all you need to know.',
     });
     const { deps, registry } = fakeDeps(backends, true);
-    deps.outputModeration = { chunkChars: 5 };
+    deps.outputModeration = { flushMs: 0, flushChars: 5 };
     const events: any[] = [];
     const session = new ResponsesSession({
       deps,

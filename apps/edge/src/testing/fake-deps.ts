@@ -86,6 +86,7 @@ export class FakeBackends {
       ],
       itemsSeen,
       windowChars: window,
+      ...(req.output ? { heldChars: req.output.final ? 0 : heldSuffix(text, this.blockMarker) } : {}),
     };
   }
 
@@ -196,6 +197,12 @@ export class FakeBackends {
 }
 
 /** TurnDeps over FakeBackends with silent logs and a private metrics registry. */
+/** Output moderation's frontier for one marker: the longest end of `text` that could begin it. */
+function heldSuffix(text: string, marker: string): number {
+  for (let n = Math.min(text.length, marker.length - 1); n > 0; n--) if (marker.startsWith(text.slice(-n))) return n;
+  return 0;
+}
+
 function markerFinding(itemIndex: number, start: number, length: number): safetyV1.Finding {
   return {
     ruleId: 'marker',

@@ -43,6 +43,7 @@ export async function readOutput(
       if (stop.signal.aborted) break;
     }
   } catch (err) {
+    moderator?.close();
     if (!stop.signal.aborted) throw err; // stopped: output moderation blocked (or failed), said below
   }
   if (!stop.signal.aborted) applyParseEvents(sink, parser.finish());
@@ -70,7 +71,9 @@ function moderatorFor(turn: Turn): OutputModerator | undefined {
     classify: (request) => deps.backends.classify(request, req.signal),
     tenant: req.principal.tenant,
     model: req.body.model,
-    chunkChars: options.chunkChars,
+    inputState: () => turn.verdict.get().then((v) => v.state),
+    flushMs: options.flushMs,
+    flushChars: options.flushChars,
     onBlock: () => turn.stop.abort(),
   });
 }
