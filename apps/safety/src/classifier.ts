@@ -158,6 +158,11 @@ export class Classifier {
       const st = SafetyStateCodec.stream(previous, name);
       const delta = deltas.get(name);
       if (st.len === 0 && !delta) continue;
+      // Output moderation adds to the model stream only: the others' tails were judged by the input's call.
+      if (output && name !== 'model' && !delta) {
+        streams[name] = st;
+        continue;
+      }
       const moderated = name === 'model' ? output : undefined;
       streams[name] = yield* scanOne({ policy, name, st, delta, hits, sliceChars, output: moderated });
     }

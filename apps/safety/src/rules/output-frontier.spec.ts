@@ -135,6 +135,18 @@ describe('output frontier', () => {
     expect(second.blocked).toBe(true);
   });
 
+  it('adds to the model stream only: what the input call reported is not reported again', () => {
+    const tool = { itemType: 'function_call_output', role: '', text: `ok ${String.fromCodePoint(0xe0049, 0xe0067)}` };
+    const input = classifier.classify({
+      state: EMPTY,
+      items: [{ ...tool, source: safetyV1.ItemSource.ITEM_SOURCE_TOOL }],
+    });
+    expect(input.findings.map((f) => f.ruleId)).toEqual(['hidden-tag-characters']);
+    const output = classifier.classify({ state: input.state, items: [out('fine')], output: { final: false } });
+    expect(output.findings).toEqual([]);
+    expect(output.itemsSeen).toBe(2);
+  });
+
   it('releases everything once the output is final', () => {
     const answers = moderate(EMPTY, ['the token', ' is ghp_', '']);
     expect(answers.map((a) => a.released)).toEqual(['the '.length, 'the token is '.length, 'the token is ghp_'.length]);
