@@ -167,7 +167,9 @@ export class Classifier {
       streams[name] = yield* scanOne({ policy, name, st, delta, hits, sliceChars, output: moderated });
     }
     hits.push(...(yield* itemRegexHits(policy, request.items, previous.itemsSeen)));
-    const itemsSeen = previous.itemsSeen + request.items.length;
+    // Output batches are not conversation items: the caller sends the output again as the items
+    // it becomes, so the state goes on from here (the guard's session too) with the same count.
+    const itemsSeen = previous.itemsSeen + (output ? 0 : request.items.length);
     const next: SafetyStateContent = { itemsSeen, streams, block: null };
     return { policy, codec, previous, hits, next, heldChars: output?.heldChars };
   }

@@ -240,4 +240,43 @@ describe('output moderation in a turn', () => {
     expect(await registry.metrics()).toMatch(/fastloop_edge_output_blocks_total\{rule="marker"\} 1/);
     expect(backends.classifyCalls.some((c) => c.items[0]?.itemType === 'output_text')).toBe(true);
   });
+
+  it('judges the output on top of the input state, and the next turn on top of the output state', async () => {
+    const backends = new FakeBackends();
+    backends.script = (turn) => ({ kind: 'message', role: 'assistant', text: `answer number ${turn} ends here` });
+    const { deps } = fakeDeps(backends, true);
+    deps.outputModeration = { flushMs: 0, flushChars: 5 };
+    const events: any[] = [];
+    const session = new ResponsesSession({
+      deps,
+      principal: { tenant: 't', keyId: 'k' },
+      transport: 'websocket',
+      cache: new ConnectionStateCache(new StateCacheBudget(1 << 30), 1 << 28),
+      send: (e) => events.push(e),
+      logger: deps.logger,
+      maxQueued: 4,
+    });
+    session.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', store: false, input: 'hi' }));
+    await session.whenIdle();
+    const first = events.at(-1).response;
+    expect(first.status).toBe('completed');
+    const turn1 = backends.classifyCalls.length;
+    session.receive(
+      JSON.stringify({
+        type: 'response.create',
+        model: 'fake-model',
+        store: false,
+        previous_response_id: first.id,
+        input: 'more',
+      }),
+    );
+    await session.whenIdle();
+    const calls = backends.classifyCalls;
+    const outputCalls = calls.slice(0, turn1).filter((c) => c.output);
+    // The output's first call carries the input's state (1 item seen), not an empty one.
+    expect(outputCalls[0].state.toString()).toMatch(/^1\|/);
+    // The next turn's input call carries the state after the output: its tail ends with the output's text.
+    const next = calls.slice(turn1).find((c) => !c.output && c.state.length > 0)!;
+    expect(next.state.toString()).toBe('1|nds here'); // the fake's tail: the output's last 8 characters
+  });
 });

@@ -63,6 +63,8 @@ export class OutputModerator implements OutputSink {
   blocked: safetyV1.Finding | undefined;
   /** Findings to flag (reported in the response's metadata). */
   readonly flagged: safetyV1.Finding[] = [];
+  /** Safety's state after the whole output, once finish() released it: the conversation goes on from it. */
+  finalState: Buffer | undefined;
   private readonly flaggedKeys = new Set<string>();
 
   constructor(
@@ -192,6 +194,7 @@ export class OutputModerator implements OutputSink {
     }
     this.state = Promise.resolve(res.state);
     this.judgedAll = final;
+    if (final) this.finalState = res.state;
     // A service from before `held_chars` says only its longest window: hold that much back.
     const held = res.heldChars ?? Math.max(0, res.windowChars - 1);
     if (!final) this.releasable = Math.max(this.releasable, end - held);

@@ -75,7 +75,7 @@ export class FakeBackends {
       return [{ ...markerFinding(where.index, where.offset, marker.length), action }];
     };
     const block = find(this.blockMarker, safetyV1.Action.ACTION_BLOCK);
-    const itemsSeen = seen + req.items.length;
+    const itemsSeen = seen + (req.output ? 0 : req.items.length);
     return {
       verdict: block.length > 0 ? safetyV1.Verdict.VERDICT_BLOCK : safetyV1.Verdict.VERDICT_ALLOW,
       state: Buffer.from(`${itemsSeen}|${text.slice(Math.max(0, text.length - (window - 1)))}`),

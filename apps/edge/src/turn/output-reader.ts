@@ -6,6 +6,7 @@ import { OutputModerator } from '../safety/output-moderator';
 import { recordNoticed } from '../safety/safety-findings';
 import { applyParseEvents } from './apply-parse-events';
 import type { Turn } from './turn';
+import { ownedCopy } from './verdict';
 import type { ResponseEnding } from './turn-writer';
 
 /** How a turn that generated to its end ends (failures throw instead). */
@@ -91,6 +92,10 @@ async function finishModeration(turn: Turn, moderator: OutputModerator): Promise
     turn.writer.response,
     moderator.flagged.map((finding) => ({ source: 'output' as const, finding })),
   );
+  // The guard's session moved on with the output (a worker's session key is consumed by the call
+  // that extends it): the next turn continues from the output's state, not the input's.
+  if (released && moderator.finalState && turn.safety)
+    turn.safety = { ...turn.safety, state: ownedCopy(moderator.finalState) };
   if (!released) {
     const f = moderator.blocked;
     deps.metrics.outputBlocks.inc({ rule: f?.ruleId ?? 'unknown' });

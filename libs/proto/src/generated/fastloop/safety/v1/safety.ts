@@ -259,7 +259,12 @@ export interface ClassifyRequest {
   output?: OutputModeration | undefined;
 }
 
-/** How a Classify of streamed output differs from one of a conversation's items. */
+/**
+ * How a Classify of streamed output differs from one of a conversation's items. The output's
+ * batches are not conversation items: `items_seen` does not count them (the caller sends the output
+ * again as the items it becomes), so the conversation can go on from the output's state, whose
+ * guard session has moved on with it.
+ */
 export interface OutputModeration {
   /**
    * No more output comes: every match is final. Before that, a match that text still to come can
