@@ -3,10 +3,10 @@ import { inferenceV1 } from '@fastloop/proto';
 import { DomainError, ErrorCode } from '@fastloop/service-kit';
 import { failureOf } from '../api-errors';
 import { OutputModerator } from '../safety/output-moderator';
+import { ownedCopy } from '../safety/owned-copy';
 import { recordNoticed } from '../safety/safety-findings';
 import { applyParseEvents } from './apply-parse-events';
 import type { Turn } from './turn';
-import { ownedCopy } from './verdict';
 import type { ResponseEnding } from './turn-writer';
 
 /** How a turn that generated to its end ends (failures throw instead). */
@@ -72,11 +72,21 @@ function moderatorFor(turn: Turn): OutputModerator | undefined {
     classify: (request) => deps.backends.classify(request, req.signal),
     tenant: req.principal.tenant,
     model: req.body.model,
-    inputState: () => turn.verdict.get().then((v) => v.state),
+    inputState: inputStateOf(turn),
     flushMs: options.flushMs,
     flushChars: options.flushChars,
     onBlock: () => turn.stop.abort(),
   });
+}
+
+/** The state the turn's input was judged to (read once judged: the output is read after the verdict). */
+function inputStateOf(turn: Turn): () => Promise<Buffer> {
+  return () =>
+    turn.safety
+      ? Promise.resolve(turn.safety.state)
+      : Promise.reject(
+          new DomainError(ErrorCode.internal, 'output moderation before the verdict', GrpcStatus.INTERNAL),
+        );
 }
 
 /**
