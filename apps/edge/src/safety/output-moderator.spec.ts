@@ -95,19 +95,22 @@ describe('OutputModerator', () => {
     expect(m.client.text).toBe('');
   });
 
-  it('batches new text by time and by size', async () => {
+  it('sends the first text at once, then batches new text by time and by size', async () => {
     const m = moderated(8, 20);
     m.moderator.startMessage();
+    m.moderator.delta('Hi ');
+    await settle();
+    expect(m.backends.classifyCalls.map((c) => c.items[0].text)).toEqual(['Hi ']);
     for (const piece of ['a', 'b', 'c']) m.moderator.delta(piece);
     await settle();
-    expect(m.backends.classifyCalls).toHaveLength(0); // waiting up to 20 ms for more
+    expect(m.backends.classifyCalls).toHaveLength(1); // waiting up to 20 ms for more
     await new Promise((r) => setTimeout(r, 40));
-    expect(m.backends.classifyCalls.map((c) => c.items[0].text)).toEqual(['abc']);
+    expect(m.backends.classifyCalls.map((c) => c.items[0].text)).toEqual(['Hi ', 'abc']);
     m.moderator.delta('0123456789'); // past 8 characters: sent without waiting
     await settle();
-    expect(m.backends.classifyCalls.map((c) => c.items[0].text)).toEqual(['abc', '0123456789']);
+    expect(m.backends.classifyCalls.map((c) => c.items[0].text)).toEqual(['Hi ', 'abc', '0123456789']);
     expect(await m.moderator.finish()).toBe(true);
-    expect(m.client.text).toBe('abc0123456789');
+    expect(m.client.text).toBe('Hi abc0123456789');
   });
 
   it('releases clean output unchanged and in order once judged', async () => {

@@ -140,12 +140,16 @@ export class OutputModerator implements OutputSink {
     this.release();
   }
 
-  /** Sends new text now, or once `flushMs` has gathered more (sooner when `flushChars` have come). */
+  /**
+   * Sends new text now, or once `flushMs` has gathered more (sooner when `flushChars` have come).
+   * The first text goes at once: it is what the user waits for; later batches trade a few ms of
+   * cadence for fewer calls.
+   */
   private schedule(): void {
     if (this.finishing || this.inFlight || this.blocked || this.failure !== undefined) return;
     const waiting = this.received.length - this.sent;
     if (waiting === 0) return;
-    if (this.options.flushMs <= 0 || waiting >= this.options.flushChars) this.send(false);
+    if (this.sent === 0 || this.options.flushMs <= 0 || waiting >= this.options.flushChars) this.send(false);
     else this.timer ??= setTimeout(() => this.send(false), this.options.flushMs);
   }
 

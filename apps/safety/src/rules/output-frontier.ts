@@ -20,20 +20,16 @@ export function prefixOf(rule: Rule): RulePrefix {
  * last `window - 1` starts of each rule are tried; a start is held when the rule's pattern, run
  * from it, reaches the end of the text (a prefix of a match) or matches already (a match that may
  * still change). A rule's `lead` characters are context, not part of what it reports, so they are
- * not held. Cost: at most one window of starts per rule, most rejected at their first character.
+ * not held. Cost: one walk per rule over at most its window, most starts dropped at their first character.
  */
 export function outputFrontier(text: string, base: number, rules: readonly Rule[]): number {
   const end = base + text.length;
   let frontier = end;
   for (const rule of rules) {
     const lead = rule.lead ?? 0;
-    const prefix = prefixOf(rule);
-    for (let at = Math.max(0, text.length - rule.window + 1); base + at + lead < frontier; at++) {
-      if (prefix.open(text, at)) {
-        frontier = base + at + lead;
-        break;
-      }
-    }
+    const starts: number[] = [];
+    for (let at = Math.max(0, text.length - rule.window + 1); base + at + lead < frontier; at++) starts.push(at);
+    if (starts.length > 0) frontier = Math.min(frontier, base + prefixOf(rule).earliestOpen(text, starts) + lead);
   }
   return frontier;
 }

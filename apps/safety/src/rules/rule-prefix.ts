@@ -1,19 +1,27 @@
 import { parseRegExpLiteral, type AST } from '@eslint-community/regexpp';
 import type { Rule } from './rule';
 
-/** Positions in the text reached after a piece of pattern, and whether some path needed text past its end. */
+/**
+ * Positions in the text a piece of pattern has reached, each with the earliest start it was
+ * reached from: two starts that reach the same position at the same point of the pattern have the
+ * same future, so only the earlier one matters.
+ */
+type Reached = Map<number, number>;
+
+/** Where some path needed text past the end of the text: the earliest start it came from. */
 interface Run {
-  hitEnd: boolean;
+  hitEnd: number;
 }
 
-/** Advances a set of positions through one piece of pattern. */
-type Step = (text: string, from: readonly number[], run: Run) => number[];
+/** Advances the reached positions through one piece of pattern. */
+type Step = (text: string, from: Reached, run: Run) => Reached;
 
 /**
  * Whether a rule could still match at a position of a stream once more text arrives: the rule's
- * own pattern, read as a prefix automaton. The pattern is walked over the text with a set of
- * positions (no backtracking, so a lazy `{0,100}?` costs at most its bound); a path that needs a
- * character past the end of the text says that text still to come could complete a match there.
+ * own pattern, read as a prefix automaton. The pattern is walked over the text with the set of
+ * positions reached (no backtracking, so a lazy `{0,100}?` costs at most its bound), from every
+ * candidate start at once; a path that needs a character past the end of the text says that text
+ * still to come could complete a match from its start.
  *
  * Exact for the characters the pattern consumes (classes, literals, bounded quantifiers,
  * alternatives, case folding). Assertions (lookaheads) and back-references only ever widen the
@@ -23,20 +31,35 @@ type Step = (text: string, from: readonly number[], run: Run) => number[];
  */
 export class RulePrefix {
   private readonly step: Step;
+  /** ASCII characters a match can begin with (1): most starts are dropped here, before any walk. */
+  private readonly first = new Uint8Array(128);
 
   constructor(readonly rule: Rule) {
     const literal = parseRegExpLiteral(rule.pattern);
     this.step = compileAlternatives(literal.pattern.alternatives, rule.pattern.flags.replace(/[gy]/g, ''));
+    for (let c = 0; c < 128; c++) this.first[c] = this.walk(String.fromCharCode(c), [0]) === 0 ? 1 : 0;
   }
 
   /**
-   * True when a match of the rule starting at `at` is still possible given more text: the pattern
-   * runs into the end of `text` from `at`, or already matches there (its match may still change).
+   * The earliest of `starts` at which a match of the rule is still possible given more text: the
+   * pattern runs into the end of `text` from there, or already matches (its match may still
+   * change). Infinity when none is.
    */
-  open(text: string, at: number): boolean {
-    const run: Run = { hitEnd: false };
-    const done = this.step(text, [at], run);
-    return run.hitEnd || done.length > 0;
+  earliestOpen(text: string, starts: readonly number[]): number {
+    const candidates = starts.filter((s) => {
+      const code = text.charCodeAt(s);
+      return code >= 128 || this.first[code] === 1;
+    });
+    return candidates.length === 0 ? Infinity : this.walk(text, candidates);
+  }
+
+  private walk(text: string, starts: readonly number[]): number {
+    const from: Reached = new Map();
+    for (const s of starts) from.set(s, s);
+    const run: Run = { hitEnd: Infinity };
+    let earliest = run.hitEnd;
+    for (const s of this.step(text, from, run).values()) earliest = Math.min(earliest, s);
+    return Math.min(earliest, run.hitEnd);
   }
 }
 
@@ -49,9 +72,9 @@ function compileAlternatives(alternatives: readonly AST.Alternative[], flags: st
 function compileSequence(elements: readonly AST.Element[], flags: string): Step {
   const steps = elements.map((e) => compileElement(e, flags));
   return (text, from, run) => {
-    let cur = from as number[];
+    let cur = from;
     for (const s of steps) {
-      if (cur.length === 0) break;
+      if (cur.size === 0) break;
       cur = s(text, cur, run);
     }
     return cur;
@@ -78,17 +101,17 @@ function compileElement(e: AST.Element, flags: string): Step {
     }
     default:
       // Assertions (lookarounds, boundaries, anchors) constrain, never consume: passing them through widens.
-      return (_text, from) => from as number[];
+      return (_text, from) => from;
   }
 }
 
 /** One character that `test` accepts; at the end of the text, the path needs more text. */
 function consume(test: (code: number, ch: string) => boolean): Step {
   return (text, from, run) => {
-    const out: number[] = [];
-    for (const p of from) {
-      if (p >= text.length) run.hitEnd = true;
-      else if (test(text.charCodeAt(p), text[p])) out.push(p + 1);
+    const out: Reached = new Map();
+    for (const [p, s] of from) {
+      if (p >= text.length) run.hitEnd = Math.min(run.hitEnd, s);
+      else if (test(text.charCodeAt(p), text[p])) out.set(p + 1, s); // one position in, one out
     }
     return out;
   };
@@ -97,16 +120,18 @@ function consume(test: (code: number, ch: string) => boolean): Step {
 /** Positions after `min` to `max` repetitions. */
 function repeat(step: Step, min: number, max: number): Step {
   return (text, from, run) => {
-    const reached = new Set<number>();
-    let cur = from as number[];
+    const reached: Reached = new Map();
+    let cur = from;
     for (let i = 0; ; i++) {
-      if (i >= min) for (const p of cur) reached.add(p);
-      if (i >= max || cur.length === 0) break;
+      if (i >= min) merge(reached, cur);
+      if (i >= max || cur.size === 0) break;
       const next = step(text, cur, run);
       // An unbounded repetition ends once it reaches nothing new.
-      cur = i >= min && max === Infinity ? next.filter((p) => !reached.has(p)) : next;
+      if (i >= min && max === Infinity)
+        for (const [p, s] of next) if ((reached.get(p) ?? Infinity) <= s) next.delete(p);
+      cur = next;
     }
-    return [...reached].sort((a, b) => a - b);
+    return reached;
   };
 }
 
@@ -118,7 +143,13 @@ function charTest(raw: string, flags: string): (code: number, ch: string) => boo
   return (code, ch) => (code < 128 ? ascii[code] === 1 : re.test(ch));
 }
 
-function union(sets: number[][]): number[] {
+function merge(into: Reached, from: Reached): void {
+  for (const [p, s] of from) if (s < (into.get(p) ?? Infinity)) into.set(p, s);
+}
+
+function union(sets: Reached[]): Reached {
   if (sets.length === 1) return sets[0];
-  return [...new Set(sets.flat())].sort((a, b) => a - b);
+  const out: Reached = new Map();
+  for (const set of sets) merge(out, set);
+  return out;
 }
