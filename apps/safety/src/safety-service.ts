@@ -3,6 +3,7 @@ import { safetyV1 } from '@fastloop/proto';
 import { DomainError, MuxServer, toGrpcError, type GrpcServiceBinding, type Logger } from '@fastloop/service-kit';
 import type { Classifier } from './classifier';
 import type { SafetyMetrics } from './metrics';
+import { serveModeration } from './moderation-sessions';
 import { TenantTurns, type ClassifierTurn } from './tenant-turns';
 
 /** Fully qualified gRPC service name (also its grpc.health.v1 name). */
@@ -41,6 +42,10 @@ export function createSafetyService(deps: SafetyServiceDeps): GrpcServiceBinding
       );
     },
     classifyStream: (stream) => mux.serveUnary(stream, classify),
+    moderateStream: (stream) =>
+      mux.serveSessions<safetyV1.ClassifyRequest, safetyV1.ModerateBatch, safetyV1.ClassifyResponse>(stream, (call) =>
+        serveModeration(call, classify),
+      ),
   };
   return {
     name: SAFETY_SERVICE_NAME,

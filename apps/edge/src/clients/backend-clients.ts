@@ -9,6 +9,7 @@ import {
   MUX_BULK_MESSAGE_BYTES,
   MuxClient,
 } from '@fastloop/service-kit';
+import { moderationCalls, type ModerationCalls, type ModerationMux } from './moderation-session';
 
 export interface BackendClientOptions {
   safetyAddress: string;
@@ -38,6 +39,7 @@ export class BackendClients {
   private readonly router: routerV1.RouterServiceClient;
   private readonly workers = new Map<string, inferenceV1.InferenceServiceClient>();
   private readonly safetyMux?: MuxClient<safetyV1.ClassifyRequest, safetyV1.ClassifyResponse>;
+  private readonly moderationMux?: ModerationMux;
   private readonly workerMuxes = new Map<
     string,
     MuxClient<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse>
@@ -48,8 +50,9 @@ export class BackendClients {
     const safety = createGrpcClient(safetyV1.SafetyServiceClient, options.safetyAddress, {}, options.internalToken);
     this.safety = safety;
     this.router = createGrpcClient(routerV1.RouterServiceClient, options.routerAddress, {}, options.internalToken);
-    if (options.mux)
-      this.safetyMux = new MuxClient(() => safety.classifyStream(), { streams: options.safetyStreams ?? 4 });
+    const streams = { streams: options.safetyStreams ?? 4 };
+    if (options.mux) this.safetyMux = new MuxClient(() => safety.classifyStream(), streams);
+    if (options.mux) this.moderationMux = new MuxClient(() => safety.moderateStream(), streams);
   }
 
   /**
@@ -76,6 +79,12 @@ export class BackendClients {
       }
     }
     return callUnary(this.safety.classify, this.safety, request, settings);
+  }
+
+  /** One response's output moderation calls: a ModerateStream session, or Classify calls (clients/moderation-session.ts). */
+  moderation(signal?: AbortSignal): ModerationCalls {
+    const settings = { deadlineMs: this.options.safetyTimeoutMs, signal };
+    return moderationCalls(this.moderationMux, settings, (r) => this.classify(r, signal));
   }
 
   /** Route, retried like {@link classify} (a router replica draining or gone; routing is read-only). */
@@ -202,6 +211,7 @@ export class BackendClients {
     if (this.closed) return;
     this.closed = true;
     this.safetyMux?.close();
+    this.moderationMux?.close();
     for (const m of this.workerMuxes.values()) m.close();
     this.workerMuxes.clear();
     this.safety.close();

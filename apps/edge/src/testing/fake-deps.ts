@@ -1,5 +1,6 @@
 import { getProfile, type ConversationEntry } from '@fastloop/model-profiles';
 import { inferenceV1, routerV1, safetyV1 } from '@fastloop/proto';
+import type { ModerationCalls } from '../clients/moderation-session';
 import { createLogger, DomainError, Registry } from '@fastloop/service-kit';
 import type { BackendClients } from '../clients/backend-clients';
 import { EdgeMetrics } from '../edge-metrics';
@@ -88,6 +89,11 @@ export class FakeBackends {
       windowChars: window,
       ...(req.output ? { heldChars: req.output.final ? 0 : heldSuffix(text, this.blockMarker) } : {}),
     };
+  }
+
+  /** Output moderation's calls: Classify calls carrying the state (as with a safety from before ModerateStream). */
+  moderation(): ModerationCalls {
+    return { classify: (r) => this.classify(r), close: () => undefined };
   }
 
   async route(req: routerV1.RouteRequest): Promise<routerV1.RouteResponse> {

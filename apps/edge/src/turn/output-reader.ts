@@ -2,7 +2,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { inferenceV1 } from '@fastloop/proto';
 import { DomainError, ErrorCode } from '@fastloop/service-kit';
 import { failureOf } from '../api-errors';
-import { OutputModerator } from '../safety/output-moderator';
+import { OutputModerator, type OutputModeratorOptions } from '../safety/output-moderator';
 import { ownedCopy } from '../safety/owned-copy';
 import { recordNoticed } from '../safety/safety-findings';
 import { applyParseEvents } from './apply-parse-events';
@@ -25,7 +25,8 @@ export async function readOutput(
   first: Promise<IteratorResult<inferenceV1.GenerateResponse>>,
 ): Promise<Ending> {
   const { meter, timer, stop, rendering } = turn;
-  const moderator = moderatorFor(turn);
+  const calls = turn.deps.outputModeration ? turn.deps.backends.moderation(turn.req.signal) : undefined;
+  const moderator = calls && moderatorFor(turn, calls.classify);
   const sink = moderator ?? turn.writer;
   const parser = rendering.profile.createOutputParser(rendering.rendered.header.tools);
   let done: inferenceV1.GenerateDone | undefined;
@@ -45,11 +46,12 @@ export async function readOutput(
     }
   } catch (err) {
     moderator?.close();
+    calls?.close();
     if (!stop.signal.aborted) throw err; // stopped: output moderation blocked (or failed), said below
   }
   if (!stop.signal.aborted) applyParseEvents(sink, parser.finish());
-  if (moderator && !(await finishModeration(turn, moderator)))
-    return { status: 'incomplete', usage: meter.usage(), reason: 'content_filter' };
+  const released = moderator ? await finishModeration(turn, moderator).finally(() => calls?.close()) : true;
+  if (!released) return { status: 'incomplete', usage: meter.usage(), reason: 'content_filter' };
   if (!done)
     throw new DomainError(
       ErrorCode.inferenceIncomplete,
@@ -63,13 +65,12 @@ export async function readOutput(
     : { status: 'completed', usage };
 }
 
-/** The turn's output moderator, or undefined when moderation is off; a block stops generation. */
-function moderatorFor(turn: Turn): OutputModerator | undefined {
+/** The turn's output moderator (moderation is on); a block stops generation. */
+function moderatorFor(turn: Turn, classify: OutputModeratorOptions['classify']): OutputModerator {
   const { deps, req } = turn;
-  const options = deps.outputModeration;
-  if (!options) return undefined;
+  const options = deps.outputModeration!;
   return new OutputModerator(turn.writer, {
-    classify: (request) => deps.backends.classify(request, req.signal),
+    classify,
     tenant: req.principal.tenant,
     model: req.body.model,
     inputState: inputStateOf(turn),

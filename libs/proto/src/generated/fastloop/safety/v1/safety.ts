@@ -209,6 +209,21 @@ export function actionToJSON(object: Action): string {
   }
 }
 
+export interface ModerateStreamRequest {
+  callId: number;
+  op?: { $case: "start"; value: ClassifyRequest } | { $case: "cancel"; value: Cancel } | {
+    $case: "message";
+    value: ModerateBatch;
+  } | undefined;
+}
+
+/** The next batch of a moderation session's output. */
+export interface ModerateBatch {
+  text: string;
+  /** No more output comes (OutputModeration.final). */
+  final: boolean;
+}
+
 export interface ClassifyStreamRequest {
   callId: number;
   op?: { $case: "start"; value: ClassifyRequest } | { $case: "cancel"; value: Cancel } | undefined;
@@ -323,6 +338,233 @@ export interface ClassifyResponse {
    */
   heldChars?: number | undefined;
 }
+
+function createBaseModerateStreamRequest(): ModerateStreamRequest {
+  return { callId: 0, op: undefined };
+}
+
+export const ModerateStreamRequest: MessageFns<ModerateStreamRequest> = {
+  encode(message: ModerateStreamRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.callId !== 0) {
+      writer.uint32(8).uint32(message.callId);
+    }
+    switch (message.op?.$case) {
+      case "start":
+        ClassifyRequest.encode(message.op.value, writer.uint32(18).fork()).join();
+        break;
+      case "cancel":
+        Cancel.encode(message.op.value, writer.uint32(26).fork()).join();
+        break;
+      case "message":
+        ModerateBatch.encode(message.op.value, writer.uint32(34).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ModerateStreamRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseModerateStreamRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.callId = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.op = { $case: "start", value: ClassifyRequest.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.op = { $case: "cancel", value: Cancel.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.op = { $case: "message", value: ModerateBatch.decode(reader, reader.uint32()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ModerateStreamRequest {
+    return {
+      callId: isSet(object.callId)
+        ? globalThis.Number(object.callId)
+        : isSet(object.call_id)
+        ? globalThis.Number(object.call_id)
+        : 0,
+      op: isSet(object.start)
+        ? { $case: "start", value: ClassifyRequest.fromJSON(object.start) }
+        : isSet(object.cancel)
+        ? { $case: "cancel", value: Cancel.fromJSON(object.cancel) }
+        : isSet(object.message)
+        ? { $case: "message", value: ModerateBatch.fromJSON(object.message) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: ModerateStreamRequest): unknown {
+    const obj: any = {};
+    if (message.callId !== 0) {
+      obj.callId = Math.round(message.callId);
+    }
+    if (message.op?.$case === "start") {
+      obj.start = ClassifyRequest.toJSON(message.op.value);
+    } else if (message.op?.$case === "cancel") {
+      obj.cancel = Cancel.toJSON(message.op.value);
+    } else if (message.op?.$case === "message") {
+      obj.message = ModerateBatch.toJSON(message.op.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ModerateStreamRequest>, I>>(base?: I): ModerateStreamRequest {
+    return ModerateStreamRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ModerateStreamRequest>, I>>(object: I): ModerateStreamRequest {
+    const message = createBaseModerateStreamRequest();
+    message.callId = object.callId ?? 0;
+    switch (object.op?.$case) {
+      case "start": {
+        if (object.op?.value !== undefined && object.op?.value !== null) {
+          message.op = { $case: "start", value: ClassifyRequest.fromPartial(object.op.value) };
+        }
+        break;
+      }
+      case "cancel": {
+        if (object.op?.value !== undefined && object.op?.value !== null) {
+          message.op = { $case: "cancel", value: Cancel.fromPartial(object.op.value) };
+        }
+        break;
+      }
+      case "message": {
+        if (object.op?.value !== undefined && object.op?.value !== null) {
+          message.op = { $case: "message", value: ModerateBatch.fromPartial(object.op.value) };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseModerateBatch(): ModerateBatch {
+  return { text: "", final: false };
+}
+
+export const ModerateBatch: MessageFns<ModerateBatch> = {
+  encode(message: ModerateBatch, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.text !== "") {
+      writer.uint32(10).string(message.text);
+    }
+    if (message.final !== false) {
+      writer.uint32(16).bool(message.final);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ModerateBatch {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseModerateBatch();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.text = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.final = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ModerateBatch {
+    return {
+      text: isSet(object.text) ? globalThis.String(object.text) : "",
+      final: isSet(object.final) ? globalThis.Boolean(object.final) : false,
+    };
+  },
+
+  toJSON(message: ModerateBatch): unknown {
+    const obj: any = {};
+    if (message.text !== "") {
+      obj.text = message.text;
+    }
+    if (message.final !== false) {
+      obj.final = message.final;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ModerateBatch>, I>>(base?: I): ModerateBatch {
+    return ModerateBatch.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ModerateBatch>, I>>(object: I): ModerateBatch {
+    const message = createBaseModerateBatch();
+    message.text = object.text ?? "";
+    message.final = object.final ?? false;
+    return message;
+  },
+};
 
 function createBaseClassifyStreamRequest(): ClassifyStreamRequest {
   return { callId: 0, op: undefined };
@@ -1365,6 +1607,24 @@ export const SafetyServiceService = {
       Buffer.from(ClassifyStreamResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ClassifyStreamResponse => ClassifyStreamResponse.decode(value),
   },
+  /**
+   * Output moderation sessions multiplexed on one long-lived stream: a call per response. `start`
+   * is the first batch with the conversation's state (a ClassifyRequest with `output` set); each
+   * `message` adds the next batch, judged on the state the service keeps for the call, so no state
+   * travels per batch. Each batch is answered by one `message` (a ClassifyResponse whose `state` is
+   * empty except on the final batch's answer); the final answer ends the call.
+   */
+  moderateStream: {
+    path: "/fastloop.safety.v1.SafetyService/ModerateStream" as const,
+    requestStream: true as const,
+    responseStream: true as const,
+    requestSerialize: (value: ModerateStreamRequest): Buffer =>
+      Buffer.from(ModerateStreamRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ModerateStreamRequest => ModerateStreamRequest.decode(value),
+    responseSerialize: (value: ClassifyStreamResponse): Buffer =>
+      Buffer.from(ClassifyStreamResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ClassifyStreamResponse => ClassifyStreamResponse.decode(value),
+  },
 } as const;
 
 export interface SafetyServiceServer extends UntypedServiceImplementation {
@@ -1374,6 +1634,14 @@ export interface SafetyServiceServer extends UntypedServiceImplementation {
    * ClassifyRequest, answered by one `message` or an `error` with its call id; `cancel` drops it.
    */
   classifyStream: handleBidiStreamingCall<ClassifyStreamRequest, ClassifyStreamResponse>;
+  /**
+   * Output moderation sessions multiplexed on one long-lived stream: a call per response. `start`
+   * is the first batch with the conversation's state (a ClassifyRequest with `output` set); each
+   * `message` adds the next batch, judged on the state the service keeps for the call, so no state
+   * travels per batch. Each batch is answered by one `message` (a ClassifyResponse whose `state` is
+   * empty except on the final batch's answer); the final answer ends the call.
+   */
+  moderateStream: handleBidiStreamingCall<ModerateStreamRequest, ClassifyStreamResponse>;
 }
 
 export interface SafetyServiceClient extends Client {
@@ -1402,6 +1670,19 @@ export interface SafetyServiceClient extends Client {
     metadata: Metadata,
     options?: Partial<CallOptions>,
   ): ClientDuplexStream<ClassifyStreamRequest, ClassifyStreamResponse>;
+  /**
+   * Output moderation sessions multiplexed on one long-lived stream: a call per response. `start`
+   * is the first batch with the conversation's state (a ClassifyRequest with `output` set); each
+   * `message` adds the next batch, judged on the state the service keeps for the call, so no state
+   * travels per batch. Each batch is answered by one `message` (a ClassifyResponse whose `state` is
+   * empty except on the final batch's answer); the final answer ends the call.
+   */
+  moderateStream(): ClientDuplexStream<ModerateStreamRequest, ClassifyStreamResponse>;
+  moderateStream(options: Partial<CallOptions>): ClientDuplexStream<ModerateStreamRequest, ClassifyStreamResponse>;
+  moderateStream(
+    metadata: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientDuplexStream<ModerateStreamRequest, ClassifyStreamResponse>;
 }
 
 export const SafetyServiceClient = makeGenericClientConstructor(
