@@ -62,8 +62,10 @@ describe('a guard model on the stack’s simulated worker', () => {
         const after = await guardCounters();
         expect(after.allow).toBeGreaterThan(before.allow);
         expect(after.block + after.failed).toBe(before.block + before.failed);
+        // Reuse per guard call: a turn's output is one or two calls (the first text goes at once, the
+        // rest with the final batch), as the engine's chunks fall.
         prefilled.push(after.prefilled - before.prefilled);
-        cached.push(after.cached - before.cached);
+        cached.push((after.cached - before.cached) / (after.allow - before.allow));
         before = after;
       }
       // Per turn the guard's worker prefills about the same (the new items), while what it reuses grows
@@ -73,7 +75,7 @@ describe('a guard model on the stack’s simulated worker', () => {
         expect(prefilled[t]).toBeLessThan(prefilled[1] * 1.5);
         expect(cached[t]).toBeGreaterThan(cached[t - 1]);
       }
-      expect(prefilled[5]).toBeLessThan(cached[5] / 4);
+      expect(prefilled[5]).toBeLessThan(cached[5] / 2);
 
       const blocked = await conv.create({
         model: MODEL,
