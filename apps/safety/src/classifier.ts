@@ -153,7 +153,9 @@ export class Classifier {
     const hits: Hit[] = [];
     const streams: Partial<Record<StreamName, StreamState>> = {};
     const sliceChars = this.options.sliceChars ?? DEFAULT_SLICE_CHARS;
-    const output = request.output ? { final: request.output.final, heldChars: 0 } : undefined;
+    const output = request.output
+      ? { final: request.output.final, heldBefore: request.output.heldBefore, heldChars: 0 }
+      : undefined;
     for (const name of STREAMS) {
       const st = SafetyStateCodec.stream(previous, name);
       const delta = deltas.get(name);
@@ -323,7 +325,7 @@ interface StreamScan {
   hits: Hit[];
   sliceChars: number;
   /** The model stream of an output-moderation call: gets its held characters. */
-  output?: { final: boolean; heldChars: number };
+  output?: { final: boolean; heldBefore?: number; heldChars: number };
 }
 
 /**
@@ -363,7 +365,11 @@ function* scanOne(scan: StreamScan): Steps<StreamState> {
   [score, crossed] = settled ?? [score, crossed];
   if (streaming) {
     const blocking = rules.filter((r) => policy.actions[r.category] === 'block');
-    output.heldChars = len - outputFrontier(text, base, blocking);
+    // The previous frontier in `text`, less the longest lead (a rule's start may sit that far before it).
+    const lead = Math.max(0, ...blocking.map((r) => r.lead ?? 0));
+    const before = output.heldBefore;
+    const from = before === undefined ? 0 : text.length - (delta?.text.length ?? 0) - before - lead;
+    output.heldChars = len - outputFrontier(text, base, blocking, Math.max(0, from));
   }
   const tail = tailOf(text);
   const tailStart = len - tail.length;

@@ -22,6 +22,7 @@ export function serveModeration(
   const cancelled = new AbortController();
   call.on('cancelled', () => cancelled.abort());
   let state = call.request.state;
+  let held: number | undefined;
   let done = false;
   let chain = Promise.resolve();
   const judge = (next: () => safetyV1.ClassifyRequest) => {
@@ -32,6 +33,7 @@ export function serveModeration(
       try {
         const res = await classify(request, cancelled.signal);
         state = res.state;
+        held = res.heldChars;
         done = final || res.verdict === safetyV1.Verdict.VERDICT_BLOCK;
         call.write(done ? res : { ...res, state: EMPTY });
         if (done) call.end();
@@ -55,7 +57,7 @@ export function serveModeration(
       ],
       tenant,
       model,
-      output: { final: batch.final },
+      output: { final: batch.final, ...(held !== undefined ? { heldBefore: held } : {}) },
     })),
   );
 }

@@ -49,7 +49,11 @@ export function moderationCalls(
       fellBack = true;
       session?.close();
       const first = start!;
-      return plain({ ...first, items: [{ ...first.items[0], text }], output: request.output });
+      return plain({
+        ...first,
+        items: [{ ...first.items[0], text }],
+        output: { final: request.output?.final === true },
+      });
     });
   };
   return { classify, close: () => session?.close() };

@@ -51,6 +51,8 @@ export class OutputModerator implements OutputSink {
   /** Characters sent to safety (judged, or in flight). */
   private sent = 0;
   private releasable = 0;
+  /** `held_chars` of the last answer (unset before one, or from a service without it). */
+  private held: number | undefined;
   private state: Promise<Buffer> | undefined;
   private inFlight: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -166,7 +168,8 @@ export class OutputModerator implements OutputSink {
           items: [{ itemType: 'output_text', role: 'assistant', text, source: safetyV1.ItemSource.ITEM_SOURCE_MODEL }],
           tenant: this.options.tenant,
           model: this.options.model,
-          output: { final },
+          // Where the last frontier stood: safety tries only the starts from there on.
+          output: { final, ...(this.held !== undefined ? { heldBefore: this.held } : {}) },
         }),
       )
       .then(
@@ -200,6 +203,7 @@ export class OutputModerator implements OutputSink {
     this.judgedAll = final;
     if (final) this.finalState = res.state;
     // A service from before `held_chars` says only its longest window: hold that much back.
+    this.held = res.heldChars;
     const held = res.heldChars ?? Math.max(0, res.windowChars - 1);
     if (!final) this.releasable = Math.max(this.releasable, end - held);
     this.release();

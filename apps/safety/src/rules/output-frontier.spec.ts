@@ -24,9 +24,15 @@ function moderate(state: Buffer, batches: readonly string[], finished = true) {
   const answers: { end: number; released: number; blocked: boolean }[] = [];
   let end = 0;
   let released = 0;
+  let held: number | undefined;
   for (const [i, text] of batches.entries()) {
     const final = finished && i === batches.length - 1;
-    const res = classifier.classify({ state, items: [out(text)], tenant: TENANT, output: { final } });
+    const output = { final, ...(held !== undefined ? { heldBefore: held } : {}) };
+    const res = classifier.classify({ state, items: [out(text)], tenant: TENANT, output });
+    // The hint only saves work: without it every start is tried again, with the same answer.
+    const unhinted = classifier.classify({ state, items: [out(text)], tenant: TENANT, output: { final } });
+    expect(res.heldChars).toBe(unhinted.heldChars);
+    held = res.heldChars;
     end += text.length;
     const blocked = res.verdict === VERDICT_BLOCK;
     if (!blocked) released = Math.max(released, end - (res.heldChars ?? Number.NaN));

@@ -20,15 +20,17 @@ export function prefixOf(rule: Rule): RulePrefix {
  * last `window - 1` starts of each rule are tried; a start is held when the rule's pattern, run
  * from it, reaches the end of the text (a prefix of a match) or matches already (a match that may
  * still change). A rule's `lead` characters are context, not part of what it reports, so they are
- * not held. Cost: one walk per rule over at most its window, most starts dropped at their first character.
+ * not held. Starts before `from` (in `text`) are not tried: a caller passes where an earlier
+ * frontier of the same stream stood, since every start before it was ruled out for good (a walk
+ * that died inside the text dies with any more text; a settled start stays settled). Cost: one walk per rule over at most its window, most starts dropped at their first character.
  */
-export function outputFrontier(text: string, base: number, rules: readonly Rule[]): number {
+export function outputFrontier(text: string, base: number, rules: readonly Rule[], from = 0): number {
   const end = base + text.length;
   let frontier = end;
   for (const rule of rules) {
     const lead = rule.lead ?? 0;
     const starts: number[] = [];
-    for (let at = Math.max(0, text.length - rule.window + 1); base + at + lead < frontier; at++) starts.push(at);
+    for (let at = Math.max(from, text.length - rule.window + 1); base + at + lead < frontier; at++) starts.push(at);
     if (starts.length > 0) frontier = Math.min(frontier, base + prefixOf(rule).earliestOpen(text, starts) + lead);
   }
   return frontier;

@@ -286,6 +286,12 @@ export interface OutputModeration {
    * change (it reads past the end of the text so far) neither blocks nor flags yet: it is held.
    */
   final: boolean;
+  /**
+   * The previous answer's `held_chars` for this output, when there was one: every start before the
+   * frontier it gave was ruled out for good (it cannot match, or its match is settled), so only the
+   * starts from there on are tried again. Unset: all the starts a match could still reach.
+   */
+  heldBefore?: number | undefined;
 }
 
 /** A match. Never carries the matched text: only its kind, place and span. */
@@ -1086,13 +1092,16 @@ export const ClassifyRequest: MessageFns<ClassifyRequest> = {
 };
 
 function createBaseOutputModeration(): OutputModeration {
-  return { final: false };
+  return { final: false, heldBefore: undefined };
 }
 
 export const OutputModeration: MessageFns<OutputModeration> = {
   encode(message: OutputModeration, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.final !== false) {
       writer.uint32(8).bool(message.final);
+    }
+    if (message.heldBefore !== undefined) {
+      writer.uint32(16).uint32(message.heldBefore);
     }
     return writer;
   },
@@ -1118,6 +1127,14 @@ export const OutputModeration: MessageFns<OutputModeration> = {
             message.final = reader.bool();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.heldBefore = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1131,13 +1148,23 @@ export const OutputModeration: MessageFns<OutputModeration> = {
   },
 
   fromJSON(object: any): OutputModeration {
-    return { final: isSet(object.final) ? globalThis.Boolean(object.final) : false };
+    return {
+      final: isSet(object.final) ? globalThis.Boolean(object.final) : false,
+      heldBefore: isSet(object.heldBefore)
+        ? globalThis.Number(object.heldBefore)
+        : isSet(object.held_before)
+        ? globalThis.Number(object.held_before)
+        : undefined,
+    };
   },
 
   toJSON(message: OutputModeration): unknown {
     const obj: any = {};
     if (message.final !== false) {
       obj.final = message.final;
+    }
+    if (message.heldBefore !== undefined) {
+      obj.heldBefore = Math.round(message.heldBefore);
     }
     return obj;
   },
@@ -1148,6 +1175,7 @@ export const OutputModeration: MessageFns<OutputModeration> = {
   fromPartial<I extends Exact<DeepPartial<OutputModeration>, I>>(object: I): OutputModeration {
     const message = createBaseOutputModeration();
     message.final = object.final ?? false;
+    message.heldBefore = object.heldBefore ?? undefined;
     return message;
   },
 };
