@@ -29,9 +29,9 @@ export function outputFrontier(text: string, base: number, rules: readonly Rule[
   let frontier = end;
   for (const rule of rules) {
     const lead = rule.lead ?? 0;
-    const starts: number[] = [];
-    for (let at = Math.max(from, text.length - rule.window + 1); base + at + lead < frontier; at++) starts.push(at);
-    if (starts.length > 0) frontier = Math.min(frontier, base + prefixOf(rule).earliestOpen(text, starts) + lead);
+    const first = Math.max(from, text.length - rule.window + 1);
+    const last = frontier - base - lead; // starts from here on could only hold what is held already
+    if (first < last) frontier = Math.min(frontier, base + prefixOf(rule).earliestOpen(text, first, last) + lead);
   }
   return frontier;
 }

@@ -33,6 +33,12 @@ export class RulePrefix {
   private readonly step: Step;
   /** ASCII characters a match can begin with (1): most starts are dropped here, before any walk. */
   private readonly first = new Uint8Array(128);
+  /**
+   * Whether a match can begin with four given ASCII characters, by their codes packed in one number:
+   * learnt from a walk of those four alone, which is exact (a walk that dies within them dies
+   * whatever follows). Prose repeats few of them, so most starts are settled by one lookup.
+   */
+  private readonly quads = new Map<number, boolean>();
 
   constructor(readonly rule: Rule) {
     const literal = parseRegExpLiteral(rule.pattern);
@@ -41,16 +47,33 @@ export class RulePrefix {
   }
 
   /**
-   * The earliest of `starts` at which a match of the rule is still possible given more text: the
+   * The earliest start in `[from, to)` at which a match of the rule is still possible given more text: the
    * pattern runs into the end of `text` from there, or already matches (its match may still
    * change). Infinity when none is.
    */
-  earliestOpen(text: string, starts: readonly number[]): number {
-    const candidates = starts.filter((s) => {
+  earliestOpen(text: string, from: number, to: number): number {
+    const candidates: number[] = [];
+    for (let s = from; s < to; s++) {
       const code = text.charCodeAt(s);
-      return code >= 128 || this.first[code] === 1;
-    });
+      if (code >= 128 || (this.first[code] === 1 && this.mayBegin(text, s))) candidates.push(s);
+    }
     return candidates.length === 0 ? Infinity : this.walk(text, candidates);
+  }
+
+  private mayBegin(text: string, s: number): boolean {
+    if (s + 4 > text.length) return true;
+    let key = 0;
+    for (let i = s; i < s + 4; i++) {
+      const c = text.charCodeAt(i);
+      if (c >= 128) return true;
+      key = key * 128 + c;
+    }
+    let open = this.quads.get(key);
+    if (open === undefined) {
+      if (this.quads.size >= MAX_QUADS) this.quads.clear();
+      this.quads.set(key, (open = this.walk(text.slice(s, s + 4), [0]) === 0));
+    }
+    return open;
   }
 
   private walk(text: string, starts: readonly number[]): number {
@@ -62,6 +85,12 @@ export class RulePrefix {
     return Math.min(earliest, run.hitEnd);
   }
 }
+
+/** No position reached (shared: never written to). */
+const NONE: Reached = new Map();
+
+/** Four-character beginnings remembered per rule (a few thousand in prose); then it starts over. */
+const MAX_QUADS = 16_384;
 
 function compileAlternatives(alternatives: readonly AST.Alternative[], flags: string): Step {
   const steps = alternatives.map((a) => compileSequence(a.elements, flags));
@@ -108,12 +137,13 @@ function compileElement(e: AST.Element, flags: string): Step {
 /** One character that `test` accepts; at the end of the text, the path needs more text. */
 function consume(test: (code: number, ch: string) => boolean): Step {
   return (text, from, run) => {
-    const out: Reached = new Map();
+    // Most paths die at once: no map unless one goes on.
+    let out: Reached | undefined;
     for (const [p, s] of from) {
       if (p >= text.length) run.hitEnd = Math.min(run.hitEnd, s);
-      else if (test(text.charCodeAt(p), text[p])) out.set(p + 1, s); // one position in, one out
+      else if (test(text.charCodeAt(p), text[p])) (out ??= new Map()).set(p + 1, s); // one position in, one out
     }
-    return out;
+    return out ?? NONE;
   };
 }
 
