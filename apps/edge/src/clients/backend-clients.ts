@@ -9,7 +9,7 @@ import {
   MUX_BULK_MESSAGE_BYTES,
   MuxClient,
 } from '@fastloop/service-kit';
-import { moderationCalls, type ModerationCalls, type ModerationMux } from './moderation-session';
+import type { ModerationMux } from './moderation-session';
 
 export interface BackendClientOptions {
   safetyAddress: string;
@@ -39,7 +39,8 @@ export class BackendClients {
   private readonly router: routerV1.RouterServiceClient;
   private readonly workers = new Map<string, inferenceV1.InferenceServiceClient>();
   private readonly safetyMux?: MuxClient<safetyV1.ClassifyRequest, safetyV1.ClassifyResponse>;
-  private readonly moderationMux?: ModerationMux;
+  /** ModerateStream sessions (clients/moderation-session.ts), when the multiplexed streams are on. */
+  readonly moderationMux?: ModerationMux;
   private readonly workerMuxes = new Map<
     string,
     MuxClient<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse>
@@ -81,10 +82,9 @@ export class BackendClients {
     return callUnary(this.safety.classify, this.safety, request, settings);
   }
 
-  /** One response's output moderation calls: a ModerateStream session, or Classify calls (clients/moderation-session.ts). */
-  moderation(signal?: AbortSignal): ModerationCalls {
-    const settings = { deadlineMs: this.options.safetyTimeoutMs, signal };
-    return moderationCalls(this.moderationMux, settings, (r) => this.classify(r, signal));
+  /** The deadline of a Classify call, and of each answer of a moderation session. */
+  get safetyTimeoutMs(): number {
+    return this.options.safetyTimeoutMs;
   }
 
   /** Route, retried like {@link classify} (a router replica draining or gone; routing is read-only). */

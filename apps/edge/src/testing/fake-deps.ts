@@ -1,6 +1,5 @@
 import { getProfile, type ConversationEntry } from '@fastloop/model-profiles';
 import { inferenceV1, routerV1, safetyV1 } from '@fastloop/proto';
-import type { ModerationCalls } from '../clients/moderation-session';
 import { createLogger, DomainError, Registry } from '@fastloop/service-kit';
 import type { BackendClients } from '../clients/backend-clients';
 import { EdgeMetrics } from '../edge-metrics';
@@ -91,10 +90,9 @@ export class FakeBackends {
     };
   }
 
-  /** Output moderation's calls: Classify calls carrying the state (as with a safety from before ModerateStream). */
-  moderation(): ModerationCalls {
-    return { classify: (r) => this.classify(r), close: () => undefined };
-  }
+  /** No ModerateStream sessions: output moderation makes Classify calls carrying the state. */
+  readonly moderationMux = undefined;
+  readonly safetyTimeoutMs = 5_000;
 
   async route(req: routerV1.RouteRequest): Promise<routerV1.RouteResponse> {
     this.routeCalls.push(req);

@@ -2,6 +2,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { inferenceV1 } from '@fastloop/proto';
 import { DomainError, ErrorCode } from '@fastloop/service-kit';
 import { failureOf } from '../api-errors';
+import { moderationCalls, type ModerationCalls } from '../clients/moderation-session';
 import { OutputModerator, type OutputModeratorOptions } from '../safety/output-moderator';
 import { ownedCopy } from '../safety/owned-copy';
 import { recordNoticed } from '../safety/safety-findings';
@@ -25,7 +26,7 @@ export async function readOutput(
   first: Promise<IteratorResult<inferenceV1.GenerateResponse>>,
 ): Promise<Ending> {
   const { meter, timer, stop, rendering } = turn;
-  const calls = turn.deps.outputModeration ? turn.deps.backends.moderation(turn.req.signal) : undefined;
+  const calls = turn.deps.outputModeration ? moderationCallsOf(turn) : undefined;
   const moderator = calls && moderatorFor(turn, calls.classify);
   const sink = moderator ?? turn.writer;
   const parser = rendering.profile.createOutputParser(rendering.rendered.header.tools);
@@ -63,6 +64,14 @@ export async function readOutput(
   return done.finishReason === inferenceV1.FinishReason.FINISH_REASON_LENGTH
     ? { status: 'incomplete', usage, reason: 'max_output_tokens' }
     : { status: 'completed', usage };
+}
+
+/** One response's output moderation calls: a ModerateStream session, or Classify calls. */
+function moderationCallsOf(turn: Turn): ModerationCalls {
+  const { backends } = turn.deps;
+  const { signal } = turn.req;
+  const settings = { deadlineMs: backends.safetyTimeoutMs, signal };
+  return moderationCalls(backends.moderationMux, settings, (r) => backends.classify(r, signal));
 }
 
 /** The turn's output moderator (moderation is on); a block stops generation. */
