@@ -110,6 +110,8 @@ function compileSequence(elements: readonly AST.Element[], flags: string): Step 
   };
 }
 
+const CHAR_TYPES = new Set(['Character', 'CharacterClass', 'CharacterSet', 'ExpressionCharacterClass']);
+
 function compileElement(e: AST.Element, flags: string): Step {
   switch (e.type) {
     case 'Character':
@@ -117,11 +119,13 @@ function compileElement(e: AST.Element, flags: string): Step {
     case 'CharacterSet':
     case 'ExpressionCharacterClass':
       return consume(charTest(e.raw, flags));
+    case 'Quantifier':
+      // A run of one class (`[A-Za-z0-9]{36}`, `\s{0,3}`): walked along the text, no set per repetition.
+      if (CHAR_TYPES.has(e.element.type)) return repeatChar(charTest(e.element.raw, flags), e.min, e.max);
+      return repeat(compileElement(e.element, flags), e.min, e.max);
     case 'Group':
     case 'CapturingGroup':
       return compileAlternatives(e.alternatives, flags);
-    case 'Quantifier':
-      return repeat(compileElement(e.element, flags), e.min, e.max);
     case 'Backreference': {
       // The group's text again: what the group could match (a superset of the one text it did match).
       const groups = Array.isArray(e.resolved) ? e.resolved : [e.resolved];
@@ -142,6 +146,25 @@ function consume(test: (code: number, ch: string) => boolean): Step {
     for (const [p, s] of from) {
       if (p >= text.length) run.hitEnd = Math.min(run.hitEnd, s);
       else if (test(text.charCodeAt(p), text[p])) (out ??= new Map()).set(p + 1, s); // one position in, one out
+    }
+    return out ?? NONE;
+  };
+}
+
+/** Positions after `min` to `max` characters that `test` accepts: {@link repeat} of {@link consume}, along the text. */
+function repeatChar(test: (code: number, ch: string) => boolean, min: number, max: number): Step {
+  return (text, from, run) => {
+    let out: Reached | undefined;
+    for (const [p, s] of from) {
+      for (let i = 0, q = p; ; i++, q++) {
+        if (i >= min && s < ((out ??= new Map()).get(q) ?? Infinity)) out.set(q, s);
+        if (i >= max) break;
+        if (q >= text.length) {
+          run.hitEnd = Math.min(run.hitEnd, s);
+          break;
+        }
+        if (!test(text.charCodeAt(q), text[q])) break;
+      }
     }
     return out ?? NONE;
   };
