@@ -102,6 +102,10 @@ export const edgeConfigSchema = z.object({
    * until its blobs are gone. Unset: a development key (a warning is logged at start).
    */
   EDGE_REASONING_KEYS: z.string().optional(),
+  /** Output tokens a compaction summary may take (`/v1/responses/compact`, `context_management`). */
+  EDGE_COMPACTION_MAX_OUTPUT_TOKENS: env.int(2048, 16),
+  /** Characters of the latest user messages `/v1/responses/compact` keeps verbatim before its compaction item. */
+  EDGE_COMPACTION_KEEP_USER_CHARS: env.int(80_000, 0),
   /** Entries in the process-wide cache of rendered item tokens used by the HTTP path. */
   EDGE_RENDER_CACHE_ENTRIES: env.int(50_000, 0),
   /** Tokens the render cache holds over all entries (its memory bound: ~8 bytes a token). */

@@ -101,6 +101,10 @@ async function main(): Promise<void> {
       ? { chunkChars: config.EDGE_OUTPUT_MODERATION_CHUNK_CHARS }
       : undefined,
     reasoningSeal,
+    compaction: {
+      maxSummaryTokens: config.EDGE_COMPACTION_MAX_OUTPUT_TOKENS,
+      keepUserChars: config.EDGE_COMPACTION_KEEP_USER_CHARS,
+    },
   };
   const budget = new StateCacheBudget(config.EDGE_CACHE_TOTAL_BYTES, metrics);
   const limits = new ConnectionLimits({
