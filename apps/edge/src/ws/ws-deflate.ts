@@ -34,6 +34,14 @@ export const DEFAULT_WS_DEFLATE: Readonly<WsDeflateSettings> = Object.freeze({
   memLevel: 8,
 });
 
+/**
+ * Whether a frame of `bytes` goes out deflated (when deflate was negotiated at all). ws applies its
+ * own `threshold` only without context takeover, so the edge decides per frame (`send`'s `compress`).
+ */
+export function compressFrame(settings: WsDeflateSettings | undefined, bytes: number): boolean {
+  return bytes >= (settings ?? DEFAULT_WS_DEFLATE).thresholdBytes;
+}
+
 /** ws's `perMessageDeflate` option for `settings` (false: not negotiated). */
 export function perMessageDeflate(settings: WsDeflateSettings = DEFAULT_WS_DEFLATE): PerMessageDeflateOptions | false {
   if (!settings.enabled) return false;

@@ -7,7 +7,7 @@ import type { ApiKeyAuth, Principal } from '../auth';
 import { Connection, type ConnectionSettings } from '../session/connection';
 import type { ConnectionLimits } from '../session/connection-limits';
 import { microtaskCork } from '../session/microtask-cork';
-import { perMessageDeflate, type WsDeflateSettings } from './ws-deflate';
+import { compressFrame, perMessageDeflate, type WsDeflateSettings } from './ws-deflate';
 
 /**
  * WebSocket mode's options: the connection core's settings (a message over `maxPayloadBytes` gets
@@ -94,7 +94,9 @@ export class WsGateway {
         bufferedBytes: () => ws.bufferedAmount,
         write: (event) => {
           cork();
-          ws.send(JSON.stringify(event));
+          const text = JSON.stringify(event);
+          // String length, not bytes: the threshold only needs the frame's rough size.
+          ws.send(text, { compress: compressFrame(this.options.deflate, text.length) });
         },
         cut: () => {
           ws.close(1008, 'client too slow');
