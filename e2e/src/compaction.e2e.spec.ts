@@ -170,6 +170,27 @@ describe('context_management compaction in-line', () => {
     }
   });
 
+  it('stores a compacted response as the root of its window: an HTTP chain from the store goes on from the window', async () => {
+    const client = openaiClient();
+    const first = await client.responses.create({ model: MODEL, input: [longTask] });
+    const second = await client.responses.create({
+      model: MODEL,
+      previous_response_id: first.id,
+      input: [user('Now summarise what you found.')],
+      context_management: contextManagement,
+    } as never);
+    expect(second.output[0].type).toBe('compaction');
+    expect(second.previous_response_id).toBe(first.id);
+    // Read back from Redis (HTTP has no connection cache): the window, not the long task, continues.
+    const third = await client.responses.create({ model: MODEL, previous_response_id: second.id, input: 'Thanks.' });
+    expect(third.status).toBe('completed');
+    expect(third.usage!.input_tokens).toBeLessThan(first.usage!.input_tokens);
+    const stored = await client.responses.retrieve(second.id);
+    expect(stored.output.map((i) => i.type)).toEqual(second.output.map((i) => i.type));
+    const items = await client.responses.inputItems.list(second.id);
+    expect(items.data.map((i) => i.type)).toContain('compaction');
+  });
+
   it('compacts a stateless HTTP request whose input passes the threshold, with tools offered', async () => {
     const r = await openaiClient().responses.create({
       model: MODEL,

@@ -8,6 +8,7 @@ import { SUMMARY_REQUEST } from '../turn/compaction';
 import { SUMMARY_PREFIX } from '../turn/narrow-item';
 import { ReasoningSeal } from '../turn/reasoning-seal';
 import type { TurnRequest } from '../turn/turn-deps';
+import { runTurn } from '../turn/run-turn';
 import { ResponsesSession } from './responses-session';
 import { ConnectionStateCache, StateCacheBudget } from './state-cache';
 
@@ -218,6 +219,39 @@ describe('context_management compaction', () => {
       { numRuns: 15 },
     );
   });
+
+  it('compacts a plain HTTP request that overflows the model window instead of refusing it', async () => {
+    const s = open();
+    const half = 'word '.repeat(70_000);
+    const body = {
+      model: 'fake-model',
+      tools: [],
+      tool_choice: 'auto' as const,
+      parallel_tool_calls: true,
+      store: false,
+      context_management: [{ type: 'compaction' }],
+      input: [user(half), { type: 'message' as const, role: 'assistant' as const, content: 'ok' }, user(half)],
+    };
+    const req: TurnRequest = {
+      body,
+      principal: { tenant: 't', keyId: 'k' },
+      transport: 'http',
+      generate: true,
+      signal: new AbortController().signal,
+      validateMs: 0,
+      loadMs: 0,
+      logger: s.deps.logger,
+    };
+    const outcome = await runTurn(s.deps, req, () => undefined);
+    expect(outcome.response.status).toBe('completed');
+    expect(outcome.response.output.map((i) => i.type)).toEqual(['compaction', 'message']);
+    // Without context_management the same request is the 400 it always was.
+    await expect(
+      runTurn(s.deps, { ...req, body: { ...body, context_management: undefined } }, () => undefined),
+    ).rejects.toMatchObject({
+      code: 'context_length_exceeded',
+    });
+  }, 30_000);
 
   it('bills the summary and the response as two usage records', async () => {
     const s = open();

@@ -66,7 +66,10 @@ async function prepare(deps: TurnDeps, req: TurnRequest, timer: StageTimer): Pro
     const nested = (sub: TurnRequest) => runTurn(deps, sub, () => undefined);
     compaction = await compactIfDue(nested, prepared);
     timer.mark('compact');
-    if (!compaction) return prepared;
+    if (compaction) continue;
+    // Not compacted after all: a plain JSON request gets an overflow as its HTTP answer.
+    if (rendering.overflow && turnReq.transport === 'http') throw rendering.overflow;
+    return prepared;
   }
 }
 
