@@ -161,6 +161,30 @@ describe('context_management compaction in-line', () => {
     }
   });
 
+  it('compacts on a compaction_trigger item over WebSocket: the response is the compaction alone', async () => {
+    const conv = new WsConversation();
+    try {
+      const first = expectWellFormedStream(
+        await conv.create({ model: MODEL, store: false, input: [longTask] }),
+      ).response;
+      const compacted = expectWellFormedStream(
+        await conv.create({
+          model: MODEL,
+          store: false,
+          previous_response_id: first.id,
+          input: [{ type: 'compaction_trigger' }],
+        }),
+      ).response;
+      expect(compacted.output.map((i: { type: string }) => i.type)).toEqual(['compaction']);
+      const next = expectWellFormedStream(
+        await conv.create({ model: MODEL, store: false, previous_response_id: compacted.id, input: [user('Go on.')] }),
+      ).response;
+      expect(next.usage.input_tokens).toBeLessThan(first.usage.input_tokens);
+    } finally {
+      conv.close();
+    }
+  });
+
   it('compacts over the gRPC bidi stream alike', async () => {
     const s = openSession();
     try {

@@ -264,4 +264,26 @@ describe('context_management compaction', () => {
     expect(ids).toHaveLength(3);
     expect(ids).toContain(r2.id);
   });
+
+  it('compacts on a compaction_trigger item: the output is the compaction alone, and the chain goes on from it', async () => {
+    const s = open();
+    const r1 = last(await s.create({ input: [user('the first task, in detail')] })).response;
+    const events = await s.create({ previous_response_id: r1.id, input: [{ type: 'compaction_trigger' }] });
+    const done = last(events);
+    expect(done.type).toBe('response.completed');
+    expect(done.response.output.map((i: any) => i.type)).toEqual(['compaction']);
+    // Turn 1 and the summary: nothing is sampled after the compaction.
+    expect(s.backends.generateCalls).toHaveLength(2);
+    await s.create({ previous_response_id: done.response.id, input: [user('next step')] });
+    const prompt = profile.decode(s.backends.prompts[2]);
+    expect(prompt).toContain(SUMMARY_PREFIX + 'SUMMARY: the user wants the bug fixed');
+    expect(prompt).not.toContain('the first task, in detail');
+  });
+
+  it('answers a compaction_trigger that is not the final input item with a 400 naming it', async () => {
+    const events = await open().create({ input: [user('a'), { type: 'compaction_trigger' }, user('b')] });
+    expect(events).toEqual([
+      expect.objectContaining({ type: 'error', status: 400, error: expect.objectContaining({ param: 'input[1]' }) }),
+    ]);
+  });
 });

@@ -1,9 +1,9 @@
-import { createUsage, newId, type ResponseStreamEvent } from '@fastloop/protocol';
+import { createUsage, newId, type ResponseCreateRequest, type ResponseStreamEvent } from '@fastloop/protocol';
 import { StageTimer } from '../edge-metrics';
 import { finishTurn, type TurnEnd, type TurnOutcome } from './finish-stage';
 import { generate } from './generate-stage';
 import { readInput } from './input-stage';
-import { compactIfDue, type InlineCompaction } from './compaction-stage';
+import { COMPACTION_TRIGGER, compactIfDue, type InlineCompaction } from './compaction-stage';
 import { judge } from './judge-stage';
 import { renderTurn } from './render-stage';
 import { routeTurn } from './route-stage';
@@ -54,7 +54,7 @@ async function prepare(deps: TurnDeps, req: TurnRequest, timer: StageTimer): Pro
     // Without overlap the verdict gates Generate, so its round trip runs beside routing and rendering.
     // With overlap it is asked for after Generate (judge stage): its encoding stays off the critical path.
     // A request that may compact asks after the compaction stage, which may change what is judged.
-    const compacting = turnReq.body.context_management !== undefined;
+    const compacting = mayCompact(turnReq.body);
     const verdict = new Verdict(deps, turnReq, input, !deps.safetyOverlap && !compacting);
     const route = await routeTurn(deps, turnReq);
     timer.mark('route');
@@ -71,6 +71,12 @@ async function prepare(deps: TurnDeps, req: TurnRequest, timer: StageTimer): Pro
     if (rendering.overflow && turnReq.transport === 'http') throw rendering.overflow;
     return prepared;
   }
+}
+
+/** Whether a request may compact: `context_management`, or a `compaction_trigger` input item (O(new items)). */
+function mayCompact(body: ResponseCreateRequest): boolean {
+  if (body.context_management !== undefined) return true;
+  return Array.isArray(body.input) && body.input.some((item) => item.type === COMPACTION_TRIGGER);
 }
 
 /** The turn with what it owns from here on: its writer and meter, and whether it is stored. */

@@ -107,7 +107,7 @@ export class WsGateway {
     );
     this.connections.set(connection, ws);
     const logger = connection.logger;
-    logger.debug('websocket connected');
+    logger.debug({ deflate: ws.extensions.includes('permessage-deflate') }, 'websocket connected');
     ws.on('message', (data: RawData, isBinary: boolean) => {
       if (isBinary)
         return connection.sendError(
