@@ -130,6 +130,13 @@ describe('POST /v1/responses/compact', () => {
     expect(events.map((e) => [e.type, e.error?.code])).toEqual([['error', 'invalid_prompt']]);
   });
 
+  it('refuses to seal a summary that output moderation blocks', async () => {
+    const s = open();
+    s.deps.outputModeration = { chunkChars: 8 };
+    model(s.backends, 'the summary says BLOCK-ME here');
+    await expect(s.compact({ input: history })).rejects.toMatchObject({ status: 400, code: 'invalid_prompt' });
+  });
+
   it.each([
     ['altered', (blob: string) => blob.slice(0, -2) + (blob.endsWith('AA') ? 'BA' : 'AA')],
     ['made for another tenant', (blob: string) => blob, 'other'],

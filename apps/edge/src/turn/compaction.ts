@@ -80,6 +80,9 @@ export async function summarize(
   const sub: TurnRequest = { ...req, body, previous, generate: true, validateMs: 0, loadMs: 0 };
   const outcome = await run(sub);
   if (outcome.error) throw outcome.error;
+  // A summary output moderation stopped is not sealed, whole or in part.
+  if (outcome.response.incomplete_details?.reason === 'content_filter')
+    throw ApiErrors.contentBlocked('The conversation could not be compacted: its summary was blocked by safety.');
   const text = outcome.response.output
     .flatMap((item) => (item.type === 'message' ? item.content.map((part) => part.text) : []))
     .join('');
