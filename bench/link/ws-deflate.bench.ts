@@ -30,10 +30,11 @@ import { LINK_PRESETS, startLinkEmulator, type LinkPresetName } from './link-emu
 
 const VARIANTS: Record<string, WsDeflateSettings | undefined> = {
   off: undefined,
-  'every frame, level 1': { ...DEFAULT_WS_DEFLATE, thresholdBytes: 0 },
-  'default (≥512 B, level 1)': DEFAULT_WS_DEFLATE,
-  '≥512 B, level 6': { ...DEFAULT_WS_DEFLATE, level: 6 },
-  '≥512 B, level 1, 2^10 window': { ...DEFAULT_WS_DEFLATE, windowBits: 10, memLevel: 4 },
+  'every frame, level 1, 2^13': { ...DEFAULT_WS_DEFLATE, thresholdBytes: 0 },
+  'default (≥512 B, level 1, 2^13 window, memLevel 6)': DEFAULT_WS_DEFLATE,
+  '≥512 B, level 6, 2^13': { ...DEFAULT_WS_DEFLATE, level: 6 },
+  '≥512 B, level 1, 2^15 window, memLevel 8': { ...DEFAULT_WS_DEFLATE, windowBits: 15, memLevel: 8 },
+  '≥512 B, level 1, 2^10 window, memLevel 4': { ...DEFAULT_WS_DEFLATE, windowBits: 10, memLevel: 4 },
 };
 
 /** One turn's server frames, as the edge writes them (JSON text), for turn `n` of a conversation. */
@@ -173,6 +174,9 @@ async function run(): Promise<void> {
   writeFileSync(join(outDir, 'ws-deflate.json'), JSON.stringify({ turns, rounds, load, rows }, null, 2));
   const md = [
     `# permessage-deflate on WebSocket mode (${turns} turns per connection, median of ${rounds} interleaved rounds; load ${load})`,
+    '',
+    'Bytes are exact; CPU (the serving process alone, per frame sent) and ms per turn vary with the',
+    "machine's load: compare rows of one run, and rerun on an idle machine before quoting absolute figures.",
     '',
     '| variant | bytes/turn | server CPU µs/frame | cloud ms/turn | home ms/turn |',
     '|---|---|---|---|---|',

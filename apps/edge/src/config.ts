@@ -87,9 +87,9 @@ export const edgeConfigSchema = z.object({
   /** zlib compression level, 0–9. */
   EDGE_WS_DEFLATE_LEVEL: z.coerce.number().int().min(0).max(9).default(1),
   /** The server's deflate window, 2^bits bytes (8–15). */
-  EDGE_WS_DEFLATE_WINDOW_BITS: z.coerce.number().int().min(8).max(15).default(15),
+  EDGE_WS_DEFLATE_WINDOW_BITS: z.coerce.number().int().min(8).max(15).default(13),
   /** zlib memLevel, 1–9 (memory of a connection's deflate state). */
-  EDGE_WS_DEFLATE_MEM_LEVEL: z.coerce.number().int().min(1).max(9).default(8),
+  EDGE_WS_DEFLATE_MEM_LEVEL: z.coerce.number().int().min(1).max(9).default(6),
   /** Byte budget of one connection's cache of previous responses (LRU within the connection). */
   EDGE_CONN_CACHE_BYTES: env.int(256 * 1024 * 1024, 0),
   /** Byte budget of all connection caches of the process (LRU across connections). */

@@ -35,7 +35,7 @@ async function start(deflate?: WsDeflateSettings) {
 }
 
 /** One turn with long instructions (echoed in response.created, .in_progress and .completed). */
-async function turn(url: string, offer: boolean) {
+async function turn(url: string, offer: WebSocket.ClientOptions['perMessageDeflate']) {
   const ws = new WebSocket(url, { headers: { authorization: 'Bearer sk-test' }, perMessageDeflate: offer });
   try {
     await new Promise<void>((resolve, reject) => {
@@ -87,6 +87,22 @@ describe('permessage-deflate on WebSocket mode', () => {
       expect(t.extensions).toBe('');
       expect(t.frames[t.frames.length - 1].type).toBe('response.completed');
       expect(t.wireBytes).toBeGreaterThan(t.textBytes);
+    } finally {
+      await g.close();
+    }
+  });
+
+  it('accepts the parameters clients offer (no context takeover, their own window), never refusing the upgrade', async () => {
+    const g = await start();
+    try {
+      const t = await turn(g.url, {
+        serverNoContextTakeover: true,
+        clientNoContextTakeover: true,
+        clientMaxWindowBits: 12,
+      });
+      expect(t.extensions).toContain('permessage-deflate');
+      expect(t.frames[t.frames.length - 1].type).toBe('response.completed');
+      expect(t.wireBytes).toBeLessThan(t.textBytes / 2);
     } finally {
       await g.close();
     }

@@ -17,12 +17,15 @@ export interface WsDeflateSettings {
   /** zlib level (EDGE_WS_DEFLATE_LEVEL, default 1: most of level 6's saving for a third of its CPU). */
   level: number;
   /**
-   * The server's LZ77 window, 2^bits bytes (EDGE_WS_DEFLATE_WINDOW_BITS, default 15). With
-   * context takeover it is kept per connection (~2^(bits+2) bytes of zlib state), so lower it to
-   * trade ratio for memory on edges holding many idle sockets.
+   * The server's LZ77 window, 2^bits bytes (EDGE_WS_DEFLATE_WINDOW_BITS, default 13). With context
+   * takeover a connection keeps its deflate state, 2^(bits+2) + 2^(memLevel+9) bytes: 64 KiB at the
+   * defaults, 256 KiB at 15/8 (zlib's own), which buys ~11% fewer bytes per turn
+   * (bench/results/ws-deflate.md); an edge holding 10,000 sockets pays for it in gigabytes. A client
+   * that asks for a smaller server window than this is refused the extension by ws (and then falls
+   * back to HTTP on the 426): none of the clients we know asks.
    */
   windowBits: number;
-  /** zlib memLevel (EDGE_WS_DEFLATE_MEM_LEVEL, default 8): the other half of a stream's memory, 2^(memLevel+9) bytes. */
+  /** zlib memLevel (EDGE_WS_DEFLATE_MEM_LEVEL, default 6): see `windowBits`. */
   memLevel: number;
 }
 
@@ -30,8 +33,8 @@ export const DEFAULT_WS_DEFLATE: Readonly<WsDeflateSettings> = Object.freeze({
   enabled: true,
   thresholdBytes: 512,
   level: 1,
-  windowBits: 15,
-  memLevel: 8,
+  windowBits: 13,
+  memLevel: 6,
 });
 
 /**
@@ -47,10 +50,9 @@ export function perMessageDeflate(settings: WsDeflateSettings = DEFAULT_WS_DEFLA
   if (!settings.enabled) return false;
   return {
     threshold: settings.thresholdBytes,
-    // Context takeover on both sides: successive events repeat the same keys and the response's
-    // echo of instructions and tools, which a kept window finds again.
-    serverNoContextTakeover: false,
-    clientNoContextTakeover: false,
+    // Context takeover unless the client asks otherwise: successive events repeat the same keys and
+    // the response's echo of instructions and tools, which a kept window finds again. (Setting the
+    // takeover options to false would make ws refuse a client that asks for no takeover.)
     serverMaxWindowBits: settings.windowBits,
     zlibDeflateOptions: { level: settings.level, memLevel: settings.memLevel },
   };
