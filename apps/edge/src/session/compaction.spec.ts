@@ -177,6 +177,19 @@ describe('context_management compaction', () => {
     expect(s.backends.generateCalls).toHaveLength(1);
   });
 
+  it('does not compact a warm-up (generate: false), which samples nothing', async () => {
+    const s = open();
+    const r1 = last(await s.create({ input: [user('a long first task: ' + 'word '.repeat(150))] })).response;
+    const events = await s.create({
+      previous_response_id: r1.id,
+      input: [user('second task')],
+      context_management: threshold,
+      generate: false,
+    });
+    expect(last(events).response.output).toEqual([]);
+    expect(s.backends.generateCalls).toHaveLength(1);
+  });
+
   it('compacts past the threshold: the stream carries the compaction item first and the model reads the window', async () => {
     const s = open();
     const r1 = last(await s.create({ input: [user('a long first task: ' + 'word '.repeat(150))] })).response;

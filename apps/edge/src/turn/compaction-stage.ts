@@ -88,7 +88,8 @@ function cutOf(
       throw ApiErrors.invalidRequest('There is nothing to compact before the compaction_trigger item.', `input[${at}]`);
     return { items, split: items.length - 1, keep: items.length, triggered: true };
   }
-  const threshold = compactThreshold(req.body, route);
+  // A warm-up (`generate: false`) samples nothing, a summary included: the turn that generates compacts.
+  const threshold = req.generate ? compactThreshold(req.body, route) : undefined;
   if (threshold === undefined || !(rendering.overflow || rendering.rendered.tokens.length > threshold))
     return undefined;
   const items = [...input.items];
