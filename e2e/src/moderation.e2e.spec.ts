@@ -1,5 +1,6 @@
 import WebSocket from 'ws';
 import { startStack, type Stack } from '@fastloop/launcher';
+import { MetricsScrape } from './metrics';
 
 const API_KEY = 'sk-e2e-moderation';
 
@@ -129,6 +130,10 @@ describe('output moderation when safety restarts mid-answer', () => {
         const last = next.find((e) => TERMINAL.has(e.type))!;
         if (last.type === 'response.completed') {
           expect(next.some((e) => e.type === 'response.output_text.delta')).toBe(true);
+          // Judged on a ModerateStream session of the restarted service (no state per batch).
+          expect((await MetricsScrape.of(stack!, 'safety')).value('safety_moderation_sessions_total')).toBeGreaterThan(
+            0,
+          );
           break;
         }
         expect(JSON.stringify(last)).toMatch(/safety/i);

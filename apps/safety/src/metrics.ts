@@ -9,6 +9,7 @@ export interface SafetyMetrics {
   /** `safety_items_scanned_total`: items scanned (only new items: the point of the state). */
   readonly itemsScanned: Counter;
   readonly outputBatches: Counter;
+  readonly moderationSessions: Counter;
   /** `safety_findings_total{rule_id,action}`: matches in newly scanned items. */
   readonly findings: Counter<'rule_id' | 'action'>;
   /** `safety_guard_calls_total{result}`: guard model calls by verdict (or unavailable, prefix_miss). */
@@ -42,6 +43,11 @@ export function createSafetyMetrics(registry: Registry): SafetyMetrics {
     itemsScanned: new Counter({
       name: 'safety_items_scanned_total',
       help: 'Conversation items scanned (batches of streamed output are not items: see safety_output_batches_total).',
+      registers: [registry],
+    }),
+    moderationSessions: new Counter({
+      name: 'safety_moderation_sessions_total',
+      help: 'Output moderation sessions (ModerateStream calls) started: one per moderated response.',
       registers: [registry],
     }),
     outputBatches: new Counter({

@@ -43,9 +43,10 @@ export function createSafetyService(deps: SafetyServiceDeps): GrpcServiceBinding
     },
     classifyStream: (stream) => mux.serveUnary(stream, classify),
     moderateStream: (stream) =>
-      mux.serveSessions<safetyV1.ClassifyRequest, safetyV1.ModerateBatch, safetyV1.ClassifyResponse>(stream, (call) =>
-        serveModeration(call, classify),
-      ),
+      mux.serveSessions<safetyV1.ClassifyRequest, safetyV1.ModerateBatch, safetyV1.ClassifyResponse>(stream, (call) => {
+        deps.metrics.moderationSessions.inc();
+        serveModeration(call, classify);
+      }),
   };
   return {
     name: SAFETY_SERVICE_NAME,
