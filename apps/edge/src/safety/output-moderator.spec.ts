@@ -85,6 +85,27 @@ describe('OutputModerator', () => {
     expect(m.backends.classifyCalls.map((c) => c.output?.final)).toEqual([false, false, true]);
   });
 
+  it('holds back one window, as before, when safety does not say what to hold (a service from before held_chars)', async () => {
+    const backends = new FakeBackends();
+    const client = new Recorder();
+    const moderator = new OutputModerator(client, {
+      classify: (r) => backends.classify(r).then(({ heldChars: _, ...old }) => old),
+      tenant: 't',
+      model: 'm',
+      inputState: EMPTY,
+      flushMs: 0,
+      flushChars: 1000,
+      onBlock: () => undefined,
+    });
+    moderator.startMessage();
+    moderator.delta('Here it comes, all of it');
+    await settle();
+    // The fake's window is 9 characters (its longest marker): all but the last 8 are shown.
+    expect(client.text).toBe('Here it comes, a');
+    expect(await moderator.finish()).toBe(true);
+    expect(client.text).toBe('Here it comes, all of it');
+  });
+
   it('judges the output as the continuation of the input: its first call carries the input state', async () => {
     const input = Buffer.from('3|earlier text BLOCK');
     const m = moderated(1000, 0, () => Promise.resolve(input));
