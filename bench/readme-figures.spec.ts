@@ -99,6 +99,7 @@ describe('bench:full', () => {
       'bench/agent-loop/instant.ts',
       'bench/micro/transport-floor.bench.ts',
       'bench/load/main.ts',
+      'bench/load/first-text.ts',
       'bench/engines/main.ts',
       'bench/engines/tool-call-turns.ts',
     ]);

@@ -144,6 +144,24 @@ export function floorAndLoadFigures(
   return lines;
 }
 
+/** What bench/load/first-text.ts writes (the figures quoted). */
+interface FirstTextReport {
+  turns: number;
+  on: { firstText: { p50: number } };
+  off: { firstText: { p50: number } };
+  ratioP50: number;
+  target: number;
+}
+
+/** First visible text with output moderation on vs off, side by side. */
+export function firstTextFigures(r: FirstTextReport | undefined): string[] {
+  if (!r) return [];
+  return [
+    `- **First visible text** ([bench/results/first-text.md](bench/results/first-text.md), side by side): output moderation on ${fmt(r.on.firstText.p50)} ms, ` +
+      `off ${fmt(r.off.firstText.p50)} ms p50 (${fmt(r.ratioP50)}×; target ≤ ${fmt(r.target)}×).`,
+  ];
+}
+
 function main(): void {
   const results = join(ROOT, 'bench', 'results');
   const on = read<BenchReport>(join(results, 'agent-loop.json'));
@@ -167,6 +185,7 @@ function main(): void {
       read<BenchReport>(join(results, 'instant-engine-plain-calls.json')),
     ),
     ...floorFigures(read<FloorReport>(join(results, 'transport-floor.json'))),
+    ...firstTextFigures(read<FirstTextReport>(join(results, 'first-text.json'))),
     END,
   ].join('\n');
   const readmePath = join(ROOT, 'README.md');

@@ -40,6 +40,7 @@ export function suiteSteps(quick: boolean, out: string): Step[] {
     ],
     ['transport floor', 'bench/micro/transport-floor.bench.ts', ['--out', out]],
     ['capacity (bench/load)', 'bench/load/main.ts', [...q, '--out', out]],
+    ['first visible text, output moderation on vs off', 'bench/load/first-text.ts', [...q, '--out', out]],
     [
       'engines: continuation, resend, cold, and llama.cpp driven directly (sim, llamacpp)',
       'bench/engines/main.ts',

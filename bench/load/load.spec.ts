@@ -61,14 +61,14 @@ describe('parseLoadOptions', () => {
     expect(parseLoadOptions([], '/r')).toMatchObject({
       chunkTokens: undefined,
       outputModeration: true,
-      moderationChunkChars: undefined,
+      moderationFlushMs: undefined,
     });
     expect(
-      parseLoadOptions(['--chunk-tokens', '64', '--output-moderation', 'off', '--moderation-chunk-chars=1024'], '/r'),
+      parseLoadOptions(['--chunk-tokens', '64', '--output-moderation', 'off', '--moderation-flush-ms=2'], '/r'),
     ).toMatchObject({
       chunkTokens: 64,
       outputModeration: false,
-      moderationChunkChars: 1024,
+      moderationFlushMs: 2,
     });
     expect(() => parseLoadOptions(['--output-moderation', 'maybe'], '/r')).toThrow(
       /--output-moderation must be on or off/,

@@ -107,8 +107,8 @@ async function main(): Promise<void> {
     EDGE_OUTPUT_MODERATION: String(options.outputModeration),
   };
   if (options.chunkTokens !== undefined) relayEnv.INFERENCE_MAX_CHUNK_TOKENS = String(options.chunkTokens);
-  if (options.moderationChunkChars !== undefined)
-    relayEnv.EDGE_OUTPUT_MODERATION_CHUNK_CHARS = String(options.moderationChunkChars);
+  if (options.moderationFlushMs !== undefined)
+    relayEnv.EDGE_OUTPUT_MODERATION_FLUSH_MS = String(options.moderationFlushMs);
   const relay = await withStack(relayEnv, (stack) =>
     runRelay(target(stack), options.streams, options.relayDurationS, options.streamTps, progress),
   );

@@ -20,8 +20,8 @@ export interface LoadOptions {
   readonly chunkTokens: number | undefined;
   /** Relay ceiling: the edge's EDGE_OUTPUT_MODERATION (`--output-moderation on|off`). Default on, as deployed. */
   readonly outputModeration: boolean;
-  /** Relay ceiling: the edge's EDGE_OUTPUT_MODERATION_CHUNK_CHARS (`--moderation-chunk-chars`). Default: the edge's own (256). */
-  readonly moderationChunkChars: number | undefined;
+  /** Relay ceiling: the edge's EDGE_OUTPUT_MODERATION_FLUSH_MS (`--moderation-flush-ms`). Default: the edge's own (0). */
+  readonly moderationFlushMs: number | undefined;
   /** Idle WebSocket connections opened for the memory-per-connection figure (`--idle`). Default 10,000; `--quick` 2,000. */
   readonly idle: number;
   /** Seeds the workload (`--seed`). Default 1. */
@@ -38,7 +38,7 @@ export class LoadOptionsError extends Error {
 
 export const LOAD_USAGE = `usage: npm run bench:load -- [--quick] [--loops 10,100,500] [--duration S] [--turns N] [--tps N]
        [--stream-tps N] [--streams 1,2,4] [--relay-duration S] [--chunk-tokens N] [--output-moderation on|off]
-       [--moderation-chunk-chars N] [--idle N] [--seed N] [--out DIR]`;
+       [--moderation-flush-ms N] [--idle N] [--seed N] [--out DIR]`;
 
 /** Parses the command line; `--quick` changes the defaults, explicit options win. */
 export function parseLoadOptions(argv: readonly string[], repoRoot: string): LoadOptions {
@@ -68,7 +68,7 @@ export function parseLoadOptions(argv: readonly string[], repoRoot: string): Loa
     'relay-duration',
     'chunk-tokens',
     'output-moderation',
-    'moderation-chunk-chars',
+    'moderation-flush-ms',
     'idle',
     'seed',
     'out',
@@ -87,9 +87,7 @@ export function parseLoadOptions(argv: readonly string[], repoRoot: string): Loa
     relayDurationS: num(raw, 'relay-duration', quick ? 4 : 8, 1, 600),
     chunkTokens: raw.has('chunk-tokens') ? ints(raw, 'chunk-tokens', [], 1, 1_000_000)[0] : undefined,
     outputModeration: onOff(raw, 'output-moderation', true),
-    moderationChunkChars: raw.has('moderation-chunk-chars')
-      ? ints(raw, 'moderation-chunk-chars', [], 1, 1_000_000)[0]
-      : undefined,
+    moderationFlushMs: raw.has('moderation-flush-ms') ? ints(raw, 'moderation-flush-ms', [], 0, 60_000)[0] : undefined,
     idle: ints(raw, 'idle', [quick ? 2000 : 10_000], 0, 19_000)[0],
     seed: ints(raw, 'seed', [1], 0, 2 ** 31)[0],
     outDir: isAbsolute(out) ? out : resolve(repoRoot, out),

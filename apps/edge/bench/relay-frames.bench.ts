@@ -8,7 +8,7 @@
  *
  * Measured (2 shared cores, Node 20), CPU µs per token: 1 token a frame ≈ 8.8–9.5, 4 ≈ 2.3,
  * 18 (the simulated engine's chunk at 4,000 tokens/s) ≈ 0.66, 56 (one output-moderation release
- * at EDGE_OUTPUT_MODERATION_CHUNK_CHARS=256) ≈ 0.29, 256 ≈ 0.17: a frame costs ≈ 8.5 µs whatever
+ * when moderation judged 256 characters a call) ≈ 0.29, 256 ≈ 0.17: a frame costs ≈ 8.5 µs whatever
  * it carries (the write syscall, the event object, JSON). The cork changes nothing when a
  * tick sends one frame, and takes a short turn (7 events in one tick) from ≈ 86 to ≈ 56 µs.
  */

@@ -55,11 +55,18 @@ export const edgeConfigSchema = z.object({
   EDGE_SAFETY_HEADER_CACHE_ENTRIES: env.int(1024, 1),
   /**
    * Classify generated text as it streams; a blocked output ends the response `incomplete` with
-   * `content_filter`, and text is held back one rule window so the client never sees a match.
+   * `content_filter`. Text is shown once judged, all but the characters that could still begin a
+   * match (a prefix of a credential shape or a policy term: safety's `held_chars`), so the client
+   * never sees a match.
    */
   EDGE_OUTPUT_MODERATION: env.bool(true),
-  /** Characters of new output per moderation call (more: fewer calls, later release of text). */
-  EDGE_OUTPUT_MODERATION_CHUNK_CHARS: env.int(256, 1),
+  /**
+   * How long new output waits to be sent to safety with more, in ms (0: at once when no call is
+   * in flight; while one is, text gathers and goes with its answer). More: fewer calls, later text.
+   */
+  EDGE_OUTPUT_MODERATION_FLUSH_MS: env.int(0, 0),
+  /** New output characters that are sent without waiting for `EDGE_OUTPUT_MODERATION_FLUSH_MS`. */
+  EDGE_OUTPUT_MODERATION_FLUSH_CHARS: env.int(256, 1),
   /** Deadline for a Route call. */
   ROUTER_TIMEOUT_MS: env.int(2_000, 1),
   /** Longest silence between two chunks of a Generate stream before the turn fails. */

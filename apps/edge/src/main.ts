@@ -99,7 +99,7 @@ async function main(): Promise<void> {
     limits: edgeLimitsFromConfig(config),
     headerVerdicts: new HeaderVerdicts(config.EDGE_SAFETY_HEADER_CACHE_ENTRIES),
     outputModeration: config.EDGE_OUTPUT_MODERATION
-      ? { chunkChars: config.EDGE_OUTPUT_MODERATION_CHUNK_CHARS }
+      ? { flushMs: config.EDGE_OUTPUT_MODERATION_FLUSH_MS, flushChars: config.EDGE_OUTPUT_MODERATION_FLUSH_CHARS }
       : undefined,
     reasoningSeal,
     compaction: {

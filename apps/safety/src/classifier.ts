@@ -3,6 +3,7 @@ import { safetyItemTooLarge, safetyRequestTooLarge } from './errors';
 import { byItemOrder, ItemLocator, smallest, toFinding, type Hit } from './hits';
 import type { Action, CompiledPolicy, PolicyBook } from './policy';
 import { MAX_WINDOW, type Rule } from './rules/rule';
+import { outputFrontier } from './rules/output-frontier';
 import { scanStreamSteps, tailOf, type StreamMatch } from './rules/stream-scan';
 import { SafetyStateCodec, type BlockKey, type SafetyStateContent, type StreamState } from './safety-state';
 import type { GuardJudge } from './guard/guard-judge';
@@ -37,7 +38,7 @@ export interface ClassifierOptions {
 }
 
 type ClassifyInput = Pick<safetyV1.ClassifyRequest, 'state' | 'items'> &
-  Partial<Pick<safetyV1.ClassifyRequest, 'tenant' | 'model'>>;
+  Partial<Pick<safetyV1.ClassifyRequest, 'tenant' | 'model' | 'output'>>;
 
 /** How {@link Classifier.classifyAsync} shares the process while it scans. */
 export interface ClassifyScheduling {
@@ -124,7 +125,7 @@ export class Classifier {
     const judged = await guard.judge.judge(request.items, e.previous.guard ?? null, request.tenant ?? '');
     const hit = guardHit(judged.verdict, guard.failOpen, e.policy.actions.policy, e.previous.itemsSeen, request.items);
     const hits = hit ? [...e.hits, hit] : e.hits;
-    return this.respond(e.policy, e.codec, e.previous.block, hits, {
+    return this.respond(e, hits, {
       ...e.next,
       ...(judged.session ? { guard: judged.session } : {}),
     });
@@ -132,7 +133,7 @@ export class Classifier {
 
   private rulesOnly(e: Evaluation): safetyV1.ClassifyResponse {
     // The guard's session is carried unchanged (a call without new items, or already blocked).
-    return this.respond(e.policy, e.codec, e.previous.block, e.hits, {
+    return this.respond(e, e.hits, {
       ...e.next,
       ...(e.previous.guard ? { guard: e.previous.guard } : {}),
     });
@@ -152,25 +153,32 @@ export class Classifier {
     const hits: Hit[] = [];
     const streams: Partial<Record<StreamName, StreamState>> = {};
     const sliceChars = this.options.sliceChars ?? DEFAULT_SLICE_CHARS;
+    const output = request.output
+      ? { final: request.output.final, heldBefore: request.output.heldBefore, heldChars: 0 }
+      : undefined;
     for (const name of STREAMS) {
       const st = SafetyStateCodec.stream(previous, name);
       const delta = deltas.get(name);
       if (st.len === 0 && !delta) continue;
-      streams[name] = yield* scanOne(policy, name, st, delta, hits, sliceChars);
+      // Output moderation adds to the model stream only: the others' tails were judged by the input's call.
+      if (output && name !== 'model' && !delta) {
+        streams[name] = st;
+        continue;
+      }
+      const moderated = name === 'model' ? output : undefined;
+      streams[name] = yield* scanOne({ policy, name, st, delta, hits, sliceChars, output: moderated });
     }
     hits.push(...(yield* itemRegexHits(policy, request.items, previous.itemsSeen)));
-    const itemsSeen = previous.itemsSeen + request.items.length;
+    // Output batches are not conversation items: the caller sends the output again as the items
+    // it becomes, so the state goes on from here (the guard's session too) with the same count.
+    const itemsSeen = previous.itemsSeen + (output ? 0 : request.items.length);
     const next: SafetyStateContent = { itemsSeen, streams, block: null };
-    return { policy, codec, previous, hits, next };
+    return { policy, codec, previous, hits, next, heldChars: output?.heldChars };
   }
 
-  private respond(
-    policy: CompiledPolicy,
-    codec: SafetyStateCodec,
-    carried: BlockKey | null,
-    hits: Hit[],
-    next: SafetyStateContent,
-  ): safetyV1.ClassifyResponse {
+  private respond(e: Evaluation, hits: Hit[], next: SafetyStateContent): safetyV1.ClassifyResponse {
+    const { policy, codec } = e;
+    const carried = e.previous.block;
     const acted = hits.filter((h) => actionOf(policy, h) !== 'allow');
     const blocking = (h: Hit) => actionOf(policy, h) === 'block';
     // The earliest settled blocking hit of the whole conversation: carried, or found now.
@@ -216,6 +224,7 @@ export class Classifier {
       itemsSeen: next.itemsSeen,
       windowChars: MAX_WINDOW,
       ...(omitted > 0 ? { findingsOmitted: omitted } : {}),
+      ...(e.heldChars !== undefined ? { heldChars: e.heldChars } : {}),
     };
   }
 
@@ -266,6 +275,8 @@ interface Evaluation {
   previous: SafetyStateContent;
   hits: Hit[];
   next: SafetyStateContent;
+  /** Output moderation: characters at the end of the model stream still held. */
+  heldChars?: number;
 }
 
 /** Matches placed on items between two pauses (a few ms of work). */
@@ -305,15 +316,26 @@ function splitByStream(
   return deltas;
 }
 
-/** Scans a stream's tail plus its new text, appending hits; returns the stream's next state. */
-function* scanOne(
-  policy: CompiledPolicy,
-  name: StreamName,
-  st: StreamState,
-  delta: StreamDelta | undefined,
-  hits: Hit[],
-  sliceChars: number,
-): Steps<StreamState> {
+/** What {@link scanOne} scans, and where its hits go. */
+interface StreamScan {
+  policy: CompiledPolicy;
+  name: StreamName;
+  st: StreamState;
+  delta: StreamDelta | undefined;
+  hits: Hit[];
+  sliceChars: number;
+  /** The model stream of an output-moderation call: gets its held characters. */
+  output?: { final: boolean; heldBefore?: number; heldChars: number };
+}
+
+/**
+ * Scans a stream's tail plus its new text, appending hits; returns the stream's next state. Output
+ * still streaming: a match that text to come can still change (it reads past the end) is left out
+ * (reported once settled, or by the final call), and its start is held with every other start a
+ * blocking rule could still match at ({@link outputFrontier}).
+ */
+function* scanOne(scan: StreamScan): Steps<StreamState> {
+  const { policy, name, st, delta, hits, sliceChars, output } = scan;
   const text = st.tail + (delta?.text ?? '');
   const base = st.len - st.tail.length;
   const len = base + text.length;
@@ -324,7 +346,9 @@ function* scanOne(
   let crossed = st.crossed;
   let settled: [number, boolean] | undefined;
   let placed = 0;
+  const streaming = output !== undefined && !output.final;
   for (const m of yield* scanStreamSteps(text, base, rules, sliceChars)) {
+    if (streaming && m.start - (m.rule.lead ?? 0) + m.rule.window > len) continue;
     // Placing ~150,000 matches of a wall of keys is ~100 ms: pause in between, as the scan does.
     if (++placed % PLACE_BETWEEN_PAUSES === 0) yield;
     if (m.provisional && !settled) settled = [score, crossed];
@@ -339,6 +363,14 @@ function* scanOne(
     }
   }
   [score, crossed] = settled ?? [score, crossed];
+  if (streaming) {
+    const blocking = rules.filter((r) => policy.actions[r.category] === 'block');
+    // The previous frontier in `text`, less the longest lead (a rule's start may sit that far before it).
+    const lead = Math.max(0, ...blocking.map((r) => r.lead ?? 0));
+    const before = output.heldBefore;
+    const from = before === undefined ? 0 : text.length - (delta?.text.length ?? 0) - before - lead;
+    output.heldChars = len - outputFrontier(text, base, blocking, Math.max(0, from));
+  }
   const tail = tailOf(text);
   const tailStart = len - tail.length;
   let from = positions.length - 1;

@@ -8,6 +8,8 @@ export interface SafetyMetrics {
   readonly classifyDuration: Histogram;
   /** `safety_items_scanned_total`: items scanned (only new items: the point of the state). */
   readonly itemsScanned: Counter;
+  readonly outputBatches: Counter;
+  readonly moderationSessions: Counter;
   /** `safety_findings_total{rule_id,action}`: matches in newly scanned items. */
   readonly findings: Counter<'rule_id' | 'action'>;
   /** `safety_guard_calls_total{result}`: guard model calls by verdict (or unavailable, prefix_miss). */
@@ -38,7 +40,21 @@ export function createSafetyMetrics(registry: Registry): SafetyMetrics {
       buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers: [registry],
     }),
-    itemsScanned: new Counter({ name: 'safety_items_scanned_total', help: 'Items scanned.', registers: [registry] }),
+    itemsScanned: new Counter({
+      name: 'safety_items_scanned_total',
+      help: 'Conversation items scanned (batches of streamed output are not items: see safety_output_batches_total).',
+      registers: [registry],
+    }),
+    moderationSessions: new Counter({
+      name: 'safety_moderation_sessions_total',
+      help: 'Output moderation sessions (ModerateStream calls) started: one per moderated response.',
+      registers: [registry],
+    }),
+    outputBatches: new Counter({
+      name: 'safety_output_batches_total',
+      help: 'Batches of streamed output moderated (Classify calls with `output`).',
+      registers: [registry],
+    }),
     guardCalls: new Counter({
       name: 'safety_guard_calls_total',
       help: 'Guard model calls by result.',

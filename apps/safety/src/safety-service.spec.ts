@@ -5,6 +5,7 @@ import {
   createLogger,
   createMetricsRegistry,
   DomainError,
+  MuxClient,
   startGrpcServer,
   type GrpcServer,
   type Registry,
@@ -92,5 +93,44 @@ describe('SafetyService over gRPC', () => {
     expect(text).toMatch(/safety_items_scanned_total\{service="safety-test"\} \d+/);
     expect(text).toMatch(/safety_findings_total\{rule_id="aws-access-key-id",action="block",service="safety-test"\} 1/);
     expect(text).toContain('safety_classify_duration_seconds_bucket');
+  });
+
+  it('moderates a response on a ModerateStream session: no state per batch, the answers of Classify calls', async () => {
+    const mux = new MuxClient<safetyV1.ClassifyRequest, safetyV1.ClassifyResponse, safetyV1.ModerateBatch>(() =>
+      client.moderateStream(),
+    );
+    const out = (text: string) => ({
+      itemType: 'output_text',
+      role: 'assistant',
+      text,
+      source: safetyV1.ItemSource.ITEM_SOURCE_MODEL,
+    });
+    const input = await classify({ items: [{ itemType: 'message', role: 'user', text: 'hi', source: 1 }] });
+    const batches = ['Here is the plan: ', 'the tok', 'en is gh', 'p_ not really, ', 'all done.'];
+    try {
+      const session = mux.session(
+        { state: input.state, items: [out(batches[0])], tenant: 't1', model: 'm', output: { final: false } },
+        { deadlineMs: 5_000 },
+      );
+      const viaSession = [await session.first];
+      for (const [i, text] of batches.slice(1).entries())
+        viaSession.push(await session.send({ text, final: i === batches.length - 2 }));
+      let state = input.state;
+      const viaCalls: safetyV1.ClassifyResponse[] = [];
+      for (const [i, text] of batches.entries()) {
+        const res = await classify({ state, items: [out(text)], output: { final: i === batches.length - 1 } });
+        viaCalls.push(res);
+        state = res.state;
+      }
+      const strip = (r: safetyV1.ClassifyResponse) => ({ ...r, state: undefined });
+      expect(viaSession.map(strip)).toEqual(viaCalls.map(strip));
+      expect(viaSession.map((r) => r.heldChars)).toEqual([0, 3, 2, 0, 0]);
+      // Only the final answer carries the state (the next turn goes on from it).
+      expect(viaSession.map((r) => r.state.length > 0)).toEqual([false, false, false, false, true]);
+      expect(Buffer.from(viaSession[4].state).equals(Buffer.from(viaCalls[4].state))).toBe(true);
+      expect(mux.activeCalls).toBe(0); // the final answer ended the call
+    } finally {
+      mux.close();
+    }
   });
 });

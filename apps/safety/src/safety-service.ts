@@ -3,6 +3,7 @@ import { safetyV1 } from '@fastloop/proto';
 import { DomainError, MuxServer, toGrpcError, type GrpcServiceBinding, type Logger } from '@fastloop/service-kit';
 import type { Classifier } from './classifier';
 import type { SafetyMetrics } from './metrics';
+import { serveModeration } from './moderation-sessions';
 import { TenantTurns, type ClassifierTurn } from './tenant-turns';
 
 /** Fully qualified gRPC service name (also its grpc.health.v1 name). */
@@ -41,6 +42,11 @@ export function createSafetyService(deps: SafetyServiceDeps): GrpcServiceBinding
       );
     },
     classifyStream: (stream) => mux.serveUnary(stream, classify),
+    moderateStream: (stream) =>
+      mux.serveSessions<safetyV1.ClassifyRequest, safetyV1.ModerateBatch, safetyV1.ClassifyResponse>(stream, (call) => {
+        deps.metrics.moderationSessions.inc();
+        serveModeration(call, classify);
+      }),
   };
   return {
     name: SAFETY_SERVICE_NAME,
@@ -65,7 +71,7 @@ export function createClassifyHandler(
       turn = await turns.begin(request.tenant, signal);
       const { pause, end } = turn;
       const response = await deps.classifier.classifyAsync(request, { pause, rulesDone: end });
-      record(deps.metrics, request.items.length, response);
+      record(deps.metrics, request, response);
       return response;
     } catch (err) {
       deps.metrics.classifications.inc({ verdict: 'error' });
@@ -84,9 +90,11 @@ const ACTION_LABEL: Partial<Record<safetyV1.Action, string>> = {
   [safetyV1.Action.ACTION_BLOCK]: 'block',
 };
 
-function record(metrics: SafetyMetrics, newItems: number, response: safetyV1.ClassifyResponse): void {
+function record(metrics: SafetyMetrics, request: safetyV1.ClassifyRequest, response: safetyV1.ClassifyResponse): void {
   metrics.classifications.inc({ verdict: response.verdict === safetyV1.Verdict.VERDICT_BLOCK ? 'block' : 'allow' });
-  metrics.itemsScanned.inc(newItems);
+  const newItems = request.items.length;
+  if (request.output) metrics.outputBatches.inc();
+  else metrics.itemsScanned.inc(newItems);
   // A match is counted in the call that brings the item it ends in; later calls that report it
   // again (settling a provisional match, or carrying the first blocking one) do not count it.
   const firstNew = response.itemsSeen - newItems;

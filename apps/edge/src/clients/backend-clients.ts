@@ -9,6 +9,7 @@ import {
   MUX_BULK_MESSAGE_BYTES,
   MuxClient,
 } from '@fastloop/service-kit';
+import type { ModerationMux } from './moderation-session';
 
 export interface BackendClientOptions {
   safetyAddress: string;
@@ -38,6 +39,8 @@ export class BackendClients {
   private readonly router: routerV1.RouterServiceClient;
   private readonly workers = new Map<string, inferenceV1.InferenceServiceClient>();
   private readonly safetyMux?: MuxClient<safetyV1.ClassifyRequest, safetyV1.ClassifyResponse>;
+  /** ModerateStream sessions (clients/moderation-session.ts), when the multiplexed streams are on. */
+  readonly moderationMux?: ModerationMux;
   private readonly workerMuxes = new Map<
     string,
     MuxClient<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse>
@@ -48,8 +51,9 @@ export class BackendClients {
     const safety = createGrpcClient(safetyV1.SafetyServiceClient, options.safetyAddress, {}, options.internalToken);
     this.safety = safety;
     this.router = createGrpcClient(routerV1.RouterServiceClient, options.routerAddress, {}, options.internalToken);
-    if (options.mux)
-      this.safetyMux = new MuxClient(() => safety.classifyStream(), { streams: options.safetyStreams ?? 4 });
+    const streams = { streams: options.safetyStreams ?? 4 };
+    if (options.mux) this.safetyMux = new MuxClient(() => safety.classifyStream(), streams);
+    if (options.mux) this.moderationMux = new MuxClient(() => safety.moderateStream(), streams);
   }
 
   /**
@@ -76,6 +80,11 @@ export class BackendClients {
       }
     }
     return callUnary(this.safety.classify, this.safety, request, settings);
+  }
+
+  /** The deadline of a Classify call, and of each answer of a moderation session. */
+  get safetyTimeoutMs(): number {
+    return this.options.safetyTimeoutMs;
   }
 
   /** Route, retried like {@link classify} (a router replica draining or gone; routing is read-only). */
@@ -202,6 +211,7 @@ export class BackendClients {
     if (this.closed) return;
     this.closed = true;
     this.safetyMux?.close();
+    this.moderationMux?.close();
     for (const m of this.workerMuxes.values()) m.close();
     this.workerMuxes.clear();
     this.safety.close();

@@ -35,7 +35,9 @@ class Recorder implements OutputSink {
   }
 }
 
-function moderated(chunkChars: number) {
+const EMPTY = () => Promise.resolve(Buffer.alloc(0));
+
+function moderated(flushChars: number, flushMs = 0, inputState = EMPTY) {
   const backends = new FakeBackends();
   const client = new Recorder();
   let stops = 0;
@@ -43,7 +45,9 @@ function moderated(chunkChars: number) {
     classify: (r) => backends.classify(r),
     tenant: 't',
     model: 'm',
-    chunkChars,
+    inputState,
+    flushMs,
+    flushChars,
     onBlock: () => stops++,
   });
   return { moderator, client, backends, stops: () => stops };
@@ -68,7 +72,69 @@ describe('OutputModerator', () => {
     expect(m.backends.classifyCalls.length).toBeGreaterThanOrEqual(2);
   });
 
-  it('releases clean output unchanged and in order, holding back one window until judged', async () => {
+  it('shows judged text at once, holding back only what could begin a match', async () => {
+    const m = moderated(1000);
+    m.moderator.startMessage();
+    m.moderator.delta('Here it comes: BLO');
+    await settle();
+    expect(m.client.text).toBe('Here it comes: ');
+    m.moderator.delta('OM, no match');
+    await settle();
+    expect(m.client.text).toBe('Here it comes: BLOOM, no match');
+    expect(await m.moderator.finish()).toBe(true);
+    expect(m.backends.classifyCalls.map((c) => c.output?.final)).toEqual([false, false, true]);
+  });
+
+  it('holds back one window, as before, when safety does not say what to hold (a service from before held_chars)', async () => {
+    const backends = new FakeBackends();
+    const client = new Recorder();
+    const moderator = new OutputModerator(client, {
+      classify: (r) => backends.classify(r).then(({ heldChars: _, ...old }) => old),
+      tenant: 't',
+      model: 'm',
+      inputState: EMPTY,
+      flushMs: 0,
+      flushChars: 1000,
+      onBlock: () => undefined,
+    });
+    moderator.startMessage();
+    moderator.delta('Here it comes, all of it');
+    await settle();
+    // The fake's window is 9 characters (its longest marker): all but the last 8 are shown.
+    expect(client.text).toBe('Here it comes, a');
+    expect(await moderator.finish()).toBe(true);
+    expect(client.text).toBe('Here it comes, all of it');
+  });
+
+  it('judges the output as the continuation of the input: its first call carries the input state', async () => {
+    const input = Buffer.from('3|earlier text BLOCK');
+    const m = moderated(1000, 0, () => Promise.resolve(input));
+    m.moderator.startMessage();
+    m.moderator.delta('-ME is split between the input and the output');
+    expect(await m.moderator.finish()).toBe(false);
+    expect(m.backends.classifyCalls[0].state).toBe(input);
+    expect(m.client.text).toBe('');
+  });
+
+  it('sends the first text at once, then batches new text by time and by size', async () => {
+    const m = moderated(8, 20);
+    m.moderator.startMessage();
+    m.moderator.delta('Hi ');
+    await settle();
+    expect(m.backends.classifyCalls.map((c) => c.items[0].text)).toEqual(['Hi ']);
+    for (const piece of ['a', 'b', 'c']) m.moderator.delta(piece);
+    await settle();
+    expect(m.backends.classifyCalls).toHaveLength(1); // waiting up to 20 ms for more
+    await new Promise((r) => setTimeout(r, 40));
+    expect(m.backends.classifyCalls.map((c) => c.items[0].text)).toEqual(['Hi ', 'abc']);
+    m.moderator.delta('0123456789'); // past 8 characters: sent without waiting
+    await settle();
+    expect(m.backends.classifyCalls.map((c) => c.items[0].text)).toEqual(['Hi ', 'abc', '0123456789']);
+    expect(await m.moderator.finish()).toBe(true);
+    expect(m.client.text).toBe('Hi abc0123456789');
+  });
+
+  it('releases clean output unchanged and in order once judged', async () => {
     const m = moderated(4);
     m.moderator.startReasoning();
     m.moderator.delta('thinking');
@@ -96,7 +162,9 @@ describe('OutputModerator', () => {
             classify,
             tenant: 't',
             model: 'm',
-            chunkChars,
+            inputState: EMPTY,
+            flushMs: 0,
+            flushChars: chunkChars,
             onBlock: () => undefined,
           });
           moderator.startMessage();
@@ -123,7 +191,9 @@ describe('OutputModerator', () => {
       classify: () => Promise.reject(new Error('down')),
       tenant: 't',
       model: 'm',
-      chunkChars: 1,
+      inputState: EMPTY,
+      flushMs: 0,
+      flushChars: 1,
       onBlock: () => undefined,
     });
     moderator.delta('some text');
@@ -174,7 +244,7 @@ describe('output moderation in a turn', () => {
       text: 'Sure, the value is BLOCK-ME and that is all you need to know.',
     });
     const { deps, registry } = fakeDeps(backends, true);
-    deps.outputModeration = { chunkChars: 5 };
+    deps.outputModeration = { flushMs: 0, flushChars: 5 };
     const events: any[] = [];
     const session = new ResponsesSession({
       deps,
@@ -193,5 +263,44 @@ describe('output moderation in a turn', () => {
     expect(JSON.stringify(events)).not.toContain('BLOCK-ME');
     expect(await registry.metrics()).toMatch(/fastloop_edge_output_blocks_total\{rule="marker"\} 1/);
     expect(backends.classifyCalls.some((c) => c.items[0]?.itemType === 'output_text')).toBe(true);
+  });
+
+  it('judges the output on top of the input state, and the next turn on top of the output state', async () => {
+    const backends = new FakeBackends();
+    backends.script = (turn) => ({ kind: 'message', role: 'assistant', text: `answer number ${turn} ends here` });
+    const { deps } = fakeDeps(backends, true);
+    deps.outputModeration = { flushMs: 0, flushChars: 5 };
+    const events: any[] = [];
+    const session = new ResponsesSession({
+      deps,
+      principal: { tenant: 't', keyId: 'k' },
+      transport: 'websocket',
+      cache: new ConnectionStateCache(new StateCacheBudget(1 << 30), 1 << 28),
+      send: (e) => events.push(e),
+      logger: deps.logger,
+      maxQueued: 4,
+    });
+    session.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', store: false, input: 'hi' }));
+    await session.whenIdle();
+    const first = events.at(-1).response;
+    expect(first.status).toBe('completed');
+    const turn1 = backends.classifyCalls.length;
+    session.receive(
+      JSON.stringify({
+        type: 'response.create',
+        model: 'fake-model',
+        store: false,
+        previous_response_id: first.id,
+        input: 'more',
+      }),
+    );
+    await session.whenIdle();
+    const calls = backends.classifyCalls;
+    const outputCalls = calls.slice(0, turn1).filter((c) => c.output);
+    // The output's first call carries the input's state (1 item seen), not an empty one.
+    expect(outputCalls[0].state.toString()).toMatch(/^1\|/);
+    // The next turn's input call carries the state after the output: its tail ends with the output's text.
+    const next = calls.slice(turn1).find((c) => !c.output && c.state.length > 0)!;
+    expect(next.state.toString()).toBe('1|nds here'); // the fake's tail: the output's last 8 characters
   });
 });

@@ -17,8 +17,16 @@ export interface OutputModeratorOptions {
   classify: (request: safetyV1.ClassifyRequest) => Promise<safetyV1.ClassifyResponse>;
   tenant: string;
   model: string;
-  /** New characters per Classify call (`EDGE_OUTPUT_MODERATION_CHUNK_CHARS`). */
-  chunkChars: number;
+  /**
+   * The conversation's state after this turn's input (the input verdict's): the output is judged as
+   * its continuation, so the guard model's session and the model stream's tail carry over instead
+   * of a fresh session per response (which, on a llamacpp guard, evicts the conversation's sequence).
+   */
+  inputState: () => Promise<Buffer>;
+  /** How long new text waits to be sent with more (`EDGE_OUTPUT_MODERATION_FLUSH_MS`; 0: at once). */
+  flushMs: number;
+  /** New characters that are sent without waiting for `flushMs` (`EDGE_OUTPUT_MODERATION_FLUSH_CHARS`). */
+  flushChars: number;
   /** Called once when the output is blocked, to stop generation. */
   onBlock: () => void;
 }
@@ -28,28 +36,37 @@ type Op = { pos: number; text: string } | { pos: number; run: (sink: OutputSink)
 
 /**
  * Output moderation while streaming. Parsed output goes through here on its way to the writer:
- * text is classified in chunks as it arrives (one call in flight, carrying safety's state, whose
- * tail makes a match straddling two chunks visible), and released only once every match it could
- * be part of has been seen: everything but the last `windowChars - 1` judged characters, and the
- * rest when the output is finished. A block drops what is held, so the client never receives
- * the matched text, and stops generation.
+ * new text is sent to safety in batches (one call in flight, each carrying the state the previous
+ * one returned, starting from the input's), and released up to safety's frontier: every character
+ * no match could still cover (`held_chars` says how many at the end could). Clean prose is shown
+ * as soon as its verdict is back, all but a word that could still begin a credential or a policy
+ * term; the rest goes once the output is finished. A block drops what is held, so the client never
+ * receives the matched text, and stops generation.
  */
 export class OutputModerator implements OutputSink {
   private readonly queue: Op[] = [];
   private kind: OutputSink['currentKind'] = null;
   /** Output text received so far. */
   private received = '';
-  private judged = 0;
+  /** Characters sent to safety (judged, or in flight). */
+  private sent = 0;
   private releasable = 0;
-  private state: Buffer = Buffer.alloc(0);
+  /** `held_chars` of the last answer (unset before one, or from a service without it). */
+  private held: number | undefined;
+  private state: Promise<Buffer> | undefined;
   private inFlight: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
   private failure: unknown;
-  /** Set by finish(): no more output comes, so the verdict on the last text releases everything. */
+  /** finish() was called: the next call is the final one. */
   private finishing = false;
+  /** The final call (no more output comes) has been answered. */
+  private judgedAll = false;
   /** The first blocking finding, once the output is blocked. */
   blocked: safetyV1.Finding | undefined;
   /** Findings to flag (reported in the response's metadata). */
   readonly flagged: safetyV1.Finding[] = [];
+  /** Safety's state after the whole output, once finish() released it: the conversation goes on from it. */
+  finalState: Buffer | undefined;
   private readonly flaggedKeys = new Set<string>();
 
   constructor(
@@ -86,7 +103,7 @@ export class OutputModerator implements OutputSink {
     const pos = this.received.length;
     this.received += text;
     this.push({ pos, text });
-    if (this.received.length - this.judged >= this.options.chunkChars) this.judgeNext();
+    this.schedule();
   }
 
   endItem(): void {
@@ -101,8 +118,9 @@ export class OutputModerator implements OutputSink {
    */
   async finish(): Promise<boolean> {
     this.finishing = true;
-    while (!this.blocked && this.failure === undefined && (this.inFlight || this.judged < this.received.length)) {
-      if (!this.inFlight) this.judgeNext();
+    this.close();
+    while (!this.blocked && this.failure === undefined && !this.judgedAll) {
+      if (!this.inFlight) this.send(true);
       await this.inFlight;
     }
     if (this.failure) throw this.failure;
@@ -112,36 +130,62 @@ export class OutputModerator implements OutputSink {
     return true;
   }
 
+  /** Stops waiting to batch (the turn ended); a call in flight is left to settle. */
+  close(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
   private push(op: Op): void {
     if (this.blocked) return;
     this.queue.push(op);
     this.release();
   }
 
-  private judgeNext(): void {
-    if (this.inFlight || this.blocked || this.failure !== undefined) return;
-    const end = this.received.length;
-    const text = this.received.slice(this.judged, end);
-    const request = {
-      state: this.state,
-      items: [{ itemType: 'output_text', role: 'assistant', text, source: safetyV1.ItemSource.ITEM_SOURCE_MODEL }],
-      tenant: this.options.tenant,
-      model: this.options.model,
-    };
-    this.inFlight = this.options.classify(request).then(
-      (res) => {
-        this.inFlight = undefined;
-        this.onVerdict(res, end);
-      },
-      (err: unknown) => {
-        this.inFlight = undefined;
-        this.failure = err;
-        this.options.onBlock();
-      },
-    );
+  /**
+   * Sends new text now, or once `flushMs` has gathered more (sooner when `flushChars` have come).
+   * The first text goes at once: it is what the user waits for; later batches trade a few ms of
+   * cadence for fewer calls.
+   */
+  private schedule(): void {
+    if (this.finishing || this.inFlight || this.blocked || this.failure !== undefined) return;
+    const waiting = this.received.length - this.sent;
+    if (waiting === 0) return;
+    if (this.sent === 0 || this.options.flushMs <= 0 || waiting >= this.options.flushChars) this.send(false);
+    else this.timer ??= setTimeout(() => this.send(false), this.options.flushMs);
   }
 
-  private onVerdict(res: safetyV1.ClassifyResponse, end: number): void {
+  private send(final: boolean): void {
+    this.close();
+    const end = this.received.length;
+    const text = this.received.slice(this.sent, end);
+    this.sent = end;
+    this.state ??= this.options.inputState();
+    this.inFlight = this.state
+      .then((state) =>
+        this.options.classify({
+          state,
+          items: [{ itemType: 'output_text', role: 'assistant', text, source: safetyV1.ItemSource.ITEM_SOURCE_MODEL }],
+          tenant: this.options.tenant,
+          model: this.options.model,
+          // Where the last frontier stood: safety tries only the starts from there on.
+          output: { final, ...(this.held !== undefined ? { heldBefore: this.held } : {}) },
+        }),
+      )
+      .then(
+        (res) => {
+          this.inFlight = undefined;
+          this.onVerdict(res, end, final);
+        },
+        (err: unknown) => {
+          this.inFlight = undefined;
+          this.failure = err;
+          this.options.onBlock();
+        },
+      );
+  }
+
+  private onVerdict(res: safetyV1.ClassifyResponse, end: number, final: boolean): void {
     if (res.verdict === safetyV1.Verdict.VERDICT_BLOCK) {
       this.blocked = res.findings[0];
       this.queue.length = 0;
@@ -155,13 +199,15 @@ export class OutputModerator implements OutputSink {
         this.flagged.push(f);
       }
     }
-    this.state = res.state;
-    this.judged = end;
-    // The last verdict frees the held-back window with the rest: one release, not two in a row.
-    const allJudged = this.finishing && end === this.received.length;
-    this.releasable = allJudged ? Infinity : Math.max(this.releasable, end - Math.max(0, res.windowChars - 1));
+    this.state = Promise.resolve(res.state);
+    this.judgedAll = final;
+    if (final) this.finalState = res.state;
+    // A service from before `held_chars` says only its longest window: hold that much back.
+    this.held = res.heldChars;
+    const held = res.heldChars ?? Math.max(0, res.windowChars - 1);
+    if (!final) this.releasable = Math.max(this.releasable, end - held);
     this.release();
-    if (this.received.length - this.judged >= this.options.chunkChars) this.judgeNext();
+    this.schedule();
   }
 
   /**

@@ -132,7 +132,7 @@ describe('POST /v1/responses/compact', () => {
 
   it('refuses to seal a summary that output moderation blocks', async () => {
     const s = open();
-    s.deps.outputModeration = { chunkChars: 8 };
+    s.deps.outputModeration = { flushMs: 0, flushChars: 8 };
     model(s.backends, 'the summary says BLOCK-ME here');
     await expect(s.compact({ input: history })).rejects.toMatchObject({ status: 400, code: 'invalid_prompt' });
   });

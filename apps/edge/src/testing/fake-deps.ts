@@ -75,7 +75,7 @@ export class FakeBackends {
       return [{ ...markerFinding(where.index, where.offset, marker.length), action }];
     };
     const block = find(this.blockMarker, safetyV1.Action.ACTION_BLOCK);
-    const itemsSeen = seen + req.items.length;
+    const itemsSeen = seen + (req.output ? 0 : req.items.length);
     return {
       verdict: block.length > 0 ? safetyV1.Verdict.VERDICT_BLOCK : safetyV1.Verdict.VERDICT_ALLOW,
       state: Buffer.from(`${itemsSeen}|${text.slice(Math.max(0, text.length - (window - 1)))}`),
@@ -86,8 +86,13 @@ export class FakeBackends {
       ],
       itemsSeen,
       windowChars: window,
+      ...(req.output ? { heldChars: req.output.final ? 0 : heldSuffix(text, this.blockMarker) } : {}),
     };
   }
+
+  /** No ModerateStream sessions: output moderation makes Classify calls carrying the state. */
+  readonly moderationMux = undefined;
+  readonly safetyTimeoutMs = 5_000;
 
   async route(req: routerV1.RouteRequest): Promise<routerV1.RouteResponse> {
     this.routeCalls.push(req);
@@ -196,6 +201,12 @@ export class FakeBackends {
 }
 
 /** TurnDeps over FakeBackends with silent logs and a private metrics registry. */
+/** Output moderation's frontier for one marker: the longest end of `text` that could begin it. */
+function heldSuffix(text: string, marker: string): number {
+  for (let n = Math.min(text.length, marker.length - 1); n > 0; n--) if (marker.startsWith(text.slice(-n))) return n;
+  return 0;
+}
+
 function markerFinding(itemIndex: number, start: number, length: number): safetyV1.Finding {
   return {
     ruleId: 'marker',

@@ -157,7 +157,9 @@ async function relay(tokens: readonly number[], cuts: readonly number[], chunkCh
           classify: (r) => backends.classify(r),
           tenant: 't',
           model: 'm',
-          chunkChars,
+          inputState: () => Promise.resolve(Buffer.alloc(0)),
+          flushMs: 0,
+          flushChars: chunkChars,
           onBlock: () => undefined,
         });
   const sink: OutputSink = moderator ?? writer;

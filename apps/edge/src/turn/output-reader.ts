@@ -2,7 +2,9 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { inferenceV1 } from '@fastloop/proto';
 import { DomainError, ErrorCode } from '@fastloop/service-kit';
 import { failureOf } from '../api-errors';
-import { OutputModerator } from '../safety/output-moderator';
+import { moderationCalls, type ModerationCalls } from '../clients/moderation-session';
+import { OutputModerator, type OutputModeratorOptions } from '../safety/output-moderator';
+import { ownedCopy } from '../safety/owned-copy';
 import { recordNoticed } from '../safety/safety-findings';
 import { applyParseEvents } from './apply-parse-events';
 import type { Turn } from './turn';
@@ -24,7 +26,8 @@ export async function readOutput(
   first: Promise<IteratorResult<inferenceV1.GenerateResponse>>,
 ): Promise<Ending> {
   const { meter, timer, stop, rendering } = turn;
-  const moderator = moderatorFor(turn);
+  const calls = turn.deps.outputModeration ? moderationCallsOf(turn) : undefined;
+  const moderator = calls && moderatorFor(turn, calls.classify);
   const sink = moderator ?? turn.writer;
   const parser = rendering.profile.createOutputParser(rendering.rendered.header.tools);
   let done: inferenceV1.GenerateDone | undefined;
@@ -43,11 +46,13 @@ export async function readOutput(
       if (stop.signal.aborted) break;
     }
   } catch (err) {
+    moderator?.close();
+    calls?.close();
     if (!stop.signal.aborted) throw err; // stopped: output moderation blocked (or failed), said below
   }
   if (!stop.signal.aborted) applyParseEvents(sink, parser.finish());
-  if (moderator && !(await finishModeration(turn, moderator)))
-    return { status: 'incomplete', usage: meter.usage(), reason: 'content_filter' };
+  const released = moderator ? await finishModeration(turn, moderator).finally(() => calls?.close()) : true;
+  if (!released) return { status: 'incomplete', usage: meter.usage(), reason: 'content_filter' };
   if (!done)
     throw new DomainError(
       ErrorCode.inferenceIncomplete,
@@ -61,18 +66,37 @@ export async function readOutput(
     : { status: 'completed', usage };
 }
 
-/** The turn's output moderator, or undefined when moderation is off; a block stops generation. */
-function moderatorFor(turn: Turn): OutputModerator | undefined {
+/** One response's output moderation calls: a ModerateStream session, or Classify calls. */
+function moderationCallsOf(turn: Turn): ModerationCalls {
+  const { backends } = turn.deps;
+  const { signal } = turn.req;
+  const settings = { deadlineMs: backends.safetyTimeoutMs, signal };
+  return moderationCalls(backends.moderationMux, settings, (r) => backends.classify(r, signal));
+}
+
+/** The turn's output moderator (moderation is on); a block stops generation. */
+function moderatorFor(turn: Turn, classify: OutputModeratorOptions['classify']): OutputModerator {
   const { deps, req } = turn;
-  const options = deps.outputModeration;
-  if (!options) return undefined;
+  const options = deps.outputModeration!;
   return new OutputModerator(turn.writer, {
-    classify: (request) => deps.backends.classify(request, req.signal),
+    classify,
     tenant: req.principal.tenant,
     model: req.body.model,
-    chunkChars: options.chunkChars,
+    inputState: inputStateOf(turn),
+    flushMs: options.flushMs,
+    flushChars: options.flushChars,
     onBlock: () => turn.stop.abort(),
   });
+}
+
+/** The state the turn's input was judged to (read once judged: the output is read after the verdict). */
+function inputStateOf(turn: Turn): () => Promise<Buffer> {
+  return () =>
+    turn.safety
+      ? Promise.resolve(turn.safety.state)
+      : Promise.reject(
+          new DomainError(ErrorCode.internal, 'output moderation before the verdict', GrpcStatus.INTERNAL),
+        );
 }
 
 /**
@@ -88,6 +112,10 @@ async function finishModeration(turn: Turn, moderator: OutputModerator): Promise
     turn.writer.response,
     moderator.flagged.map((finding) => ({ source: 'output' as const, finding })),
   );
+  // The guard's session moved on with the output (a worker's session key is consumed by the call
+  // that extends it): the next turn continues from the output's state, not the input's.
+  if (released && moderator.finalState && turn.safety)
+    turn.safety = { ...turn.safety, state: ownedCopy(moderator.finalState) };
   if (!released) {
     const f = moderator.blocked;
     deps.metrics.outputBlocks.inc({ rule: f?.ruleId ?? 'unknown' });

@@ -6,6 +6,7 @@ import { HeaderVerdicts } from '../safety/header-verdicts';
 import { blockedError, noticed, type NoticedFinding } from '../safety/safety-findings';
 import type { TurnInput } from './input-stage';
 import { toScan } from './item-scan';
+import { ownedCopy } from '../safety/owned-copy';
 import { narrowItems } from './narrow-item';
 import type { TurnDeps, TurnRequest } from './turn-deps';
 
@@ -89,16 +90,7 @@ function scansFrom(input: TurnInput, from: number): safetyV1.SafetyItem[] {
   return [...earlier, ...own].map(toScan);
 }
 
-/**
- * The bytes in a buffer of their own: decoded `bytes` are a view of the whole gRPC receive buffer
- * (8 KB or more), and `Buffer.from` would put small copies in a shared 8 KB pool slab; either one
- * is kept alive for as long as the connection cache keeps the conversation.
- */
-export function ownedCopy(bytes: Uint8Array): Buffer {
-  const copy = Buffer.allocUnsafeSlow(bytes.length);
-  copy.set(bytes);
-  return copy;
-}
+export { ownedCopy } from '../safety/owned-copy';
 
 /** The header's verdict (cached per distinct header); throws when it blocks. */
 async function classifyHeader(deps: TurnDeps, req: TurnRequest): Promise<NoticedFinding[]> {

@@ -4,7 +4,10 @@ import { ErrorCode } from '../error-codes';
 import { fromCallError, type MuxRequestFrame, type MuxResponseFrame } from './mux-frames';
 
 /** Opens one multiplexed stream (the generated client's bidi method, bound). */
-export type OpenMuxStream<Req, Res> = () => ClientDuplexStream<MuxRequestFrame<Req>, MuxResponseFrame<Res>>;
+export type OpenMuxStream<Req, Res, Msg = never> = () => ClientDuplexStream<
+  MuxRequestFrame<Req, Msg>,
+  MuxResponseFrame<Res>
+>;
 
 export interface MuxClientOptions {
   /**
@@ -36,7 +39,7 @@ interface CallSink<Res> {
 }
 
 /** One open stream and the calls running on it. */
-class MuxStream<Req, Res> {
+class MuxStream<Req, Res, Msg = never> {
   readonly calls = new Map<number, CallSink<Res>>();
   readonly openedAt = Date.now();
   retired = false;
@@ -44,8 +47,8 @@ class MuxStream<Req, Res> {
   private nextId = 1;
 
   constructor(
-    readonly duplex: ClientDuplexStream<MuxRequestFrame<Req>, MuxResponseFrame<Res>>,
-    private readonly onClosed: (stream: MuxStream<Req, Res>, err: DomainError) => void,
+    readonly duplex: ClientDuplexStream<MuxRequestFrame<Req, Msg>, MuxResponseFrame<Res>>,
+    private readonly onClosed: (stream: MuxStream<Req, Res, Msg>, err: DomainError) => void,
   ) {
     duplex.on('data', (frame: MuxResponseFrame<Res>) => this.deliver(frame));
     duplex.on('error', (err: unknown) => this.close(fromGrpcError(err)));
@@ -64,6 +67,12 @@ class MuxStream<Req, Res> {
     this.calls.set(id, sink);
     this.duplex.write({ callId: id, op: { $case: 'start', value: request } });
     return id;
+  }
+
+  /** A session call's next message (ModerateStream's batches). */
+  message(id: number, value: Msg): void {
+    if (!this.calls.has(id) || this.closed) return;
+    this.duplex.write({ callId: id, op: { $case: 'message', value } } as MuxRequestFrame<Req, Msg>);
   }
 
   cancel(id: number): void {
@@ -133,11 +142,11 @@ class MuxStream<Req, Res> {
  */
 export const MUX_BULK_MESSAGE_BYTES = 256 * 1024;
 
-export class MuxClient<Req, Res> {
+export class MuxClient<Req, Res, Msg = never> {
   /** The streams new calls go to, one per slot. */
-  private readonly streams: Array<MuxStream<Req, Res> | undefined>;
+  private readonly streams: Array<MuxStream<Req, Res, Msg> | undefined>;
   /** Every open stream: the slots' and retired ones whose calls are still running. */
-  private readonly open = new Set<MuxStream<Req, Res>>();
+  private readonly open = new Set<MuxStream<Req, Res, Msg>>();
   private turn = 0;
   private buffered = 0;
   private paused = false;
@@ -146,10 +155,10 @@ export class MuxClient<Req, Res> {
   unsupported = false;
 
   constructor(
-    private readonly openStream: OpenMuxStream<Req, Res>,
+    private readonly openStream: OpenMuxStream<Req, Res, NoInfer<Msg>>,
     private readonly options: MuxClientOptions = {},
   ) {
-    this.streams = new Array<MuxStream<Req, Res> | undefined>(Math.max(1, options.streams ?? 1)).fill(undefined);
+    this.streams = new Array<MuxStream<Req, Res, Msg> | undefined>(Math.max(1, options.streams ?? 1)).fill(undefined);
   }
 
   /** A unary call: resolves with the peer's one response. */
@@ -245,6 +254,60 @@ export class MuxClient<Req, Res> {
     }
   }
 
+  /**
+   * A session call: `start` is answered by the first response, each {@link MuxSession.send} by the
+   * next one, in order. Each answer is due within `deadlineMs`; a late one, an abort, the stream
+   * breaking or the peer failing the call fails every answer still awaited (and the session).
+   */
+  session(start: Req, settings: MuxCallSettings): MuxSession<Res, Msg> {
+    const waiting: { resolve: (r: Res) => void; reject: (e: DomainError) => void; timer: NodeJS.Timeout }[] = [];
+    let failed: DomainError | undefined;
+    const fail = (err: DomainError) => {
+      failed ??= err;
+      settings.signal?.removeEventListener('abort', onAbort);
+      for (const w of waiting.splice(0)) {
+        clearTimeout(w.timer);
+        w.reject(failed);
+      }
+    };
+    const { stream, id } = this.start(start, {
+      message: (value) => {
+        const w = waiting.shift();
+        if (!w) return;
+        clearTimeout(w.timer);
+        w.resolve(value);
+      },
+      end: () =>
+        fail(new DomainError(ErrorCode.unavailable, 'the peer ended the session', GrpcStatus.UNAVAILABLE, true)),
+      fail,
+    });
+    const stop = (err: DomainError) => {
+      stream.cancel(id);
+      fail(err);
+    };
+    const onAbort = () => stop(cancelled());
+    settings.signal?.addEventListener('abort', onAbort, { once: true });
+    const answer = (): Promise<Res> =>
+      new Promise<Res>((resolve, reject) => {
+        if (failed) return reject(failed);
+        waiting.push({ resolve, reject, timer: setTimeout(() => stop(deadlineExceeded()), settings.deadlineMs) });
+      });
+    const first = answer();
+    if (settings.signal?.aborted) onAbort();
+    return {
+      first,
+      send: (message) => {
+        const next = answer();
+        if (!failed) stream.message(id, message);
+        return next;
+      },
+      close: () => {
+        stream.cancel(id);
+        fail(cancelled());
+      },
+    };
+  }
+
   /** Ends every stream; calls still running fail with `unavailable`. */
   close(): void {
     this.closedForGood = true;
@@ -263,7 +326,7 @@ export class MuxClient<Req, Res> {
     return this.options.highWaterMark ?? 4096;
   }
 
-  private start(request: Req, sink: CallSink<Res>): { stream: MuxStream<Req, Res>; id: number } {
+  private start(request: Req, sink: CallSink<Res>): { stream: MuxStream<Req, Res, Msg>; id: number } {
     if (this.closedForGood)
       throw new DomainError(ErrorCode.unavailable, 'the client is closed', GrpcStatus.UNAVAILABLE, true);
     const slot = this.turn;
@@ -284,7 +347,7 @@ export class MuxClient<Req, Res> {
     return { stream, id: stream.start(request, sink) };
   }
 
-  private onStreamClosed(stream: MuxStream<Req, Res>, err: DomainError): void {
+  private onStreamClosed(stream: MuxStream<Req, Res, Msg>, err: DomainError): void {
     if (err.grpcStatus === GrpcStatus.UNIMPLEMENTED) this.unsupported = true;
     this.open.delete(stream);
     const slot = this.streams.indexOf(stream);
@@ -306,6 +369,16 @@ export class MuxClient<Req, Res> {
     this.paused = true;
     for (const s of this.open) s.duplex.pause();
   }
+}
+
+/** A session call ({@link MuxClient.session}). */
+export interface MuxSession<Res, Msg> {
+  /** The answer to the start request. */
+  readonly first: Promise<Res>;
+  /** Sends the next message; resolves with its answer. */
+  send(message: Msg): Promise<Res>;
+  /** Ends the session from this side (cancels the call); answers still awaited fail `cancelled`. */
+  close(): void;
 }
 
 function deadlineExceeded(): DomainError {

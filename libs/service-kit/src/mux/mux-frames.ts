@@ -2,10 +2,17 @@ import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import type { muxV1 } from '@fastloop/proto';
 import { DomainError, fromGrpcError, knownErrorCode } from '../grpc-errors';
 
-/** A caller's frame on a multiplexed stream (GenerateStreamRequest, ClassifyStreamRequest). */
-export interface MuxRequestFrame<Req> {
+/**
+ * A caller's frame on a multiplexed stream (GenerateStreamRequest, ClassifyStreamRequest, and
+ * ModerateStreamRequest, whose calls also take `message` frames after their start: `Msg`).
+ */
+export interface MuxRequestFrame<Req, Msg = never> {
   callId: number;
-  op?: { $case: 'start'; value: Req } | { $case: 'cancel'; value: muxV1.Cancel } | undefined;
+  op?:
+    | { $case: 'start'; value: Req }
+    | { $case: 'cancel'; value: muxV1.Cancel }
+    | ([Msg] extends [never] ? never : { $case: 'message'; value: Msg })
+    | undefined;
 }
 
 /** A server's frame on a multiplexed stream (GenerateStreamResponse, ClassifyStreamResponse). */

@@ -29,7 +29,7 @@ export interface MuxServerOptions {
   maxMessageBytes?: number;
 }
 
-type ServerMuxStream<Req, Res> = ServerDuplexStream<MuxRequestFrame<Req>, MuxResponseFrame<Res>>;
+type ServerMuxStream<Req, Res, Msg = never> = ServerDuplexStream<MuxRequestFrame<Req, Msg>, MuxResponseFrame<Res>>;
 
 /**
  * What a server-streaming handler uses of its call; a grpc-js ServerWritableStream has it, and so
@@ -47,7 +47,10 @@ export interface StreamingCall<Req, Res> {
   emit(event: 'error', err: unknown): boolean;
 }
 
-/** One call on a multiplexed stream, shaped like a grpc-js server stream. */
+/**
+ * One call on a multiplexed stream, shaped like a grpc-js server stream. A session call (one that
+ * takes `message` frames after its start) emits 'message' with each.
+ */
 export class MuxServerCall<Req, Res> extends EventEmitter implements StreamingCall<Req, Res> {
   cancelled = false;
   private finished = false;
@@ -162,6 +165,17 @@ export class MuxServer {
     this.maxCallsPerStream = this.options.maxCallsPerStream ?? DEFAULT_MAX_CALLS_PER_STREAM;
   }
 
+  /**
+   * Serves a stream whose calls are sessions: after its start a call takes `message` frames (the
+   * call emits 'message' with each, in order) and answers with messages of its own until it ends.
+   */
+  serveSessions<Req, Msg, Res>(
+    duplex: ServerMuxStream<Req, Res, Msg>,
+    handler: (call: MuxServerCall<Req, Res>) => void,
+  ): void {
+    this.serve(duplex, handler);
+  }
+
   /** Serves a stream whose calls are server-streaming: `handler` gets each call as a grpc-js-like stream. */
   serveStreaming<Req, Res>(duplex: ServerMuxStream<Req, Res>, handler: (call: StreamingCall<Req, Res>) => void): void {
     this.serve(duplex, handler);
@@ -199,13 +213,22 @@ export class MuxServer {
     this.streams.delete(stream);
   }
 
-  private serve<Req, Res>(duplex: ServerMuxStream<Req, Res>, handler: (call: MuxServerCall<Req, Res>) => void): void {
-    const stream = new StreamState<Req, Res>(duplex, this);
+  private serve<Req, Res, Msg>(
+    duplex: ServerMuxStream<Req, Res, Msg>,
+    handler: (call: MuxServerCall<Req, Res>) => void,
+  ): void {
+    const stream = new StreamState<Req, Res>(duplex as ServerMuxStream<Req, Res>, this);
     this.streams.add(stream as StreamState<unknown, unknown>);
-    duplex.on('data', (frame: MuxRequestFrame<Req>) => {
+    duplex.on('data', (frame: MuxRequestFrame<Req, Msg>) => {
       const op = frame.op;
       if (op?.$case === 'cancel') {
         stream.calls.get(frame.callId)?.cancel();
+        return;
+      }
+      // A session's next message; one for a call that has ended (or was never started) is dropped,
+      // as frames of a cancelled call are on the client's side.
+      if (op?.$case === 'message') {
+        stream.calls.get(frame.callId)?.emit('message', op.value);
         return;
       }
       if (op?.$case !== 'start' || stream.calls.has(frame.callId)) {

@@ -230,6 +230,7 @@ describe('a server stream past its bound of running calls', () => {
   it('refuses further calls with too_many_calls, retryable, and runs the rest', async () => {
     const mux = new MuxServer(2);
     const implementation: safetyV1.SafetyServiceServer = {
+      moderateStream: (stream) => stream.end(),
       classify: (_call, cb) => cb(null, safetyV1.ClassifyResponse.fromPartial({})),
       classifyStream: (stream) =>
         mux.serveUnary(
@@ -267,6 +268,7 @@ describe('unary calls on a multiplexed stream', () => {
   it('answers each call with its own response and maps errors', async () => {
     const mux = new MuxServer();
     const implementation: safetyV1.SafetyServiceServer = {
+      moderateStream: (stream) => stream.end(),
       classify: (_call, cb) => cb(null, safetyV1.ClassifyResponse.fromPartial({})),
       classifyStream: (stream) =>
         mux.serveUnary(stream, async (req: safetyV1.ClassifyRequest) => {
@@ -319,6 +321,7 @@ describe('one failing call on a shared stream', () => {
     });
     const finding = safetyV1.Finding.fromPartial({ ruleId: 'r', message: 'x'.repeat(100) });
     const implementation: safetyV1.SafetyServiceServer = {
+      moderateStream: (stream) => stream.end(),
       classify: (_call, cb) => cb(null, safetyV1.ClassifyResponse.fromPartial({})),
       classifyStream: (stream) =>
         mux.serveUnary(stream, (req: safetyV1.ClassifyRequest) => {

@@ -209,6 +209,21 @@ export function actionToJSON(object: Action): string {
   }
 }
 
+export interface ModerateStreamRequest {
+  callId: number;
+  op?: { $case: "start"; value: ClassifyRequest } | { $case: "cancel"; value: Cancel } | {
+    $case: "message";
+    value: ModerateBatch;
+  } | undefined;
+}
+
+/** The next batch of a moderation session's output. */
+export interface ModerateBatch {
+  text: string;
+  /** No more output comes (OutputModeration.final). */
+  final: boolean;
+}
+
 export interface ClassifyStreamRequest {
   callId: number;
   op?: { $case: "start"; value: ClassifyRequest } | { $case: "cancel"; value: Cancel } | undefined;
@@ -252,6 +267,31 @@ export interface ClassifyRequest {
   tenant: string;
   /** Selects the model's policy list and actions (the requested model name). */
   model: string;
+  /**
+   * Set when `items` are streamed output being moderated as the model writes it (the edge's output
+   * moderator); the response then says how much of the output must still be held (`held_chars`).
+   */
+  output?: OutputModeration | undefined;
+}
+
+/**
+ * How a Classify of streamed output differs from one of a conversation's items. The output's
+ * batches are not conversation items: `items_seen` does not count them (the caller sends the output
+ * again as the items it becomes), so the conversation can go on from the output's state, whose
+ * guard session has moved on with it.
+ */
+export interface OutputModeration {
+  /**
+   * No more output comes: every match is final. Before that, a match that text still to come can
+   * change (it reads past the end of the text so far) neither blocks nor flags yet: it is held.
+   */
+  final: boolean;
+  /**
+   * The previous answer's `held_chars` for this output, when there was one: every start before the
+   * frontier it gave was ruled out for good (it cannot match, or its match is settled), so only the
+   * starts from there on are tried again. Unset: all the starts a match could still reach.
+   */
+  heldBefore?: number | undefined;
 }
 
 /** A match. Never carries the matched text: only its kind, place and span. */
@@ -293,8 +333,244 @@ export interface ClassifyResponse {
    * Findings left out of `findings` (past SAFETY_MAX_FINDINGS): the verdict still counts them, and
    * a call that would leave out a value to mask blocks instead (rule `too-many-redactions`).
    */
-  findingsOmitted?: number | undefined;
+  findingsOmitted?:
+    | number
+    | undefined;
+  /**
+   * Output moderation only: characters at the end of the model's text that could still be part of
+   * a match once more text comes (a prefix of a credential shape or a policy term, or a match not
+   * yet settled); everything before them can be shown. 0 when final. Unset: a service from before
+   * this field, whose caller holds back `window_chars - 1` instead.
+   */
+  heldChars?: number | undefined;
 }
+
+function createBaseModerateStreamRequest(): ModerateStreamRequest {
+  return { callId: 0, op: undefined };
+}
+
+export const ModerateStreamRequest: MessageFns<ModerateStreamRequest> = {
+  encode(message: ModerateStreamRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.callId !== 0) {
+      writer.uint32(8).uint32(message.callId);
+    }
+    switch (message.op?.$case) {
+      case "start":
+        ClassifyRequest.encode(message.op.value, writer.uint32(18).fork()).join();
+        break;
+      case "cancel":
+        Cancel.encode(message.op.value, writer.uint32(26).fork()).join();
+        break;
+      case "message":
+        ModerateBatch.encode(message.op.value, writer.uint32(34).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ModerateStreamRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseModerateStreamRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.callId = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.op = { $case: "start", value: ClassifyRequest.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.op = { $case: "cancel", value: Cancel.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.op = { $case: "message", value: ModerateBatch.decode(reader, reader.uint32()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ModerateStreamRequest {
+    return {
+      callId: isSet(object.callId)
+        ? globalThis.Number(object.callId)
+        : isSet(object.call_id)
+        ? globalThis.Number(object.call_id)
+        : 0,
+      op: isSet(object.start)
+        ? { $case: "start", value: ClassifyRequest.fromJSON(object.start) }
+        : isSet(object.cancel)
+        ? { $case: "cancel", value: Cancel.fromJSON(object.cancel) }
+        : isSet(object.message)
+        ? { $case: "message", value: ModerateBatch.fromJSON(object.message) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: ModerateStreamRequest): unknown {
+    const obj: any = {};
+    if (message.callId !== 0) {
+      obj.callId = Math.round(message.callId);
+    }
+    if (message.op?.$case === "start") {
+      obj.start = ClassifyRequest.toJSON(message.op.value);
+    } else if (message.op?.$case === "cancel") {
+      obj.cancel = Cancel.toJSON(message.op.value);
+    } else if (message.op?.$case === "message") {
+      obj.message = ModerateBatch.toJSON(message.op.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ModerateStreamRequest>, I>>(base?: I): ModerateStreamRequest {
+    return ModerateStreamRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ModerateStreamRequest>, I>>(object: I): ModerateStreamRequest {
+    const message = createBaseModerateStreamRequest();
+    message.callId = object.callId ?? 0;
+    switch (object.op?.$case) {
+      case "start": {
+        if (object.op?.value !== undefined && object.op?.value !== null) {
+          message.op = { $case: "start", value: ClassifyRequest.fromPartial(object.op.value) };
+        }
+        break;
+      }
+      case "cancel": {
+        if (object.op?.value !== undefined && object.op?.value !== null) {
+          message.op = { $case: "cancel", value: Cancel.fromPartial(object.op.value) };
+        }
+        break;
+      }
+      case "message": {
+        if (object.op?.value !== undefined && object.op?.value !== null) {
+          message.op = { $case: "message", value: ModerateBatch.fromPartial(object.op.value) };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseModerateBatch(): ModerateBatch {
+  return { text: "", final: false };
+}
+
+export const ModerateBatch: MessageFns<ModerateBatch> = {
+  encode(message: ModerateBatch, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.text !== "") {
+      writer.uint32(10).string(message.text);
+    }
+    if (message.final !== false) {
+      writer.uint32(16).bool(message.final);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ModerateBatch {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseModerateBatch();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.text = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.final = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ModerateBatch {
+    return {
+      text: isSet(object.text) ? globalThis.String(object.text) : "",
+      final: isSet(object.final) ? globalThis.Boolean(object.final) : false,
+    };
+  },
+
+  toJSON(message: ModerateBatch): unknown {
+    const obj: any = {};
+    if (message.text !== "") {
+      obj.text = message.text;
+    }
+    if (message.final !== false) {
+      obj.final = message.final;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ModerateBatch>, I>>(base?: I): ModerateBatch {
+    return ModerateBatch.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ModerateBatch>, I>>(object: I): ModerateBatch {
+    const message = createBaseModerateBatch();
+    message.text = object.text ?? "";
+    message.final = object.final ?? false;
+    return message;
+  },
+};
 
 function createBaseClassifyStreamRequest(): ClassifyStreamRequest {
   return { callId: 0, op: undefined };
@@ -681,7 +957,7 @@ export const SafetyItem: MessageFns<SafetyItem> = {
 };
 
 function createBaseClassifyRequest(): ClassifyRequest {
-  return { state: Buffer.alloc(0), items: [], tenant: "", model: "" };
+  return { state: Buffer.alloc(0), items: [], tenant: "", model: "", output: undefined };
 }
 
 export const ClassifyRequest: MessageFns<ClassifyRequest> = {
@@ -697,6 +973,9 @@ export const ClassifyRequest: MessageFns<ClassifyRequest> = {
     }
     if (message.model !== "") {
       writer.uint32(34).string(message.model);
+    }
+    if (message.output !== undefined) {
+      OutputModeration.encode(message.output, writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -746,6 +1025,14 @@ export const ClassifyRequest: MessageFns<ClassifyRequest> = {
             message.model = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.output = OutputModeration.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -764,6 +1051,7 @@ export const ClassifyRequest: MessageFns<ClassifyRequest> = {
       items: globalThis.Array.isArray(object?.items) ? object.items.map((e: any) => SafetyItem.fromJSON(e)) : [],
       tenant: isSet(object.tenant) ? globalThis.String(object.tenant) : "",
       model: isSet(object.model) ? globalThis.String(object.model) : "",
+      output: isSet(object.output) ? OutputModeration.fromJSON(object.output) : undefined,
     };
   },
 
@@ -781,6 +1069,9 @@ export const ClassifyRequest: MessageFns<ClassifyRequest> = {
     if (message.model !== "") {
       obj.model = message.model;
     }
+    if (message.output !== undefined) {
+      obj.output = OutputModeration.toJSON(message.output);
+    }
     return obj;
   },
 
@@ -793,6 +1084,98 @@ export const ClassifyRequest: MessageFns<ClassifyRequest> = {
     message.items = object.items?.map((e) => SafetyItem.fromPartial(e)) || [];
     message.tenant = object.tenant ?? "";
     message.model = object.model ?? "";
+    message.output = (object.output !== undefined && object.output !== null)
+      ? OutputModeration.fromPartial(object.output)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseOutputModeration(): OutputModeration {
+  return { final: false, heldBefore: undefined };
+}
+
+export const OutputModeration: MessageFns<OutputModeration> = {
+  encode(message: OutputModeration, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.final !== false) {
+      writer.uint32(8).bool(message.final);
+    }
+    if (message.heldBefore !== undefined) {
+      writer.uint32(16).uint32(message.heldBefore);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OutputModeration {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOutputModeration();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.final = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.heldBefore = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OutputModeration {
+    return {
+      final: isSet(object.final) ? globalThis.Boolean(object.final) : false,
+      heldBefore: isSet(object.heldBefore)
+        ? globalThis.Number(object.heldBefore)
+        : isSet(object.held_before)
+        ? globalThis.Number(object.held_before)
+        : undefined,
+    };
+  },
+
+  toJSON(message: OutputModeration): unknown {
+    const obj: any = {};
+    if (message.final !== false) {
+      obj.final = message.final;
+    }
+    if (message.heldBefore !== undefined) {
+      obj.heldBefore = Math.round(message.heldBefore);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<OutputModeration>, I>>(base?: I): OutputModeration {
+    return OutputModeration.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<OutputModeration>, I>>(object: I): OutputModeration {
+    const message = createBaseOutputModeration();
+    message.final = object.final ?? false;
+    message.heldBefore = object.heldBefore ?? undefined;
     return message;
   },
 };
@@ -1034,7 +1417,15 @@ export const Finding: MessageFns<Finding> = {
 };
 
 function createBaseClassifyResponse(): ClassifyResponse {
-  return { verdict: 0, state: Buffer.alloc(0), findings: [], itemsSeen: 0, windowChars: 0, findingsOmitted: undefined };
+  return {
+    verdict: 0,
+    state: Buffer.alloc(0),
+    findings: [],
+    itemsSeen: 0,
+    windowChars: 0,
+    findingsOmitted: undefined,
+    heldChars: undefined,
+  };
 }
 
 export const ClassifyResponse: MessageFns<ClassifyResponse> = {
@@ -1056,6 +1447,9 @@ export const ClassifyResponse: MessageFns<ClassifyResponse> = {
     }
     if (message.findingsOmitted !== undefined) {
       writer.uint32(48).uint32(message.findingsOmitted);
+    }
+    if (message.heldChars !== undefined) {
+      writer.uint32(56).uint32(message.heldChars);
     }
     return writer;
   },
@@ -1121,6 +1515,14 @@ export const ClassifyResponse: MessageFns<ClassifyResponse> = {
             message.findingsOmitted = reader.uint32();
             continue;
           }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.heldChars = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1153,6 +1555,11 @@ export const ClassifyResponse: MessageFns<ClassifyResponse> = {
         : isSet(object.findings_omitted)
         ? globalThis.Number(object.findings_omitted)
         : undefined,
+      heldChars: isSet(object.heldChars)
+        ? globalThis.Number(object.heldChars)
+        : isSet(object.held_chars)
+        ? globalThis.Number(object.held_chars)
+        : undefined,
     };
   },
 
@@ -1176,6 +1583,9 @@ export const ClassifyResponse: MessageFns<ClassifyResponse> = {
     if (message.findingsOmitted !== undefined) {
       obj.findingsOmitted = Math.round(message.findingsOmitted);
     }
+    if (message.heldChars !== undefined) {
+      obj.heldChars = Math.round(message.heldChars);
+    }
     return obj;
   },
 
@@ -1190,6 +1600,7 @@ export const ClassifyResponse: MessageFns<ClassifyResponse> = {
     message.itemsSeen = object.itemsSeen ?? 0;
     message.windowChars = object.windowChars ?? 0;
     message.findingsOmitted = object.findingsOmitted ?? undefined;
+    message.heldChars = object.heldChars ?? undefined;
     return message;
   },
 };
@@ -1224,6 +1635,24 @@ export const SafetyServiceService = {
       Buffer.from(ClassifyStreamResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ClassifyStreamResponse => ClassifyStreamResponse.decode(value),
   },
+  /**
+   * Output moderation sessions multiplexed on one long-lived stream: a call per response. `start`
+   * is the first batch with the conversation's state (a ClassifyRequest with `output` set); each
+   * `message` adds the next batch, judged on the state the service keeps for the call, so no state
+   * travels per batch. Each batch is answered by one `message` (a ClassifyResponse whose `state` is
+   * empty except on the final batch's answer); the final answer ends the call.
+   */
+  moderateStream: {
+    path: "/fastloop.safety.v1.SafetyService/ModerateStream" as const,
+    requestStream: true as const,
+    responseStream: true as const,
+    requestSerialize: (value: ModerateStreamRequest): Buffer =>
+      Buffer.from(ModerateStreamRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ModerateStreamRequest => ModerateStreamRequest.decode(value),
+    responseSerialize: (value: ClassifyStreamResponse): Buffer =>
+      Buffer.from(ClassifyStreamResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ClassifyStreamResponse => ClassifyStreamResponse.decode(value),
+  },
 } as const;
 
 export interface SafetyServiceServer extends UntypedServiceImplementation {
@@ -1233,6 +1662,14 @@ export interface SafetyServiceServer extends UntypedServiceImplementation {
    * ClassifyRequest, answered by one `message` or an `error` with its call id; `cancel` drops it.
    */
   classifyStream: handleBidiStreamingCall<ClassifyStreamRequest, ClassifyStreamResponse>;
+  /**
+   * Output moderation sessions multiplexed on one long-lived stream: a call per response. `start`
+   * is the first batch with the conversation's state (a ClassifyRequest with `output` set); each
+   * `message` adds the next batch, judged on the state the service keeps for the call, so no state
+   * travels per batch. Each batch is answered by one `message` (a ClassifyResponse whose `state` is
+   * empty except on the final batch's answer); the final answer ends the call.
+   */
+  moderateStream: handleBidiStreamingCall<ModerateStreamRequest, ClassifyStreamResponse>;
 }
 
 export interface SafetyServiceClient extends Client {
@@ -1261,6 +1698,19 @@ export interface SafetyServiceClient extends Client {
     metadata: Metadata,
     options?: Partial<CallOptions>,
   ): ClientDuplexStream<ClassifyStreamRequest, ClassifyStreamResponse>;
+  /**
+   * Output moderation sessions multiplexed on one long-lived stream: a call per response. `start`
+   * is the first batch with the conversation's state (a ClassifyRequest with `output` set); each
+   * `message` adds the next batch, judged on the state the service keeps for the call, so no state
+   * travels per batch. Each batch is answered by one `message` (a ClassifyResponse whose `state` is
+   * empty except on the final batch's answer); the final answer ends the call.
+   */
+  moderateStream(): ClientDuplexStream<ModerateStreamRequest, ClassifyStreamResponse>;
+  moderateStream(options: Partial<CallOptions>): ClientDuplexStream<ModerateStreamRequest, ClassifyStreamResponse>;
+  moderateStream(
+    metadata: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientDuplexStream<ModerateStreamRequest, ClassifyStreamResponse>;
 }
 
 export const SafetyServiceClient = makeGenericClientConstructor(

@@ -1,0 +1,107 @@
+import { join, resolve } from 'node:path';
+import { ggufProfileId } from '@fastloop/model-profiles';
+import { getFreePort, startNodeService, type OwnedProcess } from '@fastloop/service-kit';
+import { describeWhenAvailable, testModel } from '@fastloop/test-kit';
+import { expectWellFormedStream, WsConversation } from './clients';
+import { stackForThisFile } from './file-stack';
+import { MetricsScrape } from './metrics';
+
+const repoRoot = resolve(__dirname, '../..');
+const GGUF = testModel().path;
+const TOKEN = 'guard-moderation-e2e-token-0123456789';
+
+// Output moderation with a real guard model (stories260K through llama.cpp on a worker of its own):
+// the output's calls continue the conversation's guard session and the next turn goes on from the
+// output's, so the worker never loses the conversation's sequence (no prefix_miss, no conversation
+// classified again) and never prefills the history again.
+describeWhenAvailable(testModel())('output moderation with a llamacpp guard', () => {
+  let worker: OwnedProcess | undefined;
+  const ports = { grpc: 0, admin: 0 };
+  beforeAll(async () => {
+    ports.grpc = await getFreePort();
+    ports.admin = await getFreePort();
+    worker = await startNodeService({
+      name: 'guard-inference',
+      entry: join(repoRoot, 'apps/inference/src/main.ts'),
+      cwd: repoRoot,
+      env: {
+        ...process.env,
+        INFERENCE_ENGINE: 'llamacpp',
+        LLAMACPP_MODEL_PATH: GGUF,
+        LLAMACPP_THREADS: '1',
+        WORKER_ID: 'guard-0',
+        GRPC_PORT: String(ports.grpc),
+        ADMIN_PORT: String(ports.admin),
+        FASTLOOP_INTERNAL_TOKEN: TOKEN,
+        LOG_LEVEL: 'warn',
+      },
+      readyUrl: `http://127.0.0.1:${ports.admin}/readyz`,
+    });
+  }, 300_000);
+  afterAll(async () => {
+    await worker?.stop(5_000);
+  });
+  const stack = stackForThisFile(() => ({
+    FASTLOOP_INTERNAL_TOKEN: TOKEN,
+    SAFETY_GUARD_ADDRESS: `127.0.0.1:${ports.grpc}`,
+    SAFETY_GUARD_PROFILE: ggufProfileId(GGUF),
+    SAFETY_GUARD_MODEL: 'stories260K',
+    SAFETY_GUARD_POLICY: 'Judge the story.',
+    SAFETY_GUARD_MAX_OUTPUT_TOKENS: '16',
+    SAFETY_GUARD_TIMEOUT_MS: '20000',
+    SAFETY_GUARD_DEFAULT: 'true',
+    SAFETY_ACTIONS: 'policy=flag',
+    // Short plain answers: stories260K's context is 512 tokens, and the guard's sequence holds the
+    // policy header, every input item and every output batch (and the output again as next turn's items).
+    SIM_TOOL_CALLS: '0',
+    SIM_ANSWER_WORDS: '3',
+    EDGE_OUTPUT_MODERATION: 'true',
+  }));
+
+  it('continues one guard sequence through input and output, turn after turn', async () => {
+    const counters = async () => {
+      const m = await MetricsScrape.of(stack(), 'safety');
+      const worker = await (await fetch(`http://127.0.0.1:${ports.admin}/metrics`)).text();
+      const value = (name: string) =>
+        Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(worker)?.[1] ?? 0);
+      return {
+        calls:
+          m.value('safety_guard_calls_total', { result: 'allow' }) +
+          m.value('safety_guard_calls_total', { result: 'block' }),
+        prefixMiss: m.value('safety_guard_calls_total', { result: 'prefix_miss' }),
+        errors: m.value('safety_classifications_total', { verdict: 'error' }),
+        sent: m.value('safety_guard_prompt_tokens_total'),
+        evaluated: value('inference_engine_evaluated_tokens_total'),
+        cached: value('inference_cached_tokens_total'),
+        outputBatches: m.value('safety_output_batches_total'),
+      };
+    };
+    const conv = new WsConversation();
+    try {
+      const reusedPerCall: number[] = [];
+      let previous: string | undefined;
+      let before = await counters();
+      for (let t = 0; t < 3; t++) {
+        const events = await conv.create({
+          model: 'fastloop-sim',
+          input: `Tom saw a cat ${t}.`,
+          store: false,
+          ...(previous ? { previous_response_id: previous } : {}),
+        });
+        expect(expectWellFormedStream(events).type).toBe('response.completed');
+        previous = events.at(-1)!.response.id;
+        const after = await counters();
+        expect(after.outputBatches).toBeGreaterThan(before.outputBatches); // the output was judged
+        // The worker prefilled at most what safety sent this turn: never the history again.
+        expect(after.evaluated - before.evaluated).toBeLessThanOrEqual(after.sent - before.sent);
+        reusedPerCall.push((after.cached - before.cached) / (after.calls - before.calls));
+        before = after;
+      }
+      expect(before.prefixMiss).toBe(0);
+      expect(before.errors).toBe(0); // no state refused, no conversation classified again
+      for (let t = 1; t < 3; t++) expect(reusedPerCall[t]).toBeGreaterThan(reusedPerCall[t - 1]);
+    } finally {
+      conv.close();
+    }
+  });
+});
