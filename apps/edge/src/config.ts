@@ -106,6 +106,15 @@ export const edgeConfigSchema = z.object({
   EDGE_RENDER_CACHE_ENTRIES: env.int(50_000, 0),
   /** Tokens the render cache holds over all entries (its memory bound: ~8 bytes a token). */
   EDGE_RENDER_CACHE_TOKENS: env.int(8_000_000, 0),
+  /** Threads that tokenize large inputs off the event loop (0 = the cores); one tenant may hold all but one. */
+  EDGE_RENDER_THREADS: env.int(0, 0),
+  /**
+   * Characters of new text (a non-ASCII UTF-16 unit counts 8) from which a turn tokenizes on the
+   * render threads instead of the event loop; smaller turns stay in place (no thread hop).
+   */
+  EDGE_RENDER_POOL_MIN_CHARS: env.int(16 * 1024, 0),
+  /** Budget of one request's tokenizing on the render threads, waiting included; over it a 400 `render_deadline_exceeded`. */
+  EDGE_RENDER_TIMEOUT_MS: env.int(2_000, 1),
   // Bounds on one request (see turn/edge-limits.ts and README "Limits"); each refusal is a 400
   // whose message names the limit.
   /** Items in `input`. */

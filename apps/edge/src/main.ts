@@ -26,6 +26,7 @@ import { ResponseStore } from './store/response-store';
 import { StoredItemLookup } from './store/stored-item-lookup';
 import { StoredStateLoader } from './store/stored-state-loader';
 import { StoreWriter } from './store/store-writer';
+import { createRenderPool } from './render-pool/render-pool';
 import { EntryRenderCache } from './turn/entry-render-cache';
 import { HeaderVerdicts } from './safety/header-verdicts';
 import { RouteCache } from './turn/route-cache';
@@ -76,6 +77,12 @@ async function main(): Promise<void> {
   });
   const renderCache = new EntryRenderCache(config.EDGE_RENDER_CACHE_ENTRIES, config.EDGE_RENDER_CACHE_TOKENS);
   const loader = new StoredStateLoader(store, storeWriter, renderCache, reasoningSeal);
+  // Large inputs tokenize on threads of their own, fairly between tenants (issue 17).
+  const renderPool = createRenderPool({
+    size: config.EDGE_RENDER_THREADS || undefined,
+    timeoutMs: config.EDGE_RENDER_TIMEOUT_MS,
+    logger: logger.child({ component: 'render-pool' }),
+  });
   const usage = new UsageOutbox(
     usageOutboxOptionsFromConfig(config, {
       redisUrl: config.REDIS_URL,
@@ -90,6 +97,7 @@ async function main(): Promise<void> {
     metrics,
     logger,
     renderCache,
+    renderOffload: { pool: renderPool, minCost: config.EDGE_RENDER_POOL_MIN_CHARS },
     routeCache,
     usage,
     store: storeWriter,
@@ -196,6 +204,7 @@ async function main(): Promise<void> {
         run: async () => {
           backends.close();
           redis.disconnect();
+          await renderPool.close();
         },
       },
       { name: 'admin', run: () => admin.close() },

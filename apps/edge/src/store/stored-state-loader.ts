@@ -38,7 +38,7 @@ export class StoredStateLoader implements StateLoader {
       tenant,
       items: AppendLog.from(items),
       entries: AppendLog.from(entries),
-      rendered: renderConversation(profile, header, entries, this.renderCache),
+      rendered: renderConversation(profile, header, entries, this.renderCache.forTenant(tenant)),
       calls,
       // Rebuilt from the client's items, the entries lack any redaction mask: the next turn then
       // classifies the whole conversation again and masks it before anything reaches a worker.

@@ -44,10 +44,12 @@ async function prepare(deps: TurnDeps, req: TurnRequest, timer: StageTimer): Pro
   const input = await readInput(deps, req);
   timer.mark('validate', req.validateMs);
   timer.record('load', req.loadMs);
-  // Without overlap the verdict gates Generate, so its round trip runs beside routing and rendering.
+  // Without overlap the verdict gates Generate, so its round trip runs beside rendering (it waits
+  // for the route: the router names the canonical model whose policy applies).
   // With overlap it is asked for after Generate (judge stage): its encoding stays off the critical path.
-  const verdict = new Verdict(deps, req, input, !deps.safetyOverlap);
-  const route = await routeTurn(deps, req);
+  const routing = routeTurn(deps, req);
+  const verdict = new Verdict(deps, req, input, routing, !deps.safetyOverlap);
+  const route = await routing;
   timer.mark('route');
   const rendering = await renderTurn(deps, req, input, route);
   timer.mark('render');
