@@ -79,6 +79,14 @@ export const edgeConfigSchema = z.object({
   EDGE_MAX_CONNECTIONS_PER_TENANT: env.int(1_000, 1),
   /** `response.create` events queued behind the one in flight on a connection; more are rejected. */
   EDGE_WS_MAX_QUEUED: env.int(16, 0),
+  /**
+   * Bytes of requests held from arrival until their turn ends (WebSocket and gRPC `response.create`
+   * events running or queued, HTTP bodies): per connection (or HTTP request), per tenant, per
+   * process. Over any of them: 429 `too_many_queued_bytes`, naming it.
+   */
+  EDGE_MAX_QUEUED_BYTES_PER_CONNECTION: env.int(64 * 1024 * 1024, 1024),
+  EDGE_MAX_QUEUED_BYTES_PER_TENANT: env.int(128 * 1024 * 1024, 1024),
+  EDGE_MAX_QUEUED_BYTES: env.int(512 * 1024 * 1024, 1024),
   /** Byte budget of one connection's cache of previous responses (LRU within the connection). */
   EDGE_CONN_CACHE_BYTES: env.int(256 * 1024 * 1024, 0),
   /** Byte budget of all connection caches of the process (LRU across connections). */

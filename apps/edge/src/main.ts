@@ -21,6 +21,7 @@ import { EdgeMetrics } from './edge-metrics';
 import { responsesGrpcService } from './grpc/responses-grpc';
 import { HttpApi } from './http/http-api';
 import { ConnectionLimits } from './session/connection-limits';
+import { QueuedBytes } from './session/queued-bytes';
 import { StateCacheBudget } from './session/state-cache';
 import { ResponseStore } from './store/response-store';
 import { StoredItemLookup } from './store/stored-item-lookup';
@@ -115,7 +116,13 @@ async function main(): Promise<void> {
     maxConnections: config.EDGE_MAX_CONNECTIONS,
     maxPerTenant: config.EDGE_MAX_CONNECTIONS_PER_TENANT,
   });
+  const queuedBytes = new QueuedBytes({
+    perConnection: config.EDGE_MAX_QUEUED_BYTES_PER_CONNECTION,
+    perTenant: config.EDGE_MAX_QUEUED_BYTES_PER_TENANT,
+    perProcess: config.EDGE_MAX_QUEUED_BYTES,
+  });
   const sessionLimits = {
+    queuedBytes,
     connectionCacheBytes: config.EDGE_CONN_CACHE_BYTES,
     maxQueued: config.EDGE_WS_MAX_QUEUED,
     maxBufferedBytes: config.EDGE_MAX_BUFFERED_BYTES,
@@ -132,6 +139,7 @@ async function main(): Promise<void> {
     auth,
     maxBodyBytes: config.EDGE_MAX_BODY_BYTES,
     maxBufferedBytes: config.EDGE_MAX_BUFFERED_BYTES,
+    queuedBytes,
     loader,
     store: { store, writer: storeWriter },
     usage: usageReports,
