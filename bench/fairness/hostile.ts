@@ -109,9 +109,10 @@ export function startHostile(kind: HostileClass, target: Target): Hostile {
       repeat(4, async () => {
         try {
           const socket = await queueBigFrames(target, 8, 4 * MB);
-          count('8 frames queued');
+          count('8 frames sent');
           await Promise.race([new Promise((r) => setTimeout(r, 5_000)), until(() => !running)]);
           socket.close();
+          for (const code of socket.errors) count(`frame refused ${code}`);
         } catch (err) {
           count(`socket failed: ${(err as Error).message.slice(0, 60)}`);
           await new Promise((r) => setTimeout(r, 500));
