@@ -77,13 +77,14 @@ async function main(): Promise<void> {
     isAvailable: () => redis.status === 'ready',
   });
   const renderCache = new EntryRenderCache(config.EDGE_RENDER_CACHE_ENTRIES, config.EDGE_RENDER_CACHE_TOKENS);
-  const loader = new StoredStateLoader(store, storeWriter, renderCache, reasoningSeal);
   // Large inputs tokenize on threads of their own, fairly between tenants (issue 17).
   const renderPool = createRenderPool({
     size: config.EDGE_RENDER_THREADS || undefined,
     timeoutMs: config.EDGE_RENDER_TIMEOUT_MS,
     logger: logger.child({ component: 'render-pool' }),
   });
+  const renderOffload = { pool: renderPool, minCost: config.EDGE_RENDER_POOL_MIN_CHARS };
+  const loader = new StoredStateLoader(store, storeWriter, renderCache, reasoningSeal, renderOffload);
   const usage = new UsageOutbox(
     usageOutboxOptionsFromConfig(config, {
       redisUrl: config.REDIS_URL,
@@ -98,7 +99,7 @@ async function main(): Promise<void> {
     metrics,
     logger,
     renderCache,
-    renderOffload: { pool: renderPool, minCost: config.EDGE_RENDER_POOL_MIN_CHARS },
+    renderOffload,
     routeCache,
     usage,
     store: storeWriter,

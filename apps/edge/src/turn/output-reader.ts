@@ -69,7 +69,8 @@ function moderatorFor(turn: Turn): OutputModerator | undefined {
   return new OutputModerator(turn.writer, {
     classify: (request) => deps.backends.classify(request, req.signal),
     tenant: req.principal.tenant,
-    model: req.body.model,
+    // The router's canonical model, as for the input: a model's policy holds under every alias.
+    model: turn.route.model,
     chunkChars: options.chunkChars,
     onBlock: () => turn.stop.abort(),
   });

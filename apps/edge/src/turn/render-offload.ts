@@ -46,7 +46,11 @@ export interface OffloadContext {
  * tenants, with its own deadline), so the event loop only copies them. The pool renders with the
  * same profile code and bounds, so the tokens and errors are those of rendering in place.
  */
-export async function offloadRender(ctx: OffloadContext, job: RenderJob, bounds: RenderLimits): Promise<ModelProfile> {
+export async function offloadRender(
+  ctx: OffloadContext,
+  job: Pick<RenderJob, 'profile' | 'header' | 'entries' | 'newEntries' | 'extend'>,
+  bounds: RenderLimits,
+): Promise<ModelProfile> {
   const { offload } = ctx;
   const profile = job.profile;
   // A template that is not append-stable renders the conversation whole, not entry by entry.
