@@ -15,6 +15,13 @@ export interface RenderPoolOptions {
   timeoutMs?: number;
   /** Tenant weights and caps (default: each tenant may hold all threads but one). */
   shares?: (tenant: string) => { weight?: number; maxConcurrent?: number } | undefined;
+  /**
+   * How long past its deadline a rendering may take to stop itself (it checks the deadline between
+   * chunks) before its thread is terminated and replaced (default 1,000 ms). A new thread loads the
+   * code and builds the vocabulary tables again: hundreds of ms of CPU, which a loaded machine can
+   * least afford; with 100 ms, a thread starved of CPU for a moment was replaced 15 times in 10 s.
+   */
+  hardKillGraceMs?: number;
   /** The worker script (default: render-worker beside this file, `.ts` under tsx, `.js` in a bundle). */
   filename?: string;
   execArgv?: string[];
@@ -44,6 +51,7 @@ export function createRenderPool(options: RenderPoolOptions = {}): RenderPool {
     filename: options.filename ?? defaultWorkerFile(),
     size: options.size,
     shares: options.shares,
+    hardKillGraceMs: options.hardKillGraceMs ?? 1_000,
     execArgv: options.execArgv,
     logger: options.logger,
   });
