@@ -178,7 +178,8 @@ async function main(): Promise<void> {
     logger,
     maxReceiveMessageLength: config.EDGE_MAX_BODY_BYTES * 2 + 1024,
   });
-  await warmCatalogProfiles(() => backends.listModels(), logger);
+  const profileIds = await warmCatalogProfiles(() => backends.listModels(), logger);
+  await renderPool.warm?.(profileIds);
   let ready = true;
   const admin = await startAdminServer({
     port: config.ADMIN_PORT,

@@ -36,6 +36,13 @@ describe('createRenderPool', () => {
     expect(result.entries).toEqual(entries.map((e) => profile.renderEntry(e)));
   });
 
+  it('warms every thread with the profiles it is given, and never rejects', async () => {
+    await expect(pool.warm!([PROFILE])).resolves.toBeUndefined();
+    await expect(pool.warm!(['gguf:/no/such/file.gguf'])).resolves.toBeUndefined();
+    const result = await pool.render({ profileId: PROFILE, entries: entries.slice(0, 1) }, { tenant: 't' });
+    expect(result.entries).toHaveLength(1);
+  });
+
   it('gives the in-place errors back: token budget, rendering limits with the tool', async () => {
     await expect(
       pool.render({ profileId: PROFILE, entries, limits: { maxTokens: 100 } }, { tenant: 't' }),

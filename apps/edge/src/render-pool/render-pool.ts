@@ -37,6 +37,12 @@ export interface RenderPool {
    * `worker_pool_overloaded` when the tenant's queue is full.
    */
   render(task: RenderTask, options: { tenant: string; signal?: AbortSignal }): Promise<RenderTaskResult>;
+  /**
+   * Loads `profileIds` on every thread (a thread starts by building the built-in vocabularies;
+   * a GGUF profile loads node-llama-cpp and its file): the edge awaits it before it reports ready,
+   * so no request's deadline pays a thread's start. Never rejects; a failure is logged.
+   */
+  warm?(profileIds: readonly string[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -62,6 +68,17 @@ export function createRenderPool(options: RenderPoolOptions = {}): RenderPool {
       } catch (err) {
         throw translate(err, timeoutMs);
       }
+    },
+    async warm(profileIds) {
+      // One task per thread and profile, under keys of their own: a key may not hold every thread.
+      const ids = profileIds.length > 0 ? profileIds : ['harmony-o200k'];
+      const threads = Array.from({ length: pool.size }, (_, i) =>
+        (async () => {
+          for (const profileId of ids)
+            await pool.run({ profileId, entries: [] }, { key: `warm:${i}`, timeoutMs: 60_000 });
+        })(),
+      );
+      await Promise.all(threads).catch((err: unknown) => options.logger?.warn({ err }, 'render pool warm-up failed'));
     },
     close: () => pool.close(),
   };
