@@ -14,7 +14,8 @@ import { SERVICE_NODE_ARGS_ENV } from '@fastloop/service-kit';
 import { badJson, type Target } from '@fastloop/service-kit/testing';
 import { loadCorpus } from '../agent-loop/source-corpus';
 import { runLoops, type LoopsResult } from '../load/agent-loops';
-import { CLASS_DESCRIPTIONS, CLASSES, startHostile, type HostileClass } from './hostile';
+import { fork, type ChildProcess } from 'node:child_process';
+import { CLASS_DESCRIPTIONS, CLASSES, type HostileClass } from './hostile';
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
 const NORMAL_KEY = 'sk-bench-normal';
@@ -107,10 +108,15 @@ async function runClass(kind: HostileClass, durationS: number, loops: number, se
     const probeTarget = { url: stack.url, wsUrl: stack.wsUrl, apiKey: NORMAL_KEY };
     const alone = await measure(() => runLoops(target, loops, durationS, 5, corpus, seed, 500), probeTarget);
     progress(`${kind}: normal tenant beside the hostile tenant for ${durationS} s`);
-    const hostile = startHostile(kind, { url: stack.url, wsUrl: stack.wsUrl, apiKey: HOSTILE_KEY });
-    await new Promise((r) => setTimeout(r, 1_000)); // the attack is under way before the first measured turn
-    const beside = await measure(() => runLoops(target, loops, durationS, 5, corpus, seed, 500), probeTarget);
-    const hostileOutcomes = await hostile.stop();
+    const hostile = await forkHostile(kind, { url: stack.url, wsUrl: stack.wsUrl, apiKey: HOSTILE_KEY });
+    let beside: Phase;
+    let hostileOutcomes: Record<string, number>;
+    try {
+      await new Promise((r) => setTimeout(r, 1_000)); // the attack is under way before the first measured turn
+      beside = await measure(() => runLoops(target, loops, durationS, 5, corpus, seed, 500), probeTarget);
+    } finally {
+      hostileOutcomes = await hostile.stop();
+    }
     const p99Ratio = beside.firstOutputP99Ms / alone.firstOutputP99Ms;
     return {
       kind,
@@ -124,6 +130,36 @@ async function runClass(kind: HostileClass, durationS: number, loops: number, se
   } finally {
     await stack.stop();
   }
+}
+
+/**
+ * The hostile tenant in a child process: its client work (building and sending megabytes) would
+ * otherwise run on this process's event loop and delay the normal tenant's measured turns.
+ */
+async function forkHostile(kind: HostileClass, target: Target): Promise<{ stop(): Promise<Record<string, number>> }> {
+  const child: ChildProcess = fork(join(__dirname, 'hostile-process.ts'), [kind, JSON.stringify(target)], {
+    execArgv: ['--import', 'tsx'],
+  });
+  const next = <T>(key: string) =>
+    new Promise<T>((resolve, reject) => {
+      const onMessage = (m: Record<string, unknown>) => {
+        if (!(key in m)) return;
+        child.off('message', onMessage);
+        resolve(m[key] as T);
+      };
+      child.on('message', onMessage);
+      child.once('exit', (code) => reject(new Error(`hostile process exited (${code})`)));
+    });
+  await next<boolean>('started');
+  return {
+    async stop() {
+      const outcomes = next<Record<string, number>>('outcomes');
+      child.send('stop');
+      const result = await outcomes.catch(() => ({}));
+      if (child.exitCode === null) child.kill();
+      return result;
+    },
+  };
 }
 
 async function main(): Promise<void> {
@@ -163,7 +199,8 @@ function write(results: ClassResult[], run: { quick: boolean; durationS: number;
     '(simulated engine at 1,000 tokens/s, INFERENCE_MAX_CONCURRENCY=16 (2 kept from any one tenant), output moderation off). First output = time from',
     '`response.create` to the first output item event. Target: p99 beside ≤ 1.2× alone and 0 failed turns. Beside the',
     "loops, an edge-only request (bad JSON → 400) every 50 ms: its p99 (target: delayed ≤ 50 ms). Load: the machine's",
-    '1-minute load average (2 cores, shared with other work) at the start and end of each phase.',
+    '1-minute load average (2 cores, shared with other work) at the start and end of each phase. The hostile tenant',
+    'runs in a process of its own (building its megabytes must not stall the measuring event loop).',
     '`npx tsx bench/fairness/main.ts`',
     '',
     '| class | p50 alone (ms) | p50 beside (ms) | p99 alone (ms) | p99 beside (ms) | p99 ratio | failed turns alone → beside | target | bad JSON p99 alone → beside (ms) | load (1 min) alone → beside |',
