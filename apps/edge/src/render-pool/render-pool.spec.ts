@@ -6,6 +6,7 @@ import {
   type ConversationEntry,
   type RenderHeader,
 } from '@fastloop/model-profiles';
+import { describeWhenAvailable, testModel } from '@fastloop/test-kit';
 import { createRenderPool, type RenderPool } from './render-pool';
 
 const PROFILE = 'harmony-o200k';
@@ -67,5 +68,22 @@ describe('createRenderPool', () => {
     } finally {
       await tight.close();
     }
+  });
+});
+
+const model = testModel();
+
+describeWhenAvailable(model)('createRenderPool with a GGUF profile', () => {
+  it('loads the model file on each of its threads and renders with it', async () => {
+    // (In place, the GGUF profile needs node-llama-cpp's ESM import, which this Jest run lacks:
+    // the threads' two renderings are compared with each other instead.)
+    const id = `gguf:${model.path}`;
+    await pool.warm!([id]);
+    const story: ConversationEntry[] = [{ kind: 'message', role: 'user', text: 'Once upon a time '.repeat(500) }];
+    const [a, b] = await Promise.all(
+      ['t1', 't2'].map((tenant) => pool.render({ profileId: id, entries: story }, { tenant })),
+    );
+    expect(a.entries[0].length).toBeGreaterThan(500);
+    expect(b).toEqual(a);
   });
 });
