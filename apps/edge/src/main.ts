@@ -82,6 +82,7 @@ async function main(): Promise<void> {
     size: config.EDGE_RENDER_THREADS || undefined,
     timeoutMs: config.EDGE_RENDER_TIMEOUT_MS,
     logger: logger.child({ component: 'render-pool' }),
+    registry,
   });
   const renderOffload = { pool: renderPool, minCost: config.EDGE_RENDER_POOL_MIN_CHARS };
   const loader = new StoredStateLoader(store, storeWriter, renderCache, reasoningSeal, renderOffload);
@@ -122,6 +123,7 @@ async function main(): Promise<void> {
     perTenant: config.EDGE_MAX_QUEUED_BYTES_PER_TENANT,
     perProcess: config.EDGE_MAX_QUEUED_BYTES,
   });
+  queuedBytes.register(registry);
   const sessionLimits = {
     queuedBytes,
     connectionCacheBytes: config.EDGE_CONN_CACHE_BYTES,

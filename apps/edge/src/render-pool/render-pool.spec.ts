@@ -6,6 +6,7 @@ import {
   type ConversationEntry,
   type RenderHeader,
 } from '@fastloop/model-profiles';
+import { Registry } from '@fastloop/service-kit';
 import { describeWhenAvailable, testModel } from '@fastloop/test-kit';
 import { createRenderPool, type RenderPool } from './render-pool';
 
@@ -35,6 +36,16 @@ describe('createRenderPool', () => {
     const result = await pool.render({ profileId: PROFILE, header, entries }, { tenant: 't' });
     expect(result.header).toEqual(profile.renderHeader(header));
     expect(result.entries).toEqual(entries.map((e) => profile.renderEntry(e)));
+  });
+
+  it('shows its running and waiting renderings as a gauge', async () => {
+    const registry = new Registry();
+    const metered = createRenderPool({ size: 1, registry, execArgv: ['--import', 'tsx'] });
+    try {
+      expect(await registry.metrics()).toMatch(/fastloop_edge_render_pool_tasks\{state="running"\} 0/);
+    } finally {
+      await metered.close();
+    }
   });
 
   it('warms every thread with the profiles it is given, and never rejects', async () => {

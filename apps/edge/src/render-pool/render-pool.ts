@@ -5,7 +5,15 @@ import {
   type RenderTask,
   type RenderTaskResult,
 } from '@fastloop/model-profiles';
-import { DomainError, ErrorCode, WorkerPool, WorkerTaskError, type Logger } from '@fastloop/service-kit';
+import {
+  DomainError,
+  ErrorCode,
+  Gauge,
+  WorkerPool,
+  WorkerTaskError,
+  type Logger,
+  type Registry,
+} from '@fastloop/service-kit';
 
 /** Options of {@link createRenderPool}. */
 export interface RenderPoolOptions {
@@ -26,6 +34,8 @@ export interface RenderPoolOptions {
   filename?: string;
   execArgv?: string[];
   logger?: Logger;
+  /** Where `fastloop_edge_render_pool_tasks{state}` (running, waiting) is registered; absent: nowhere. */
+  registry?: Registry;
 }
 
 /** Renders conversations on worker threads, fairly between tenants. */
@@ -61,6 +71,18 @@ export function createRenderPool(options: RenderPoolOptions = {}): RenderPool {
     execArgv: options.execArgv,
     logger: options.logger,
   });
+  if (options.registry) {
+    new Gauge({
+      name: 'fastloop_edge_render_pool_tasks',
+      help: "Renderings on the edge's render threads, running or waiting for a thread",
+      labelNames: ['state'],
+      registers: [options.registry],
+      collect() {
+        this.set({ state: 'running' }, pool.busy);
+        this.set({ state: 'waiting' }, pool.queued);
+      },
+    });
+  }
   return {
     async render(task, { tenant, signal }) {
       try {

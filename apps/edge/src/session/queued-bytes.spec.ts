@@ -1,4 +1,5 @@
 import { ApiError } from '@fastloop/protocol';
+import { Registry } from '@fastloop/service-kit';
 import { fakeDeps, FakeBackends } from '../testing/fake-deps';
 import { QueuedBytes } from './queued-bytes';
 import { ResponsesSession } from './responses-session';
@@ -29,6 +30,14 @@ describe('QueuedBytes', () => {
     take(a2, 3);
     q.releaseAll(a2);
     expect([q.held('a'), a2.held]).toEqual([0, 0]);
+  });
+
+  it('shows the bytes the process holds as a gauge', async () => {
+    const q = new QueuedBytes();
+    const registry = new Registry();
+    q.register(registry);
+    q.acquire(q.holder('a'), 1234);
+    expect(await registry.metrics()).toMatch(/^fastloop_edge_queued_request_bytes 1234$/m);
   });
 });
 

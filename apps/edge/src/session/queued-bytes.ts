@@ -1,4 +1,5 @@
 import { ApiError } from '@fastloop/protocol';
+import { Gauge, type Registry } from '@fastloop/service-kit';
 
 /** Options of {@link QueuedBytes}; each bound is the edge's config option of the same name. */
 export interface QueuedBytesOptions {
@@ -75,6 +76,19 @@ export class QueuedBytes {
   /** Bytes held by the process, or by one tenant. */
   held(tenant?: string): number {
     return tenant === undefined ? this.total : (this.byTenant.get(tenant) ?? 0);
+  }
+
+  /** `fastloop_edge_queued_request_bytes`: the bytes held by the process, read at each scrape. */
+  register(registry: Registry): void {
+    const held = () => this.total;
+    new Gauge({
+      name: 'fastloop_edge_queued_request_bytes',
+      help: 'Bytes of requests held from arrival to the end of their turn (bounded by EDGE_MAX_QUEUED_BYTES)',
+      registers: [registry],
+      collect() {
+        this.set(held());
+      },
+    });
   }
 
   private move(holder: ByteHolder, bytes: number): void {
