@@ -36,6 +36,8 @@ describe('toApiError', () => {
     expect(toApiError(call, { from: 'safety' })).toMatchObject({ status: 400, code: 'safety_request_too_large' });
     const queue = new DomainError(ErrorCode.workerPoolOverloaded, 'full', GrpcStatus.RESOURCE_EXHAUSTED, true);
     expect(toApiError(queue)).toMatchObject({ status: 429, code: 'rate_limit_exceeded' });
+    const crashed = new DomainError(ErrorCode.workerCrashed, 'the worker thread died', GrpcStatus.INTERNAL, true);
+    expect(toApiError(crashed)).toMatchObject({ status: 503, code: 'server_is_overloaded' });
   });
 
   it('answers anything else with a plain 500', () => {

@@ -20,6 +20,10 @@ const BY_CODE: Partial<Record<InternalErrorCode, (ctx: FailureContext, err: Doma
   // The tenant's own queue on the render pool is full: its earlier requests are still tokenizing.
   [ErrorCode.workerPoolOverloaded]: () =>
     ApiErrors.rateLimited(1, 'Too many requests of this tenant are waiting to be tokenized; retry shortly.'),
+  // A render thread died under this request (replaced already), or the pool is closing: the edge's
+  // own capacity, not a dependency's.
+  [ErrorCode.workerCrashed]: () => ApiErrors.unavailable(),
+  [ErrorCode.workerPoolClosed]: () => ApiErrors.unavailable(),
 };
 
 function tooLargeToScan(err: DomainError, code: string): ApiError {
