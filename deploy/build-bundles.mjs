@@ -47,6 +47,12 @@ export const SERVICES = ['edge', 'safety', 'router', 'inference', 'billing'];
  */
 export const RUNTIME_EXTERNALS = ['bufferutil', 'utf-8-validate', 'node-llama-cpp', '@node-llama-cpp/linux-x64'];
 
+/**
+ * Worker-thread scripts bundled beside a service, named as the service loads them: the edge's render
+ * pool starts `edge-render-worker.js` from the folder of `edge.js` (apps/edge/src/render-pool).
+ */
+export const WORKER_ENTRIES = { edge: { 'edge-render-worker': 'apps/edge/src/render-pool/render-worker.ts' } };
+
 /** node-llama-cpp's platform binary packages: left unresolved, except the one in {@link RUNTIME_EXTERNALS}. */
 const PLATFORM_BINARIES = '@node-llama-cpp/*';
 
@@ -67,7 +73,9 @@ export async function buildBundles(options = {}) {
 
   const result = await build({
     absWorkingDir: repoRoot,
-    entryPoints: Object.fromEntries(services.map((s) => [s, join('apps', s, 'src', 'main.ts')])),
+    entryPoints: Object.fromEntries(
+      services.flatMap((s) => [[s, join('apps', s, 'src', 'main.ts')], ...Object.entries(WORKER_ENTRIES[s] ?? {})]),
+    ),
     outdir,
     bundle: true,
     platform: 'node',

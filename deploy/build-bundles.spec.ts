@@ -71,6 +71,13 @@ describe('deploy/build-bundles.mjs --stage (the image /app)', () => {
       expect(res.status).toBe(200);
       expect(body.status).toBe('completed');
       expect(body.usage?.output_tokens).toBeGreaterThan(0);
+      // A large input tokenizes on the edge's render threads: edge-render-worker.js beside edge.js.
+      const large = await fetch(`${stack.url}/v1/responses`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'fastloop-sim', input: 'large input '.repeat(8_000), store: false }),
+      });
+      expect(`${large.status} ${large.status === 200 ? '' : await large.text()}`).toBe('200 ');
     } finally {
       await stack?.stop();
     }

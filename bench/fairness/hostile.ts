@@ -84,15 +84,17 @@ export function startHostile(kind: HostileClass, target: Target): Hostile {
       break;
     }
     case 'slots': {
-      // An answer of ~15,000 tokens: a long JSON string the simulated model writes at its decode speed.
+      // An answer of ~15,000 tokens: long JSON strings the simulated model writes at its decode speed
+      // (15 of 4,000 characters: a strict schema's minLength is enforceable up to 4,096).
+      const parts = Array.from({ length: 15 }, (_, k) => `part${k}`);
       const format = {
         type: 'json_schema',
         name: 'essay',
         strict: true,
         schema: {
           type: 'object',
-          properties: { essay: { type: 'string', minLength: 60_000 } },
-          required: ['essay'],
+          properties: Object.fromEntries(parts.map((p) => [p, { type: 'string', minLength: 4_000 }])),
+          required: parts,
           additionalProperties: false,
         },
       };
@@ -109,9 +111,10 @@ export function startHostile(kind: HostileClass, target: Target): Hostile {
       repeat(4, async () => {
         try {
           const socket = await queueBigFrames(target, 8, 4 * MB);
-          count('8 frames queued');
+          count('8 frames sent');
           await Promise.race([new Promise((r) => setTimeout(r, 5_000)), until(() => !running)]);
           socket.close();
+          for (const code of socket.errors) count(`frame refused ${code}`);
         } catch (err) {
           count(`socket failed: ${(err as Error).message.slice(0, 60)}`);
           await new Promise((r) => setTimeout(r, 500));

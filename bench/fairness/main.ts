@@ -7,12 +7,15 @@
 // Run (on an otherwise idle machine): npx tsx bench/fairness/main.ts [--classes a,b] [--duration S]
 //   [--loops N] [--quick]   (writes bench/results/fairness.{json,md}; --quick: bench/results/quick/)
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startStack, type Stack } from '@fastloop/launcher';
 import { SERVICE_NODE_ARGS_ENV } from '@fastloop/service-kit';
+import { badJson, type Target } from '@fastloop/service-kit/testing';
 import { loadCorpus } from '../agent-loop/source-corpus';
 import { runLoops, type LoopsResult } from '../load/agent-loops';
-import { CLASS_DESCRIPTIONS, CLASSES, startHostile, type HostileClass } from './hostile';
+import { fork, type ChildProcess } from 'node:child_process';
+import { CLASS_DESCRIPTIONS, CLASSES, type HostileClass } from './hostile';
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
 const NORMAL_KEY = 'sk-bench-normal';
@@ -41,6 +44,11 @@ interface Phase {
   turns: number;
   failedTurns: number;
   errorKinds: Record<string, number>;
+  /** An edge-only request (bad JSON → 400) every 50 ms meanwhile: its p99 and how many were not 400. */
+  edgeOnlyP99Ms: number;
+  edgeOnlyWrong: number;
+  /** The machine's 1-minute load average at the phase's start and end (os.loadavg, as `uptime`). */
+  load: [number, number];
 }
 
 interface ClassResult {
@@ -53,13 +61,36 @@ interface ClassResult {
   hostileOutcomes: Record<string, number>;
 }
 
-const phase = (r: LoopsResult): Phase => ({
-  firstOutputP50Ms: r.firstOutputP50Ms,
-  firstOutputP99Ms: r.firstOutputP99Ms,
-  turns: r.turns,
-  failedTurns: r.errors,
-  errorKinds: r.errorKinds,
-});
+/** Runs the loops with the edge-only probe beside them. */
+async function measure(run: () => Promise<LoopsResult>, probeTarget: Target): Promise<Phase> {
+  const loadStart = loadavg()[0];
+  let running = true;
+  const probe = (async () => {
+    const ms: number[] = [];
+    let wrong = 0;
+    while (running) {
+      const o = await badJson(probeTarget).catch(() => ({ status: 0, ms: Number.NaN }));
+      if (o.status === 400) ms.push(o.ms);
+      else wrong++;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    ms.sort((a, b) => a - b);
+    return { p99: ms[Math.min(ms.length - 1, Math.floor(ms.length * 0.99))] ?? Number.NaN, wrong };
+  })();
+  const r = await run();
+  running = false;
+  const edgeOnly = await probe;
+  return {
+    firstOutputP50Ms: r.firstOutputP50Ms,
+    firstOutputP99Ms: r.firstOutputP99Ms,
+    turns: r.turns,
+    failedTurns: r.errors,
+    errorKinds: r.errorKinds,
+    edgeOnlyP99Ms: edgeOnly.p99,
+    edgeOnlyWrong: edgeOnly.wrong,
+    load: [loadStart, loadavg()[0]],
+  };
+}
 
 async function runClass(kind: HostileClass, durationS: number, loops: number, seed: number): Promise<ClassResult> {
   const stack: Stack = await startStack({ port: 0, logLevel: 'warn', env: STACK_ENV });
@@ -74,25 +105,61 @@ async function runClass(kind: HostileClass, durationS: number, loops: number, se
     progress(`${kind}: warm-up`);
     await runLoops(target, loops, 3, 5, corpus, seed + 1, 500);
     progress(`${kind}: normal tenant alone for ${durationS} s`);
-    const alone = await runLoops(target, loops, durationS, 5, corpus, seed, 500);
+    const probeTarget = { url: stack.url, wsUrl: stack.wsUrl, apiKey: NORMAL_KEY };
+    const alone = await measure(() => runLoops(target, loops, durationS, 5, corpus, seed, 500), probeTarget);
     progress(`${kind}: normal tenant beside the hostile tenant for ${durationS} s`);
-    const hostile = startHostile(kind, { url: stack.url, wsUrl: stack.wsUrl, apiKey: HOSTILE_KEY });
-    await new Promise((r) => setTimeout(r, 1_000)); // the attack is under way before the first measured turn
-    const beside = await runLoops(target, loops, durationS, 5, corpus, seed, 500);
-    const hostileOutcomes = await hostile.stop();
+    const hostile = await forkHostile(kind, { url: stack.url, wsUrl: stack.wsUrl, apiKey: HOSTILE_KEY });
+    let beside: Phase;
+    let hostileOutcomes: Record<string, number>;
+    try {
+      await new Promise((r) => setTimeout(r, 1_000)); // the attack is under way before the first measured turn
+      beside = await measure(() => runLoops(target, loops, durationS, 5, corpus, seed, 500), probeTarget);
+    } finally {
+      hostileOutcomes = await hostile.stop();
+    }
     const p99Ratio = beside.firstOutputP99Ms / alone.firstOutputP99Ms;
     return {
       kind,
       description: CLASS_DESCRIPTIONS[kind],
-      alone: phase(alone),
-      beside: phase(beside),
+      alone,
+      beside,
       p99Ratio,
-      meetsTarget: p99Ratio <= TARGET_P99_RATIO && beside.errors === 0,
+      meetsTarget: p99Ratio <= TARGET_P99_RATIO && beside.failedTurns === 0,
       hostileOutcomes,
     };
   } finally {
     await stack.stop();
   }
+}
+
+/**
+ * The hostile tenant in a child process: its client work (building and sending megabytes) would
+ * otherwise run on this process's event loop and delay the normal tenant's measured turns.
+ */
+async function forkHostile(kind: HostileClass, target: Target): Promise<{ stop(): Promise<Record<string, number>> }> {
+  const child: ChildProcess = fork(join(__dirname, 'hostile-process.ts'), [kind, JSON.stringify(target)], {
+    execArgv: ['--import', 'tsx'],
+  });
+  const next = <T>(key: string) =>
+    new Promise<T>((resolve, reject) => {
+      const onMessage = (m: Record<string, unknown>) => {
+        if (!(key in m)) return;
+        child.off('message', onMessage);
+        resolve(m[key] as T);
+      };
+      child.on('message', onMessage);
+      child.once('exit', (code) => reject(new Error(`hostile process exited (${code})`)));
+    });
+  await next<boolean>('started');
+  return {
+    async stop() {
+      const outcomes = next<Record<string, number>>('outcomes');
+      child.send('stop');
+      const result = await outcomes.catch(() => ({}));
+      if (child.exitCode === null) child.kill();
+      return result;
+    },
+  };
 }
 
 async function main(): Promise<void> {
@@ -119,6 +186,7 @@ function write(results: ClassResult[], run: { quick: boolean; durationS: number;
   const date = new Date().toISOString().slice(0, 10);
   writeFileSync(join(dir, 'fairness.json'), `${JSON.stringify({ date, ...run, env: STACK_ENV, results }, null, 2)}\n`);
   const ms = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '–');
+  const loads = ([a, b]: [number, number]) => `${a.toFixed(1)}–${b.toFixed(1)}`;
   const outcomes = (o: Record<string, number>) =>
     Object.entries(o)
       .map(([k, v]) => `${k}: ${v}`)
@@ -129,14 +197,17 @@ function write(results: ClassResult[], run: { quick: boolean; durationS: number;
     `Run ${date}: ${run.loops} WebSocket agent loops of the normal tenant (5-turn rollouts, 2.8–8 KB tool outputs of this`,
     `repository's source) for ${run.durationS} s alone, then ${run.durationS} s beside one hostile tenant, on a fresh stack per class`,
     '(simulated engine at 1,000 tokens/s, INFERENCE_MAX_CONCURRENCY=16 (2 kept from any one tenant), output moderation off). First output = time from',
-    '`response.create` to the first output item event. Target: p99 beside ≤ 1.2× alone and 0 failed turns.',
+    '`response.create` to the first output item event. Target: p99 beside ≤ 1.2× alone and 0 failed turns. Beside the',
+    "loops, an edge-only request (bad JSON → 400) every 50 ms: its p99 (target: delayed ≤ 50 ms). Load: the machine's",
+    '1-minute load average (2 cores, shared with other work) at the start and end of each phase. The hostile tenant',
+    'runs in a process of its own (building its megabytes must not stall the measuring event loop).',
     '`npx tsx bench/fairness/main.ts`',
     '',
-    '| class | p50 alone (ms) | p50 beside (ms) | p99 alone (ms) | p99 beside (ms) | p99 ratio | failed turns alone → beside | target |',
-    '|---|---:|---:|---:|---:|---:|---:|---|',
+    '| class | p50 alone (ms) | p50 beside (ms) | p99 alone (ms) | p99 beside (ms) | p99 ratio | failed turns alone → beside | target | bad JSON p99 alone → beside (ms) | load (1 min) alone → beside |',
+    '|---|---:|---:|---:|---:|---:|---:|---|---:|---|',
     ...results.map(
       (r) =>
-        `| ${r.kind} | ${ms(r.alone.firstOutputP50Ms)} | ${ms(r.beside.firstOutputP50Ms)} | ${ms(r.alone.firstOutputP99Ms)} | ${ms(r.beside.firstOutputP99Ms)} | ${r.p99Ratio.toFixed(2)}× | ${r.alone.failedTurns} → ${r.beside.failedTurns} (of ${r.beside.turns}) | ${r.meetsTarget ? 'met' : 'missed'} |`,
+        `| ${r.kind} | ${ms(r.alone.firstOutputP50Ms)} | ${ms(r.beside.firstOutputP50Ms)} | ${ms(r.alone.firstOutputP99Ms)} | ${ms(r.beside.firstOutputP99Ms)} | ${r.p99Ratio.toFixed(2)}× | ${r.alone.failedTurns} → ${r.beside.failedTurns} (of ${r.beside.turns}) | ${r.meetsTarget ? 'met' : 'missed'} | ${ms(r.alone.edgeOnlyP99Ms)} → ${ms(r.beside.edgeOnlyP99Ms)} | ${loads(r.alone.load)} → ${loads(r.beside.load)} |`,
     ),
     '',
     '## What each hostile tenant did, and how its own requests ended',

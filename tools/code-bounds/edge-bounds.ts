@@ -28,7 +28,7 @@ export const EDGE_LAYERS: Layers = [
   ['http', 'ws', 'grpc'],
   ['session', 'store'],
   ['turn'],
-  ['safety', 'clients', 'usage'],
+  ['safety', 'clients', 'usage', 'render-pool'],
   ['.'],
 ];
 

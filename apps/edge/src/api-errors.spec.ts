@@ -22,6 +22,24 @@ describe('toApiError', () => {
     expect(err.cause).toBe(cause);
   });
 
+  it("answers safety's byte bounds with a 400 naming the bound, and a full render queue with a 429", () => {
+    const item = new DomainError(
+      ErrorCode.safetyItemTooLarge,
+      'item 2 has 4718592 bytes of text, over the 4194304-byte limit (SAFETY_MAX_ITEM_BYTES)',
+      GrpcStatus.INVALID_ARGUMENT,
+      false,
+    );
+    const err = toApiError(item, { from: 'safety' });
+    expect(err).toMatchObject({ status: 400, code: 'safety_item_too_large', param: 'input' });
+    expect(err.message).toMatch(/SAFETY_MAX_ITEM_BYTES/);
+    const call = new DomainError(ErrorCode.safetyRequestTooLarge, 'x (SAFETY_MAX_REQUEST_BYTES)', 3, false);
+    expect(toApiError(call, { from: 'safety' })).toMatchObject({ status: 400, code: 'safety_request_too_large' });
+    const queue = new DomainError(ErrorCode.workerPoolOverloaded, 'full', GrpcStatus.RESOURCE_EXHAUSTED, true);
+    expect(toApiError(queue)).toMatchObject({ status: 429, code: 'rate_limit_exceeded' });
+    const crashed = new DomainError(ErrorCode.workerCrashed, 'the worker thread died', GrpcStatus.INTERNAL, true);
+    expect(toApiError(crashed)).toMatchObject({ status: 503, code: 'server_is_overloaded' });
+  });
+
   it('answers anything else with a plain 500', () => {
     expect(toApiError(new Error('boom'))).toMatchObject({ status: 500, code: 'server_error' });
     const notRetryable = new DomainError(ErrorCode.engineError, 'engine failed', GrpcStatus.INTERNAL, false);

@@ -11,9 +11,31 @@ export interface FailureContext {
 }
 
 /** Internal codes that mean something of their own to a client; every other code is a 503 or a 500. */
-const BY_CODE: Partial<Record<InternalErrorCode, (ctx: FailureContext) => ApiError>> = {
+const BY_CODE: Partial<Record<InternalErrorCode, (ctx: FailureContext, err: DomainError) => ApiError>> = {
   [ErrorCode.modelNotFound]: (ctx) => ApiErrors.modelNotFound(ctx.model ?? ''),
+  // The safety service's bounds on what one call scans (its message is ours and names the limit:
+  // `SAFETY_MAX_ITEM_BYTES`, `SAFETY_MAX_REQUEST_BYTES`): the client must send less, so a 400.
+  [ErrorCode.safetyItemTooLarge]: (_ctx, err) => tooLargeToScan(err, 'safety_item_too_large'),
+  [ErrorCode.safetyRequestTooLarge]: (_ctx, err) => tooLargeToScan(err, 'safety_request_too_large'),
+  // The tenant's own queue on the render pool is full: its earlier requests are still tokenizing.
+  [ErrorCode.workerPoolOverloaded]: () =>
+    ApiErrors.rateLimited(1, 'Too many requests of this tenant are waiting to be tokenized; retry shortly.'),
+  // A render thread died under this request (replaced already), or the pool is closing: the edge's
+  // own capacity, not a dependency's.
+  [ErrorCode.workerCrashed]: () => ApiErrors.unavailable(),
+  [ErrorCode.workerPoolClosed]: () => ApiErrors.unavailable(),
 };
+
+function tooLargeToScan(err: DomainError, code: string): ApiError {
+  return new ApiError({
+    status: 400,
+    type: 'invalid_request_error',
+    code,
+    message: `Invalid 'input': more text than the safety classifier scans in one request: ${err.message}.`,
+    param: 'input',
+    cause: err,
+  });
+}
 
 /**
  * The one translation of a failure to what a client sees. An ApiError passes as it is; a
@@ -27,7 +49,7 @@ export function toApiError(err: unknown, ctx: FailureContext = { from: 'inferenc
   if (err instanceof ApiError) return err;
   const domain = err instanceof DomainError ? err : undefined;
   const own = domain && BY_CODE[domain.code];
-  if (own) return own(ctx);
+  if (own) return own(ctx, domain);
   const apiErr = domain?.retryable ? ApiErrors.dependencyUnavailable(ctx.from) : ApiErrors.server();
   return new ApiError({
     status: apiErr.status,

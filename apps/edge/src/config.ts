@@ -97,6 +97,14 @@ export const edgeConfigSchema = z.object({
   EDGE_WS_DEFLATE_WINDOW_BITS: z.coerce.number().int().min(8).max(15).default(13),
   /** zlib memLevel, 1–9 (memory of a connection's deflate state). */
   EDGE_WS_DEFLATE_MEM_LEVEL: z.coerce.number().int().min(1).max(9).default(6),
+  /**
+   * Bytes of requests held from arrival until their turn ends (WebSocket and gRPC `response.create`
+   * events running or queued, HTTP bodies): per connection (or HTTP request), per tenant, per
+   * process. Over any of them: 429 `too_many_queued_bytes`, naming it.
+   */
+  EDGE_MAX_QUEUED_BYTES_PER_CONNECTION: env.int(64 * 1024 * 1024, 1024),
+  EDGE_MAX_QUEUED_BYTES_PER_TENANT: env.int(128 * 1024 * 1024, 1024),
+  EDGE_MAX_QUEUED_BYTES: env.int(512 * 1024 * 1024, 1024),
   /** Byte budget of one connection's cache of previous responses (LRU within the connection). */
   EDGE_CONN_CACHE_BYTES: env.int(256 * 1024 * 1024, 0),
   /** Byte budget of all connection caches of the process (LRU across connections). */
@@ -128,6 +136,15 @@ export const edgeConfigSchema = z.object({
   EDGE_RENDER_CACHE_ENTRIES: env.int(50_000, 0),
   /** Tokens the render cache holds over all entries (its memory bound: ~8 bytes a token). */
   EDGE_RENDER_CACHE_TOKENS: env.int(8_000_000, 0),
+  /** Threads that tokenize large inputs off the event loop (0 = the cores); one tenant may hold all but one. */
+  EDGE_RENDER_THREADS: env.int(0, 0),
+  /**
+   * Characters of new text (a non-ASCII UTF-16 unit counts 8) from which a turn tokenizes on the
+   * render threads instead of the event loop; smaller turns stay in place (no thread hop).
+   */
+  EDGE_RENDER_POOL_MIN_CHARS: env.int(16 * 1024, 0),
+  /** Budget of one request's tokenizing on the render threads, waiting included; over it a 400 `render_deadline_exceeded`. */
+  EDGE_RENDER_TIMEOUT_MS: env.int(2_000, 1),
   // Bounds on one request (see turn/edge-limits.ts and README "Limits"); each refusal is a 400
   // whose message names the limit.
   /** Items in `input`. */

@@ -21,11 +21,13 @@ import { EdgeMetrics } from './edge-metrics';
 import { responsesGrpcService } from './grpc/responses-grpc';
 import { HttpApi } from './http/http-api';
 import { ConnectionLimits } from './session/connection-limits';
+import { QueuedBytes } from './session/queued-bytes';
 import { StateCacheBudget } from './session/state-cache';
 import { ResponseStore } from './store/response-store';
 import { StoredItemLookup } from './store/stored-item-lookup';
 import { StoredStateLoader } from './store/stored-state-loader';
 import { StoreWriter } from './store/store-writer';
+import { createRenderPool } from './render-pool/render-pool';
 import { EntryRenderCache } from './turn/entry-render-cache';
 import { HeaderVerdicts } from './safety/header-verdicts';
 import { RouteCache } from './turn/route-cache';
@@ -76,7 +78,15 @@ async function main(): Promise<void> {
     isAvailable: () => redis.status === 'ready',
   });
   const renderCache = new EntryRenderCache(config.EDGE_RENDER_CACHE_ENTRIES, config.EDGE_RENDER_CACHE_TOKENS);
-  const loader = new StoredStateLoader(store, storeWriter, renderCache, reasoningSeal);
+  // Large inputs tokenize on threads of their own, fairly between tenants (issue 17).
+  const renderPool = createRenderPool({
+    size: config.EDGE_RENDER_THREADS || undefined,
+    timeoutMs: config.EDGE_RENDER_TIMEOUT_MS,
+    logger: logger.child({ component: 'render-pool' }),
+    registry,
+  });
+  const renderOffload = { pool: renderPool, minCost: config.EDGE_RENDER_POOL_MIN_CHARS };
+  const loader = new StoredStateLoader(store, storeWriter, renderCache, reasoningSeal, renderOffload);
   const usage = new UsageOutbox(
     usageOutboxOptionsFromConfig(config, {
       redisUrl: config.REDIS_URL,
@@ -91,6 +101,7 @@ async function main(): Promise<void> {
     metrics,
     logger,
     renderCache,
+    renderOffload,
     routeCache,
     usage,
     store: storeWriter,
@@ -112,7 +123,14 @@ async function main(): Promise<void> {
     maxConnections: config.EDGE_MAX_CONNECTIONS,
     maxPerTenant: config.EDGE_MAX_CONNECTIONS_PER_TENANT,
   });
+  const queuedBytes = new QueuedBytes({
+    perConnection: config.EDGE_MAX_QUEUED_BYTES_PER_CONNECTION,
+    perTenant: config.EDGE_MAX_QUEUED_BYTES_PER_TENANT,
+    perProcess: config.EDGE_MAX_QUEUED_BYTES,
+  });
+  queuedBytes.register(registry);
   const sessionLimits = {
+    queuedBytes,
     connectionCacheBytes: config.EDGE_CONN_CACHE_BYTES,
     maxQueued: config.EDGE_WS_MAX_QUEUED,
     maxBufferedBytes: config.EDGE_MAX_BUFFERED_BYTES,
@@ -129,6 +147,7 @@ async function main(): Promise<void> {
     auth,
     maxBodyBytes: config.EDGE_MAX_BODY_BYTES,
     maxBufferedBytes: config.EDGE_MAX_BUFFERED_BYTES,
+    queuedBytes,
     loader,
     store: { store, writer: storeWriter },
     usage: usageReports,
@@ -167,7 +186,8 @@ async function main(): Promise<void> {
     logger,
     maxReceiveMessageLength: config.EDGE_MAX_BODY_BYTES * 2 + 1024,
   });
-  await warmCatalogProfiles(() => backends.listModels(), logger);
+  const profileIds = await warmCatalogProfiles(() => backends.listModels(), logger);
+  await renderPool.warm?.(profileIds);
   let ready = true;
   const admin = await startAdminServer({
     port: config.ADMIN_PORT,
@@ -202,6 +222,7 @@ async function main(): Promise<void> {
         run: async () => {
           backends.close();
           redis.disconnect();
+          await renderPool.close();
         },
       },
       { name: 'admin', run: () => admin.close() },

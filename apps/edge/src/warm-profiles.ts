@@ -7,25 +7,29 @@ import type { routerV1 } from '@fastloop/proto';
  * profiles are cheap, but one read from a model file (`gguf:…`: node-llama-cpp and the file's
  * vocabulary) took 1.4–2 s, which the first request after startup used to pay. A router that does
  * not answer is not fatal: those profiles are then loaded by the first turn that needs them.
+ * Resolves with the ids of the profiles it loaded (the render pool's threads load them too).
  */
 export async function warmCatalogProfiles(
   listModels: () => Promise<routerV1.ListModelsResponse>,
   logger: Logger,
-): Promise<void> {
+): Promise<string[]> {
   let models: routerV1.ModelInfo[];
   try {
     ({ models } = await listModels());
   } catch (err) {
     logger.warn({ err }, 'could not list the models to load their profiles; the first turn of each will');
-    return;
+    return [];
   }
+  const loaded: string[] = [];
   for (const id of new Set(models.map((m) => m.profile).filter((p) => p !== ''))) {
     const startedAt = performance.now();
     try {
       (await resolveProfile(id)).warmUp();
       logger.info({ profile: id, ms: Math.round(performance.now() - startedAt) }, 'model profile loaded');
+      loaded.push(id);
     } catch (err) {
       logger.warn({ err, profile: id }, 'could not load a model profile; turns of its models will fail');
     }
   }
+  return loaded;
 }

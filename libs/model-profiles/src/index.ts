@@ -48,6 +48,7 @@ export {
   toolCallFormatOf,
   type ToolCallFormat,
 } from './lib/chat-template/tool-call-parser';
+export { entryText } from './lib/entry-text';
 export { HarmonyToken } from './lib/harmony/harmony-tokens';
 export {
   reviveProfileError,

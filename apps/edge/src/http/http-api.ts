@@ -9,6 +9,7 @@ import { DEFAULT_EDGE_LIMITS } from '../turn/edge-limits';
 import type { StateLoader, TurnDeps, TurnRequest } from '../turn/turn-deps';
 import { loadPrevious } from '../session/previous-response';
 import { compactConversation } from './compact-route';
+import type { QueuedBytes } from '../session/queued-bytes';
 import { sseStream } from './sse-stream';
 import { parseJson, readBody } from './read-body';
 import type { ResponseStoreReader } from './store-routes';
@@ -33,6 +34,8 @@ export interface HttpApiOptions {
   store?: ResponseStoreReader;
   /** `GET /v1/usage`; absent: 404. */
   usage?: UsageSource;
+  /** Bounds the bytes of bodies being read or served, per tenant and process; absent: `maxBodyBytes` only. */
+  queuedBytes?: QueuedBytes;
 }
 
 /**
@@ -160,8 +163,15 @@ export class HttpApi {
     res: ServerResponse,
     principal: Principal,
   ): Promise<TurnRequest & { abort: AbortController }> {
-    const { deps } = this.options;
-    const bytes = await readBody(req, this.options.maxBodyBytes);
+    const { deps, queuedBytes } = this.options;
+    const holder = queuedBytes?.holder(principal.tenant);
+    // The body's bytes are held until the response ends, however it ends.
+    if (queuedBytes && holder) res.once('close', () => queuedBytes.releaseAll(holder));
+    const reserve = (n: number) => {
+      const taken = queuedBytes && holder ? queuedBytes.acquire(holder, n) : undefined;
+      return taken instanceof ApiError ? taken : undefined;
+    };
+    const bytes = await readBody(req, this.options.maxBodyBytes, reserve);
     // Parsing and validation are timed as the turn's validate stage (the body's arrival is not).
     const start = performance.now();
     const body = validateRequest(parseJson(bytes), (deps.limits ?? DEFAULT_EDGE_LIMITS).request);

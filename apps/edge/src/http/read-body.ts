@@ -1,11 +1,16 @@
 import type { IncomingMessage } from 'node:http';
-import { ApiErrors } from '@fastloop/protocol';
+import { ApiErrors, type ApiError } from '@fastloop/protocol';
 
 /**
  * Reads a request body up to `limitBytes`. Oversized bodies fail with 413 as soon as the limit is
- * crossed (the rest is not buffered).
+ * crossed (the rest is not buffered). `reserve` takes each chunk's bytes from the process's bound on
+ * bytes held (session/queued-bytes.ts); the error it returns fails the read at once.
  */
-export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
+export function readBody(
+  req: IncomingMessage,
+  limitBytes: number,
+  reserve: (bytes: number) => ApiError | undefined = () => undefined,
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limitBytes) {
@@ -18,10 +23,11 @@ export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buff
     req.on('data', (chunk: Buffer) => {
       if (failed) return;
       size += chunk.length;
-      if (size > limitBytes) {
+      const refused = size > limitBytes ? ApiErrors.payloadTooLarge(limitBytes) : reserve(chunk.length);
+      if (refused) {
         failed = true;
         chunks.length = 0;
-        reject(ApiErrors.payloadTooLarge(limitBytes));
+        reject(refused);
         return;
       }
       chunks.push(chunk);

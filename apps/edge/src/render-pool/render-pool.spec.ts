@@ -6,6 +6,8 @@ import {
   type ConversationEntry,
   type RenderHeader,
 } from '@fastloop/model-profiles';
+import { Registry } from '@fastloop/service-kit';
+import { describeWhenAvailable, testModel } from '@fastloop/test-kit';
 import { createRenderPool, type RenderPool } from './render-pool';
 
 const PROFILE = 'harmony-o200k';
@@ -36,6 +38,23 @@ describe('createRenderPool', () => {
     expect(result.entries).toEqual(entries.map((e) => profile.renderEntry(e)));
   });
 
+  it('shows its running and waiting renderings as a gauge', async () => {
+    const registry = new Registry();
+    const metered = createRenderPool({ size: 1, registry, execArgv: ['--import', 'tsx'] });
+    try {
+      expect(await registry.metrics()).toMatch(/fastloop_edge_render_pool_tasks\{state="running"\} 0/);
+    } finally {
+      await metered.close();
+    }
+  });
+
+  it('warms every thread with the profiles it is given, and never rejects', async () => {
+    await expect(pool.warm!([PROFILE])).resolves.toBeUndefined();
+    await expect(pool.warm!(['gguf:/no/such/file.gguf'])).resolves.toBeUndefined();
+    const result = await pool.render({ profileId: PROFILE, entries: entries.slice(0, 1) }, { tenant: 't' });
+    expect(result.entries).toHaveLength(1);
+  });
+
   it('gives the in-place errors back: token budget, rendering limits with the tool', async () => {
     await expect(
       pool.render({ profileId: PROFILE, entries, limits: { maxTokens: 100 } }, { tenant: 't' }),
@@ -60,5 +79,22 @@ describe('createRenderPool', () => {
     } finally {
       await tight.close();
     }
+  });
+});
+
+const model = testModel();
+
+describeWhenAvailable(model)('createRenderPool with a GGUF profile', () => {
+  it('loads the model file on each of its threads and renders with it', async () => {
+    // (In place, the GGUF profile needs node-llama-cpp's ESM import, which this Jest run lacks:
+    // the threads' two renderings are compared with each other instead.)
+    const id = `gguf:${model.path}`;
+    await pool.warm!([id]);
+    const story: ConversationEntry[] = [{ kind: 'message', role: 'user', text: 'Once upon a time '.repeat(500) }];
+    const [a, b] = await Promise.all(
+      ['t1', 't2'].map((tenant) => pool.render({ profileId: id, entries: story }, { tenant })),
+    );
+    expect(a.entries[0].length).toBeGreaterThan(500);
+    expect(b).toEqual(a);
   });
 });

@@ -5,7 +5,15 @@ import {
   type RenderTask,
   type RenderTaskResult,
 } from '@fastloop/model-profiles';
-import { DomainError, ErrorCode, WorkerPool, WorkerTaskError, type Logger } from '@fastloop/service-kit';
+import {
+  DomainError,
+  ErrorCode,
+  Gauge,
+  WorkerPool,
+  WorkerTaskError,
+  type Logger,
+  type Registry,
+} from '@fastloop/service-kit';
 
 /** Options of {@link createRenderPool}. */
 export interface RenderPoolOptions {
@@ -15,10 +23,19 @@ export interface RenderPoolOptions {
   timeoutMs?: number;
   /** Tenant weights and caps (default: each tenant may hold all threads but one). */
   shares?: (tenant: string) => { weight?: number; maxConcurrent?: number } | undefined;
+  /**
+   * How long past its deadline a rendering may take to stop itself (it checks the deadline between
+   * chunks) before its thread is terminated and replaced (default 1,000 ms). A new thread loads the
+   * code and builds the vocabulary tables again: hundreds of ms of CPU, which a loaded machine can
+   * least afford; with 100 ms, a thread starved of CPU for a moment was replaced 15 times in 10 s.
+   */
+  hardKillGraceMs?: number;
   /** The worker script (default: render-worker beside this file, `.ts` under tsx, `.js` in a bundle). */
   filename?: string;
   execArgv?: string[];
   logger?: Logger;
+  /** Where `fastloop_edge_render_pool_tasks{state}` (running, waiting) is registered; absent: nowhere. */
+  registry?: Registry;
 }
 
 /** Renders conversations on worker threads, fairly between tenants. */
@@ -30,6 +47,12 @@ export interface RenderPool {
    * `worker_pool_overloaded` when the tenant's queue is full.
    */
   render(task: RenderTask, options: { tenant: string; signal?: AbortSignal }): Promise<RenderTaskResult>;
+  /**
+   * Loads `profileIds` on every thread (a thread starts by building the built-in vocabularies;
+   * a GGUF profile loads node-llama-cpp and its file): the edge awaits it before it reports ready,
+   * so no request's deadline pays a thread's start. Never rejects; a failure is logged.
+   */
+  warm?(profileIds: readonly string[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -44,9 +67,22 @@ export function createRenderPool(options: RenderPoolOptions = {}): RenderPool {
     filename: options.filename ?? defaultWorkerFile(),
     size: options.size,
     shares: options.shares,
+    hardKillGraceMs: options.hardKillGraceMs ?? 1_000,
     execArgv: options.execArgv,
     logger: options.logger,
   });
+  if (options.registry) {
+    new Gauge({
+      name: 'fastloop_edge_render_pool_tasks',
+      help: "Renderings on the edge's render threads, running or waiting for a thread",
+      labelNames: ['state'],
+      registers: [options.registry],
+      collect() {
+        this.set({ state: 'running' }, pool.busy);
+        this.set({ state: 'waiting' }, pool.queued);
+      },
+    });
+  }
   return {
     async render(task, { tenant, signal }) {
       try {
@@ -54,6 +90,17 @@ export function createRenderPool(options: RenderPoolOptions = {}): RenderPool {
       } catch (err) {
         throw translate(err, timeoutMs);
       }
+    },
+    async warm(profileIds) {
+      // One task per thread and profile, under keys of their own: a key may not hold every thread.
+      const ids = profileIds.length > 0 ? profileIds : ['harmony-o200k'];
+      const threads = Array.from({ length: pool.size }, (_, i) =>
+        (async () => {
+          for (const profileId of ids)
+            await pool.run({ profileId, entries: [] }, { key: `warm:${i}`, timeoutMs: 60_000 });
+        })(),
+      );
+      await Promise.all(threads).catch((err: unknown) => options.logger?.warn({ err }, 'render pool warm-up failed'));
     },
     close: () => pool.close(),
   };

@@ -5,7 +5,9 @@ import type { ResponseCreateRequest } from '@fastloop/protocol';
  * The request header as safety items: the instructions, then one item per tool definition with
  * everything of it the model can read — name, description, and every key and string of its
  * schema (property names, descriptions, enums, defaults, examples), nested tools included.
- * Offered tools only: with `tool_choice: "none"` the model is not shown them.
+ * Offered tools only: with `tool_choice: "none"` the model is not shown them. Last, a JSON
+ * `text.format` (its name, description and schema): it reaches the engine as a constraint and, for
+ * chat templates that render it (GGUF models), the prompt.
  */
 export function headerSafetyItems(body: ResponseCreateRequest): safetyV1.SafetyItem[] {
   const items: safetyV1.SafetyItem[] = [];
@@ -25,7 +27,24 @@ export function headerSafetyItems(body: ResponseCreateRequest): safetyV1.SafetyI
       text: flattenStrings(tool),
       source: safetyV1.ItemSource.ITEM_SOURCE_TOOL,
     });
+  const format = textFormatItem(body);
+  if (format) items.push(format);
   return items;
+}
+
+/** The header item type of a `json_schema` `text.format`. */
+export const TEXT_FORMAT_ITEM = 'text_format';
+
+function textFormatItem(body: ResponseCreateRequest): safetyV1.SafetyItem | undefined {
+  const format = body.text?.format;
+  if (format?.type !== 'json_schema') return undefined;
+  const { name, description, schema } = format;
+  return {
+    itemType: TEXT_FORMAT_ITEM,
+    role: 'developer',
+    text: flattenStrings({ name, description, schema }),
+    source: safetyV1.ItemSource.ITEM_SOURCE_INPUT,
+  };
 }
 
 /** Every object key and string leaf of a JSON value, one per line, in document order. */

@@ -86,6 +86,10 @@ describe('header safety', () => {
     ['a tool description', { tools: [tool('BLOCK-ME')] }],
     ['an enum value', { tools: [tool('ok', { enum: ['BLOCK-ME'] })] }],
     ['a schema default', { tools: [tool('ok', { default: 'BLOCK-ME' })] }],
+    [
+      'a text.format schema const',
+      { text: { format: { type: 'json_schema', name: 'out', schema: { type: 'object', const: 'BLOCK-ME' } } } },
+    ],
   ])('blocks a request when %s matches, before any event', async (_, header) => {
     const s = open();
     const events = await s.create({ input: 'hi', ...header });
@@ -108,6 +112,30 @@ describe('header safety', () => {
     expect(headerCalls()).toBe(1);
     await s.create({ input: 'd', tools: [tool('two')] });
     expect(headerCalls()).toBe(2);
+  });
+
+  it('names the text.format schema when it blocks, and keys the verdict on it', async () => {
+    const s = open();
+    const format = (schema: Record<string, unknown>) => ({ format: { type: 'json_schema', name: 'out', schema } });
+    const events = await s.create({ input: 'hi', text: format({ type: 'object', description: 'BLOCK-ME' }) });
+    expect(events[0].error.message).toMatch(/the text\.format schema was blocked/);
+    const schemaCalls = () =>
+      s.backends.classifyCalls.filter((c) => c.items.some((i) => i.itemType === 'text_format')).length;
+    await s.create({ input: 'a', text: format({ type: 'object' }) });
+    await s.create({ input: 'b', text: format({ type: 'object' }) });
+    expect(schemaCalls()).toBe(2);
+    await s.create({ input: 'c', text: format({ type: 'object', title: 'other' }) });
+    expect(schemaCalls()).toBe(3);
+  });
+
+  it("classifies under the router's canonical model, not the alias the client typed", async () => {
+    const s = open();
+    await s.create({ model: 'alias', input: 'hi', instructions: 'Be brief.' });
+    expect(s.backends.routeCalls.map((c) => c.model)).toEqual(['alias']);
+    expect(s.backends.classifyCalls.map((c) => c.model)).toEqual(['fake-model', 'fake-model']);
+    // The header's verdict is shared by every name of the model: no second header classification.
+    await s.create({ model: 'fake-model', input: 'hi', instructions: 'Be brief.' });
+    expect(s.backends.classifyCalls.filter((c) => c.items[0]?.itemType === 'instructions')).toHaveLength(1);
   });
 
   it('records flagged findings in response metadata and metrics, and still answers', async () => {

@@ -3,6 +3,7 @@ import { ApiErrors, type ApiError } from '@fastloop/protocol';
 import type { Logger } from '@fastloop/service-kit';
 import type { Principal } from '../auth';
 import type { TurnDeps, StateLoader } from '../turn/turn-deps';
+import type { QueuedBytes } from './queued-bytes';
 import { ResponsesSession, type ServerEvent, type SessionOptions } from './responses-session';
 import { slowClientGuard } from './slow-client';
 import { ConnectionStateCache, type StateCacheBudget } from './state-cache';
@@ -35,6 +36,8 @@ export interface ConnectionSettings {
   maxConnectionMs?: number;
   /** Largest client event accepted, in bytes; larger ones get `payload_too_large` (the connection stays). */
   maxPayloadBytes: number;
+  /** The process's bound on bytes of events running or queued (per connection, tenant, process). */
+  queuedBytes?: QueuedBytes;
 }
 
 /** Who is on the connection and how it ends. */
@@ -89,6 +92,7 @@ export class Connection {
       logger: this.logger,
       maxQueued: settings.maxQueued,
       maxPayloadBytes: settings.maxPayloadBytes,
+      queuedBytes: settings.queuedBytes,
     });
     deps.metrics.connections.inc({ transport });
     if (settings.maxConnectionMs !== undefined) {

@@ -15,6 +15,7 @@ import { runTurn } from '../turn/run-turn';
 import type { StateLoader, TurnDeps } from '../turn/turn-deps';
 import { DEFAULT_EDGE_LIMITS } from '../turn/edge-limits';
 import { loadPrevious } from './previous-response';
+import type { ByteHolder, QueuedBytes } from './queued-bytes';
 import type { ConnectionStateCache } from './state-cache';
 
 /** What the server sends on a persistent connection: a streaming event or an error event. */
@@ -33,7 +34,19 @@ export interface SessionOptions {
   maxQueued: number;
   /** Largest client event accepted, in bytes; larger ones get `payload_too_large`. Absent: no bound here. */
   maxPayloadBytes?: number;
+  /** Bounds the bytes of events running or queued, per connection, tenant and process; absent: counts only. */
+  queuedBytes?: QueuedBytes;
 }
+
+/** A `response.create` accepted on the connection, holding its bytes until its turn ends. */
+interface Queued {
+  body: ResponseCreateRequest;
+  generate: boolean;
+  validateMs: number;
+  release: () => void;
+}
+
+const NOTHING_HELD = (): void => undefined;
 
 /**
  * One persistent connection's session core, shared by WebSocket mode and the gRPC bidi stream:
@@ -42,7 +55,8 @@ export interface SessionOptions {
  * finished response's state for the next turn.
  */
 export class ResponsesSession {
-  private readonly queue: { body: ResponseCreateRequest; generate: boolean; validateMs: number }[] = [];
+  private readonly queue: Queued[] = [];
+  private readonly holder: ByteHolder | undefined;
   private running = false;
   private closed = false;
   /** Set by finishCurrent(): the connection is ending; new events are refused. */
@@ -51,39 +65,53 @@ export class ResponsesSession {
   /** Resolves when the queue is empty and nothing runs (used to drain on shutdown). */
   private idleWaiters: (() => void)[] = [];
 
-  constructor(private readonly options: SessionOptions) {}
+  constructor(private readonly options: SessionOptions) {
+    this.holder = options.queuedBytes?.holder(options.principal.tenant);
+  }
 
   /** Handles one client message (a text frame's payload; `bytes` its size when known). Never throws. */
   receive(text: string, bytes?: number): void {
     if (this.closed) return;
     const limit = this.options.maxPayloadBytes;
     if (limit !== undefined && utf8Exceeds(text, limit, bytes)) return this.sendError(ApiErrors.payloadTooLarge(limit));
+    // Held from here until the turn ends: refused before parsing when over a byte bound.
+    const budget = this.options.queuedBytes;
+    const release = budget && this.holder ? budget.acquire(this.holder, bytes ?? text.length) : NOTHING_HELD;
+    if (release instanceof ApiError) return this.sendError(release);
+    const refused = this.accept(text, release);
+    if (refused) {
+      release();
+      this.sendError(refused);
+    }
+  }
+
+  /** Parses and queues one event; returns the error to answer when it is refused. */
+  private accept(text: string, release: () => void): ApiError | undefined {
     const start = performance.now();
     let json: unknown;
     try {
       json = JSON.parse(text);
     } catch {
-      return this.sendError(ApiErrors.invalidJson());
+      return ApiErrors.invalidJson();
     }
     const parsed = parseClientEvent(json, (this.options.deps.limits ?? DEFAULT_EDGE_LIMITS).request);
-    if (parsed instanceof ApiError) return this.sendError(parsed);
-    if (this.ending) return; // the connection-limit error and the close follow the running response
+    if (parsed instanceof ApiError) return parsed;
+    if (this.ending) {
+      release(); // the connection-limit error and the close follow the running response
+      return undefined;
+    }
     const { generate, ...body } = parsed as ResponseCreateRequest & { type: string; generate?: boolean };
     if (this.running && this.queue.length >= this.options.maxQueued) {
-      return this.sendError(
-        ApiErrors.invalidRequest(
-          `Too many queued response.create events on this connection (limit ${this.options.maxQueued}); wait for response.completed.`,
-          null,
-          'too_many_queued_requests',
-        ),
+      return ApiErrors.invalidRequest(
+        `Too many queued response.create events on this connection (limit ${this.options.maxQueued}); wait for response.completed.`,
+        null,
+        'too_many_queued_requests',
       );
     }
-    this.queue.push({
-      body: body as ResponseCreateRequest,
-      generate: generate !== false,
-      validateMs: performance.now() - start,
-    });
+    const validateMs = performance.now() - start;
+    this.queue.push({ body: body as ResponseCreateRequest, generate: generate !== false, validateMs, release });
     void this.pump();
+    return undefined;
   }
 
   /** True while a response runs or waits. */
@@ -103,7 +131,7 @@ export class ResponsesSession {
    */
   finishCurrent(): Promise<void> {
     this.ending = true;
-    this.queue.length = 0;
+    this.dropQueued();
     return this.whenIdle();
   }
 
@@ -111,7 +139,7 @@ export class ResponsesSession {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.queue.length = 0;
+    this.dropQueued();
     this.abort.abort();
     this.options.cache.clear();
   }
@@ -123,11 +151,18 @@ export class ResponsesSession {
     this.options.send(toWsErrorEvent(err));
   }
 
+  private dropQueued(): void {
+    for (const item of this.queue.splice(0)) item.release();
+  }
+
   private async pump(): Promise<void> {
     if (this.running) return;
     this.running = true;
     try {
-      while (this.queue.length > 0 && !this.closed) await this.runOne(this.queue.shift()!);
+      while (this.queue.length > 0 && !this.closed) {
+        const item = this.queue.shift()!;
+        await this.runOne(item).finally(item.release);
+      }
     } finally {
       this.running = false;
       const waiters = this.idleWaiters;
@@ -136,7 +171,7 @@ export class ResponsesSession {
     }
   }
 
-  private async runOne(item: { body: ResponseCreateRequest; generate: boolean; validateMs: number }): Promise<void> {
+  private async runOne(item: Queued): Promise<void> {
     const { body } = item;
     const prevId = body.previous_response_id ?? undefined;
     const { logger, cache, loader, deps, principal } = this.options;

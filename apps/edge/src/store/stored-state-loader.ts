@@ -7,6 +7,7 @@ import type { CallTarget, ConversationState } from '../turn/conversation-state';
 import { itemsToEntries } from '../turn/item-conversion';
 import { renderConversation } from '../turn/render-conversation';
 import type { EntryRenderCache } from '../turn/entry-render-cache';
+import { offloadRender, type RenderOffload } from '../turn/render-offload';
 import type { StateLoader } from '../turn/turn-deps';
 import type { ResponseStore } from './response-store';
 import type { StoreWriter } from './store-writer';
@@ -22,6 +23,7 @@ export class StoredStateLoader implements StateLoader {
     private readonly writer: StoreWriter,
     private readonly renderCache: EntryRenderCache,
     private readonly reasoningSeal?: ReasoningSeal,
+    private readonly renderOffload?: RenderOffload,
   ) {}
 
   async load(id: string, tenant: string): Promise<ConversationState | undefined> {
@@ -33,12 +35,16 @@ export class StoredStateLoader implements StateLoader {
     const entries = itemsToEntries(items, calls, 0, narrowContext({ reasoningSeal: this.reasoningSeal }, tenant));
     const profile = await resolveProfile(record.route.profile);
     const header = toHeader(record.response);
+    // A long stored history tokenizes on the render pool, as a long new input does.
+    const ctx = { offload: this.renderOffload, cache: this.renderCache, tenant };
+    const log = AppendLog.from(entries);
+    const served = await offloadRender(ctx, { profile, header, entries: log, newEntries: entries }, {});
     return {
       response: record.response,
       tenant,
       items: AppendLog.from(items),
-      entries: AppendLog.from(entries),
-      rendered: renderConversation(profile, header, entries, this.renderCache),
+      entries: log,
+      rendered: renderConversation(served, header, entries, this.renderCache.forTenant(tenant)),
       calls,
       // Rebuilt from the client's items, the entries lack any redaction mask: the next turn then
       // classifies the whole conversation again and masks it before anything reaches a worker.

@@ -17,7 +17,7 @@ export async function judge(turn: Turn): Promise<boolean> {
   if (deps.safetyOverlap && req.generate) await new Promise<void>((resolve) => setImmediate(resolve));
   const verdict = await turn.verdict.get();
   turn.timer.mark('safety');
-  const redacted = redact(
+  const redacted = await redact(
     turn,
     verdict.noticed.filter((n) => n.source === 'input').map((n) => n.finding),
   );
@@ -35,13 +35,13 @@ export async function judge(turn: Turn): Promise<boolean> {
  * this turn's new entries, or, for a reloaded redacted conversation, every entry. False when no
  * finding asks to redact an item the model will read now.
  */
-function redact(turn: Turn, findings: readonly safetyV1.Finding[]): boolean {
+async function redact(turn: Turn, findings: readonly safetyV1.Finding[]): Promise<boolean> {
   const { input, rendering, req } = turn;
   if (rendering.overflow) return false; // the turn fails after the verdict; nothing is rendered for a worker
   // A reloaded conversation's entries were rebuilt without masks: mask every item and render it all again.
   const all = req.previous?.unmasked === true;
   const masks = redactionMasks(findings, all ? 0 : input.inputStart, input.inputStart + input.newItems.length);
   if (masks.size === 0) return false;
-  turn.rendering = renderRedacted(turn, masks, all);
+  turn.rendering = await renderRedacted(turn, masks, all);
   return true;
 }

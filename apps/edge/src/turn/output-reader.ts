@@ -81,7 +81,8 @@ function moderatorFor(turn: Turn, classify: OutputModeratorOptions['classify']):
   return new OutputModerator(turn.writer, {
     classify,
     tenant: req.principal.tenant,
-    model: req.body.model,
+    // The router's canonical model, as for the input: a model's policy holds under every alias.
+    model: turn.route.model,
     inputState: inputStateOf(turn),
     flushMs: options.flushMs,
     flushChars: options.flushChars,

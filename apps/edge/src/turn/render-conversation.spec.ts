@@ -68,24 +68,35 @@ describe('EntryRenderCache', () => {
   it('returns the same tokens as rendering, and serves repeats from the cache', () => {
     const cache = new EntryRenderCache(10);
     const e: ConversationEntry = { kind: 'message', role: 'user', text: 'hello there' };
-    expect(cache.render(profile, e)).toEqual(profile.renderEntry(e));
-    expect(cache.render(profile, { ...e })).toEqual(profile.renderEntry(e));
+    expect(cache.render('t', profile, e)).toEqual(profile.renderEntry(e));
+    expect(cache.render('t', profile, { ...e })).toEqual(profile.renderEntry(e));
+    expect(cache.hits).toBe(1);
+  });
+
+  it("never serves one tenant's rendering to another (a hit would tell it what the other sent)", () => {
+    const cache = new EntryRenderCache(10);
+    const e: ConversationEntry = { kind: 'message', role: 'user', text: 'a shared document' };
+    cache.forTenant('a').render(profile, e);
+    expect(cache.peek('b', profile, e)).toBeUndefined();
+    expect(cache.forTenant('b').render(profile, { ...e })).toEqual(profile.renderEntry(e));
+    expect([cache.hits, cache.misses]).toEqual([0, 2]);
+    cache.forTenant('a').render(profile, { ...e });
     expect(cache.hits).toBe(1);
   });
 
   it('keeps at most its bound of entries', () => {
     const cache = new EntryRenderCache(3);
-    for (let i = 0; i < 10; i++) cache.render(profile, { kind: 'message', role: 'user', text: `m${i}` });
+    for (let i = 0; i < 10; i++) cache.render('t', profile, { kind: 'message', role: 'user', text: `m${i}` });
     expect(cache.size).toBe(3);
   });
 
   it('holds at most its bound of tokens, and does not keep an entry over an eighth of it', () => {
     const cache = new EntryRenderCache(1000, 800);
     const big: ConversationEntry = { kind: 'message', role: 'user', text: 'word '.repeat(200) };
-    expect(cache.render(profile, big)).toEqual(profile.renderEntry(big));
+    expect(cache.render('t', profile, big)).toEqual(profile.renderEntry(big));
     expect(cache.size).toBe(0);
     for (let i = 0; i < 200; i++)
-      cache.render(profile, { kind: 'message', role: 'user', text: `message number ${i} `.repeat(3) });
+      cache.render('t', profile, { kind: 'message', role: 'user', text: `message number ${i} `.repeat(3) });
     expect(cache.tokens).toBeLessThanOrEqual(800);
     expect(cache.size).toBeGreaterThan(5);
     expect(cache.size).toBeLessThan(200);

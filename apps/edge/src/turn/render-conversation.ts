@@ -3,7 +3,7 @@ import { TokenBudgetExceededError } from '@fastloop/model-profiles';
 import type { ConversationEntry, ModelProfile, RenderHeader, RenderLimits } from '@fastloop/model-profiles';
 import { AppendLog, type LogView } from './append-log';
 import { TokenLog, type TokenView } from './token-log';
-import type { EntryRenderCache } from './entry-render-cache';
+import type { EntryRenderer } from './entry-render-cache';
 
 /** A conversation rendered to tokens, without the trailing generation prompt. */
 export interface RenderedConversation {
@@ -93,7 +93,7 @@ export function renderFrom(
   profile: ModelProfile,
   header: RenderHeader,
   source: RenderSource,
-  cache?: EntryRenderCache,
+  cache?: EntryRenderer,
   limits: RenderLimits = {},
 ): RenderedConversation {
   return source.extend
@@ -110,7 +110,7 @@ export function renderConversation(
   profile: ModelProfile,
   header: RenderHeader,
   entries: Iterable<ConversationEntry>,
-  cache?: EntryRenderCache,
+  cache?: EntryRenderer,
   limits: RenderLimits = {},
 ): RenderedConversation {
   if (profile.appendStable === false) {

@@ -1,4 +1,6 @@
 import {
+  entryText,
+  RenderDeadlineError,
   RenderLimitError,
   TokenBudgetExceededError,
   type ConversationEntry,
@@ -51,7 +53,24 @@ export function renderFailure(err: unknown, job: RenderJob, bounds: RenderLimits
   if (err instanceof TokenBudgetExceededError)
     return contextLengthExceeded(`more than ${(bounds.maxTokens ?? 0) + generationPrompt}`, job.contextWindow);
   if (err instanceof RenderLimitError) return renderLimitError(err, job.body);
+  if (err instanceof RenderDeadlineError) return renderDeadlineExceeded(err);
   return err;
+}
+
+/**
+ * Tokenizing the request overran its budget on the render pool (`EDGE_RENDER_TIMEOUT_MS`, the wait
+ * for a thread included): a 400, since the same input would overrun it again.
+ */
+function renderDeadlineExceeded(err: RenderDeadlineError): ApiError {
+  return new ApiError({
+    status: 400,
+    type: 'invalid_request_error',
+    code: 'render_deadline_exceeded',
+    message:
+      "Invalid 'input': tokenizing this request took longer than the edge allows one request (EDGE_RENDER_TIMEOUT_MS); send less text or split it.",
+    param: 'input',
+    cause: err,
+  });
 }
 
 /** Throws the overflow when the prompt and the generation prompt do not fit the window. */
@@ -65,22 +84,8 @@ function tokenFloor(job: RenderJob): number {
   const perToken = job.profile.maxTokenChars;
   if (perToken === undefined) return 0;
   let chars = job.header.instructions?.length ?? 0;
-  for (const entry of job.extend ? job.newEntries : job.entries) chars += entryChars(entry);
+  for (const entry of job.extend ? job.newEntries : job.entries) chars += entryText(entry).length;
   return (job.extend ? job.extend.tokens.length : 0) + Math.ceil(chars / perToken);
-}
-
-function entryChars(entry: ConversationEntry): number {
-  switch (entry.kind) {
-    case 'message':
-    case 'reasoning':
-      return entry.text.length;
-    case 'function_call':
-      return entry.arguments.length;
-    case 'function_call_output':
-      return entry.output.length;
-    default:
-      return 0;
-  }
 }
 
 /**

@@ -8,6 +8,7 @@ import { entriesOf } from './item-conversion';
 import { maskItems } from './item-scan';
 import { narrowItems } from './narrow-item';
 import { renderFrom, type RenderedConversation } from './render-conversation';
+import { offloadRender } from './render-offload';
 import { toHeader } from './render-header';
 import { checkFits, ContextOverflow, renderBounds, renderFailure, type RenderJob } from './render-limits';
 import type { Turn } from './turn';
@@ -56,13 +57,13 @@ export async function renderTurn(
   const entries = previous ? previous.entries.append(added) : AppendLog.from(added);
   const base = { profile, header, entries, extends: extend, redacted: false };
   try {
-    return { ...base, rendered: fit(deps, req, route, { ...base, added }) };
+    return { ...base, rendered: await fit(deps, req, route, { ...base, added }) };
   } catch (err) {
     // A plain JSON request gets the error as its HTTP answer (unless it may compact: run-turn.ts
     // decides then); a stream ends in response.failed.
     if (!(err instanceof ContextOverflow) || (req.transport === 'http' && !req.body.context_management)) throw err;
     const none = AppendLog.from<ConversationEntry>([]);
-    const rendered = extend ?? renderFrom(profile, header, { entries: none, newEntries: [] }, deps.renderCache);
+    const rendered = extend ?? renderFrom(profile, header, { entries: none, newEntries: [] });
     return { ...base, overflow: err, rendered };
   }
 }
@@ -71,7 +72,11 @@ export async function renderTurn(
  * The turn rendered again with safety's redaction masks applied to what the model reads: this
  * turn's entries, or, for a reloaded redacted conversation (`all`), every entry, rendered whole.
  */
-export function renderRedacted(turn: Turn, masks: ReadonlyMap<number, readonly Mask[]>, all: boolean): TurnRendering {
+export async function renderRedacted(
+  turn: Turn,
+  masks: ReadonlyMap<number, readonly Mask[]>,
+  all: boolean,
+): Promise<TurnRendering> {
   const { input, rendering, req, deps } = turn;
   const from = all ? 0 : input.inputStart;
   const narrowed = all
@@ -80,7 +85,7 @@ export function renderRedacted(turn: Turn, masks: ReadonlyMap<number, readonly M
   const masked = entriesOf(maskItems(narrowed, from, masks), all ? new Map() : input.calls, from);
   const entries = all || !req.previous ? AppendLog.from(masked) : req.previous.entries.append(masked);
   const base = { ...rendering, entries, extends: all ? undefined : rendering.extends, redacted: true };
-  return { ...base, rendered: fit(deps, req, turn.route, { ...base, added: masked }) };
+  return { ...base, rendered: await fit(deps, req, turn.route, { ...base, added: masked }) };
 }
 
 /** The conversation with the response's output appended: what a continuation extends. */
@@ -99,13 +104,16 @@ export function renderOutput(
   return { entries: rendering.entries.append(added), rendered };
 }
 
-/** Renders entries within the edge's limits and the model's window (render-limits.ts). */
-function fit(
+/**
+ * Renders entries within the edge's limits and the model's window (render-limits.ts); text too
+ * costly for the event loop is tokenized on the render pool first (render-offload.ts).
+ */
+async function fit(
   deps: TurnDeps,
   req: TurnRequest,
   route: RouteDecision,
   on: Pick<TurnRendering, 'profile' | 'header' | 'entries' | 'extends'> & { added: readonly ConversationEntry[] },
-): RenderedConversation {
+): Promise<RenderedConversation> {
   const job: RenderJob = {
     profile: on.profile,
     header: on.header,
@@ -116,9 +124,12 @@ function fit(
     contextWindow: route.contextWindow,
   };
   const bounds = renderBounds(deps, job);
+  const { tenant } = req.principal;
   let rendered: RenderedConversation;
   try {
-    rendered = renderFrom(job.profile, job.header, job, deps.renderCache, bounds);
+    const ctx = { offload: deps.renderOffload, cache: deps.renderCache, tenant, signal: req.signal };
+    const profile = await offloadRender(ctx, job, bounds);
+    rendered = renderFrom(profile, job.header, job, deps.renderCache.forTenant(tenant), bounds);
   } catch (err) {
     throw renderFailure(err, job, bounds);
   }

@@ -55,8 +55,10 @@ async function prepare(deps: TurnDeps, req: TurnRequest, timer: StageTimer): Pro
     // With overlap it is asked for after Generate (judge stage): its encoding stays off the critical path.
     // A request that may compact asks after the compaction stage, which may change what is judged.
     const compacting = mayCompact(turnReq.body);
-    const verdict = new Verdict(deps, turnReq, input, !deps.safetyOverlap && !compacting);
-    const route = await routeTurn(deps, turnReq);
+    // The verdict waits for the route: the router names the canonical model whose policy applies.
+    const routing = routeTurn(deps, turnReq);
+    const verdict = new Verdict(deps, turnReq, input, routing, !deps.safetyOverlap && !compacting);
+    const route = await routing;
     timer.mark('route');
     const rendering = await renderTurn(deps, turnReq, input, route);
     timer.mark('render');

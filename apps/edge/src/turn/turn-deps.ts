@@ -4,6 +4,7 @@ import type { BackendClients } from '../clients/backend-clients';
 import type { EdgeMetrics, Transport } from '../edge-metrics';
 import type { Principal } from '../auth';
 import type { EntryRenderCache } from './entry-render-cache';
+import type { RenderOffload } from './render-offload';
 import type { EdgeLimits } from './edge-limits';
 import type { RouteCache } from './route-cache';
 import type { HeaderVerdicts } from '../safety/header-verdicts';
@@ -29,6 +30,8 @@ export interface TurnDeps {
   metrics: EdgeMetrics;
   logger: Logger;
   renderCache: EntryRenderCache;
+  /** Renders costly text off the event loop (worker threads, fair between tenants); absent = in place. */
+  renderOffload?: RenderOffload;
   /** Short-lived routing decisions for turns without cached state; absent = always ask the router. */
   routeCache?: RouteCache;
   usage: { enqueue(record: billingV1.UsageRecord): void };

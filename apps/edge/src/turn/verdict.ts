@@ -1,9 +1,10 @@
 import { safetyV1 } from '@fastloop/proto';
 import { DomainError, ErrorCode } from '@fastloop/service-kit';
 import { failureOf } from '../api-errors';
-import { headerSafetyItems } from '../safety/header-items';
+import { headerSafetyItems, TEXT_FORMAT_ITEM } from '../safety/header-items';
 import { HeaderVerdicts } from '../safety/header-verdicts';
 import { blockedError, noticed, type NoticedFinding } from '../safety/safety-findings';
+import type { RouteDecision } from './conversation-state';
 import type { TurnInput } from './input-stage';
 import { toScan } from './item-scan';
 import { ownedCopy } from '../safety/owned-copy';
@@ -24,11 +25,17 @@ export interface SafetyResult {
 export class Verdict {
   private verdict: Promise<SafetyResult> | undefined;
 
-  /** @param now ask at once (the verdict gates Generate: its round trip runs beside routing and rendering). */
+  /**
+   * @param route the turn's route: items are classified under the router's canonical model, the
+   *   one whose policy applies, never the alias the client typed (a term set on a model would be
+   *   bypassed by naming it `default`).
+   * @param now ask at once (the verdict gates Generate: its round trip runs beside rendering).
+   */
   constructor(
     private readonly deps: TurnDeps,
     private readonly req: TurnRequest,
     private readonly input: TurnInput,
+    private readonly route: Promise<RouteDecision>,
     now: boolean,
   ) {
     if (now) void this.get();
@@ -37,7 +44,7 @@ export class Verdict {
   /** The verdict, asked for now if it was not yet. */
   get(): Promise<SafetyResult> {
     if (!this.verdict) {
-      this.verdict = classify(this.deps, this.req, this.input);
+      this.verdict = this.route.then((route) => classify(this.deps, this.req, this.input, route.model));
       this.verdict.catch(() => undefined); // awaited by the judge; no unhandled rejection if routing fails first
     }
     return this.verdict;
@@ -49,15 +56,15 @@ export class Verdict {
  * (instructions and tool definitions, which the model reads too; once per distinct header);
  * blocks with an API error.
  */
-async function classify(deps: TurnDeps, req: TurnRequest, input: TurnInput): Promise<SafetyResult> {
-  const header = classifyHeader(deps, req);
+async function classify(deps: TurnDeps, req: TurnRequest, input: TurnInput, model: string): Promise<SafetyResult> {
+  const header = classifyHeader(deps, req, model);
   header.catch(() => undefined); // awaited below, after the items' verdict
   const prev = req.previous;
   const request = (from: number, state: Buffer) => ({
     state,
     items: scansFrom(input, from),
     tenant: req.principal.tenant,
-    model: req.body.model,
+    model,
   });
   const res = await deps.backends
     .classify(request(prev ? prev.safetyItems : 0, prev ? prev.safetyState : EMPTY), req.signal)
@@ -92,21 +99,25 @@ function scansFrom(input: TurnInput, from: number): safetyV1.SafetyItem[] {
 
 export { ownedCopy } from '../safety/owned-copy';
 
-/** The header's verdict (cached per distinct header); throws when it blocks. */
-async function classifyHeader(deps: TurnDeps, req: TurnRequest): Promise<NoticedFinding[]> {
+/**
+ * The header's verdict (cached per tenant, canonical model and distinct header: the text format's
+ * schema included); throws when it blocks.
+ */
+async function classifyHeader(deps: TurnDeps, req: TurnRequest, model: string): Promise<NoticedFinding[]> {
   const items = headerSafetyItems(req.body);
   if (items.length === 0) return [];
   const { tenant } = req.principal;
-  const key = HeaderVerdicts.key(tenant, req.body.model, items);
+  const key = HeaderVerdicts.key(tenant, model, items);
   const res = await deps.headerVerdicts
-    .get(key, () => deps.backends.classify({ state: EMPTY, items, tenant, model: req.body.model }))
+    .get(key, () => deps.backends.classify({ state: EMPTY, items, tenant, model }))
     .catch(failureOf('safety'));
-  if (res.verdict === safetyV1.Verdict.VERDICT_BLOCK) {
-    throw blockedError(res, (i) =>
-      items[i]?.itemType === 'instructions'
-        ? 'the instructions were'
-        : `tool definition ${i - (items[0].itemType === 'instructions' ? 1 : 0)} was`,
-    );
-  }
+  if (res.verdict === safetyV1.Verdict.VERDICT_BLOCK) throw blockedError(res, (i) => headerItemName(items, i));
   return noticed(res, 'header');
+}
+
+function headerItemName(items: readonly safetyV1.SafetyItem[], i: number): string {
+  const type = items[i]?.itemType;
+  if (type === 'instructions') return 'the instructions were';
+  if (type === TEXT_FORMAT_ITEM) return 'the text.format schema was';
+  return `tool definition ${i - (items[0].itemType === 'instructions' ? 1 : 0)} was`;
 }

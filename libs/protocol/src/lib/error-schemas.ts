@@ -47,6 +47,10 @@ export const ApiErrorCodeSchema = z.enum([
   'invalid_function_parameters',
   'invalid_json_schema',
   'header_too_large',
+  // Bounds on one request's cost (issue 17): the bytes safety scans, the time its rendering takes.
+  'safety_item_too_large',
+  'safety_request_too_large',
+  'render_deadline_exceeded',
   // Request semantics.
   'invalid_api_key',
   'model_not_found',

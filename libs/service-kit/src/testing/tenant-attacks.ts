@@ -124,8 +124,15 @@ export async function openStream(
   return { started, status: res.status, close: () => abort.abort(), ended };
 }
 
-/** A WebSocket that queues `frames` response.create events of `bytes` each (the memory flood). */
-export async function queueBigFrames(target: Target, frames: number, bytes: number): Promise<{ close(): void }> {
+/**
+ * A WebSocket that queues `frames` response.create events of `bytes` each (the memory flood);
+ * `errors` collects the codes of the error events the edge answers (e.g. `too_many_queued_bytes`).
+ */
+export async function queueBigFrames(
+  target: Target,
+  frames: number,
+  bytes: number,
+): Promise<{ close(): void; errors: string[] }> {
   const ws = new WebSocket(target.wsUrl, {
     headers: { authorization: `Bearer ${target.apiKey}` },
     perMessageDeflate: false,
@@ -134,10 +141,26 @@ export async function queueBigFrames(target: Target, frames: number, bytes: numb
     ws.once('open', () => resolve());
     ws.once('error', reject);
   });
+  const errors: string[] = [];
   ws.on('error', () => undefined);
-  ws.on('message', () => undefined);
+  ws.on('message', (data) => {
+    const event = JSON.parse(String(data)) as { type?: string; error?: { code?: string } };
+    if (event.type === 'error') errors.push(event.error?.code ?? 'error');
+  });
   const input = 'x'.repeat(bytes);
   for (let i = 0; i < frames; i++)
     ws.send(JSON.stringify({ type: 'response.create', model: MODEL, store: false, input, max_output_tokens: 16 }));
-  return { close: () => ws.terminate() };
+  return { close: () => ws.terminate(), errors };
+}
+
+/** POST /v1/responses with a body that is not JSON: the edge alone answers it (400 `invalid_json`). */
+export async function badJson(target: Target): Promise<Outcome> {
+  const t0 = performance.now();
+  const res = await fetch(`${target.url}/v1/responses`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${target.apiKey}`, 'content-type': 'application/json' },
+    body: '{"model": ',
+  });
+  const json = (await res.json()) as { error?: { code?: string } };
+  return { status: res.status, code: json.error?.code, ms: performance.now() - t0 };
 }

@@ -10,6 +10,7 @@ import {
   workerTaskFailed,
   type WorkerTaskFailure,
 } from './worker-pool-errors';
+import { workerExecArgv } from './worker-exec-argv';
 import type { TaskMessage, TaskReply } from './worker-protocol';
 
 /** Options of a {@link WorkerPool}. */
@@ -33,7 +34,10 @@ export interface WorkerPoolOptions {
    * that checks its deadline throws and keeps its thread) before terminating the thread; default 100 ms.
    */
   hardKillGraceMs?: number;
-  /** Passed to every worker (default: this process's, so a worker of a tsx process runs under tsx too). */
+  /**
+   * Passed to every worker (default: this process's module-loading flags, so a worker of a tsx
+   * process runs under tsx too; see worker-exec-argv.ts).
+   */
   execArgv?: string[];
   workerData?: unknown;
   logger?: Logger;
@@ -183,7 +187,7 @@ export class WorkerPool<Req = unknown, Res = unknown> {
 
   private spawn(): Worker {
     const worker = new Worker(this.options.filename, {
-      execArgv: this.options.execArgv ?? process.execArgv,
+      execArgv: this.options.execArgv ?? workerExecArgv(process.execArgv),
       workerData: this.options.workerData,
     });
     worker.unref();
