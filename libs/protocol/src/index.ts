@@ -160,6 +160,8 @@ export {
   type StreamContentPart,
   type StreamEventOf,
   type TerminalEvent,
+  WebSocketTimingEventSchema,
+  type WebSocketTimingEvent,
 } from './lib/stream-event-schema';
 export { EventStream, type ItemPosition, type PartPosition } from './lib/event-stream';
 export {

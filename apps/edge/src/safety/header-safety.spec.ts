@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { getProfile } from '@fastloop/model-profiles';
 import { fakeDeps, FakeBackends } from '../testing/fake-deps';
 import { ResponsesSession } from '../session/responses-session';
@@ -6,7 +7,8 @@ import { flattenStrings, headerSafetyItems } from './header-items';
 import { HeaderVerdicts } from './header-verdicts';
 import type { ConversationState } from '../turn/conversation-state';
 import { StoredStateLoader } from '../store/stored-state-loader';
-import { ownedCopy } from '../turn/verdict';
+import { ownedCopy, sameSafetyHeader } from '../turn/verdict';
+import type { TurnRequest } from '../turn/turn-deps';
 import type { ResponseStore } from '../store/response-store';
 import type { StoreWriter } from '../store/store-writer';
 
@@ -108,6 +110,63 @@ describe('header safety', () => {
     expect(headerCalls()).toBe(1);
     await s.create({ input: 'd', tools: [tool('two')] });
     expect(headerCalls()).toBe(2);
+  });
+
+  it("reuses the previous turn's header verdict without flattening and hashing unchanged tools again", async () => {
+    const s = open();
+    const key = jest.spyOn(HeaderVerdicts, 'key');
+    try {
+      const tools = [tool('Looks things up FLAG-ME')];
+      let r = (await s.create({ input: 'a', tools })).at(-1).response;
+      expect(key).toHaveBeenCalledTimes(1);
+      for (const input of ['b', 'c']) {
+        const events = await s.create({ previous_response_id: r.id, input, tools });
+        r = events.at(-1).response;
+        // The carried verdict's findings are the turn's as before: flagged in its metadata.
+        expect(r.metadata.fastloop_safety).toBe('policy:marker@header#0:flag');
+      }
+      expect(key).toHaveBeenCalledTimes(1);
+      await s.create({ previous_response_id: r.id, input: 'd', tools: [tool('Looks things up')] });
+      expect(key).toHaveBeenCalledTimes(2);
+    } finally {
+      key.mockRestore();
+    }
+  });
+
+  it('reuses a carried header verdict only for a header with the same safety items (property)', () => {
+    const toolArb = fc.record({
+      type: fc.constant('function'),
+      name: fc.constantFrom('a', 'b'),
+      description: fc.option(fc.constantFrom('x', 'y', 'x\ny'), { nil: undefined }),
+      parameters: fc.option(fc.dictionary(fc.constantFrom('p', 'q'), fc.constantFrom('s', 1, '1', true)), {
+        nil: undefined,
+      }),
+    });
+    const headerArb = fc.record({
+      model: fc.constantFrom('m1', 'm2'),
+      instructions: fc.option(fc.constantFrom('', 'Be brief.', 'Be\nbrief.'), { nil: undefined }),
+      tools: fc.option(fc.array(toolArb, { maxLength: 3 }), { nil: undefined }),
+      tool_choice: fc.option(fc.constantFrom('none', 'auto'), { nil: undefined }),
+    });
+    const keyOf = (h: Record<string, unknown>) =>
+      HeaderVerdicts.key('t', h.model as string, headerSafetyItems(h as never));
+    const request = (body: Record<string, unknown>) =>
+      ({ body, principal: { tenant: 't' }, previous: { tenant: 't' } }) as unknown as TurnRequest;
+    const carryOf = (h: Record<string, unknown>) => ({
+      model: h.model as string,
+      instructions: h.instructions as string | undefined,
+      tools: h.tool_choice === 'none' ? undefined : h.tools,
+      noticed: [],
+    });
+    fc.assert(
+      fc.property(headerArb, headerArb, (a, b) => {
+        // A copy of the same header (the client resends it every turn) is recognised...
+        expect(sameSafetyHeader(carryOf(a), request(JSON.parse(JSON.stringify(a))))).toBe(true);
+        // ...and a header recognised as the same has the safety items the verdict was given.
+        if (sameSafetyHeader(carryOf(a), request(b))) expect(keyOf(b)).toBe(keyOf(a));
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('records flagged findings in response metadata and metrics, and still answers', async () => {

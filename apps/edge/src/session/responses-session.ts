@@ -6,6 +6,7 @@ import {
   toWsErrorEvent,
   type ResponseStreamEvent,
   type ResponseCreateRequest,
+  type WebSocketTimingEvent,
 } from '@fastloop/protocol';
 import { logTurnAccess } from '../access-log';
 import { toApiError } from '../api-errors';
@@ -18,7 +19,7 @@ import { loadPrevious } from './previous-response';
 import type { ConnectionStateCache } from './state-cache';
 
 /** What the server sends on a persistent connection: a streaming event or an error event. */
-export type ServerEvent = ResponseStreamEvent | ReturnType<typeof toWsErrorEvent>;
+export type ServerEvent = ResponseStreamEvent | WebSocketTimingEvent | ReturnType<typeof toWsErrorEvent>;
 
 export interface SessionOptions {
   deps: TurnDeps;
@@ -33,6 +34,8 @@ export interface SessionOptions {
   maxQueued: number;
   /** Largest client event accepted, in bytes; larger ones get `payload_too_large`. Absent: no bound here. */
   maxPayloadBytes?: number;
+  /** The client asked for `responsesapi.websocket_timing` before each terminal event. */
+  timing?: boolean;
 }
 
 /**
@@ -157,6 +160,7 @@ export class ResponsesSession {
           validateMs: item.validateMs,
           loadMs,
           logger,
+          timing: this.options.timing ? (event) => this.closed || this.options.send(event) : undefined,
         },
         (event) => {
           if (!this.closed) this.options.send(event);

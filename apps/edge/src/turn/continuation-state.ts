@@ -54,7 +54,10 @@ function storeOnlyState(turn: Turn): ConversationState {
 
 function common(
   turn: Turn,
-): Pick<ConversationState, 'response' | 'tenant' | 'calls' | 'safetyState' | 'safetyItems' | 'redacted' | 'route'> {
+): Pick<
+  ConversationState,
+  'response' | 'tenant' | 'calls' | 'safetyState' | 'safetyItems' | 'headerVerdict' | 'redacted' | 'route'
+> {
   const { req, safety } = turn;
   if (!safety) throw new Error('a turn leaves a state only once judged');
   return {
@@ -63,6 +66,7 @@ function common(
     calls: turn.input.calls,
     safetyState: safety.state,
     safetyItems: safety.itemsSeen,
+    headerVerdict: safety.header,
     redacted: turn.rendering.redacted || req.previous?.redacted === true,
     route: turn.route,
   };

@@ -1,5 +1,6 @@
 import type { ConversationEntry } from '@fastloop/model-profiles';
 import type { InputItem, ResponseObject } from '@fastloop/protocol';
+import type { NoticedFinding } from '../safety/safety-findings';
 import type { LogView } from './append-log';
 import type { RenderedConversation } from './render-conversation';
 
@@ -19,6 +20,18 @@ export interface RouteDecision {
    * (its `reuse_ms`); undefined = until the worker fails.
    */
   reuseUntil?: number;
+}
+
+/**
+ * A header safety allowed (the request fields it was read from) and what it flagged: the next turn
+ * of the conversation reuses it while its own header is the same, without asking again.
+ */
+export interface HeaderVerdictCarry {
+  readonly model: string;
+  readonly instructions?: string | null;
+  /** The offered tools as the client sent them (shared with the request body, not copied). */
+  readonly tools: unknown;
+  readonly noticed: readonly NoticedFinding[];
 }
 
 /** A tool's name as the model sees it, for rendering that call's output. */
@@ -45,6 +58,8 @@ export interface ConversationState {
   /** Opaque safety state covering `safetyItems` items. */
   readonly safetyState: Buffer;
   readonly safetyItems: number;
+  /** The header verdict of the turn that left this state (absent in a state rebuilt from the store). */
+  readonly headerVerdict?: HeaderVerdictCarry;
   /** Some entry was masked by a safety redaction (the client's items were not). */
   readonly redacted?: boolean;
   /**

@@ -53,7 +53,7 @@ export function sameHeader(a: RenderHeader, b: RenderHeader): boolean {
  * Equality under JSON.stringify, key order included (the renderer walks keys in order), with
  * undefined-valued keys ignored as stringify drops them. Inputs are JSON-parsed data: no cycles.
  */
-function jsonEqual(a: unknown, b: unknown): boolean {
+export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;

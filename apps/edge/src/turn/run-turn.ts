@@ -8,6 +8,7 @@ import { renderTurn } from './render-stage';
 import { routeTurn } from './route-stage';
 import { Turn, type PreparedTurn } from './turn';
 import type { TurnDeps, TurnRequest } from './turn-deps';
+import { TurnTiming } from './turn-timing';
 import { TurnWriter } from './turn-writer';
 import { UsageMeter } from './usage-meter';
 import { Verdict } from './verdict';
@@ -39,14 +40,15 @@ export async function runTurn(
   return finishTurn(turn, end);
 }
 
-/** The input, route and render stages, with the verdict started beside them when it gates Generate. */
+/** The input, route and render stages, with the verdict asked for first and running beside them. */
 async function prepare(deps: TurnDeps, req: TurnRequest, timer: StageTimer): Promise<PreparedTurn> {
   const input = await readInput(deps, req);
   timer.mark('validate', req.validateMs);
   timer.record('load', req.loadMs);
-  // Without overlap the verdict gates Generate, so its round trip runs beside routing and rendering.
-  // With overlap it is asked for after Generate (judge stage): its encoding stays off the critical path.
-  const verdict = new Verdict(deps, req, input, !deps.safetyOverlap);
+  // Classify goes first, as soon as the new items are narrowed: its round trip then runs beside
+  // routing, rendering and (with safety overlap) the Generate call and the engine's first token,
+  // instead of starting after them. Its request is O(new items); an unchanged header is reused.
+  const verdict = new Verdict(deps, req, input);
   const route = await routeTurn(deps, req);
   timer.mark('route');
   const rendering = await renderTurn(deps, req, input, route);
@@ -67,8 +69,10 @@ function newTurn(prepared: PreparedTurn, timer: StageTimer, emit: (event: Respon
       : undefined;
   const identity = { id: newId('resp'), model: route.model, previousResponseId: req.previous?.response.id };
   const writer = new TurnWriter(body, identity, emit, sealReasoning);
+  const timing = req.timing ? new TurnTiming(timer.startedAt - req.validateMs - req.loadMs) : undefined;
+  if (timing) writer.beforeTerminal = (id) => req.timing?.(timing.event(id));
   const meter = new UsageMeter(rendering.rendered.tokens.length + rendering.profile.renderGenerationPrompt().length);
-  return new Turn(prepared, timer, { writer, meter, storing });
+  return new Turn(prepared, timer, { writer, meter, storing, timing });
 }
 
 /**

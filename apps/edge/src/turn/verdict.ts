@@ -4,9 +4,11 @@ import { failureOf } from '../api-errors';
 import { headerSafetyItems } from '../safety/header-items';
 import { HeaderVerdicts } from '../safety/header-verdicts';
 import { blockedError, noticed, type NoticedFinding } from '../safety/safety-findings';
+import type { HeaderVerdictCarry } from './conversation-state';
 import type { TurnInput } from './input-stage';
 import { toScan } from './item-scan';
 import { narrowItems } from './narrow-item';
+import { jsonEqual } from './render-conversation';
 import type { TurnDeps, TurnRequest } from './turn-deps';
 
 /** Safety's carried state after this turn's items, and what it asked to flag or redact. */
@@ -14,6 +16,8 @@ export interface SafetyResult {
   state: Buffer;
   itemsSeen: number;
   noticed: NoticedFinding[];
+  /** The header this verdict allowed, which the next turn reuses while its header is unchanged. */
+  header: HeaderVerdictCarry;
 }
 
 /**
@@ -23,14 +27,13 @@ export interface SafetyResult {
 export class Verdict {
   private verdict: Promise<SafetyResult> | undefined;
 
-  /** @param now ask at once (the verdict gates Generate: its round trip runs beside routing and rendering). */
+  /** Asks at once: the round trip runs beside routing, rendering and the Generate call. */
   constructor(
     private readonly deps: TurnDeps,
     private readonly req: TurnRequest,
     private readonly input: TurnInput,
-    now: boolean,
   ) {
-    if (now) void this.get();
+    void this.get();
   }
 
   /** The verdict, asked for now if it was not yet. */
@@ -66,11 +69,12 @@ async function classify(deps: TurnDeps, req: TurnRequest, input: TurnInput): Pro
       return deps.backends.classify(request(0, EMPTY), req.signal).catch(failureOf('safety'));
     });
   if (res.verdict === safetyV1.Verdict.VERDICT_BLOCK) throw blockedError(res, (i) => `input item ${i} was`);
-  const headerNoticed = await header;
+  const headerVerdict = await header;
   return {
     state: ownedCopy(res.state),
     itemsSeen: res.itemsSeen,
-    noticed: [...headerNoticed, ...noticed(res, 'input')],
+    noticed: [...headerVerdict.noticed, ...noticed(res, 'input')],
+    header: headerVerdict,
   };
 }
 
@@ -100,14 +104,21 @@ export function ownedCopy(bytes: Uint8Array): Buffer {
   return copy;
 }
 
-/** The header's verdict (cached per distinct header); throws when it blocks. */
-async function classifyHeader(deps: TurnDeps, req: TurnRequest): Promise<NoticedFinding[]> {
-  const items = headerSafetyItems(req.body);
-  if (items.length === 0) return [];
+/**
+ * The header's verdict: the previous turn's when the header is unchanged (compared, not flattened
+ * and hashed again), else the cached one per distinct header, else safety's; throws when it blocks.
+ */
+async function classifyHeader(deps: TurnDeps, req: TurnRequest): Promise<HeaderVerdictCarry> {
+  const carried = req.previous?.headerVerdict;
+  if (carried && sameSafetyHeader(carried, req)) return carried;
+  const { body } = req;
+  const carry = { model: body.model, instructions: body.instructions, tools: offeredTools(body) };
+  const items = headerSafetyItems(body);
+  if (items.length === 0) return { ...carry, noticed: [] };
   const { tenant } = req.principal;
-  const key = HeaderVerdicts.key(tenant, req.body.model, items);
+  const key = HeaderVerdicts.key(tenant, body.model, items);
   const res = await deps.headerVerdicts
-    .get(key, () => deps.backends.classify({ state: EMPTY, items, tenant, model: req.body.model }))
+    .get(key, () => deps.backends.classify({ state: EMPTY, items, tenant, model: body.model }))
     .catch(failureOf('safety'));
   if (res.verdict === safetyV1.Verdict.VERDICT_BLOCK) {
     throw blockedError(res, (i) =>
@@ -116,5 +127,25 @@ async function classifyHeader(deps: TurnDeps, req: TurnRequest): Promise<Noticed
         : `tool definition ${i - (items[0].itemType === 'instructions' ? 1 : 0)} was`,
     );
   }
-  return noticed(res, 'header');
+  return { ...carry, noticed: noticed(res, 'header') };
+}
+
+/** The tools the model is shown (none with `tool_choice: "none"`), as headerSafetyItems reads them. */
+function offeredTools(body: TurnRequest['body']): unknown {
+  return body.tool_choice === 'none' ? undefined : body.tools;
+}
+
+/**
+ * Whether this request's header is the one the carried verdict judged: same tenant (the state is
+ * the tenant's), model, instructions and offered tools, compared as JSON. Agents resend the same
+ * tools every turn; comparing them is several times cheaper than flattening and hashing them.
+ */
+export function sameSafetyHeader(carried: HeaderVerdictCarry, req: TurnRequest): boolean {
+  const { body, previous } = req;
+  return (
+    previous?.tenant === req.principal.tenant &&
+    carried.model === body.model &&
+    (carried.instructions ?? undefined) === (body.instructions ?? undefined) &&
+    jsonEqual(carried.tools ?? [], offeredTools(body) ?? [])
+  );
 }
