@@ -1,6 +1,7 @@
 import type { InputItem } from '@fastloop/protocol';
 import { approxBytes, type ConversationState } from './conversation-state';
 import { renderOutput } from './render-stage';
+import { conversationRootOf } from './route-hints';
 import type { Turn } from './turn';
 
 /**
@@ -56,7 +57,7 @@ function common(
   turn: Turn,
 ): Pick<
   ConversationState,
-  'response' | 'tenant' | 'calls' | 'safetyState' | 'safetyItems' | 'headerVerdict' | 'redacted' | 'route'
+  'response' | 'tenant' | 'calls' | 'safetyState' | 'safetyItems' | 'headerVerdict' | 'redacted' | 'route' | 'prefixKey'
 > {
   const { req, safety } = turn;
   if (!safety) throw new Error('a turn leaves a state only once judged');
@@ -69,5 +70,6 @@ function common(
     headerVerdict: safety.header,
     redacted: turn.rendering.redacted || req.previous?.redacted === true,
     route: turn.route,
+    prefixKey: conversationRootOf(req),
   };
 }

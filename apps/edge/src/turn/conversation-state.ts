@@ -68,6 +68,8 @@ export interface ConversationState {
    */
   readonly unmasked?: boolean;
   readonly route: RouteDecision;
+  /** The conversation's root for placement (route-hints.ts `conversationRootOf`), kept by its continuations. */
+  readonly prefixKey?: string;
   /** The worker holds `workerPrefix` ++ `sampled` under session key = response id. */
   readonly workerPrefixLength: number;
   readonly sampled: readonly number[];
