@@ -113,7 +113,7 @@ describe('route hints', () => {
     expect(conversationRootOf(req({ prompt_cache_key: 'team-b' }, previous))).toBe('k:team-b');
     // A state without a root (rebuilt from the store) digests the request as before.
     expect(conversationRootOf(req({ instructions: 'Be long.' }, { route: {} }))).toBe(
-      prefixKeyOf({ instructions: 'Be long.' }),
+      prefixKeyOf({ instructions: 'Be long.' } as never),
     );
   });
 
