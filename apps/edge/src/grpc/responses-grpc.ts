@@ -3,6 +3,7 @@ import { responsesV1 } from '@fastloop/proto';
 import type { GrpcServiceBinding } from '@fastloop/service-kit';
 import type { ApiKeyAuth } from '../auth';
 import { Connection, TIMING_HEADER, wantsTiming, type ConnectionSettings } from '../session/connection';
+import { eventJson } from '../session/event-json';
 import type { ConnectionLimits } from '../session/connection-limits';
 
 type SessionCall = ServerDuplexStream<responsesV1.SessionRequest, responsesV1.SessionResponse>;
@@ -74,7 +75,7 @@ function open(options: ResponsesGrpcOptions, call: SessionCall, connections: Set
     {
       writable: () => !ended(),
       bufferedBytes: () => call.writableLength,
-      write: (event) => call.write({ type: event.type, eventJson: JSON.stringify(event) }),
+      write: (event) => call.write({ type: event.type, eventJson: eventJson(event) }),
       cut: () => call.destroy(new Error('client too slow')),
       end: () => {
         connection.release();

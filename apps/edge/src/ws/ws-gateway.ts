@@ -5,6 +5,7 @@ import { WebSocketServer, type WebSocket, type RawData } from 'ws';
 import { ApiError, ApiErrors, toHttpErrorBody } from '@fastloop/protocol';
 import type { ApiKeyAuth, Principal } from '../auth';
 import { Connection, TIMING_HEADER, wantsTiming, type ConnectionSettings } from '../session/connection';
+import { eventJson } from '../session/event-json';
 import type { ConnectionLimits } from '../session/connection-limits';
 import { microtaskCork } from '../session/microtask-cork';
 
@@ -97,7 +98,7 @@ export class WsGateway {
         bufferedBytes: () => ws.bufferedAmount,
         write: (event) => {
           cork();
-          ws.send(JSON.stringify(event));
+          ws.send(eventJson(event));
         },
         cut: () => {
           ws.close(1008, 'client too slow');
