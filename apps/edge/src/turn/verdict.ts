@@ -52,8 +52,6 @@ export class Verdict {
  * blocks with an API error.
  */
 async function classify(deps: TurnDeps, req: TurnRequest, input: TurnInput): Promise<SafetyResult> {
-  const header = classifyHeader(deps, req);
-  header.catch(() => undefined); // awaited below, after the items' verdict
   const prev = req.previous;
   const request = (from: number, state: Buffer) => ({
     state,
@@ -61,13 +59,17 @@ async function classify(deps: TurnDeps, req: TurnRequest, input: TurnInput): Pro
     tenant: req.principal.tenant,
     model: req.body.model,
   });
-  const res = await deps.backends
+  // The items' request leaves first: checking the header against the carried one is work of its own.
+  const items = deps.backends
     .classify(request(prev ? prev.safetyItems : 0, prev ? prev.safetyState : EMPTY), req.signal)
     .catch((err: unknown) => {
       if (!DomainError.is(err, ErrorCode.invalidSafetyState)) failureOf('safety')(err);
       // The state was minted under another secret, rule set or policy: classify the whole conversation again.
       return deps.backends.classify(request(0, EMPTY), req.signal).catch(failureOf('safety'));
     });
+  const header = classifyHeader(deps, req);
+  header.catch(() => undefined); // awaited below, after the items' verdict
+  const res = await items;
   if (res.verdict === safetyV1.Verdict.VERDICT_BLOCK) throw blockedError(res, (i) => `input item ${i} was`);
   const headerVerdict = await header;
   return {
