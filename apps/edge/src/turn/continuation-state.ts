@@ -1,5 +1,6 @@
 import type { InputItem } from '@fastloop/protocol';
 import { approxBytes, type ConversationState } from './conversation-state';
+import type { HeaderSource } from './render-header';
 import { renderOutput } from './render-stage';
 import { conversationRootOf } from './route-hints';
 import type { Turn } from './turn';
@@ -57,7 +58,16 @@ function common(
   turn: Turn,
 ): Pick<
   ConversationState,
-  'response' | 'tenant' | 'calls' | 'safetyState' | 'safetyItems' | 'headerVerdict' | 'redacted' | 'route' | 'prefixKey'
+  | 'response'
+  | 'tenant'
+  | 'calls'
+  | 'safetyState'
+  | 'safetyItems'
+  | 'headerVerdict'
+  | 'headerSource'
+  | 'redacted'
+  | 'route'
+  | 'prefixKey'
 > {
   const { req, safety } = turn;
   if (!safety) throw new Error('a turn leaves a state only once judged');
@@ -68,8 +78,15 @@ function common(
     safetyState: safety.state,
     safetyItems: safety.itemsSeen,
     headerVerdict: safety.header,
+    headerSource: headerSourceOf(req.body),
     redacted: turn.rendering.redacted || req.previous?.redacted === true,
     route: turn.route,
     prefixKey: conversationRootOf(req),
   };
+}
+
+/** The fields of a request its header reads (shared with the request, not copied). */
+function headerSourceOf(body: HeaderSource): HeaderSource {
+  const { tools, tool_choice, instructions, reasoning, text } = body;
+  return { tools, tool_choice, instructions, reasoning, text };
 }

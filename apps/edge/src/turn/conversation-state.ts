@@ -3,6 +3,7 @@ import type { InputItem, ResponseObject } from '@fastloop/protocol';
 import type { NoticedFinding } from '../safety/safety-findings';
 import type { LogView } from './append-log';
 import type { RenderedConversation } from './render-conversation';
+import type { HeaderSource } from './render-header';
 
 /** The router's decision, reused by continuations while its worker answers. */
 export interface RouteDecision {
@@ -23,14 +24,11 @@ export interface RouteDecision {
 }
 
 /**
- * A header safety allowed (the request fields it was read from) and what it flagged: the next turn
- * of the conversation reuses it while its own header is the same, without asking again.
+ * A header safety allowed (for `model`; the header is the state's `headerSource`) and what it
+ * flagged: the next turn of the conversation reuses it while its header reads the same.
  */
 export interface HeaderVerdictCarry {
   readonly model: string;
-  readonly instructions?: string | null;
-  /** The offered tools as the client sent them (shared with the request body, not copied). */
-  readonly tools: unknown;
   readonly noticed: readonly NoticedFinding[];
 }
 
@@ -60,6 +58,8 @@ export interface ConversationState {
   readonly safetyItems: number;
   /** The header verdict of the turn that left this state (absent in a state rebuilt from the store). */
   readonly headerVerdict?: HeaderVerdictCarry;
+  /** The header fields of the request that left this state, which the next turn compares its own with. */
+  readonly headerSource?: HeaderSource;
   /** Some entry was masked by a safety redaction (the client's items were not). */
   readonly redacted?: boolean;
   /**

@@ -8,7 +8,6 @@ import type { HeaderVerdictCarry } from './conversation-state';
 import type { TurnInput } from './input-stage';
 import { toScan } from './item-scan';
 import { narrowItems } from './narrow-item';
-import { jsonEqual } from './render-conversation';
 import type { TurnDeps, TurnRequest } from './turn-deps';
 
 /** Safety's carried state after this turn's items, and what it asked to flag or redact. */
@@ -67,7 +66,7 @@ async function classify(deps: TurnDeps, req: TurnRequest, input: TurnInput): Pro
       // The state was minted under another secret, rule set or policy: classify the whole conversation again.
       return deps.backends.classify(request(0, EMPTY), req.signal).catch(failureOf('safety'));
     });
-  const header = classifyHeader(deps, req);
+  const header = classifyHeader(deps, req, input);
   header.catch(() => undefined); // awaited below, after the items' verdict
   const res = await items;
   if (res.verdict === safetyV1.Verdict.VERDICT_BLOCK) throw blockedError(res, (i) => `input item ${i} was`);
@@ -107,16 +106,17 @@ export function ownedCopy(bytes: Uint8Array): Buffer {
 }
 
 /**
- * The header's verdict: the previous turn's when the header is unchanged (compared, not flattened
- * and hashed again), else the cached one per distinct header, else safety's; throws when it blocks.
+ * The header's verdict: the previous turn's when the header reads the same (the input stage
+ * compared it once; nothing is flattened or hashed again), else the cached one per distinct
+ * header, else safety's; throws when it blocks.
  */
-async function classifyHeader(deps: TurnDeps, req: TurnRequest): Promise<HeaderVerdictCarry> {
-  const carried = req.previous?.headerVerdict;
-  if (carried && sameSafetyHeader(carried, req)) return carried;
-  const { body } = req;
-  const carry = { model: body.model, instructions: body.instructions, tools: offeredTools(body) };
+async function classifyHeader(deps: TurnDeps, req: TurnRequest, input: TurnInput): Promise<HeaderVerdictCarry> {
+  const { body, previous } = req;
+  const carried = previous?.headerVerdict;
+  if (carried && input.sameHeader && carried.model === body.model && previous?.tenant === req.principal.tenant)
+    return carried;
   const items = headerSafetyItems(body);
-  if (items.length === 0) return { ...carry, noticed: [] };
+  if (items.length === 0) return { model: body.model, noticed: [] };
   const { tenant } = req.principal;
   const key = HeaderVerdicts.key(tenant, body.model, items);
   const res = await deps.headerVerdicts
@@ -129,25 +129,5 @@ async function classifyHeader(deps: TurnDeps, req: TurnRequest): Promise<HeaderV
         : `tool definition ${i - (items[0].itemType === 'instructions' ? 1 : 0)} was`,
     );
   }
-  return { ...carry, noticed: noticed(res, 'header') };
-}
-
-/** The tools the model is shown (none with `tool_choice: "none"`), as headerSafetyItems reads them. */
-function offeredTools(body: TurnRequest['body']): unknown {
-  return body.tool_choice === 'none' ? undefined : body.tools;
-}
-
-/**
- * Whether this request's header is the one the carried verdict judged: same tenant (the state is
- * the tenant's), model, instructions and offered tools, compared as JSON. Agents resend the same
- * tools every turn; comparing them is several times cheaper than flattening and hashing them.
- */
-export function sameSafetyHeader(carried: HeaderVerdictCarry, req: TurnRequest): boolean {
-  const { body, previous } = req;
-  return (
-    previous?.tenant === req.principal.tenant &&
-    carried.model === body.model &&
-    (carried.instructions ?? undefined) === (body.instructions ?? undefined) &&
-    jsonEqual(carried.tools ?? [], offeredTools(body) ?? [])
-  );
+  return { model: body.model, noticed: noticed(res, 'header') };
 }
