@@ -6,6 +6,7 @@ import {
   toWsErrorEvent,
   type ResponseStreamEvent,
   type ResponseCreateRequest,
+  type ValidatedTools,
   type WebSocketTimingEvent,
 } from '@fastloop/protocol';
 import { logTurnAccess } from '../access-log';
@@ -51,6 +52,8 @@ export class ResponsesSession {
   /** Set by finishCurrent(): the connection is ending; new events are refused. */
   private ending = false;
   private readonly abort = new AbortController();
+  /** The last tools validated on this connection: an agent resends the same every turn (see parseClientEvent). */
+  private validatedTools?: ValidatedTools;
   /** Resolves when the queue is empty and nothing runs (used to drain on shutdown). */
   private idleWaiters: (() => void)[] = [];
 
@@ -68,8 +71,11 @@ export class ResponsesSession {
     } catch {
       return this.sendError(ApiErrors.invalidJson());
     }
-    const parsed = parseClientEvent(json, (this.options.deps.limits ?? DEFAULT_EDGE_LIMITS).request);
+    const limits = (this.options.deps.limits ?? DEFAULT_EDGE_LIMITS).request;
+    const parsed = parseClientEvent(json, limits, this.validatedTools);
     if (parsed instanceof ApiError) return this.sendError(parsed);
+    const raw = (json as { tools?: unknown }).tools;
+    if (Array.isArray(raw) && raw.length > 0) this.validatedTools = { raw, parsed: parsed.tools };
     if (this.ending) return; // the connection-limit error and the close follow the running response
     const { generate, ...body } = parsed as ResponseCreateRequest & { type: string; generate?: boolean };
     if (this.running && this.queue.length >= this.options.maxQueued) {

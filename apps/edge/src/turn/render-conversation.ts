@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { jsonEqual } from './json-equal';
+import { jsonEqual } from '@fastloop/protocol';
 import { TokenBudgetExceededError } from '@fastloop/model-profiles';
 import type { ConversationEntry, ModelProfile, RenderHeader, RenderLimits } from '@fastloop/model-profiles';
 import { AppendLog, type LogView } from './append-log';

@@ -1,4 +1,4 @@
-import { jsonEqual } from './json-equal';
+import { jsonEqual } from '@fastloop/protocol';
 import type { HeaderSource } from './render-header';
 
 /**
