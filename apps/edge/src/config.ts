@@ -79,6 +79,17 @@ export const edgeConfigSchema = z.object({
   EDGE_MAX_CONNECTIONS_PER_TENANT: env.int(1_000, 1),
   /** `response.create` events queued behind the one in flight on a connection; more are rejected. */
   EDGE_WS_MAX_QUEUED: env.int(16, 0),
+  // permessage-deflate on WebSocket mode, when the client offers it (ws/ws-deflate.ts, README).
+  /** Negotiate permessage-deflate when a client offers it. */
+  EDGE_WS_DEFLATE: env.bool(true),
+  /** Frames under this many bytes go out uncompressed. */
+  EDGE_WS_DEFLATE_THRESHOLD: env.int(512, 0),
+  /** zlib compression level, 0–9. */
+  EDGE_WS_DEFLATE_LEVEL: z.coerce.number().int().min(0).max(9).default(1),
+  /** The server's deflate window, 2^bits bytes (8–15). */
+  EDGE_WS_DEFLATE_WINDOW_BITS: z.coerce.number().int().min(8).max(15).default(13),
+  /** zlib memLevel, 1–9 (memory of a connection's deflate state). */
+  EDGE_WS_DEFLATE_MEM_LEVEL: z.coerce.number().int().min(1).max(9).default(6),
   /** Byte budget of one connection's cache of previous responses (LRU within the connection). */
   EDGE_CONN_CACHE_BYTES: env.int(256 * 1024 * 1024, 0),
   /** Byte budget of all connection caches of the process (LRU across connections). */
@@ -102,6 +113,10 @@ export const edgeConfigSchema = z.object({
    * until its blobs are gone. Unset: a development key (a warning is logged at start).
    */
   EDGE_REASONING_KEYS: z.string().optional(),
+  /** Output tokens a compaction summary may take (`/v1/responses/compact`, `context_management`). */
+  EDGE_COMPACTION_MAX_OUTPUT_TOKENS: env.int(2048, 16),
+  /** Characters of the latest user messages `/v1/responses/compact` keeps verbatim before its compaction item. */
+  EDGE_COMPACTION_KEEP_USER_CHARS: env.int(80_000, 0),
   /** Entries in the process-wide cache of rendered item tokens used by the HTTP path. */
   EDGE_RENDER_CACHE_ENTRIES: env.int(50_000, 0),
   /** Tokens the render cache holds over all entries (its memory bound: ~8 bytes a token). */

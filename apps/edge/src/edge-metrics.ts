@@ -1,7 +1,11 @@
 import { Counter, Gauge, Histogram, type Registry } from '@fastloop/service-kit';
 
-/** Stages of one turn, timed separately so the saving of a cached turn is visible per stage. */
-export type TurnStage = 'validate' | 'load' | 'safety' | 'route' | 'render' | 'queue' | 'ttft' | 'stream' | 'post';
+/**
+ * Stages of one turn, timed separately so the saving of a cached turn is visible per stage
+ * (`compact`: in-line compaction's summary, on the turns that compact).
+ */
+export type TurnStage =
+  'validate' | 'load' | 'safety' | 'route' | 'render' | 'compact' | 'queue' | 'ttft' | 'stream' | 'post';
 export type Transport = 'http' | 'sse' | 'websocket' | 'grpc';
 
 /** How each metric is made (kept out of the constructor: one short definition each). */

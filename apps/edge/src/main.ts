@@ -34,6 +34,7 @@ import type { TurnDeps } from './turn/turn-deps';
 import { edgeLimitsFromConfig } from './turn/edge-limits';
 import { UsageOutbox, usageOutboxOptionsFromConfig, UsageReporter } from './usage';
 import { WsGateway } from './ws/ws-gateway';
+import { wsDeflateFromConfig } from './ws/ws-deflate';
 import { warmCatalogProfiles } from './warm-profiles';
 
 async function main(): Promise<void> {
@@ -101,6 +102,10 @@ async function main(): Promise<void> {
       ? { chunkChars: config.EDGE_OUTPUT_MODERATION_CHUNK_CHARS }
       : undefined,
     reasoningSeal,
+    compaction: {
+      maxSummaryTokens: config.EDGE_COMPACTION_MAX_OUTPUT_TOKENS,
+      keepUserChars: config.EDGE_COMPACTION_KEEP_USER_CHARS,
+    },
   };
   const budget = new StateCacheBudget(config.EDGE_CACHE_TOTAL_BYTES, metrics);
   const limits = new ConnectionLimits({
@@ -135,6 +140,7 @@ async function main(): Promise<void> {
     loader,
     maxPayloadBytes: config.EDGE_MAX_BODY_BYTES,
     maxConnectionMs: config.EDGE_WS_MAX_CONNECTION_MS,
+    deflate: wsDeflateFromConfig(config),
     ...sessionLimits,
   });
   const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => http.handle(req, res));

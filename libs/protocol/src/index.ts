@@ -37,6 +37,7 @@ export {
 // Inbound: request bodies, items, tools.
 export {
   ContentPartSchema,
+  CompactionItemSchema,
   CustomToolCallItemSchema,
   CustomToolCallOutputItemSchema,
   FunctionCallItemSchema,
@@ -54,6 +55,7 @@ export {
   RefusalPartSchema,
   isKnownInputItem,
   type CarriedInputItem,
+  type CompactionItem,
   type ContentPart,
   type CustomToolCallItem,
   type CustomToolCallOutputItem,
@@ -86,6 +88,7 @@ export {
   type ToolChoice,
 } from './lib/tool-schema';
 export {
+  ContextManagementSchema,
   JsonSchemaFormatSchema,
   METADATA_LIMITS,
   MetadataSchema,
@@ -97,6 +100,7 @@ export {
   TextConfigSchema,
   TextFormatSchema,
   VerbositySchema,
+  type ContextManagement,
   type ReasoningConfig,
   type ReasoningEffort,
   type ResponseCreateEvent,
@@ -126,7 +130,10 @@ export { checkStrictSchemas } from './lib/strict-request-schemas';
 
 // Outbound: the Response object and its items.
 export {
+  CompactedResponseSchema,
+  CompactedUserMessageSchema,
   LocalShellActionSchema,
+  OutputCompactionSchema,
   OutputCustomToolCallSchema,
   OutputFunctionCallSchema,
   OutputLocalShellCallSchema,
@@ -139,7 +146,10 @@ export {
   ResponseObjectSchema,
   ResponseStatusSchema,
   UsageSchema,
+  type CompactedResponse,
+  type CompactedUserMessage,
   type LocalShellAction,
+  type OutputCompaction,
   type OutputCustomToolCall,
   type OutputFunctionCall,
   type OutputLocalShellCall,

@@ -8,6 +8,7 @@ import { runTurn } from '../turn/run-turn';
 import { DEFAULT_EDGE_LIMITS } from '../turn/edge-limits';
 import type { StateLoader, TurnDeps, TurnRequest } from '../turn/turn-deps';
 import { loadPrevious } from '../session/previous-response';
+import { compactConversation } from './compact-route';
 import { sseStream } from './sse-stream';
 import { parseJson, readBody } from './read-body';
 import type { ResponseStoreReader } from './store-routes';
@@ -78,6 +79,10 @@ export class HttpApi {
     if (!principal) return sendError(res, ApiErrors.unauthorized());
     access.tenant = principal.tenant;
     if (path === '/v1/responses' && req.method === 'POST') return this.createResponse(req, res, principal, access);
+    if (path === '/v1/responses/compact' && req.method === 'POST') {
+      const turn = await this.turnRequest(req, res, principal);
+      return sendJson(res, 200, await compactConversation(this.options.deps, { ...turn, transport: 'http' }));
+    }
     if (path === '/v1/models' && req.method === 'GET') return this.listModels(res);
     if (path === '/v1/usage' && req.method === 'GET' && this.options.usage) {
       return sendJson(

@@ -58,7 +58,9 @@ export class StoreWriter implements ResponseSink {
       this.logger.error({ responseId: id }, 'response store backlog full; response not stored');
       return;
     }
-    const parentId = state.response.previous_response_id ?? undefined;
+    // No item is new since a parent (an in-line compaction's window starts anew): stored as a root,
+    // whatever the response's lineage says.
+    const parentId = newItemsFrom > 0 ? (state.response.previous_response_id ?? undefined) : undefined;
     const parentWrite = parentId ? this.pending.get(parentId) : undefined;
     const write = this.retrying(id, async () => {
       const parent = parentId ? ((await parentWrite) ?? (await this.store.get(parentId, state.tenant))) : undefined;

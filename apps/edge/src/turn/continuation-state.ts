@@ -22,8 +22,8 @@ export function statesOf(turn: Turn): { state?: ConversationState; stored: Conve
 }
 
 function continuationState(turn: Turn): ConversationState {
-  const { req, writer, input, meter, plan, route } = turn;
-  const output: readonly InputItem[] = writer.response.output;
+  const { req, input, meter, plan, route } = turn;
+  const output = outputItems(turn);
   const { entries, rendered } = renderOutput(turn, output);
   const sampled = meter.sampled;
   return {
@@ -45,13 +45,22 @@ function continuationState(turn: Turn): ConversationState {
 function storeOnlyState(turn: Turn): ConversationState {
   return {
     ...common(turn),
-    items: turn.input.items.append(turn.writer.response.output as unknown as InputItem[]),
+    items: turn.input.items.append(outputItems(turn)),
     entries: turn.rendering.entries,
     rendered: turn.rendering.rendered,
     workerPrefixLength: 0,
     sampled: [],
     bytes: 0,
   };
+}
+
+/**
+ * The output as the conversation goes on with it: an in-line compaction's item is already the
+ * first item of the turn's input (its window), so it is not appended again.
+ */
+function outputItems(turn: Turn): readonly InputItem[] {
+  const output: readonly InputItem[] = turn.writer.response.output;
+  return turn.compaction ? output.filter((item) => item !== turn.compaction) : output;
 }
 
 function common(

@@ -2,7 +2,7 @@ import { ApiErrors, describeId, type InputItem, type ResponseCreateRequest } fro
 import { AppendLog, type LogView } from './append-log';
 import type { CallTarget } from './conversation-state';
 import { narrowItems, type NarrowContext, type NarrowedItem } from './narrow-item';
-import { SealError } from './reasoning-seal';
+import { SealError, type SealPurpose } from './reasoning-seal';
 import { sameHeaderSource } from './same-header-source';
 import type { TurnDeps, TurnRequest } from './turn-deps';
 
@@ -58,10 +58,11 @@ export async function readInput(deps: TurnDeps, req: TurnRequest): Promise<TurnI
 export function narrowContext(deps: Pick<TurnDeps, 'reasoningSeal'>, tenant: string): NarrowContext {
   const seal = deps.reasoningSeal;
   if (!seal) return {};
-  return {
-    openReasoning: (encrypted, param) => {
+  const opener =
+    (purpose?: SealPurpose) =>
+    (encrypted: string, param: string): string => {
       try {
-        return seal.open(encrypted, tenant);
+        return seal.open(encrypted, tenant, purpose);
       } catch (err) {
         if (!(err instanceof SealError)) throw err;
         throw ApiErrors.invalidRequest(
@@ -70,8 +71,8 @@ export function narrowContext(deps: Pick<TurnDeps, 'reasoningSeal'>, tenant: str
           'invalid_encrypted_content',
         );
       }
-    },
-  };
+    };
+  return { openReasoning: opener(), openCompaction: opener('compaction') };
 }
 
 /** `input` as items: a string is one user message. */

@@ -22,6 +22,8 @@ export async function judge(turn: Turn): Promise<boolean> {
   recordNoticed(deps.metrics, req.logger, turn.writer.response, verdict.noticed);
   turn.safety = verdict;
   turn.writer.created();
+  // In-line compaction's item comes first in the output, before anything is sampled.
+  if (turn.compaction) turn.writer.addCompaction(turn.compaction);
   turn.enter('judged');
   return redacted;
 }

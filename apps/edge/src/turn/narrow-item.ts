@@ -1,5 +1,6 @@
 import { safetyV1 } from '@fastloop/proto';
 import {
+  ApiErrors,
   isKnownInputItem,
   type CarriedInputItem,
   type ContentPart,
@@ -38,6 +39,11 @@ export type OutputAnswers =
  */
 export interface NarrowContext {
   openReasoning?: (encrypted: string, param: string) => string;
+  /**
+   * Opens a compaction item's `encrypted_content` to the text the model reads in its place;
+   * absent (no seal configured), a compaction item is an error naming it.
+   */
+  openCompaction?: (encrypted: string, param: string) => string;
 }
 
 /** Narrows validated wire items; `offset` is their index in the conversation (for error params). */
@@ -90,12 +96,29 @@ function narrowKnown(item: KnownInputItem, index: number, ctx: NarrowContext): N
         answers: { by: 'tool', callId: item.id, target: { name: LOCAL_SHELL_TOOL } },
         output: item.output,
       };
+    case 'compaction':
+      return { kind: 'message', role: 'user', text: openCompaction(item.encrypted_content, index, ctx) };
     case 'item_reference':
       // The input stage replaces references with the items they name before anything is narrowed.
       throw new Error(`item_reference ${item.id} reached item conversion unresolved`);
     default:
       return unreachable(item);
   }
+}
+
+/** What precedes a compaction's summary where the model reads it (the sealed text is the summary alone). */
+export const SUMMARY_PREFIX = 'Summary of the conversation so far, written when its context was compacted:\n';
+
+/** A compaction window's summary, as the model reads it (a user turn, as the window is the user's). */
+function openCompaction(encrypted: string, index: number, ctx: NarrowContext): string {
+  const param = `input[${index}].encrypted_content`;
+  if (!ctx.openCompaction)
+    throw ApiErrors.invalidRequest(
+      'Compaction items cannot be read here: this server has no sealing key.',
+      param,
+      'invalid_encrypted_content',
+    );
+  return SUMMARY_PREFIX + ctx.openCompaction(encrypted, param);
 }
 
 function narrowOutput(

@@ -31,20 +31,24 @@ export class ReasoningSeal {
     this.current = keys[0];
   }
 
-  seal(text: string, tenant: string): string {
+  /**
+   * `purpose` binds the blob to one use (compaction summaries: `compaction`), so a blob sealed for
+   * one field does not open in another; reasoning has none, as blobs already handed out were sealed.
+   */
+  seal(text: string, tenant: string, purpose?: SealPurpose): string {
     const { kid, key } = this.current;
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', key, iv);
-    cipher.setAAD(aad(kid, tenant));
+    cipher.setAAD(aad(kid, tenant, purpose));
     const body = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()]);
     return `${VERSION}.${kid}.${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url')}`;
   }
 
   /** The sealed text; throws {@link SealError} for a blob that is malformed, altered, foreign or under an unknown key. */
-  open(blob: string, tenant: string): string {
+  open(blob: string, tenant: string, purpose?: SealPurpose): string {
     const parts = blob.split('.');
     if (parts.length !== 3 || parts[0] !== VERSION)
-      throw new SealError('is not fastloop reasoning state (unknown format or version)');
+      throw new SealError('is not fastloop sealed state (unknown format or version)');
     const [, kid, payload] = parts;
     const key = this.keys.get(kid);
     if (!key) throw new SealError(`was sealed with an unknown key ('${kid}')`);
@@ -52,7 +56,7 @@ export class ReasoningSeal {
     if (raw.length < IV_BYTES + TAG_BYTES || raw.toString('base64url') !== payload)
       throw new SealError('is truncated or malformed');
     const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, IV_BYTES));
-    decipher.setAAD(aad(kid, tenant));
+    decipher.setAAD(aad(kid, tenant, purpose));
     decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
     try {
       return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
@@ -87,6 +91,10 @@ export function parseReasoningKeys(spec: string): { kid: string; key: Buffer }[]
  */
 export const DEV_REASONING_KEYS = `dev:${Buffer.alloc(KEY_BYTES, 'fastloop-dev-reasoning').toString('base64')}`;
 
-function aad(kid: string, tenant: string): Buffer {
-  return Buffer.from(`${VERSION}\0${kid}\0${tenant}`, 'utf8');
+/** What a sealed blob is for, bound into its additional data (reasoning blobs have none). */
+export type SealPurpose = 'compaction';
+
+function aad(kid: string, tenant: string, purpose: SealPurpose | undefined): Buffer {
+  const base = `${VERSION}\0${kid}\0${tenant}`;
+  return Buffer.from(purpose === undefined ? base : `${base}\0${purpose}`, 'utf8');
 }

@@ -59,8 +59,9 @@ export async function renderTurn(
   try {
     return { ...base, rendered: fit(deps, req, route, { ...base, added }) };
   } catch (err) {
-    // A plain JSON request gets the error as its HTTP answer; a stream ends in response.failed.
-    if (!(err instanceof ContextOverflow) || req.transport === 'http') throw err;
+    // A plain JSON request gets the error as its HTTP answer (unless it may compact: run-turn.ts
+    // decides then); a stream ends in response.failed.
+    if (!(err instanceof ContextOverflow) || (req.transport === 'http' && !req.body.context_management)) throw err;
     const none = AppendLog.from<ConversationEntry>([]);
     const rendered = extend ?? renderFrom(profile, header, { entries: none, newEntries: [] }, deps.renderCache);
     return { ...base, overflow: err, rendered };

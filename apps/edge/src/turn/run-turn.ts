@@ -1,8 +1,9 @@
-import { createUsage, newId, type ResponseStreamEvent } from '@fastloop/protocol';
+import { createUsage, newId, type ResponseCreateRequest, type ResponseStreamEvent } from '@fastloop/protocol';
 import { StageTimer } from '../edge-metrics';
 import { finishTurn, type TurnEnd, type TurnOutcome } from './finish-stage';
 import { generate } from './generate-stage';
 import { readInput } from './input-stage';
+import { COMPACTION_TRIGGER, compactIfDue, type InlineCompaction } from './compaction-stage';
 import { judge } from './judge-stage';
 import { renderTurn } from './render-stage';
 import { routeTurn } from './route-stage';
@@ -40,20 +41,44 @@ export async function runTurn(
   return finishTurn(turn, end);
 }
 
-/** The input, route and render stages, with the verdict asked for first and running beside them. */
+/**
+ * The input, route and render stages, with the verdict asked for first and running beside them;
+ * then the compaction stage, when the request asks for it and its rendering passed the threshold:
+ * the stages run again over the compacted window (which is not compacted again).
+ */
 async function prepare(deps: TurnDeps, req: TurnRequest, timer: StageTimer): Promise<PreparedTurn> {
-  const input = await readInput(deps, req);
-  timer.mark('validate', req.validateMs);
   timer.record('load', req.loadMs);
-  // Classify goes first, as soon as the new items are narrowed: its round trip then runs beside
-  // routing, rendering and (with safety overlap) the Generate call and the engine's first token,
-  // instead of starting after them. Its request is O(new items); an unchanged header is reused.
-  const verdict = new Verdict(deps, req, input);
-  const route = await routeTurn(deps, req);
-  timer.mark('route');
-  const rendering = await renderTurn(deps, req, input, route);
-  timer.mark('render');
-  return { deps, req, input, route, rendering, verdict };
+  let compaction: InlineCompaction | undefined;
+  for (let turnReq = req; ; turnReq = compaction.req) {
+    const input = await readInput(deps, turnReq);
+    if (!compaction) timer.mark('validate', req.validateMs);
+    // Classify goes first, as soon as the new items are narrowed: its round trip then runs beside
+    // routing, rendering and (with safety overlap) the Generate call and the engine's first token,
+    // instead of starting after them. Its request is O(new items); an unchanged header is reused.
+    // A request that may compact asks after the compaction stage, which may change what is judged.
+    const compacting = mayCompact(turnReq.body);
+    const verdict = new Verdict(deps, turnReq, input, !compacting);
+    const route = await routeTurn(deps, turnReq);
+    timer.mark('route');
+    const rendering = await renderTurn(deps, turnReq, input, route);
+    timer.mark('render');
+    const prepared: PreparedTurn = { deps, req: turnReq, input, route, rendering, verdict, compaction };
+    if (!compacting) return prepared;
+    // The summary is a nested turn of its own through this pipeline (scanned, billed, not stored).
+    const nested = (sub: TurnRequest) => runTurn(deps, sub, () => undefined);
+    compaction = await compactIfDue(nested, prepared);
+    timer.mark('compact');
+    if (compaction) continue;
+    // Not compacted after all: a plain JSON request gets an overflow as its HTTP answer.
+    if (rendering.overflow && turnReq.transport === 'http') throw rendering.overflow;
+    return prepared;
+  }
+}
+
+/** Whether a request may compact: `context_management`, or a `compaction_trigger` input item (O(new items)). */
+function mayCompact(body: ResponseCreateRequest): boolean {
+  if (body.context_management !== undefined) return true;
+  return Array.isArray(body.input) && body.input.some((item) => item.type === COMPACTION_TRIGGER);
 }
 
 /** The turn with what it owns from here on: its writer and meter, and whether it is stored. */
@@ -67,7 +92,9 @@ function newTurn(prepared: PreparedTurn, timer: StageTimer, emit: (event: Respon
     seal && body.include?.includes('reasoning.encrypted_content')
       ? (text: string) => seal.seal(text, req.principal.tenant)
       : undefined;
-  const identity = { id: newId('resp'), model: route.model, previousResponseId: req.previous?.response.id };
+  // A compacted turn continues its parent (lineage) over a window that does not extend its state.
+  const previousResponseId = prepared.compaction ? prepared.compaction.previousResponseId : req.previous?.response.id;
+  const identity = { id: newId('resp'), model: route.model, previousResponseId };
   const writer = new TurnWriter(body, identity, emit, sealReasoning);
   const timing = req.timing ? new TurnTiming(timer.startedAt - req.validateMs - req.loadMs) : undefined;
   if (timing) writer.beforeTerminal = (id) => req.timing?.(timing.event(id));

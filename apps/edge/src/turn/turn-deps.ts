@@ -9,6 +9,7 @@ import type { RouteCache } from './route-cache';
 import type { HeaderVerdicts } from '../safety/header-verdicts';
 import type { ConversationState } from './conversation-state';
 import type { ReasoningSeal } from './reasoning-seal';
+import type { CompactionOptions } from './compaction';
 import type { InputItem, ResponseCreateRequest, WebSocketTimingEvent } from '@fastloop/protocol';
 
 /** Where finished responses go after their terminal event (never awaited by the turn). */
@@ -51,6 +52,8 @@ export interface TurnDeps {
    * absent: no `encrypted_content` is written, and one sent back is read as its content/summary.
    */
   reasoningSeal?: ReasoningSeal;
+  /** How compaction summarises (`POST /v1/responses/compact`, `context_management`); DEFAULT_COMPACTION when absent. */
+  compaction?: CompactionOptions;
 }
 
 /** Loads a stored response's state for a continuation that missed the connection cache. */

@@ -7,6 +7,7 @@ import {
   type ApiError,
   type EndItemOptions,
   type LocalShellAction,
+  type OutputCompaction,
   type ResponseCreateRequest,
   type ResponseObject,
   type ResponseStreamEvent,
@@ -65,6 +66,12 @@ export class TurnWriter {
   created(): void {
     this.emit(this.stream.created(this.response));
     this.emit(this.stream.inProgress(this.response));
+  }
+
+  /** A finished compaction item (in-line compaction), streamed whole. */
+  addCompaction(item: OutputCompaction): void {
+    this.endItem();
+    this.assembler.addFinished(item);
   }
 
   startMessage(): void {

@@ -1,4 +1,5 @@
 import type { StageTimer } from '../edge-metrics';
+import type { InlineCompaction } from './compaction-stage';
 import type { RouteDecision } from './conversation-state';
 import type { GeneratePlan } from './generate-plan';
 import type { TurnInput } from './input-stage';
@@ -28,6 +29,8 @@ export interface PreparedTurn {
   readonly rendering: TurnRendering;
   /** The safety verdict, asked for on first use. */
   readonly verdict: Verdict;
+  /** Set when the compaction stage compacted: `req` is then over the compacted window. */
+  readonly compaction?: InlineCompaction;
 }
 
 /**
@@ -45,6 +48,8 @@ export class Turn {
   readonly timing?: TurnTiming;
   readonly input: TurnInput;
   readonly verdict: Verdict;
+  /** The compaction item this turn's output starts with, when it compacted in-line. */
+  readonly compaction?: InlineCompaction['item'];
   /** The worker in use: the prepared route, or another one after the first died. */
   route: RouteDecision;
   /** What the model reads: the prepared rendering, or the redacted one once judged. */
@@ -68,6 +73,7 @@ export class Turn {
   ) {
     ({ deps: this.deps, req: this.req, input: this.input, route: this.route } = prepared);
     ({ rendering: this.rendering, verdict: this.verdict } = prepared);
+    this.compaction = prepared.compaction?.item;
     ({ writer: this.writer, meter: this.meter, storing: this.storing, timing: this.timing } = owned);
   }
 

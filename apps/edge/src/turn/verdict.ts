@@ -26,13 +26,17 @@ export interface SafetyResult {
 export class Verdict {
   private verdict: Promise<SafetyResult> | undefined;
 
-  /** Asks at once: the round trip runs beside routing, rendering and the Generate call. */
+  /**
+   * @param now ask at once (the round trip runs beside routing, rendering and the Generate call);
+   *   false for a request that may compact, whose judged input the compaction stage may change.
+   */
   constructor(
     private readonly deps: TurnDeps,
     private readonly req: TurnRequest,
     private readonly input: TurnInput,
+    now: boolean,
   ) {
-    void this.get();
+    if (now) void this.get();
   }
 
   /** The verdict, asked for now if it was not yet. */

@@ -8,6 +8,7 @@ import { Connection, TIMING_HEADER, wantsTiming, type ConnectionSettings } from 
 import { eventJson } from '../session/event-json';
 import type { ConnectionLimits } from '../session/connection-limits';
 import { microtaskCork } from '../session/microtask-cork';
+import { compressFrame, perMessageDeflate, type WsDeflateSettings } from './ws-deflate';
 
 /**
  * WebSocket mode's options: the connection core's settings (a message over `maxPayloadBytes` gets
@@ -21,6 +22,8 @@ export interface WsGatewayOptions extends ConnectionSettings {
   limits?: ConnectionLimits;
   /** How long a socket cut for reading too slowly may take to close before it is destroyed; default 1000 ms. */
   slowCloseGraceMs?: number;
+  /** permessage-deflate when the client offers it; DEFAULT_WS_DEFLATE when absent (ws-deflate.ts). */
+  deflate?: WsDeflateSettings;
 }
 
 /**
@@ -34,13 +37,13 @@ export class WsGateway {
   private closing = false;
 
   constructor(private readonly options: WsGatewayOptions) {
-    // permessage-deflate is optional in the protocol; off, since frames are small and latency matters.
-    // ws closes the socket (1009) on frames over its maxPayload; frames between our limit and twice
-    // it get a payload_too_large error frame instead and the connection stays open.
+    // ws closes the socket (1009) on frames over its maxPayload (inflated size, so a deflated frame
+    // cannot get past it); frames between our limit and twice it get a payload_too_large error frame
+    // instead and the connection stays open.
     this.wss = new WebSocketServer({
       noServer: true,
       maxPayload: options.maxPayloadBytes * 2,
-      perMessageDeflate: false,
+      perMessageDeflate: perMessageDeflate(options.deflate),
     });
     // An upgrade ws cannot take (not `Upgrade: websocket`, a bad key or version, not GET) would get
     // a 400 from ws; clients read only 426 as "no WebSocket here, use HTTP" (PROTOCOL.md).
@@ -98,7 +101,9 @@ export class WsGateway {
         bufferedBytes: () => ws.bufferedAmount,
         write: (event) => {
           cork();
-          ws.send(eventJson(event));
+          const text = eventJson(event);
+          // String length, not bytes: the threshold only needs the frame's rough size.
+          ws.send(text, { compress: compressFrame(this.options.deflate, text.length) });
         },
         cut: () => {
           ws.close(1008, 'client too slow');
@@ -109,7 +114,7 @@ export class WsGateway {
     );
     this.connections.set(connection, ws);
     const logger = connection.logger;
-    logger.debug('websocket connected');
+    logger.debug({ deflate: ws.extensions.includes('permessage-deflate') }, 'websocket connected');
     ws.on('message', (data: RawData, isBinary: boolean) => {
       if (isBinary)
         return connection.sendError(

@@ -166,6 +166,20 @@ export const ReasoningItemSchema = z.looseObject({
 /** A `reasoning` input item. */
 export type ReasoningItem = z.infer<typeof ReasoningItemSchema>;
 
+/**
+ * A compaction (from `POST /v1/responses/compact` or in-line compaction): the conversation before
+ * it, summarised by the model and sealed for the caller's organization. Sent back as the start of a
+ * new window; the model reads what it seals.
+ */
+export const CompactionItemSchema = z.looseObject({
+  type: z.literal('compaction'),
+  id: optionalField(z.string()),
+  encrypted_content: z.string(),
+  created_by: optionalField(z.string()),
+});
+/** A `compaction` input item. */
+export type CompactionItem = z.infer<typeof CompactionItemSchema>;
+
 /** A pointer to an item of a stored response, by id. */
 export const ItemReferenceSchema = z.looseObject({ type: z.literal('item_reference'), id: z.string() });
 /** An `item_reference` input item. */
@@ -180,6 +194,7 @@ const KNOWN_ITEM_OPTIONS = [
   LocalShellCallItemSchema,
   LocalShellCallOutputItemSchema,
   ReasoningItemSchema,
+  CompactionItemSchema,
   ItemReferenceSchema,
 ] as const;
 const KNOWN_ITEM_TYPES = knownTypes(KNOWN_ITEM_OPTIONS);

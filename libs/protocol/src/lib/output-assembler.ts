@@ -2,6 +2,7 @@ import type { EventStream, ItemPosition, PartPosition } from './event-stream';
 import { newId } from './new-id';
 import type {
   LocalShellAction,
+  OutputCompaction,
   OutputCustomToolCall,
   OutputFunctionCall,
   OutputItem,
@@ -136,6 +137,18 @@ export class OutputAssembler {
     this.items.push(done);
     this.emit(this.stream.outputItemDone(outputIndex, done));
     return { itemId: item.id, callId };
+  }
+
+  /**
+   * Adds a finished item that is not sampled token by token (a compaction): its `added` and `done`
+   * events at once, as OpenAI streams it.
+   */
+  addFinished(item: OutputCompaction): void {
+    this.endItem();
+    const outputIndex = this.items.length;
+    this.emit(this.stream.outputItemAdded(outputIndex, item));
+    this.items.push(item);
+    this.emit(this.stream.outputItemDone(outputIndex, item));
   }
 
   /** Starts a visible-reasoning item; returns its `rs_…` id. */

@@ -89,6 +89,17 @@ export const TextConfigSchema = z.looseObject({
 /** The `text` request field. */
 export type TextConfig = z.infer<typeof TextConfigSchema>;
 
+/**
+ * One `context_management` entry. `compaction` with `compact_threshold`: when the rendered input
+ * passes that many tokens the server compacts in-line. Other types are carried and ignored.
+ */
+export const ContextManagementSchema = z.looseObject({
+  type: z.string(),
+  compact_threshold: optionalField(z.int().min(1)),
+});
+/** A `context_management` entry. */
+export type ContextManagement = z.infer<typeof ContextManagementSchema>;
+
 /** The fields of `POST /v1/responses`, shared with the WebSocket `response.create` event. */
 const requestShape = {
   model: z.string().min(1),
@@ -127,6 +138,7 @@ const requestShape = {
   /** Parsed so callers can reject it: fastloop does not run responses in the background. */
   background: optionalField(z.boolean()),
   service_tier: optionalField(z.string()),
+  context_management: optionalField(z.array(ContextManagementSchema)),
 };
 
 /**

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ResponseErrorSchema } from './error-schemas';
 import { ToolChoiceSchema, ToolSchema } from './tool-schema';
+import { ContentPartSchema } from './input-item-schema';
 import {
   ReasoningEffortSchema,
   ReasoningSummarySchema,
@@ -111,6 +112,16 @@ export const OutputReasoningSchema = z.strictObject({
 /** An output `reasoning` item. */
 export type OutputReasoning = z.infer<typeof OutputReasoningSchema>;
 
+/** A compaction (`cmp_…`): the conversation before it, summarised and sealed for the caller's organization. */
+export const OutputCompactionSchema = z.strictObject({
+  id: z.string(),
+  type: z.literal('compaction'),
+  encrypted_content: z.string(),
+  created_by: z.string().optional(),
+});
+/** An output `compaction` item. */
+export type OutputCompaction = z.infer<typeof OutputCompactionSchema>;
+
 /** Any item fastloop emits. Closed: the model side produces nothing else. */
 export const OutputItemSchema = z.discriminatedUnion('type', [
   OutputMessageSchema,
@@ -118,6 +129,7 @@ export const OutputItemSchema = z.discriminatedUnion('type', [
   OutputCustomToolCallSchema,
   OutputLocalShellCallSchema,
   OutputReasoningSchema,
+  OutputCompactionSchema,
 ]);
 /** An output item. */
 export type OutputItem = z.infer<typeof OutputItemSchema>;
@@ -185,3 +197,29 @@ export const ResponseObjectSchema = z.strictObject({
 });
 /** A Response object. */
 export type ResponseObject = z.infer<typeof ResponseObjectSchema>;
+
+/** A user message kept by compaction, its content parts as the client sent them. */
+export const CompactedUserMessageSchema = z.strictObject({
+  id: z.string(),
+  type: z.literal('message'),
+  role: z.literal('user'),
+  status: z.literal('completed'),
+  content: z.array(ContentPartSchema),
+});
+/** A user message in a `response.compaction` object. */
+export type CompactedUserMessage = z.infer<typeof CompactedUserMessageSchema>;
+
+/**
+ * The answer of `POST /v1/responses/compact`: the conversation's user messages followed by one
+ * `compaction` item, which a later request sends back (without `previous_response_id`) to start a
+ * new window; `usage` is the summarising pass's.
+ */
+export const CompactedResponseSchema = z.strictObject({
+  id: z.string(),
+  object: z.literal('response.compaction'),
+  created_at: z.number(),
+  output: z.array(z.union([CompactedUserMessageSchema, OutputCompactionSchema])),
+  usage: UsageSchema,
+});
+/** A `response.compaction` object. */
+export type CompactedResponse = z.infer<typeof CompactedResponseSchema>;
