@@ -192,7 +192,9 @@ describe('WebSocket mode with the SDK ResponsesWS', () => {
         expect(m.engine_iapi_ttft_total_ms).toBeGreaterThanOrEqual(m.engine_service_ttft_total_ms);
         expect(m.pre_inference_ms).toBeGreaterThan(0);
         expect(m.pre_inference_ms + m.engine_iapi_ttft_total_ms).toBeLessThanOrEqual(total);
-        expect(m.engine_service_tbt_across_engine_calls_ms).toBeGreaterThan(0);
+        // Between tokens: 0 when the answer came in one chunk (the worker's chunking depends on timing;
+        // turn-timing.spec.ts checks the arithmetic).
+        expect(m.engine_service_tbt_across_engine_calls_ms).toBeGreaterThanOrEqual(0);
         expect(m.engine_iapi_tbt_across_engine_calls_ms).toBeGreaterThanOrEqual(0);
       }
     } finally {
