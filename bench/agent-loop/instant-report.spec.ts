@@ -47,7 +47,7 @@ describe('the instant-engine test', () => {
     expect(o.tps[0]).toBeGreaterThanOrEqual(1e6);
   });
 
-  it('reports ws time to the first item against the 5 ms target, beside the floor, with the hops', () => {
+  it('reports ws time to the first item against the floor + 1 ms target, with the hops and the edge stage by stage', () => {
     const options = parseOptions(instantArgs([]), '/repo');
     const records = Array.from({ length: 50 }, (_, i) => turn('ws', i + 1, i < 45 ? 4 : 6));
     const md = renderInstantMarkdown(
@@ -62,10 +62,11 @@ describe('the instant-engine test', () => {
     expect(md).toContain('| ws | 4.00 | 6.00 | 1.50× | 50000 |');
     expect(md).toContain('= **3.00 ms** before the edge does any work');
     expect(md).toContain(
-      '| ws time to first output item p50 at turn 50 (turns 46–50) <= 5 ms | 6.00 ms (floor 3.00 ms) | **no** |',
+      '| ws time to first output item p50 at turn 50 (turns 46–50) <= floor + 1 ms (4.00 ms) | 6.00 ms (floor 3.00 ms) | **no** |',
     );
     expect(md).toContain('| ws flat: last 5 / first 5 <= 1.5× | 1.50× (4.00 → 6.00 ms) | yes |');
     expect(md).toContain('| … of which the simulator reading the prompt | 0.10 → 0.10 |');
+    expect(md).toContain('| … … render (the new items to tokens) | 0.30 → 0.30 |');
   });
 
   it('puts multiplexed streams beside a gRPC call each, against the floor of the open stream', () => {

@@ -15,8 +15,11 @@ export interface TransportFloor {
   muxSum?: number;
 }
 
-/** The instant-engine targets: WebSocket time to the first output item. */
-export const INSTANT_TARGET_MS = 5;
+/**
+ * The instant-engine targets (issue 21): WebSocket time to the first output item at most the
+ * transport floor measured in the same run plus this much, and flat.
+ */
+export const INSTANT_OVER_FLOOR_MS = 1;
 export const INSTANT_MAX_GROWTH = 1.5;
 
 /** One row of the hop-by-hop breakdown: a name and how to read it off a turn. */
@@ -30,6 +33,14 @@ const HOPS: [string, (r: TurnRecord) => number][] = [
     '… of which edge stages before Generate (validate, load, route, render, safety, queue)',
     (r) => PRE_INFERENCE_STAGES.reduce((s, k) => s + (r.stagesMs[k] ?? 0), 0),
   ],
+  // The edge's stages in the order a turn passes them: Classify is sent first (before route), so
+  // `safety` is what the turn still waited for the verdict once its Generate call was out.
+  ['… … validate (parse and check the request)', (r) => r.stagesMs.validate ?? NaN],
+  ['… … load (previous_response_id from the connection cache)', (r) => r.stagesMs.load ?? NaN],
+  ['… … route', (r) => r.stagesMs.route ?? NaN],
+  ['… … render (the new items to tokens)', (r) => r.stagesMs.render ?? NaN],
+  ['… … queue (the Generate call made)', (r) => r.stagesMs.queue ?? NaN],
+  ['… … safety (waiting for the verdict after the Generate call)', (r) => r.stagesMs.safety ?? NaN],
   [
     '… of which the Generate hop (edge ttft stage − worker TTFT)',
     (r) => (r.stagesMs.ttft ?? NaN) - r.engineMeasuredTtftMs,
@@ -39,6 +50,9 @@ const HOPS: [string, (r: TurnRecord) => number][] = [
     (r) => r.firstOutputMs - r.edgeOverheadMs - r.engineMeasuredFirstOutputMs,
   ],
 ];
+
+/** The rows put beside a gRPC call each: the client's figure, the edge's, and its stages before and after Generate. */
+const PLAIN_CALL_ROWS = new Set([HOPS[0][0], HOPS[4][0], HOPS[5][0], HOPS[11][0], HOPS[12][0]]);
 
 /** The Markdown report of the instant-engine test. */
 export function renderInstantMarkdown(
@@ -52,6 +66,7 @@ export function renderInstantMarkdown(
   // The edge's default reaches the worker on its open multiplexed stream: that is its floor.
   const hopFloor = floor.muxSum ?? floor.grpcSum;
   const floorMs = floor.wsSum + hopFloor;
+  const targetMs = floorMs + INSTANT_OVER_FLOOR_MS;
   const lines: string[] = [
     "# Instant-engine test: the API's own cost (simulated engine that costs nothing)",
     '',
@@ -92,7 +107,7 @@ export function renderInstantMarkdown(
     '',
     '| target | measured | met |',
     '|---|---|---|',
-    `| ws time to first output item p50 at turn ${turns} (turns ${lastFrom}–${turns}) <= ${INSTANT_TARGET_MS} ms | ${fmt(wsLast)} ms (floor ${fmt(floorMs)} ms) | ${wsLast <= INSTANT_TARGET_MS ? 'yes' : '**no**'} |`,
+    `| ws time to first output item p50 at turn ${turns} (turns ${lastFrom}–${turns}) <= floor + ${INSTANT_OVER_FLOOR_MS} ms (${fmt(targetMs)} ms) | ${fmt(wsLast)} ms (floor ${fmt(floorMs)} ms) | ${wsLast <= targetMs ? 'yes' : '**no**'} |`,
     `| ws flat: last 5 / first 5 <= ${INSTANT_MAX_GROWTH}× | ${fmt(wsLast / wsFirst)}× (${fmt(wsFirst)} → ${fmt(wsLast)} ms) | ${wsLast / wsFirst <= INSTANT_MAX_GROWTH ? 'yes' : '**no**'} |`,
     '',
     '## Hop by hop, WebSocket (ms; first 5 turns → last 5 turns)',
@@ -105,7 +120,7 @@ export function renderInstantMarkdown(
       `| ${name} | ${fmt(windowMedian(ws, 1, 5, value))} → ${fmt(windowMedian(ws, lastFrom, turns, value))} |`,
     );
   if (plainCalls.length > 0) {
-    const rows: [string, (r: TurnRecord) => number][] = [HOPS[0], HOPS[4], HOPS[5], HOPS[6]];
+    const rows = HOPS.filter(([name]) => PLAIN_CALL_ROWS.has(name));
     lines.push(
       '',
       '## Multiplexed streams versus a gRPC call each (WebSocket, measured side by side)',

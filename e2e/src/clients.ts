@@ -41,8 +41,9 @@ export class WsConversation {
   readonly all: ServerEvent[] = [];
   private buffer: ServerEvent[] = [];
 
-  constructor(client = openaiClient()) {
-    this.ws = new ResponsesWS(client);
+  /** @param headers extra headers of the WebSocket upgrade (e.g. `x-responsesapi-include-timing-metrics`). */
+  constructor(client = openaiClient(), headers?: Record<string, string>) {
+    this.ws = new ResponsesWS(client, headers ? { headers } : undefined);
     this.ws.on('event', (e) => this.push(e as ServerEvent));
     // Server error frames arrive as 'event' too; 'error' alone is only for transport failures.
     this.ws.on('error', (err) => {

@@ -3,11 +3,15 @@ import { responsesV1 } from '@fastloop/proto';
 import { createGrpcClient } from '@fastloop/service-kit';
 import { stackEnv } from './clients';
 
-/** A gRPC bidi session: write response.create events, read the same events WebSocket mode sends. */
-export function openSession(key = stackEnv().key) {
+/**
+ * A gRPC bidi session: write response.create events, read the same events WebSocket mode sends.
+ * `metadata` is added to the call's (e.g. `x-responsesapi-include-timing-metrics`).
+ */
+export function openSession(key = stackEnv().key, metadata: Record<string, string> = {}) {
   const client = createGrpcClient(responsesV1.ResponsesServiceClient, stackEnv().grpc);
   const md = new Metadata();
   md.set('authorization', `Bearer ${key}`);
+  for (const [k, v] of Object.entries(metadata)) md.set(k, v);
   const call = client.session(md);
   const events: any[] = [];
   const waiters: (() => void)[] = [];

@@ -46,6 +46,19 @@ describe('gRPC bidi stream (fastloop.responses.v1)', () => {
     }
   });
 
+  it('sends the timing sideband before each terminal event when the metadata asks for it', async () => {
+    const s = openSession(undefined, { 'x-responsesapi-include-timing-metrics': 'true' });
+    try {
+      const events = await s.create({ model: MODEL, input: 'Weather in Lima?', tools: [weatherTool], store: false });
+      const timing = events.at(-2);
+      expect(timing.type).toBe('responsesapi.websocket_timing');
+      expect(timing.timing_metrics).toMatchObject({ response_id: events[0].response.id, num_engine_calls: 1 });
+      expect(expectWellFormedStream(events.filter((e) => e !== timing)).type).toBe('response.completed');
+    } finally {
+      s.close();
+    }
+  });
+
   it('refuses a stream without a valid key', async () => {
     const s = openSession('wrong');
     const err = await new Promise<any>((resolve) => s.call.on('error', resolve));

@@ -161,4 +161,47 @@ describe('WebSocket mode with the SDK ResponsesWS', () => {
     expectWellFormedStream(b);
     expect(a[0].response.id).not.toBe(b[0].response.id);
   });
+
+  it('sends the opt-in responsesapi.websocket_timing event, just before the terminal event, only when asked for', async () => {
+    const timed = new WsConversation(openaiClient(), { 'x-responsesapi-include-timing-metrics': 'true' });
+    try {
+      const first = await timed.create({ model: MODEL, input: 'Weather in Oslo?', tools: [weatherTool], store: false });
+      const r = first.at(-1)!.response;
+      const second = await timed.create({
+        model: MODEL,
+        previous_response_id: r.id,
+        store: false,
+        tools: [weatherTool],
+        input: [{ type: 'function_call_output', call_id: r.output.at(-1).call_id, output: '{"temp_c": 4}' }],
+      });
+      for (const events of [first, second]) {
+        const timing = events.at(-2)!;
+        expect(timing.type).toBe('responsesapi.websocket_timing');
+        expect(expectWellFormedStream(events.filter((e) => e !== timing)).type).toBe('response.completed');
+        const m = timing.timing_metrics;
+        expect(m.response_id).toBe(events[0].response.id);
+        expect(m.num_engine_calls).toBe(1);
+        const total = m.total_turn_time_s * 1000;
+        // The split adds up: the API's own time and the engine's make the turn; TTFT within both.
+        expect(m.responses_duration_excl_engine_and_client_tool_time_ms).toBeCloseTo(
+          total - m.engine_service_total_ms,
+          1,
+        );
+        expect(m.engine_service_ttft_total_ms).toBeGreaterThan(0);
+        expect(m.engine_service_ttft_total_ms).toBeLessThanOrEqual(m.engine_service_total_ms);
+        expect(m.engine_iapi_ttft_total_ms).toBeGreaterThanOrEqual(m.engine_service_ttft_total_ms);
+        expect(m.pre_inference_ms).toBeGreaterThan(0);
+        expect(m.pre_inference_ms + m.engine_iapi_ttft_total_ms).toBeLessThanOrEqual(total);
+        // Between tokens: 0 when the answer came in one chunk (the worker's chunking depends on timing;
+        // turn-timing.spec.ts checks the arithmetic).
+        expect(m.engine_service_tbt_across_engine_calls_ms).toBeGreaterThanOrEqual(0);
+        expect(m.engine_iapi_tbt_across_engine_calls_ms).toBeGreaterThanOrEqual(0);
+      }
+    } finally {
+      timed.close();
+    }
+    // Not asked for: not sent.
+    const plain = await conv.create({ model: MODEL, input: 'Weather in Rome?', tools: [weatherTool], store: false });
+    expect(plain.some((e) => e.type === 'responsesapi.websocket_timing')).toBe(false);
+  });
 });

@@ -108,7 +108,14 @@ export {
   type TextConfig,
   type TextFormat,
 } from './lib/response-create-request-schema';
-export { parseClientEvent, parseClientFrame, validateItems, validateRequest } from './lib/validate-request';
+export {
+  parseClientEvent,
+  parseClientFrame,
+  validateItems,
+  validateRequest,
+  type ValidatedTools,
+} from './lib/validate-request';
+export { jsonEqual } from './lib/json-equal';
 export { formatParam, issueToApiError } from './lib/issue-to-api-error';
 export { checkRequestLimits, DEFAULT_REQUEST_LIMITS, type RequestLimits } from './lib/request-limits';
 export {
@@ -170,6 +177,8 @@ export {
   type StreamContentPart,
   type StreamEventOf,
   type TerminalEvent,
+  WebSocketTimingEventSchema,
+  type WebSocketTimingEvent,
 } from './lib/stream-event-schema';
 export { EventStream, type ItemPosition, type PartPosition } from './lib/event-stream';
 export {

@@ -2,7 +2,8 @@ import { status as GrpcStatus, type ServerDuplexStream, type UntypedServiceImple
 import { responsesV1 } from '@fastloop/proto';
 import type { GrpcServiceBinding } from '@fastloop/service-kit';
 import type { ApiKeyAuth } from '../auth';
-import { Connection, type ConnectionSettings } from '../session/connection';
+import { Connection, TIMING_HEADER, wantsTiming, type ConnectionSettings } from '../session/connection';
+import { eventJson } from '../session/event-json';
 import type { ConnectionLimits } from '../session/connection-limits';
 
 type SessionCall = ServerDuplexStream<responsesV1.SessionRequest, responsesV1.SessionResponse>;
@@ -64,11 +65,17 @@ function open(options: ResponsesGrpcOptions, call: SessionCall, connections: Set
   const ended = () => call.writableEnded || call.destroyed;
   const connection: Connection = new Connection(
     options,
-    { principal, transport: 'grpc', releaseSlot, onReleased: () => connections.delete(connection) },
+    {
+      principal,
+      transport: 'grpc',
+      releaseSlot,
+      timing: wantsTiming(call.metadata.get(TIMING_HEADER)[0]),
+      onReleased: () => connections.delete(connection),
+    },
     {
       writable: () => !ended(),
       bufferedBytes: () => call.writableLength,
-      write: (event) => call.write({ type: event.type, eventJson: JSON.stringify(event) }),
+      write: (event) => call.write({ type: event.type, eventJson: eventJson(event) }),
       cut: () => call.destroy(new Error('client too slow')),
       end: () => {
         connection.release();

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { getProfile } from '@fastloop/model-profiles';
 import { fakeDeps, FakeBackends } from '../testing/fake-deps';
 import { ResponsesSession } from '../session/responses-session';
@@ -7,6 +8,9 @@ import { HeaderVerdicts } from './header-verdicts';
 import type { ConversationState } from '../turn/conversation-state';
 import { StoredStateLoader } from '../store/stored-state-loader';
 import { ownedCopy } from '../turn/verdict';
+import { headerKeyOf } from '../turn/render-conversation';
+import { toHeader } from '../turn/render-header';
+import { sameHeaderSource } from '../turn/same-header-source';
 import type { ResponseStore } from '../store/response-store';
 import type { StoreWriter } from '../store/store-writer';
 
@@ -136,6 +140,68 @@ describe('header safety', () => {
     // The header's verdict is shared by every name of the model: no second header classification.
     await s.create({ model: 'fake-model', input: 'hi', instructions: 'Be brief.' });
     expect(s.backends.classifyCalls.filter((c) => c.items[0]?.itemType === 'instructions')).toHaveLength(1);
+  });
+
+  it("reuses the previous turn's header verdict without flattening and hashing unchanged tools again", async () => {
+    const s = open();
+    const key = jest.spyOn(HeaderVerdicts, 'key');
+    try {
+      const tools = [tool('Looks things up FLAG-ME')];
+      let r = (await s.create({ input: 'a', tools })).at(-1).response;
+      expect(key).toHaveBeenCalledTimes(1);
+      for (const input of ['b', 'c']) {
+        const events = await s.create({ previous_response_id: r.id, input, tools });
+        r = events.at(-1).response;
+        // The carried verdict's findings are the turn's as before: flagged in its metadata.
+        expect(r.metadata.fastloop_safety).toBe('policy:marker@header#0:flag');
+      }
+      expect(key).toHaveBeenCalledTimes(1);
+      await s.create({ previous_response_id: r.id, input: 'd', tools: [tool('Looks things up')] });
+      expect(key).toHaveBeenCalledTimes(2);
+    } finally {
+      key.mockRestore();
+    }
+  });
+
+  it('takes a header for the previous one only when it renders and classifies the same (property)', () => {
+    const toolArb = fc.record(
+      {
+        type: fc.constant('function'),
+        name: fc.constantFrom('a', 'b'),
+        description: fc.constantFrom('x', 'y', 'x\ny'),
+        parameters: fc.dictionary(fc.constantFrom('p', 'q'), fc.constantFrom('s', 1, '1', true)),
+      },
+      { requiredKeys: ['type', 'name'] },
+    );
+    const headerArb = fc.record(
+      {
+        model: fc.constantFrom('m1', 'm2'),
+        instructions: fc.constantFrom(null, '', 'Be brief.', 'Be\nbrief.'),
+        tools: fc.array(toolArb, { maxLength: 3 }),
+        tool_choice: fc.constantFrom('none', 'auto', 'required', { type: 'function', name: 'a' }),
+        reasoning: fc.record({ effort: fc.constantFrom(null, 'low', 'high') }),
+        text: fc.record({ format: fc.constantFrom({ type: 'text' }, { type: 'json_object' }) }),
+      },
+      { requiredKeys: ['model'] },
+    );
+    const safetyKey = (h: Record<string, unknown>) => HeaderVerdicts.key('t', 'm', headerSafetyItems(h as never));
+    const renderKey = (h: Record<string, unknown>) => headerKeyOf(toHeader(h as never));
+    const field = fc.constantFrom('model', 'instructions', 'tools', 'tool_choice', 'reasoning', 'text');
+    fc.assert(
+      // b: a with one field taken from another header (often the same value), as a next turn may send.
+      fc.property(headerArb, headerArb, field, (a, other, f) => {
+        const b: Record<string, unknown> = { ...a, [f]: (other as Record<string, unknown>)[f] };
+        if (b[f] === undefined) delete b[f];
+        // A copy of the same header (the client resends it every turn) is recognised...
+        expect(sameHeaderSource(a as never, JSON.parse(JSON.stringify(a)))).toBe(true);
+        // ...and a header taken for the previous one renders and classifies as it did.
+        if (sameHeaderSource(a as never, b as never)) {
+          expect(safetyKey(b)).toBe(safetyKey(a));
+          expect(renderKey(b)).toBe(renderKey(a));
+        }
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('records flagged findings in response metadata and metrics, and still answers', async () => {

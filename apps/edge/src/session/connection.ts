@@ -48,6 +48,19 @@ export interface ConnectionPeer {
   releaseSlot: () => void;
   /** Called once when the connection is released, whatever released it. */
   onReleased?: () => void;
+  /** The client asked for the timing sideband (see {@link TIMING_HEADER}). */
+  timing?: boolean;
+}
+
+/**
+ * The header (WebSocket upgrade) or metadata key (gRPC) by which a client asks for the
+ * `responsesapi.websocket_timing` event before each terminal event, as OpenAI's API and Codex name it.
+ */
+export const TIMING_HEADER = 'x-responsesapi-include-timing-metrics';
+
+/** Whether a header value asks for the timing sideband (`true`, any case). */
+export function wantsTiming(value: unknown): boolean {
+  return typeof value === 'string' && value.trim().toLowerCase() === 'true';
 }
 
 /**
@@ -93,6 +106,7 @@ export class Connection {
       maxQueued: settings.maxQueued,
       maxPayloadBytes: settings.maxPayloadBytes,
       queuedBytes: settings.queuedBytes,
+      timing: peer.timing,
     });
     deps.metrics.connections.inc({ transport });
     if (settings.maxConnectionMs !== undefined) {

@@ -6,6 +6,8 @@ import {
   toWsErrorEvent,
   type ResponseStreamEvent,
   type ResponseCreateRequest,
+  type ValidatedTools,
+  type WebSocketTimingEvent,
 } from '@fastloop/protocol';
 import { logTurnAccess } from '../access-log';
 import { toApiError } from '../api-errors';
@@ -19,7 +21,7 @@ import type { ByteHolder, QueuedBytes } from './queued-bytes';
 import type { ConnectionStateCache } from './state-cache';
 
 /** What the server sends on a persistent connection: a streaming event or an error event. */
-export type ServerEvent = ResponseStreamEvent | ReturnType<typeof toWsErrorEvent>;
+export type ServerEvent = ResponseStreamEvent | WebSocketTimingEvent | ReturnType<typeof toWsErrorEvent>;
 
 export interface SessionOptions {
   deps: TurnDeps;
@@ -36,6 +38,8 @@ export interface SessionOptions {
   maxPayloadBytes?: number;
   /** Bounds the bytes of events running or queued, per connection, tenant and process; absent: counts only. */
   queuedBytes?: QueuedBytes;
+  /** The client asked for `responsesapi.websocket_timing` before each terminal event. */
+  timing?: boolean;
 }
 
 /** A `response.create` accepted on the connection, holding its bytes until its turn ends. */
@@ -62,6 +66,8 @@ export class ResponsesSession {
   /** Set by finishCurrent(): the connection is ending; new events are refused. */
   private ending = false;
   private readonly abort = new AbortController();
+  /** The last tools validated on this connection: an agent resends the same every turn (see parseClientEvent). */
+  private validatedTools?: ValidatedTools;
   /** Resolves when the queue is empty and nothing runs (used to drain on shutdown). */
   private idleWaiters: (() => void)[] = [];
 
@@ -94,8 +100,11 @@ export class ResponsesSession {
     } catch {
       return ApiErrors.invalidJson();
     }
-    const parsed = parseClientEvent(json, (this.options.deps.limits ?? DEFAULT_EDGE_LIMITS).request);
+    const limits = (this.options.deps.limits ?? DEFAULT_EDGE_LIMITS).request;
+    const parsed = parseClientEvent(json, limits, this.validatedTools);
     if (parsed instanceof ApiError) return parsed;
+    const raw = (json as { tools?: unknown }).tools;
+    if (Array.isArray(raw) && raw.length > 0) this.validatedTools = { raw, parsed: parsed.tools };
     if (this.ending) {
       release(); // the connection-limit error and the close follow the running response
       return undefined;
@@ -192,6 +201,7 @@ export class ResponsesSession {
           validateMs: item.validateMs,
           loadMs,
           logger,
+          timing: this.options.timing ? (event) => this.closed || this.options.send(event) : undefined,
         },
         (event) => {
           if (!this.closed) this.options.send(event);

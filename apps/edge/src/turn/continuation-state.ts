@@ -1,6 +1,8 @@
 import type { InputItem } from '@fastloop/protocol';
 import { approxBytes, type ConversationState } from './conversation-state';
+import type { HeaderSource } from './render-header';
 import { renderOutput } from './render-stage';
+import { conversationRootOf } from './route-hints';
 import type { Turn } from './turn';
 
 /**
@@ -63,7 +65,19 @@ function outputItems(turn: Turn): readonly InputItem[] {
 
 function common(
   turn: Turn,
-): Pick<ConversationState, 'response' | 'tenant' | 'calls' | 'safetyState' | 'safetyItems' | 'redacted' | 'route'> {
+): Pick<
+  ConversationState,
+  | 'response'
+  | 'tenant'
+  | 'calls'
+  | 'safetyState'
+  | 'safetyItems'
+  | 'headerVerdict'
+  | 'headerSource'
+  | 'redacted'
+  | 'route'
+  | 'prefixKey'
+> {
   const { req, safety } = turn;
   if (!safety) throw new Error('a turn leaves a state only once judged');
   return {
@@ -72,7 +86,16 @@ function common(
     calls: turn.input.calls,
     safetyState: safety.state,
     safetyItems: safety.itemsSeen,
+    headerVerdict: safety.header,
+    headerSource: headerSourceOf(req.body),
     redacted: turn.rendering.redacted || req.previous?.redacted === true,
     route: turn.route,
+    prefixKey: conversationRootOf(req),
   };
+}
+
+/** The fields of a request its header reads (shared with the request, not copied). */
+function headerSourceOf(body: HeaderSource): HeaderSource {
+  const { tools, tool_choice, instructions, reasoning, text } = body;
+  return { tools, tool_choice, instructions, reasoning, text };
 }

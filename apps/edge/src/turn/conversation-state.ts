@@ -1,7 +1,9 @@
 import type { ConversationEntry } from '@fastloop/model-profiles';
 import type { InputItem, ResponseObject } from '@fastloop/protocol';
+import type { NoticedFinding } from '../safety/safety-findings';
 import type { LogView } from './append-log';
 import type { RenderedConversation } from './render-conversation';
+import type { HeaderSource } from './render-header';
 
 /** The router's decision, reused by continuations while its worker answers. */
 export interface RouteDecision {
@@ -19,6 +21,15 @@ export interface RouteDecision {
    * (its `reuse_ms`); undefined = until the worker fails.
    */
   reuseUntil?: number;
+}
+
+/**
+ * A header safety allowed (for `model`; the header is the state's `headerSource`) and what it
+ * flagged: the next turn of the conversation reuses it while its header reads the same.
+ */
+export interface HeaderVerdictCarry {
+  readonly model: string;
+  readonly noticed: readonly NoticedFinding[];
 }
 
 /** A tool's name as the model sees it, for rendering that call's output. */
@@ -45,6 +56,10 @@ export interface ConversationState {
   /** Opaque safety state covering `safetyItems` items. */
   readonly safetyState: Buffer;
   readonly safetyItems: number;
+  /** The header verdict of the turn that left this state (absent in a state rebuilt from the store). */
+  readonly headerVerdict?: HeaderVerdictCarry;
+  /** The header fields of the request that left this state, which the next turn compares its own with. */
+  readonly headerSource?: HeaderSource;
   /** Some entry was masked by a safety redaction (the client's items were not). */
   readonly redacted?: boolean;
   /**
@@ -53,6 +68,8 @@ export interface ConversationState {
    */
   readonly unmasked?: boolean;
   readonly route: RouteDecision;
+  /** The conversation's root for placement (route-hints.ts `conversationRootOf`), kept by its continuations. */
+  readonly prefixKey?: string;
   /** The worker holds `workerPrefix` ++ `sampled` under session key = response id. */
   readonly workerPrefixLength: number;
   readonly sampled: readonly number[];

@@ -89,6 +89,7 @@ async function attemptOnce(turn: Turn, maxOutput: number): Promise<Ending | 'res
   let stream: AsyncIterator<inferenceV1.GenerateResponse> | undefined;
   try {
     const request = generateRequest(turn, plan, maxOutput);
+    turn.timing?.callSent();
     stream = deps.backends.generate(turn.route.workerAddress, request, call.signal)[Symbol.asyncIterator]();
     const first = stream.next();
     first.catch(() => undefined); // read below, after the verdict

@@ -3,6 +3,7 @@ import { AppendLog, type LogView } from './append-log';
 import type { CallTarget } from './conversation-state';
 import { narrowItems, type NarrowContext, type NarrowedItem } from './narrow-item';
 import { SealError, type SealPurpose } from './reasoning-seal';
+import { sameHeaderSource } from './same-header-source';
 import type { TurnDeps, TurnRequest } from './turn-deps';
 
 /**
@@ -22,6 +23,8 @@ export interface TurnInput {
   readonly calls: Map<string, CallTarget>;
   /** How this tenant's items narrow (its sealed reasoning opens under the deployment's keys). */
   readonly ctx: NarrowContext;
+  /** The request's header reads as the previous turn's (compared once here; see render-header.ts `sameHeaderSource`). */
+  readonly sameHeader: boolean;
 }
 
 /**
@@ -44,6 +47,7 @@ export async function readInput(deps: TurnDeps, req: TurnRequest): Promise<TurnI
     narrowed: narrowItems(newItems, inputStart, ctx),
     calls,
     ctx,
+    sameHeader: previous?.headerSource !== undefined && sameHeaderSource(previous.headerSource, req.body),
   };
 }
 

@@ -13,8 +13,6 @@ import type { Turn } from './turn';
  */
 export async function judge(turn: Turn): Promise<boolean> {
   const { deps, req } = turn;
-  // Overlapping: let the Generate call reach the socket before the classifier request is built.
-  if (deps.safetyOverlap && req.generate) await new Promise<void>((resolve) => setImmediate(resolve));
   const verdict = await turn.verdict.get();
   turn.timer.mark('safety');
   const redacted = await redact(

@@ -38,6 +38,7 @@ export async function readOutput(
       if (event?.$case === 'chunk') {
         if (meter.sampled.length === 0) timer.mark('ttft');
         meter.add(event.value, sink.currentKind === 'reasoning');
+        turn.timing?.chunk(event.value);
         if (applyParseEvents(sink, parser.push(event.value.tokens)) && !itemOpened) {
           itemOpened = true;
           recordFirstItem(turn, event.value.engineElapsedMs);

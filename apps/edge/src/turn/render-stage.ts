@@ -47,8 +47,9 @@ export async function renderTurn(
   route: RouteDecision,
 ): Promise<TurnRendering> {
   const profile = await resolveProfile(route.profile);
-  const header = toHeader(req.body);
   const previous = req.previous;
+  // The previous header object itself when the request's reads the same: no reading, no comparing again.
+  const header = input.sameHeader && previous ? previous.rendered.header : toHeader(req.body);
   const extend =
     previous && previous.route.profile === route.profile && profile.appendStable !== false
       ? previous.rendered

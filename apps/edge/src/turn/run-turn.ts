@@ -9,6 +9,7 @@ import { renderTurn } from './render-stage';
 import { routeTurn } from './route-stage';
 import { Turn, type PreparedTurn } from './turn';
 import type { TurnDeps, TurnRequest } from './turn-deps';
+import { TurnTiming } from './turn-timing';
 import { TurnWriter } from './turn-writer';
 import { UsageMeter } from './usage-meter';
 import { Verdict } from './verdict';
@@ -41,7 +42,7 @@ export async function runTurn(
 }
 
 /**
- * The input, route and render stages, with the verdict started beside them when it gates Generate;
+ * The input, route and render stages, with the verdict asked for first and running beside them;
  * then the compaction stage, when the request asks for it and its rendering passed the threshold:
  * the stages run again over the compacted window (which is not compacted again).
  */
@@ -51,13 +52,15 @@ async function prepare(deps: TurnDeps, req: TurnRequest, timer: StageTimer): Pro
   for (let turnReq = req; ; turnReq = compaction.req) {
     const input = await readInput(deps, turnReq);
     if (!compaction) timer.mark('validate', req.validateMs);
-    // Without overlap the verdict gates Generate, so its round trip runs beside routing and rendering.
-    // With overlap it is asked for after Generate (judge stage): its encoding stays off the critical path.
+    // Classify goes first, as soon as the new items are narrowed: its round trip then runs beside
+    // routing, rendering and (with safety overlap) the Generate call and the engine's first token,
+    // instead of starting after them. Its request is O(new items); an unchanged header is reused.
     // A request that may compact asks after the compaction stage, which may change what is judged.
     const compacting = mayCompact(turnReq.body);
-    // The verdict waits for the route: the router names the canonical model whose policy applies.
+    // The verdict asks once the route names the canonical model whose policy applies (a
+    // continuation's route is its conversation's: no round trip).
     const routing = routeTurn(deps, turnReq);
-    const verdict = new Verdict(deps, turnReq, input, routing, !deps.safetyOverlap && !compacting);
+    const verdict = new Verdict(deps, turnReq, input, routing, !compacting);
     const route = await routing;
     timer.mark('route');
     const rendering = await renderTurn(deps, turnReq, input, route);
@@ -96,8 +99,10 @@ function newTurn(prepared: PreparedTurn, timer: StageTimer, emit: (event: Respon
   const previousResponseId = prepared.compaction ? prepared.compaction.previousResponseId : req.previous?.response.id;
   const identity = { id: newId('resp'), model: route.model, previousResponseId };
   const writer = new TurnWriter(body, identity, emit, sealReasoning);
+  const timing = req.timing ? new TurnTiming(timer.startedAt - req.validateMs - req.loadMs) : undefined;
+  if (timing) writer.beforeTerminal = (id) => req.timing?.(timing.event(id));
   const meter = new UsageMeter(rendering.rendered.tokens.length + rendering.profile.renderGenerationPrompt().length);
-  return new Turn(prepared, timer, { writer, meter, storing });
+  return new Turn(prepared, timer, { writer, meter, storing, timing });
 }
 
 /**

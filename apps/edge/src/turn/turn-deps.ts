@@ -11,7 +11,7 @@ import type { HeaderVerdicts } from '../safety/header-verdicts';
 import type { ConversationState } from './conversation-state';
 import type { ReasoningSeal } from './reasoning-seal';
 import type { CompactionOptions } from './compaction';
-import type { InputItem, ResponseCreateRequest } from '@fastloop/protocol';
+import type { InputItem, ResponseCreateRequest, WebSocketTimingEvent } from '@fastloop/protocol';
 
 /** Where finished responses go after their terminal event (never awaited by the turn). */
 export interface ResponseSink {
@@ -83,5 +83,7 @@ export interface TurnRequest {
   validateMs: number;
   /** Time spent resolving `previous` (connection cache or response store), in ms. */
   loadMs: number;
+  /** Set when the client asked for the `responsesapi.websocket_timing` sideband: sends it (turn-timing.ts). */
+  timing?: (event: WebSocketTimingEvent) => void;
   logger: Logger;
 }

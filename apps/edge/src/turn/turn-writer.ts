@@ -11,6 +11,7 @@ import {
   type ResponseCreateRequest,
   type ResponseObject,
   type ResponseStreamEvent,
+  type TerminalEvent,
   type Usage,
 } from '@fastloop/protocol';
 import { LOCAL_SHELL_TOOL } from './narrow-item';
@@ -50,6 +51,9 @@ export class TurnWriter {
     this.assembler = new OutputAssembler(this.stream, emit);
     this.localShell = (body.tools ?? []).some((tool) => tool.type === 'local_shell');
   }
+
+  /** Sends the opt-in timing sideband; called just before the terminal event (see turn-timing.ts). */
+  beforeTerminal?: (responseId: string) => void;
 
   get currentKind(): OutputAssembler['openItemType'] {
     return this.assembler.openItemType;
@@ -151,7 +155,7 @@ export class TurnWriter {
 
   completed(usage: Usage): void {
     this.settle('completed', usage);
-    this.emit(this.stream.completed(this.response));
+    this.terminal(this.stream.completed(this.response));
   }
 
   /** The output token limit cut the response short. */
@@ -159,7 +163,7 @@ export class TurnWriter {
     this.endItem({ status: 'incomplete' });
     this.settle('incomplete', usage);
     this.response.incomplete_details = { reason };
-    this.emit(this.stream.incomplete(this.response));
+    this.terminal(this.stream.incomplete(this.response));
   }
 
   failed(err: ApiError): void {
@@ -167,7 +171,13 @@ export class TurnWriter {
     this.endItem({ status: 'incomplete' });
     this.settle('failed', null);
     this.response.error = toResponseError(err);
-    this.emit(this.stream.failed(this.response));
+    this.terminal(this.stream.failed(this.response));
+  }
+
+  /** Sends the terminal event, the timing sideband (when asked for) just before it. */
+  private terminal(event: TerminalEvent): void {
+    this.beforeTerminal?.(this.response.id);
+    this.emit(event);
   }
 
   private settle(status: ResponseObject['status'], usage: Usage | null): void {

@@ -6,6 +6,7 @@ import type { TurnInput } from './input-stage';
 import type { TurnRendering } from './render-stage';
 import type { TurnDeps, TurnRequest } from './turn-deps';
 import type { SafetyResult, Verdict } from './verdict';
+import type { TurnTiming } from './turn-timing';
 import type { TurnWriter } from './turn-writer';
 import type { UsageMeter } from './usage-meter';
 
@@ -43,6 +44,8 @@ export class Turn {
   readonly meter: UsageMeter;
   /** Decided before `response.created`, so every event and the final object say whether it is stored. */
   readonly storing: boolean;
+  /** The timing split the client asked for (`responsesapi.websocket_timing`), else undefined. */
+  readonly timing?: TurnTiming;
   readonly input: TurnInput;
   readonly verdict: Verdict;
   /** The compaction item this turn's output starts with, when it compacted in-line. */
@@ -66,12 +69,12 @@ export class Turn {
   constructor(
     prepared: PreparedTurn,
     readonly timer: StageTimer,
-    owned: { writer: TurnWriter; meter: UsageMeter; storing: boolean },
+    owned: { writer: TurnWriter; meter: UsageMeter; storing: boolean; timing?: TurnTiming },
   ) {
     ({ deps: this.deps, req: this.req, input: this.input, route: this.route } = prepared);
     ({ rendering: this.rendering, verdict: this.verdict } = prepared);
     this.compaction = prepared.compaction?.item;
-    ({ writer: this.writer, meter: this.meter, storing: this.storing } = owned);
+    ({ writer: this.writer, meter: this.meter, storing: this.storing, timing: this.timing } = owned);
   }
 
   get phase(): TurnPhase {

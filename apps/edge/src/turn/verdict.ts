@@ -4,7 +4,7 @@ import { failureOf } from '../api-errors';
 import { headerSafetyItems, TEXT_FORMAT_ITEM } from '../safety/header-items';
 import { HeaderVerdicts } from '../safety/header-verdicts';
 import { blockedError, noticed, type NoticedFinding } from '../safety/safety-findings';
-import type { RouteDecision } from './conversation-state';
+import type { HeaderVerdictCarry, RouteDecision } from './conversation-state';
 import type { TurnInput } from './input-stage';
 import { toScan } from './item-scan';
 import { ownedCopy } from '../safety/owned-copy';
@@ -16,6 +16,8 @@ export interface SafetyResult {
   state: Buffer;
   itemsSeen: number;
   noticed: NoticedFinding[];
+  /** The header this verdict allowed, which the next turn reuses while its header is unchanged. */
+  header: HeaderVerdictCarry;
 }
 
 /**
@@ -29,7 +31,8 @@ export class Verdict {
    * @param route the turn's route: items are classified under the router's canonical model, the
    *   one whose policy applies, never the alias the client typed (a term set on a model would be
    *   bypassed by naming it `default`).
-   * @param now ask at once (the verdict gates Generate: its round trip runs beside rendering).
+   * @param now ask at once (the round trip runs beside routing, rendering and the Generate call);
+   *   false for a request that may compact, whose judged input the compaction stage may change.
    */
   constructor(
     private readonly deps: TurnDeps,
@@ -57,8 +60,6 @@ export class Verdict {
  * blocks with an API error.
  */
 async function classify(deps: TurnDeps, req: TurnRequest, input: TurnInput, model: string): Promise<SafetyResult> {
-  const header = classifyHeader(deps, req, model);
-  header.catch(() => undefined); // awaited below, after the items' verdict
   const prev = req.previous;
   const request = (from: number, state: Buffer) => ({
     state,
@@ -66,19 +67,24 @@ async function classify(deps: TurnDeps, req: TurnRequest, input: TurnInput, mode
     tenant: req.principal.tenant,
     model,
   });
-  const res = await deps.backends
+  // The items' request leaves first: checking the header against the carried one is work of its own.
+  const items = deps.backends
     .classify(request(prev ? prev.safetyItems : 0, prev ? prev.safetyState : EMPTY), req.signal)
     .catch((err: unknown) => {
       if (!DomainError.is(err, ErrorCode.invalidSafetyState)) failureOf('safety')(err);
       // The state was minted under another secret, rule set or policy: classify the whole conversation again.
       return deps.backends.classify(request(0, EMPTY), req.signal).catch(failureOf('safety'));
     });
+  const header = classifyHeader(deps, req, input, model);
+  header.catch(() => undefined); // awaited below, after the items' verdict
+  const res = await items;
   if (res.verdict === safetyV1.Verdict.VERDICT_BLOCK) throw blockedError(res, (i) => `input item ${i} was`);
-  const headerNoticed = await header;
+  const headerVerdict = await header;
   return {
     state: ownedCopy(res.state),
     itemsSeen: res.itemsSeen,
-    noticed: [...headerNoticed, ...noticed(res, 'input')],
+    noticed: [...headerVerdict.noticed, ...noticed(res, 'input')],
+    header: headerVerdict,
   };
 }
 
@@ -100,19 +106,30 @@ function scansFrom(input: TurnInput, from: number): safetyV1.SafetyItem[] {
 export { ownedCopy } from '../safety/owned-copy';
 
 /**
- * The header's verdict (cached per tenant, canonical model and distinct header: the text format's
- * schema included); throws when it blocks.
+ * The header's verdict: the previous turn's when the header reads the same (the input stage
+ * compared it once; nothing is flattened or hashed again), else the cached one per distinct
+ * header (per tenant and canonical model, the text format's schema included), else safety's;
+ * throws when it blocks.
  */
-async function classifyHeader(deps: TurnDeps, req: TurnRequest, model: string): Promise<NoticedFinding[]> {
-  const items = headerSafetyItems(req.body);
-  if (items.length === 0) return [];
+async function classifyHeader(
+  deps: TurnDeps,
+  req: TurnRequest,
+  input: TurnInput,
+  model: string,
+): Promise<HeaderVerdictCarry> {
+  const { body, previous } = req;
+  const carried = previous?.headerVerdict;
+  if (carried && input.sameHeader && carried.model === model && previous?.tenant === req.principal.tenant)
+    return carried;
+  const items = headerSafetyItems(body);
+  if (items.length === 0) return { model, noticed: [] };
   const { tenant } = req.principal;
   const key = HeaderVerdicts.key(tenant, model, items);
   const res = await deps.headerVerdicts
     .get(key, () => deps.backends.classify({ state: EMPTY, items, tenant, model }))
     .catch(failureOf('safety'));
   if (res.verdict === safetyV1.Verdict.VERDICT_BLOCK) throw blockedError(res, (i) => headerItemName(items, i));
-  return noticed(res, 'header');
+  return { model, noticed: noticed(res, 'header') };
 }
 
 function headerItemName(items: readonly safetyV1.SafetyItem[], i: number): string {

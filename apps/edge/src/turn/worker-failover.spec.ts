@@ -2,7 +2,7 @@ import { DomainError, ErrorCode } from '@fastloop/service-kit';
 import { ResponsesSession } from '../session/responses-session';
 import { ConnectionStateCache, StateCacheBudget } from '../session/state-cache';
 import { fakeDeps, FakeBackends } from '../testing/fake-deps';
-import { prefixKeyOf, routeRequestOf } from './route-hints';
+import { conversationRootOf, prefixKeyOf, routeRequestOf } from './route-hints';
 
 function open(backends = new FakeBackends()) {
   const { deps, registry } = fakeDeps(backends, true);
@@ -100,6 +100,21 @@ describe('route hints', () => {
     expect(prefixKeyOf({ instructions: 'Be brief.', tools: [] })).toBe(a);
     expect(prefixKeyOf({ instructions: 'Be long.', tools: [] })).not.toBe(a);
     expect(prefixKeyOf({ tools: [] })).toBe('');
+  });
+
+  it("keeps a conversation's root on its continuations, unless they name a prompt_cache_key", () => {
+    const first = { instructions: 'Be brief.', tools: [] };
+    const root = conversationRootOf(req(first));
+    expect(root).toBe(prefixKeyOf(first));
+    const previous = { prefixKey: root, route: { workerId: 'w1' }, workerPrefixLength: 0, sampled: [] };
+    // The resent (even changed) header is not digested again: the continuation is the same conversation.
+    expect(conversationRootOf(req({ instructions: 'Be long.', tools: [] }, previous))).toBe(root);
+    expect(routeRequestOf(req({ instructions: 'Be long.' }, previous), 'm', []).prefixKey).toBe(root);
+    expect(conversationRootOf(req({ prompt_cache_key: 'team-b' }, previous))).toBe('k:team-b');
+    // A state without a root (rebuilt from the store) digests the request as before.
+    expect(conversationRootOf(req({ instructions: 'Be long.' }, { route: {} }))).toBe(
+      prefixKeyOf({ instructions: 'Be long.' } as never),
+    );
   });
 
   it('tells the router the session, where the connection left it, the tier and the expected output', () => {

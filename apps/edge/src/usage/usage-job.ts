@@ -1,5 +1,6 @@
 import { billingV1 } from '@fastloop/proto';
-import type { JobsOptions, Queue } from 'bullmq';
+import { bullmqPrefix, createRedis, type RedisClient } from '@fastloop/service-kit';
+import { Queue, type JobsOptions } from 'bullmq';
 import { withTimeout } from './wakeup';
 
 /**
@@ -42,8 +43,40 @@ export function usageJobIdProblem(responseId: string): string | undefined {
   return undefined;
 }
 
-/** Adds a record's job within `timeoutMs`. A timed-out add may still land later; the job id makes a retry a no-op then. */
-export function addUsageJob(queue: Queue, record: billingV1.UsageRecord, timeoutMs: number): Promise<unknown> {
-  const adding = queue.add(USAGE_JOB_NAME, usageJobData(record), { ...USAGE_JOB_OPTIONS, jobId: record.responseId });
-  return withTimeout(adding, timeoutMs, 'usage job add');
+/**
+ * Adds the records' jobs in one round trip (BullMQ `addBulk`: one MULTI of the adds) within
+ * `timeoutMs`; all or none are accepted. A timed-out add may still land later; the job ids make a
+ * retry a no-op then. One add per record cost the edge a command's bookkeeping and a socket write each.
+ */
+export function addUsageJobs(
+  queue: Queue,
+  records: readonly billingV1.UsageRecord[],
+  timeoutMs: number,
+): Promise<unknown> {
+  const jobs = records.map((r) => ({
+    name: USAGE_JOB_NAME,
+    data: usageJobData(r),
+    opts: { ...USAGE_JOB_OPTIONS, jobId: r.responseId },
+  }));
+  return withTimeout(queue.addBulk(jobs), timeoutMs, 'usage job add');
+}
+
+/**
+ * The outbox's Redis connection and queue. The connection fails fast (see UsageOutbox); a
+ * redis+cluster:// URL gives a Cluster client (the queue then uses a hash-tag prefix).
+ */
+export function openUsageQueue(redisUrl: string, timeoutMs: number): { redis: RedisClient; queue: Queue } {
+  const redis = createRedis(redisUrl, {
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    connectTimeout: timeoutMs,
+    commandTimeout: timeoutMs,
+    // ioredis otherwise keeps a never-connected socket's 2 s teardown timer alive after close.
+    disconnectTimeout: 200,
+    retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2000),
+  });
+  // The version check sends INFO right after connecting; with the offline queue off a blip there
+  // would reject BullMQ's initialisation for good. Billing's worker checks the version instead.
+  const queue = new Queue(USAGE_QUEUE_NAME, { connection: redis, prefix: bullmqPrefix(redis), skipVersionCheck: true });
+  return { redis, queue };
 }

@@ -13,6 +13,8 @@ export const usageOutboxConfigShape = {
   USAGE_OUTBOX_DIR: z.string().min(1).default('.fastloop/outbox'),
   /** How long shutdown keeps delivering before spilling the rest. */
   USAGE_OUTBOX_CLOSE_TIMEOUT_MS: env.int(5000, 0),
+  /** How long a delivery round gathers records for one addBulk (0: send at once). */
+  USAGE_OUTBOX_BATCH_DELAY_MS: env.int(10, 0),
 };
 
 type OutboxConfig = { [K in keyof typeof usageOutboxConfigShape]: z.infer<(typeof usageOutboxConfigShape)[K]> };
@@ -27,5 +29,6 @@ export function usageOutboxOptionsFromConfig(
     maxRecords: config.USAGE_OUTBOX_MAX_RECORDS,
     dir: config.USAGE_OUTBOX_DIR,
     closeTimeoutMs: config.USAGE_OUTBOX_CLOSE_TIMEOUT_MS,
+    batchDelayMs: config.USAGE_OUTBOX_BATCH_DELAY_MS,
   };
 }

@@ -146,6 +146,31 @@ describe('UsageOutbox', () => {
     await waitFor(async () => (await queue().getJob('resp_early')) !== undefined, 'the job');
   });
 
+  it('adds the records that arrive together in one round trip (addBulk), not one add each', async () => {
+    await redis.start();
+    const registry = new Registry();
+    const o = outbox(registry, { batchDelayMs: 50 });
+    await waitFor(async () => (await metric(registry, 'fastloop_usage_outbox_buffered')) === 0, 'an idle outbox');
+    const addBulk = jest.spyOn(Queue.prototype, 'addBulk');
+    const add = jest.spyOn(Queue.prototype, 'add');
+    try {
+      for (let i = 0; i < 20; i++) {
+        o.enqueue(usage(`resp_bulk_${i}`));
+        await new Promise((r) => setImmediate(r)); // turns finish one by one, not in one tick
+      }
+      await waitFor(async () => (await metric(registry, 'fastloop_usage_outbox_enqueued_total')) === 20, 'delivery');
+      expect(add).not.toHaveBeenCalled();
+      expect(addBulk.mock.calls.length).toBeLessThanOrEqual(2);
+      expect(addBulk.mock.calls.flatMap((c) => c[0].map((j) => j.opts?.jobId))).toEqual(
+        Array.from({ length: 20 }, (_, i) => `resp_bulk_${i}`),
+      );
+      expect(await jobCount()).toBe(20);
+    } finally {
+      addBulk.mockRestore();
+      add.mockRestore();
+    }
+  });
+
   it('delivers everything still buffered on close() when Redis is up, spilling nothing', async () => {
     await redis.start();
     const registry = new Registry();

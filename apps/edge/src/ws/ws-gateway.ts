@@ -4,7 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { WebSocketServer, type WebSocket, type RawData } from 'ws';
 import { ApiError, ApiErrors, toHttpErrorBody } from '@fastloop/protocol';
 import type { ApiKeyAuth, Principal } from '../auth';
-import { Connection, type ConnectionSettings } from '../session/connection';
+import { Connection, TIMING_HEADER, wantsTiming, type ConnectionSettings } from '../session/connection';
+import { eventJson } from '../session/event-json';
 import type { ConnectionLimits } from '../session/connection-limits';
 import { microtaskCork } from '../session/microtask-cork';
 import { compressFrame, perMessageDeflate, type WsDeflateSettings } from './ws-deflate';
@@ -80,21 +81,27 @@ export class WsGateway {
       this.options.deps.metrics.errors.inc({ transport: 'websocket', code: slot.code ?? 'too_many_connections' });
       return reject(socket, 429, slot);
     }
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, socket, principal, slot));
+    const timing = wantsTiming(req.headers[TIMING_HEADER]);
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, socket, { principal, timing }, slot));
   }
 
-  private onConnection(ws: WebSocket, socket: Duplex, principal: Principal, releaseSlot: () => void): void {
+  private onConnection(
+    ws: WebSocket,
+    socket: Duplex,
+    { principal, timing }: { principal: Principal; timing: boolean },
+    releaseSlot: () => void,
+  ): void {
     // ws writes every frame straight to the socket it was handed: corking that socket batches frames.
     const cork = microtaskCork(socket);
     const connection: Connection = new Connection(
       this.options,
-      { principal, transport: 'websocket', releaseSlot, onReleased: () => this.connections.delete(connection) },
+      { principal, transport: 'websocket', releaseSlot, timing, onReleased: () => this.connections.delete(connection) },
       {
         writable: () => ws.readyState === ws.OPEN,
         bufferedBytes: () => ws.bufferedAmount,
         write: (event) => {
           cork();
-          const text = JSON.stringify(event);
+          const text = eventJson(event);
           // String length, not bytes: the threshold only needs the frame's rough size.
           ws.send(text, { compress: compressFrame(this.options.deflate, text.length) });
         },

@@ -146,6 +146,38 @@ export const ErrorEventSchema = z.strictObject({
   error: ErrorObjectSchema,
 });
 
+/**
+ * The opt-in per-response timing sideband (OpenAI's `responsesapi.websocket_timing`, asked for with
+ * the `x-responsesapi-include-timing-metrics: true` header): out of the response's event sequence
+ * (no `sequence_number`), sent just before the terminal event. Durations in ms unless named `_s`;
+ * the engine figures are summed over the response's Generate calls (a retry makes a second one).
+ */
+export const WebSocketTimingEventSchema = z.strictObject({
+  type: z.literal('responsesapi.websocket_timing'),
+  timing_metrics: z.strictObject({
+    response_id: z.string(),
+    /** Request received → terminal event. */
+    total_turn_time_s: z.number(),
+    /** The API's own time: the turn's, less the engine's (engine_service_total_ms). */
+    responses_duration_excl_engine_and_client_tool_time_ms: z.number(),
+    /** Request received → the (first) Generate call sent: validation, load, route, render, safety. */
+    pre_inference_ms: z.number(),
+    /** The engine's own time to the last token, as it reports it. */
+    engine_service_total_ms: z.number(),
+    /** The engine's own time to the first token, as it reports it. */
+    engine_service_ttft_total_ms: z.number(),
+    /** Generate call sent → first token at the API (the engine and the internal hop). */
+    engine_iapi_ttft_total_ms: z.number(),
+    /** Mean time between tokens, as the engine reports it (0 with fewer than two tokens). */
+    engine_service_tbt_across_engine_calls_ms: z.number(),
+    /** Mean time between tokens as the API received them. */
+    engine_iapi_tbt_across_engine_calls_ms: z.number(),
+    num_engine_calls: z.int(),
+  }),
+});
+/** The timing sideband event (not a {@link ResponseStreamEvent}: no SDK types it, clients ignore it unless asked). */
+export type WebSocketTimingEvent = z.infer<typeof WebSocketTimingEventSchema>;
+
 /** Every event fastloop streams. Closed: nothing else is ever sent (never `response.done`). */
 export const ResponseStreamEventSchema = z.discriminatedUnion('type', [
   ResponseCreatedEventSchema,

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { ApiError } from './api-error';
 import { isKnownInputItem } from './input-item-schema';
 import { parseClientEvent, parseClientFrame, validateItems, validateRequest } from './validate-request';
@@ -369,5 +370,64 @@ describe('parseClientFrame', () => {
 
   it('parses a valid frame', () => {
     expect(parseClientFrame('{"type":"response.create","model":"m","input":"hi"}')).toMatchObject({ input: 'hi' });
+  });
+});
+
+describe('parseClientEvent with the tools validated before', () => {
+  const toolArb = fc.oneof(
+    fc.record({
+      type: fc.constant('function'),
+      name: fc.constantFrom('a', 'b', ''),
+      parameters: fc.constantFrom(
+        { type: 'object', properties: { p: { type: 'string' } } },
+        { type: 'object', properties: {}, additionalProperties: false, required: [] },
+        'not a schema',
+      ),
+      strict: fc.constantFrom(true, false, undefined),
+    }),
+    fc.record({ type: fc.constantFrom('custom', 'web_search', 'nope'), name: fc.constantFrom('c', 'd') }),
+  );
+  const toolsArb = fc.array(toolArb, { maxLength: 3 });
+  const event = (tools: unknown, extra: Record<string, unknown>) => ({
+    type: 'response.create',
+    model: 'm',
+    input: 'hi',
+    ...extra,
+    tools: JSON.parse(JSON.stringify(tools)), // as a new frame parses them
+  });
+  const extraArb = fc.record(
+    {
+      tool_choice: fc.constantFrom('auto', 'none', { type: 'function', name: 'a' }, 7),
+      text: fc.constantFrom(
+        { format: { type: 'json_object' } },
+        { format: { type: 'json_schema', name: 'x', strict: true, schema: { type: 'object' } } },
+        { format: { type: 'json_schema', name: 'y', strict: true, schema: { type: 'object', notAKeyword: 1 } } },
+      ),
+    },
+    { requiredKeys: [] },
+  );
+
+  it('answers exactly as validating everything (property)', () => {
+    fc.assert(
+      fc.property(toolsArb, toolsArb, extraArb, fc.boolean(), (before, now, extra, same) => {
+        const first = parseClientEvent(event(before, {}));
+        if (first instanceof ApiError) return;
+        const previous = { raw: event(before, {}).tools, parsed: first.tools };
+        const next = event(same ? before : now, extra);
+        expect(parseClientEvent(next, undefined, previous)).toEqual(parseClientEvent(next));
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('reuses the previous result for tools equal to the previous ones, and validates other tools', () => {
+    const tools = [{ type: 'function', name: 'a', parameters: { type: 'object' } }];
+    const first = parseClientEvent(event(tools, {}));
+    if (first instanceof ApiError) throw first;
+    const previous = { raw: event(tools, {}).tools, parsed: first.tools };
+    const again = parseClientEvent(event(tools, {}), undefined, previous);
+    expect(again instanceof ApiError ? again : again.tools).toBe(first.tools);
+    const other = parseClientEvent(event([{ type: 'function', name: '' }], {}), undefined, previous);
+    expect(other).toBeInstanceOf(ApiError);
   });
 });

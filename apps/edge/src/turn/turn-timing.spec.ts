@@ -1,0 +1,52 @@
+import { TurnTiming } from './turn-timing';
+
+describe('TurnTiming', () => {
+  let now = 0;
+  let clock: jest.SpyInstance;
+  beforeEach(() => {
+    now = 0;
+    clock = jest.spyOn(performance, 'now').mockImplementation(() => now);
+  });
+  afterEach(() => clock.mockRestore());
+  const chunk = (tokens: number, engineElapsedMs: number) =>
+    ({ tokens: Array.from({ length: tokens }, (_, i) => i), engineElapsedMs }) as never;
+
+  it("splits a turn into the API's own time and the engine's, summed over its Generate calls", () => {
+    const timing = new TurnTiming(-2); // the request reached the edge 2 ms before the pipeline's clock
+    now = 3;
+    timing.callSent(); // a first call, whose worker failed before any token
+    now = 4;
+    timing.callSent(); // the retry
+    now = 10;
+    timing.chunk(chunk(2, 5)); // first tokens: 6 ms after the call at the edge, 5 ms by the engine's clock
+    now = 14;
+    timing.chunk(chunk(0, 6)); // an empty chunk does not count
+    timing.chunk(chunk(4, 9));
+    now = 20;
+    const m = timing.event('resp_1').timing_metrics;
+    expect(m).toEqual({
+      response_id: 'resp_1',
+      total_turn_time_s: 0.022,
+      responses_duration_excl_engine_and_client_tool_time_ms: 13,
+      pre_inference_ms: 5,
+      engine_service_total_ms: 9,
+      engine_service_ttft_total_ms: 5,
+      engine_iapi_ttft_total_ms: 6,
+      engine_service_tbt_across_engine_calls_ms: 1, // (9 − 5) ms over 4 later tokens
+      engine_iapi_tbt_across_engine_calls_ms: 1, // (14 − 10) ms over 4 later tokens
+      num_engine_calls: 2,
+    });
+  });
+
+  it('reports zeros for the engine when no call was made (generate: false, or a failure before it)', () => {
+    const timing = new TurnTiming(0);
+    now = 1.5;
+    expect(timing.event('resp_2').timing_metrics).toMatchObject({
+      total_turn_time_s: 0.0015,
+      responses_duration_excl_engine_and_client_tool_time_ms: 1.5,
+      pre_inference_ms: 1.5,
+      engine_service_total_ms: 0,
+      num_engine_calls: 0,
+    });
+  });
+});
