@@ -79,6 +79,10 @@ export const edgeConfigSchema = z.object({
   EDGE_MAX_CONNECTIONS_PER_TENANT: env.int(1_000, 1),
   /** `response.create` events queued behind the one in flight on a connection; more are rejected. */
   EDGE_WS_MAX_QUEUED: env.int(16, 0),
+  /** Responses running at once on one WebSocket/gRPC connection, all lanes (`stream_id`) together. */
+  EDGE_WS_MAX_ACTIVE_RESPONSES: env.int(16, 1),
+  /** Named lanes (`stream_id`) one connection keeps; an idle one is forgotten to make room. */
+  EDGE_WS_MAX_STREAMS: env.int(32, 1),
   /** Byte budget of one connection's cache of previous responses (LRU within the connection). */
   EDGE_CONN_CACHE_BYTES: env.int(256 * 1024 * 1024, 0),
   /** Byte budget of all connection caches of the process (LRU across connections). */

@@ -104,7 +104,25 @@ export {
   type TextConfig,
   type TextFormat,
 } from './lib/response-create-request-schema';
-export { parseClientEvent, parseClientFrame, validateItems, validateRequest } from './lib/validate-request';
+export {
+  parseClientEvent,
+  parseClientFrame,
+  validateItems,
+  validateRequest,
+  type ClientEvent,
+} from './lib/validate-request';
+export {
+  checkStreamId,
+  CLIENT_EVENT_TYPES,
+  ResponseInterruptEventSchema,
+  ResponseProcessedEventSchema,
+  ResponseSteerEventSchema,
+  STREAM_ID_PATTERN,
+  type ControlEvent,
+  type ResponseInterruptEvent,
+  type ResponseProcessedEvent,
+  type ResponseSteerEvent,
+} from './lib/ws-client-events';
 export { formatParam, issueToApiError } from './lib/issue-to-api-error';
 export { checkRequestLimits, DEFAULT_REQUEST_LIMITS, type RequestLimits } from './lib/request-limits';
 export {

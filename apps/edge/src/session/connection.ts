@@ -4,6 +4,8 @@ import type { Logger } from '@fastloop/service-kit';
 import type { Principal } from '../auth';
 import type { TurnDeps, StateLoader } from '../turn/turn-deps';
 import { ResponsesSession, type ServerEvent, type SessionOptions } from './responses-session';
+import type { ConnectionLimits } from './connection-limits';
+import type { LaneLimits } from './lanes';
 import { slowClientGuard } from './slow-client';
 import { ConnectionStateCache, type StateCacheBudget } from './state-cache';
 
@@ -35,6 +37,13 @@ export interface ConnectionSettings {
   maxConnectionMs?: number;
   /** Largest client event accepted, in bytes; larger ones get `payload_too_large` (the connection stays). */
   maxPayloadBytes: number;
+  /** Lane limits (EDGE_WS_MAX_ACTIVE_RESPONSES, EDGE_WS_MAX_STREAMS); default 16 and 32. */
+  lanes?: LaneLimits;
+  /**
+   * Per-process and per-tenant connection caps: a response running beside another on one
+   * connection takes a tenant slot too, so lanes cannot get round EDGE_MAX_CONNECTIONS_PER_TENANT.
+   */
+  limits?: ConnectionLimits;
 }
 
 /** Who is on the connection and how it ends. */
@@ -89,6 +98,8 @@ export class Connection {
       logger: this.logger,
       maxQueued: settings.maxQueued,
       maxPayloadBytes: settings.maxPayloadBytes,
+      lanes: settings.lanes,
+      acquireLaneSlot: settings.limits && (() => settings.limits!.acquire(principal.tenant)),
     });
     deps.metrics.connections.inc({ transport });
     if (settings.maxConnectionMs !== undefined) {

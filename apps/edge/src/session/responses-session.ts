@@ -2,8 +2,9 @@ import type { Logger } from '@fastloop/service-kit';
 import {
   ApiError,
   ApiErrors,
-  parseClientEvent,
   toWsErrorEvent,
+  type ClientEvent,
+  type ResponseInterruptEvent,
   type ResponseStreamEvent,
   type ResponseCreateRequest,
 } from '@fastloop/protocol';
@@ -14,11 +15,15 @@ import type { Transport } from '../edge-metrics';
 import { runTurn } from '../turn/run-turn';
 import type { StateLoader, TurnDeps } from '../turn/turn-deps';
 import { DEFAULT_EDGE_LIMITS } from '../turn/edge-limits';
+import type { ConversationState } from '../turn/conversation-state';
+import type { StopReason } from '../turn/turn';
+import { DEFAULT_LANE_LIMITS, LaneTable, type Lane, type LaneJob, type LaneLimits } from './lanes';
+import { decodeClientEvent } from './decode-client-event';
 import { loadPrevious } from './previous-response';
 import type { ConnectionStateCache } from './state-cache';
 
-/** What the server sends on a persistent connection: a streaming event or an error event. */
-export type ServerEvent = ResponseStreamEvent | ReturnType<typeof toWsErrorEvent>;
+/** What the server sends on a persistent connection: a streaming event or an error event, with its lane's `stream_id`. */
+export type ServerEvent = (ResponseStreamEvent | ReturnType<typeof toWsErrorEvent>) & { stream_id?: string };
 
 export interface SessionOptions {
   deps: TurnDeps;
@@ -29,21 +34,28 @@ export interface SessionOptions {
   /** Sends one server event (a streaming event or an error frame) to the client. */
   send: (event: ServerEvent) => void;
   logger: Logger;
-  /** `response.create` events waiting behind the one in flight; more are rejected. */
+  /** `response.create` events waiting behind the one in flight on a lane; more are rejected. */
   maxQueued: number;
   /** Largest client event accepted, in bytes; larger ones get `payload_too_large`. Absent: no bound here. */
   maxPayloadBytes?: number;
+  /** Lane limits (EDGE_WS_MAX_ACTIVE_RESPONSES, EDGE_WS_MAX_STREAMS); default OpenAI's 16 and 32. */
+  lanes?: LaneLimits;
+  /**
+   * Takes one of the tenant's connection slots for a response running beside another on this
+   * connection (per-tenant fairness: lanes count like connections); its release, or the refusal.
+   */
+  acquireLaneSlot?: () => (() => void) | ApiError;
 }
 
 /**
  * One persistent connection's session core, shared by WebSocket mode and the gRPC bidi stream:
- * decodes client events, runs one response at a time in arrival order (later ones queue, bounded),
- * resolves `previous_response_id` from the connection cache then the store, and keeps each
- * finished response's state for the next turn.
+ * decodes client events; runs each lane's (`stream_id`'s) responses one at a time in arrival
+ * order (later ones queue, bounded) and the lanes side by side; resolves `previous_response_id`
+ * from the connection cache then the store (lineage, whatever lane made it); keeps each finished
+ * response's state for the next turn; stops a response on `response.interrupt`.
  */
 export class ResponsesSession {
-  private readonly queue: { body: ResponseCreateRequest; generate: boolean; validateMs: number }[] = [];
-  private running = false;
+  private readonly lanes: LaneTable;
   private closed = false;
   /** Set by finishCurrent(): the connection is ending; new events are refused. */
   private ending = false;
@@ -51,44 +63,62 @@ export class ResponsesSession {
   /** Resolves when the queue is empty and nothing runs (used to drain on shutdown). */
   private idleWaiters: (() => void)[] = [];
 
-  constructor(private readonly options: SessionOptions) {}
+  constructor(private readonly options: SessionOptions) {
+    this.lanes = new LaneTable(options.lanes ?? DEFAULT_LANE_LIMITS, (lane) => {
+      if (lane.latest) options.cache.unpin(lane.latest);
+    });
+  }
 
   /** Handles one client message (a text frame's payload; `bytes` its size when known). Never throws. */
   receive(text: string, bytes?: number): void {
     if (this.closed) return;
-    const limit = this.options.maxPayloadBytes;
-    if (limit !== undefined && utf8Exceeds(text, limit, bytes)) return this.sendError(ApiErrors.payloadTooLarge(limit));
     const start = performance.now();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      return this.sendError(ApiErrors.invalidJson());
+    const limits = (this.options.deps.limits ?? DEFAULT_EDGE_LIMITS).request;
+    const parsed = decodeClientEvent(text, { maxPayloadBytes: this.options.maxPayloadBytes, limits, bytes });
+    if ('error' in parsed) return this.sendError(parsed.error, parsed.streamId);
+    switch (parsed.type) {
+      case 'response.create':
+        return this.create(parsed, performance.now() - start);
+      case 'response.interrupt':
+        return this.interrupt(parsed);
+      case 'response.processed':
+        return; // an acknowledgement: nothing to answer
+      case 'response.steer':
+        return this.sendError(ApiErrors.unsupportedParameter('type', 'response.steer is not supported yet.'));
     }
-    const parsed = parseClientEvent(json, (this.options.deps.limits ?? DEFAULT_EDGE_LIMITS).request);
-    if (parsed instanceof ApiError) return this.sendError(parsed);
+  }
+
+  private create(event: Extract<ClientEvent, { type: 'response.create' }>, validateMs: number): void {
     if (this.ending) return; // the connection-limit error and the close follow the running response
-    const { generate, ...body } = parsed as ResponseCreateRequest & { type: string; generate?: boolean };
-    if (this.running && this.queue.length >= this.options.maxQueued) {
+    const { generate, stream_id: streamId, type: _type, ...body } = event;
+    const lane = this.lanes.laneFor(streamId);
+    if (lane instanceof ApiError) return this.sendError(lane, streamId);
+    const refused = this.lanes.checkActive(lane);
+    if (refused) return this.sendError(refused, streamId);
+    if (lane.running && lane.queue.length >= this.options.maxQueued) {
       return this.sendError(
         ApiErrors.invalidRequest(
-          `Too many queued response.create events on this connection (limit ${this.options.maxQueued}); wait for response.completed.`,
-          null,
+          `Too many queued response.create events on this ${streamId === undefined ? 'connection' : `stream (stream_id '${streamId}')`} (limit ${this.options.maxQueued}, EDGE_WS_MAX_QUEUED); wait for response.completed.`,
+          streamId === undefined ? null : 'stream_id',
           'too_many_queued_requests',
         ),
+        streamId,
       );
     }
-    this.queue.push({
-      body: body as ResponseCreateRequest,
-      generate: generate !== false,
-      validateMs: performance.now() - start,
-    });
-    void this.pump();
+    lane.queue.push({ body: body as ResponseCreateRequest, generate: generate !== false, validateMs });
+    void this.pump(lane);
+  }
+
+  /** Ends the running response `response_id` at its next chunk; one already ended needs nothing. */
+  private interrupt(event: ResponseInterruptEvent): void {
+    const lane = this.lanes.runningResponse(event.response_id);
+    if (!lane) return this.options.logger.debug({ responseId: event.response_id }, 'interrupt of no running response');
+    lane.current!.stop.abort('interrupted' satisfies StopReason);
   }
 
   /** True while a response runs or waits. */
   get busy(): boolean {
-    return this.running || this.queue.length > 0;
+    return this.lanes.all().some((lane) => lane.busy);
   }
 
   /** Resolves once nothing runs or waits. */
@@ -98,88 +128,117 @@ export class ResponsesSession {
   }
 
   /**
-   * Stops taking events and drops those waiting; resolves when the running response (if any) has
+   * Stops taking events and drops those waiting; resolves when the running responses (if any) have
    * ended. For a connection that must end (its lifetime limit) without cutting a response short.
    */
   finishCurrent(): Promise<void> {
     this.ending = true;
-    this.queue.length = 0;
+    for (const lane of this.lanes.all()) lane.queue.length = 0;
     return this.whenIdle();
   }
 
-  /** Stops taking events, cancels the running response, drops the cache. Idempotent. */
+  /** Stops taking events, cancels the running responses, drops the cache. Idempotent. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.queue.length = 0;
+    for (const lane of this.lanes.all()) lane.queue.length = 0;
     this.abort.abort();
     this.options.cache.clear();
   }
 
-  /** Sends an error frame unless closed. */
-  sendError(err: ApiError): void {
+  /** Sends an error frame unless closed (with the lane's `stream_id` when it concerns one). */
+  sendError(err: ApiError, streamId?: string): void {
     if (this.closed) return;
     this.options.deps.metrics.errors.inc({ transport: this.options.transport, code: err.code ?? err.type });
-    this.options.send(toWsErrorEvent(err));
+    const frame = toWsErrorEvent(err);
+    this.options.send(streamId === undefined ? frame : { ...frame, stream_id: streamId });
   }
 
-  private async pump(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
+  private async pump(lane: Lane): Promise<void> {
+    if (lane.running) return;
+    lane.running = true;
+    const slot = this.laneSlot(lane);
     try {
-      while (this.queue.length > 0 && !this.closed) await this.runOne(this.queue.shift()!);
+      while (lane.queue.length > 0 && !this.closed) await this.runOne(lane, lane.queue.shift()!);
     } finally {
-      this.running = false;
-      const waiters = this.idleWaiters;
-      this.idleWaiters = [];
-      for (const w of waiters) w();
+      slot?.();
+      lane.running = false;
+      if (!this.busy) {
+        const waiters = this.idleWaiters;
+        this.idleWaiters = [];
+        for (const w of waiters) w();
+      }
     }
   }
 
-  private async runOne(item: { body: ResponseCreateRequest; generate: boolean; validateMs: number }): Promise<void> {
+  /** A tenant slot for a lane that runs beside another (the connection's own slot covers the first). */
+  private laneSlot(lane: Lane): (() => void) | undefined {
+    if (this.lanes.running <= 1 || !this.options.acquireLaneSlot) return undefined;
+    const slot = this.options.acquireLaneSlot();
+    if (!(slot instanceof ApiError)) return slot;
+    // Over the tenant's limit: this lane's waiting responses are refused, the running ones go on.
+    for (const _job of lane.queue.splice(0)) this.sendError(slot, lane.streamId);
+    return undefined;
+  }
+
+  private async runOne(lane: Lane, item: LaneJob): Promise<void> {
     const { body } = item;
     const prevId = body.previous_response_id ?? undefined;
     const { logger, cache, loader, deps, principal } = this.options;
     const received = performance.now() - item.validateMs;
     const access = { transport: this.options.transport, tenant: principal.tenant, previousResponseId: prevId };
+    const current: NonNullable<Lane['current']> = (lane.current = { stop: new AbortController() });
     try {
       const sources = { cache, loader, metrics: deps.metrics, tenant: principal.tenant };
       const { previous, loadMs } = await loadPrevious(prevId, sources);
+      const request = { body, principal, transport: this.options.transport, previous, generate: item.generate };
       const outcome = await runTurn(
-        this.options.deps,
+        deps,
         {
-          body,
-          principal: this.options.principal,
-          transport: this.options.transport,
-          previous,
-          generate: item.generate,
+          ...request,
           signal: this.abort.signal,
+          interrupt: current.stop.signal,
           validateMs: item.validateMs,
           loadMs,
           logger,
         },
         (event) => {
-          if (!this.closed) this.options.send(event);
+          if (event.type === 'response.created') current.responseId = event.response.id;
+          if (!this.closed) this.options.send(lane.tag(event));
         },
       );
-      if (outcome.state) this.options.cache.set(outcome.state);
-      else if (prevId) this.options.cache.evict(prevId, 'failed_continuation');
+      if (outcome.state) this.keepLatest(lane, outcome.state);
+      else this.evictParent(lane, prevId);
       const status = outcome.error ? outcome.error.status : 200;
       logTurnAccess(logger, { ...access, status, turn: outcome.access, ms: performance.now() - received });
     } catch (err) {
-      if (prevId) this.options.cache.evict(prevId, 'failed_continuation');
+      this.evictParent(lane, prevId);
       const apiErr = toApiError(err);
       if (apiErr.status >= 500) logger.error({ err }, 'turn failed');
-      this.sendError(apiErr);
+      this.sendError(apiErr, lane.streamId);
       const code = apiErr.code ?? apiErr.type;
       logTurnAccess(logger, { ...access, status: apiErr.status, code, ms: performance.now() - received });
+    } finally {
+      lane.current = undefined;
     }
   }
-}
 
-/** Whether `text` (of `bytes` UTF-8 bytes, when known) is over `limit` bytes. */
-function utf8Exceeds(text: string, limit: number, bytes?: number): boolean {
-  if (bytes !== undefined) return bytes > limit;
-  // Characters first: no UTF-8 text is shorter in bytes, so only a borderline event is measured.
-  return text.length > limit || (text.length * 3 > limit && Buffer.byteLength(text) > limit);
+  /** Caches a lane's new latest response (pinned: each lane's latest stays while over budget). */
+  private keepLatest(lane: Lane, state: ConversationState): void {
+    const { cache } = this.options;
+    cache.set(state);
+    if (lane.latest) cache.unpin(lane.latest);
+    lane.latest = state.response.id;
+    cache.pin(lane.latest);
+  }
+
+  /**
+   * A failed continuation evicts its cached parent, unless the parent is another lane's latest
+   * response (a failed fork must not cost the lane it forked from its state).
+   */
+  private evictParent(lane: Lane, prevId: string | undefined): void {
+    if (!prevId) return;
+    const owner = this.lanes.ownerOf(prevId);
+    if (owner === undefined || owner === lane) this.options.cache.evict(prevId, 'failed_continuation');
+  }
 }

@@ -86,6 +86,7 @@ async function attemptOnce(turn: Turn, maxOutput: number): Promise<Ending | 'res
   const onAbort = () => call.abort();
   req.signal.addEventListener('abort', onAbort, { once: true });
   turn.stop.signal.addEventListener('abort', onAbort, { once: true });
+  if (turn.stop.signal.aborted) call.abort(); // interrupted before this call: it ends at once
   let stream: AsyncIterator<inferenceV1.GenerateResponse> | undefined;
   try {
     const request = generateRequest(turn, plan, maxOutput);

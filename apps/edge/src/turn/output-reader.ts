@@ -5,7 +5,7 @@ import { failureOf } from '../api-errors';
 import { OutputModerator } from '../safety/output-moderator';
 import { recordNoticed } from '../safety/safety-findings';
 import { applyParseEvents } from './apply-parse-events';
-import type { Turn } from './turn';
+import { stopReasonOf, type Turn } from './turn';
 import type { ResponseEnding } from './turn-writer';
 
 /** How a turn that generated to its end ends (failures throw instead). */
@@ -45,6 +45,9 @@ export async function readOutput(
   } catch (err) {
     if (!stop.signal.aborted) throw err; // stopped: output moderation blocked (or failed), said below
   }
+  // The client stopped it: what it has is what it keeps (the writer drops an interrupted partial item).
+  const stopped = stopReasonOf(stop);
+  if (stopped) return { status: 'incomplete', usage: meter.usage(), reason: stopped };
   if (!stop.signal.aborted) applyParseEvents(sink, parser.finish());
   if (moderator && !(await finishModeration(turn, moderator)))
     return { status: 'incomplete', usage: meter.usage(), reason: 'content_filter' };

@@ -73,6 +73,11 @@ export interface TurnRequest {
   /** false: WebSocket warm-up, prepare everything but sample nothing. */
   generate: boolean;
   signal: AbortSignal;
+  /**
+   * Aborted with a {@link StopReason} to end the response early at its next chunk (a client's
+   * `response.interrupt`, or steering): it ends `incomplete` with that reason, not `failed`.
+   */
+  interrupt?: AbortSignal;
   /** Time the transport spent parsing and validating the request, in ms. */
   validateMs: number;
   /** Time spent resolving `previous` (connection cache or response store), in ms. */

@@ -9,6 +9,19 @@ import type { TurnWriter } from './turn-writer';
 import type { UsageMeter } from './usage-meter';
 
 /**
+ * Why a turn was stopped early by its client (the `incomplete_details.reason` it ends with):
+ * `interrupted` (`response.interrupt`; the item being written is dropped) or `steered` (steering
+ * input waits for a successor). Output moderation stops a turn without a reason.
+ */
+export type StopReason = 'interrupted' | 'steered';
+
+/** The client's reason the turn was stopped for, if it was. */
+export function stopReasonOf(stop: AbortController): StopReason | undefined {
+  const reason: unknown = stop.signal.aborted ? stop.signal.reason : undefined;
+  return reason === 'interrupted' || reason === 'steered' ? reason : undefined;
+}
+
+/**
  * Where a turn is. `preparing`: input read, routed and rendered, the verdict pending (with safety
  * overlap a Generate call may already be in flight; nothing has reached the client). `judged`:
  * the verdict allowed it and `response.created` is out. `streaming`: the worker's tokens are being
@@ -52,7 +65,10 @@ export class Turn {
   plan?: GeneratePlan;
   /** The next Generate call sends the whole prompt (the worker lost the prefix, or another worker takes it). */
   resendWhole = false;
-  /** Aborted to stop generating early (output moderation blocked the output). */
+  /**
+   * Aborted to stop generating early: output moderation blocked the output (no reason), or the
+   * client interrupted or steered the response (its {@link StopReason}).
+   */
   readonly stop = new AbortController();
 
   readonly deps: TurnDeps;
@@ -66,6 +82,9 @@ export class Turn {
     ({ deps: this.deps, req: this.req, input: this.input, route: this.route } = prepared);
     ({ rendering: this.rendering, verdict: this.verdict } = prepared);
     ({ writer: this.writer, meter: this.meter, storing: this.storing } = owned);
+    const interrupt = this.req.interrupt;
+    if (interrupt?.aborted) this.stop.abort(interrupt.reason);
+    else interrupt?.addEventListener('abort', () => this.stop.abort(interrupt.reason), { once: true });
   }
 
   get phase(): TurnPhase {

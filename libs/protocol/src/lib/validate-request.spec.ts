@@ -336,13 +336,43 @@ describe('parseClientEvent', () => {
     expect(event).not.toHaveProperty('stream');
   });
 
-  it('answers an unknown event type with invalid_value on type', () => {
-    expect(parseClientEvent({ type: 'response.cancel' })).toMatchObject({
+  it('answers an unknown event type with invalid_value on type, naming the event', () => {
+    expect(parseClientEvent({ type: 'response.inject' })).toMatchObject({
       status: 400,
       code: 'invalid_value',
       param: 'type',
-      message: "Invalid value: 'response.cancel'. Supported values are: 'response.create'.",
+      message: expect.stringContaining("Unsupported event type 'response.inject'"),
     });
+  });
+
+  it('reads stream_id on response.create and refuses a malformed one with invalid_stream_id', () => {
+    expect(parseClientEvent({ type: 'response.create', model: 'm', stream_id: 'lane-1.a_b' })).toMatchObject({
+      stream_id: 'lane-1.a_b',
+    });
+    expect(parseClientEvent({ type: 'response.create', model: 'm' })).not.toHaveProperty('stream_id');
+    for (const bad of ['', 'a b', 'x'.repeat(257), 'é', 42]) {
+      expect(parseClientEvent({ type: 'response.create', model: 'm', stream_id: bad })).toMatchObject({
+        status: 400,
+        code: 'invalid_stream_id',
+        param: 'stream_id',
+      });
+    }
+    expect(parseClientEvent({ type: 'response.create', model: 'm', stream_id: 'x'.repeat(256) })).toMatchObject({
+      type: 'response.create',
+    });
+  });
+
+  it('reads response.interrupt, response.processed and response.steer, and names what is wrong in them', () => {
+    const interrupt = { type: 'response.interrupt', response_id: 'resp_1', mode: 'discard_partial_items' };
+    expect(parseClientEvent(interrupt)).toEqual(interrupt);
+    expect(parseClientEvent({ ...interrupt, mode: 'keep' })).toMatchObject({ status: 400, param: 'mode' });
+    expect(parseClientEvent({ type: 'response.processed', response_id: 'resp_1' })).toMatchObject({
+      type: 'response.processed',
+    });
+    const steer = { type: 'response.steer', previous_response_id: 'resp_1', input: 'smaller scope' };
+    expect(parseClientEvent(steer)).toEqual(steer);
+    expect(parseClientEvent({ ...steer, input: [] })).toMatchObject({ status: 400, param: 'input' });
+    expect(parseClientEvent({ ...steer, model: 'm' })).toMatchObject({ status: 400 });
   });
 
   it('answers a missing type, a non-object and an invalid body with errors, never by throwing', () => {

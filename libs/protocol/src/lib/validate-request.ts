@@ -10,6 +10,10 @@ import {
   type ResponseCreateEvent,
   type ResponseCreateRequest,
 } from './response-create-request-schema';
+import { checkStreamId, CONTROL_EVENT_SCHEMAS, type ControlEvent } from './ws-client-events';
+
+/** A parsed WebSocket client event: `response.create` (with its lane, if named) or a control event. */
+export type ClientEvent = (ResponseCreateEvent & { stream_id?: string }) | ControlEvent;
 
 // `reportInput` puts the offending value on each issue so errors can say what was sent
 // ("but got a string instead"); it keeps a reference, not a copy.
@@ -66,15 +70,16 @@ export function validateItems(items: readonly unknown[], offset = 0): InputItem[
 }
 
 /**
- * Parses one WebSocket client event (already JSON-decoded). Returns the typed
- * `response.create` event, or the {@link ApiError} to send back as an error frame — the
- * connection stays open either way. Rejects unknown event types (`invalid_value` on `type`)
- * and `background: true` (`unsupported_parameter`), which has no meaning on a socket.
+ * Parses one WebSocket client event (already JSON-decoded). Returns the typed `response.create`
+ * event (its `stream_id` checked: `invalid_stream_id`), a control event (`response.interrupt`,
+ * `response.processed`, `response.steer`), or the {@link ApiError} to send back as an error frame —
+ * the connection stays open either way. Rejects unknown event types (`invalid_value` on `type`,
+ * naming the event) and `background: true` (`unsupported_parameter`), which has no meaning on a socket.
  */
 export function parseClientEvent(
   json: unknown,
   limits: RequestLimits = DEFAULT_REQUEST_LIMITS,
-): ResponseCreateEvent | ApiError {
+): ClientEvent | ApiError {
   if (!isObject(json)) return notAnObject('event', json);
   const tooLarge = checkRequestLimits(json, limits);
   if (tooLarge) return tooLarge;
@@ -82,20 +87,33 @@ export function parseClientEvent(
   if (type === undefined || type === null) {
     return ApiErrors.invalidRequest("Missing required parameter: 'type'.", 'type', 'missing_required_parameter');
   }
-  if (type !== 'response.create') return ApiErrors.unknownEventType(String(type));
+  if (type !== 'response.create') return parseControlEvent(json, String(type));
+  const badLane = checkStreamId(json['stream_id']);
+  if (badLane) return badLane;
   const result = ResponseCreateEventSchema.safeParse(json, PARSE_OPTIONS);
   if (!result.success) return issueToApiError(firstIssue(result.error));
   if (result.data.background === true) {
     return ApiErrors.unsupportedParameter('background', 'Background mode is not supported in WebSocket mode.');
   }
-  return checkStrictSchemas(result.data) ?? result.data;
+  const streamId = json['stream_id'];
+  const event = typeof streamId === 'string' ? { ...result.data, stream_id: streamId } : result.data;
+  return checkStrictSchemas(result.data) ?? event;
+}
+
+function parseControlEvent(json: Record<string, unknown>, type: string): ControlEvent | ApiError {
+  if (!Object.hasOwn(CONTROL_EVENT_SCHEMAS, type)) return ApiErrors.unknownEventType(type);
+  if (type === 'response.interrupt') {
+    const badLane = checkStreamId(json['stream_id']);
+    if (badLane) return badLane;
+  }
+  const schema = CONTROL_EVENT_SCHEMAS[type as keyof typeof CONTROL_EVENT_SCHEMAS];
+  const result = schema.safeParse(json, PARSE_OPTIONS);
+  if (!result.success) return issueToApiError(firstIssue(result.error));
+  return result.data;
 }
 
 /** {@link parseClientEvent} for a raw text frame: malformed JSON yields `invalid_json`. */
-export function parseClientFrame(
-  text: string,
-  limits: RequestLimits = DEFAULT_REQUEST_LIMITS,
-): ResponseCreateEvent | ApiError {
+export function parseClientFrame(text: string, limits: RequestLimits = DEFAULT_REQUEST_LIMITS): ClientEvent | ApiError {
   let json: unknown;
   try {
     json = JSON.parse(text);

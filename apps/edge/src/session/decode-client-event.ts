@@ -1,0 +1,42 @@
+import {
+  ApiError,
+  ApiErrors,
+  checkStreamId,
+  parseClientEvent,
+  type ClientEvent,
+  type RequestLimits,
+} from '@fastloop/protocol';
+
+/**
+ * Decodes one client message (a text frame's payload; `bytes` its size when known): the event, or
+ * the error to answer with the `stream_id` it named (when valid), so a lane's error reaches its lane.
+ */
+export function decodeClientEvent(
+  text: string,
+  options: { maxPayloadBytes?: number; limits: RequestLimits; bytes?: number },
+): ClientEvent | { error: ApiError; streamId?: string } {
+  const limit = options.maxPayloadBytes;
+  if (limit !== undefined && utf8Exceeds(text, limit, options.bytes))
+    return { error: ApiErrors.payloadTooLarge(limit) };
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { error: ApiErrors.invalidJson() };
+  }
+  const parsed = parseClientEvent(json, options.limits);
+  return parsed instanceof ApiError ? { error: parsed, streamId: laneNameOf(json) } : parsed;
+}
+
+/** The `stream_id` of an event that failed to parse, when it names a valid lane (its error echoes it). */
+function laneNameOf(json: unknown): string | undefined {
+  const id = typeof json === 'object' && json !== null ? (json as { stream_id?: unknown }).stream_id : undefined;
+  return typeof id === 'string' && checkStreamId(id) === undefined ? id : undefined;
+}
+
+/** Whether `text` (of `bytes` UTF-8 bytes, when known) is over `limit` bytes. */
+function utf8Exceeds(text: string, limit: number, bytes?: number): boolean {
+  if (bytes !== undefined) return bytes > limit;
+  // Characters first: no UTF-8 text is shorter in bytes, so only a borderline event is measured.
+  return text.length > limit || (text.length * 3 > limit && Buffer.byteLength(text) > limit);
+}

@@ -1,0 +1,123 @@
+import { ApiError, type ResponseCreateRequest } from '@fastloop/protocol';
+
+/** A `response.create` waiting on its lane. */
+export interface LaneJob {
+  body: ResponseCreateRequest;
+  generate: boolean;
+  validateMs: number;
+}
+
+/**
+ * One lane of a connection (`stream_id`; the default lane has none): its `response.create` events
+ * run one at a time in arrival order, beside the other lanes' responses.
+ */
+export class Lane {
+  readonly queue: LaneJob[] = [];
+  running = false;
+  /** The latest response this lane created: its cached parent, kept in the connection cache. */
+  latest?: string;
+  /** The running response: its id once `response.created` is out, and how the client stops it early. */
+  current?: { responseId?: string; stop: AbortController };
+
+  constructor(readonly streamId: string | undefined) {}
+
+  get busy(): boolean {
+    return this.running || this.queue.length > 0;
+  }
+
+  /** `event` as this lane sends it: with its `stream_id` (none on the default lane, as before lanes). */
+  tag<T extends object>(event: T): T & { stream_id?: string } {
+    return this.streamId === undefined ? event : { ...event, stream_id: this.streamId };
+  }
+}
+
+/** The lane limits of one connection (OpenAI documents 16 and 32). */
+export interface LaneLimits {
+  /** EDGE_WS_MAX_ACTIVE_RESPONSES: responses running at once on the connection, all lanes together. */
+  maxActive: number;
+  /** EDGE_WS_MAX_STREAMS: named lanes a connection keeps; an idle one is forgotten to make room. */
+  maxStreams: number;
+}
+
+/** OpenAI's documented limits per connection. */
+export const DEFAULT_LANE_LIMITS: LaneLimits = { maxActive: 16, maxStreams: 32 };
+
+/**
+ * A connection's lanes: the default lane and up to `maxStreams` named ones (least recently used
+ * first in the map, so the idle lane forgotten to make room is the one unused longest).
+ */
+export class LaneTable {
+  readonly main = new Lane(undefined);
+  private readonly named = new Map<string, Lane>();
+
+  /** @param forget called with a lane dropped to make room (its latest response is no longer kept for it). */
+  constructor(
+    private readonly limits: LaneLimits,
+    private readonly forget: (lane: Lane) => void,
+  ) {}
+
+  /** The lane `streamId` names (made on first use), or `too_many_streams` naming it. */
+  laneFor(streamId: string | undefined): Lane | ApiError {
+    if (streamId === undefined) return this.main;
+    const known = this.named.get(streamId);
+    if (known) {
+      this.named.delete(streamId);
+      this.named.set(streamId, known);
+      return known;
+    }
+    if (this.named.size >= this.limits.maxStreams && !this.forgetIdle()) {
+      return laneError(
+        'too_many_streams',
+        `Too many streams on this connection: stream_id '${streamId}' would be number ${this.limits.maxStreams + 1}, and all ${this.limits.maxStreams} (EDGE_WS_MAX_STREAMS) have work in flight; reuse one or wait.`,
+      );
+    }
+    const lane = new Lane(streamId);
+    this.named.set(streamId, lane);
+    return lane;
+  }
+
+  /** `too_many_active_responses` naming the lane, when starting one more response would pass the limit. */
+  checkActive(lane: Lane): ApiError | undefined {
+    if (lane.busy || this.running < this.limits.maxActive) return undefined;
+    const name = lane.streamId === undefined ? 'the default stream' : `stream_id '${lane.streamId}'`;
+    return laneError(
+      'too_many_active_responses',
+      `Too many active responses on this connection (limit ${this.limits.maxActive}, EDGE_WS_MAX_ACTIVE_RESPONSES): ${name} cannot start one until another completes.`,
+    );
+  }
+
+  /** Responses running now, all lanes together. */
+  get running(): number {
+    let n = this.main.running ? 1 : 0;
+    for (const lane of this.named.values()) if (lane.running) n++;
+    return n;
+  }
+
+  all(): Lane[] {
+    return [this.main, ...this.named.values()];
+  }
+
+  /** The lane whose latest response is `responseId`, if any. */
+  ownerOf(responseId: string): Lane | undefined {
+    return this.all().find((lane) => lane.latest === responseId);
+  }
+
+  /** The lane running the response `responseId` (its `response.created` is out). */
+  runningResponse(responseId: string): Lane | undefined {
+    return this.all().find((lane) => lane.current?.responseId === responseId);
+  }
+
+  private forgetIdle(): boolean {
+    for (const [id, lane] of this.named) {
+      if (lane.busy) continue;
+      this.named.delete(id);
+      this.forget(lane);
+      return true;
+    }
+    return false;
+  }
+}
+
+function laneError(code: string, message: string): ApiError {
+  return new ApiError({ status: 400, type: 'invalid_request_error', code, param: 'stream_id', message });
+}
