@@ -39,6 +39,13 @@ export class FakeBackends {
   flagMarker = 'FLAG-ME';
   /** Classify asks to redact (action redact) this marker wherever it occurs. */
   redactMarker = 'REDACT-ME';
+  /**
+   * When set, what the fake model answers to a prompt (instead of `script`): a function of the
+   * prompt alone, so a conversation gets the same answers however other calls interleave with it.
+   */
+  respond?: (prompt: readonly number[]) => ConversationEntry;
+  /** Awaited before each chunk of Generate call `call` (0-based): a test paces or holds a stream. */
+  chunkGate?: (call: number, chunk: number) => Promise<void>;
   /** Generate waits for this before its first token (a response still running when a test acts). */
   holdGenerate?: Promise<void>;
   /** Make the next Generate fail with this error before any token. */
@@ -143,12 +150,14 @@ export class FakeBackends {
     let cached = 0;
     while (parent && cached < parent.length && cached < prompt.length && parent[cached] === prompt[cached]) cached++;
     const turn = this.generateCalls.length - 1;
-    const completion = this.scriptEntries
-      ? this.scriptEntries(turn).flatMap((e, i) => [
-          ...(i > 0 ? profile.renderGenerationPrompt() : []),
-          ...profile.renderCompletion(e),
-        ])
-      : profile.renderCompletion(this.script(turn));
+    const completion = this.respond
+      ? profile.renderCompletion(this.respond(prompt))
+      : this.scriptEntries
+        ? this.scriptEntries(turn).flatMap((e, i) => [
+            ...(i > 0 ? profile.renderGenerationPrompt() : []),
+            ...profile.renderCompletion(e),
+          ])
+        : profile.renderCompletion(this.script(turn));
     this.sessions.set(req.sessionKey, [...prompt, ...completion]);
     if (req.parentSessionKey) this.sessions.delete(req.parentSessionKey);
     // Stream in uneven chunks, as a real worker does.
@@ -157,6 +166,8 @@ export class FakeBackends {
     for (let i = 0; i < completion.length; i += 3) {
       // A caller that cancels sees a cancelled call, as from grpc-js.
       await Promise.resolve();
+      // A held chunk still sees a cancel at once, as a real stream does.
+      if (this.chunkGate) await Promise.race([this.chunkGate(turn, i / 3), abortedOf(signal)]);
       if (signal?.aborted) throw new DomainError('cancelled', 'cancelled by the caller', 1);
       const first = i === 0;
       const value = {
@@ -227,4 +238,9 @@ export function fakeDeps(
     safetyOverlap,
   };
   return { deps, backends, usage, registry };
+}
+
+/** Resolves when `signal` aborts (never without one). */
+function abortedOf(signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => signal?.addEventListener('abort', () => resolve(), { once: true }));
 }
