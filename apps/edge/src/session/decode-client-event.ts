@@ -14,7 +14,7 @@ import {
 export function decodeClientEvent(
   text: string,
   options: { maxPayloadBytes?: number; limits: RequestLimits; bytes?: number },
-): ClientEvent | { error: ApiError; streamId?: string } {
+): ClientEvent | { error: ApiError; streamId?: string; steer?: { previous_response_id: string; input: unknown } } {
   const limit = options.maxPayloadBytes;
   if (limit !== undefined && utf8Exceeds(text, limit, options.bytes))
     return { error: ApiErrors.payloadTooLarge(limit) };
@@ -25,7 +25,14 @@ export function decodeClientEvent(
     return { error: ApiErrors.invalidJson() };
   }
   const parsed = parseClientEvent(json, options.limits);
-  return parsed instanceof ApiError ? { error: parsed, streamId: laneNameOf(json) } : parsed;
+  if (!(parsed instanceof ApiError)) return parsed;
+  const event = json as Record<string, unknown>;
+  // A steering event that fails validation is answered as steering is: response.steer.failed, its input handed back.
+  if (event.type === 'response.steer') {
+    const previous = typeof event.previous_response_id === 'string' ? event.previous_response_id : '';
+    return { error: parsed, steer: { previous_response_id: previous, input: event.input } };
+  }
+  return { error: parsed, streamId: laneNameOf(json) };
 }
 
 /** The `stream_id` of an event that failed to parse, when it names a valid lane (its error echoes it). */

@@ -1,10 +1,13 @@
 import { ApiError, type ResponseCreateRequest } from '@fastloop/protocol';
+import type { Steer } from './steering';
 
 /** A `response.create` waiting on its lane. */
 export interface LaneJob {
   body: ResponseCreateRequest;
   generate: boolean;
   validateMs: number;
+  /** Steering input this response commits (an automatic successor, or the continuation it waited for). */
+  steers?: Steer[];
 }
 
 /**
@@ -16,8 +19,15 @@ export class Lane {
   running = false;
   /** The latest response this lane created: its cached parent, kept in the connection cache. */
   latest?: string;
-  /** The running response: its id once `response.created` is out, and how the client stops it early. */
-  current?: { responseId?: string; stop: AbortController };
+  /**
+   * The running response: its id once `response.created` is out, how the client stops it at once
+   * (`response.interrupt`), and how steering asks it to end at its next safe boundary.
+   */
+  current?: { responseId?: string; stop: AbortController; steer: AbortController };
+  /** Steering input accepted for the running response, in submission order. */
+  readonly steers: Steer[] = [];
+  /** Steering input waiting for the client's continuation of `parentId` (it owes tool output). */
+  waiting?: { parentId: string; steers: Steer[] };
 
   constructor(readonly streamId: string | undefined) {}
 
@@ -43,7 +53,7 @@ export interface LaneLimits {
 export const DEFAULT_LANE_LIMITS: LaneLimits = { maxActive: 16, maxStreams: 32 };
 
 /**
- * A connection's lanes: the default lane and up to `maxStreams` named ones (least recently used
+ * A connection's lanes (a leaf: bookkeeping only, the session does the work): the default lane and up to `maxStreams` named ones (least recently used
  * first in the map, so the idle lane forgotten to make room is the one unused longest).
  */
 export class LaneTable {
@@ -74,6 +84,35 @@ export class LaneTable {
     const lane = new Lane(streamId);
     this.named.set(streamId, lane);
     return lane;
+  }
+
+  /**
+   * The lane a `response.create` joins, or the error naming its `stream_id`: a malformed or one
+   * too many stream, one response too many running, or its lane's queue full.
+   */
+  admit(streamId: string | undefined, maxQueued: number): Lane | ApiError {
+    const lane = this.laneFor(streamId);
+    if (lane instanceof ApiError) return lane;
+    const refused = this.checkActive(lane);
+    if (refused) return refused;
+    if (!lane.running || lane.queue.length < maxQueued) return lane;
+    const where = streamId === undefined ? 'connection' : `stream (stream_id '${streamId}')`;
+    return new ApiError({
+      status: 400,
+      type: 'invalid_request_error',
+      code: 'too_many_queued_requests',
+      param: streamId === undefined ? null : 'stream_id',
+      message: `Too many queued response.create events on this ${where} (limit ${maxQueued}, EDGE_WS_MAX_QUEUED); wait for response.completed.`,
+    });
+  }
+
+  /**
+   * Whether a failed continuation evicts its cached parent: yes, unless the parent is another
+   * lane's latest response (a failed fork must not cost the lane it forked from its state).
+   */
+  evictsParent(lane: Lane, prevId: string): boolean {
+    const owner = this.ownerOf(prevId);
+    return owner === undefined || owner === lane;
   }
 
   /** `too_many_active_responses` naming the lane, when starting one more response would pass the limit. */

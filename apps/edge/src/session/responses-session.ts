@@ -5,6 +5,7 @@ import {
   toWsErrorEvent,
   type ClientEvent,
   type ResponseInterruptEvent,
+  type ResponseSteerEvent,
   type ResponseStreamEvent,
   type ResponseCreateRequest,
 } from '@fastloop/protocol';
@@ -16,36 +17,22 @@ import { runTurn } from '../turn/run-turn';
 import type { StateLoader, TurnDeps } from '../turn/turn-deps';
 import { DEFAULT_EDGE_LIMITS } from '../turn/edge-limits';
 import type { ConversationState } from '../turn/conversation-state';
-import type { StopReason } from '../turn/turn';
 import { DEFAULT_LANE_LIMITS, LaneTable, type Lane, type LaneJob, type LaneLimits } from './lanes';
 import { decodeClientEvent } from './decode-client-event';
+import { DEFAULT_MAX_PENDING_STEERS, type SessionOptions } from './session-options';
+import {
+  acceptSteer,
+  afterSteeredTurn,
+  steerEvents,
+  steerRefusal,
+  steersOfUncreated,
+  withWaitingSteers,
+  type SteerEvent,
+} from './steering';
 import { loadPrevious } from './previous-response';
 import type { ConnectionStateCache } from './state-cache';
 
-/** What the server sends on a persistent connection: a streaming event or an error event, with its lane's `stream_id`. */
-export type ServerEvent = (ResponseStreamEvent | ReturnType<typeof toWsErrorEvent>) & { stream_id?: string };
-
-export interface SessionOptions {
-  deps: TurnDeps;
-  principal: Principal;
-  transport: Extract<Transport, 'websocket' | 'grpc'>;
-  cache: ConnectionStateCache;
-  loader?: StateLoader;
-  /** Sends one server event (a streaming event or an error frame) to the client. */
-  send: (event: ServerEvent) => void;
-  logger: Logger;
-  /** `response.create` events waiting behind the one in flight on a lane; more are rejected. */
-  maxQueued: number;
-  /** Largest client event accepted, in bytes; larger ones get `payload_too_large`. Absent: no bound here. */
-  maxPayloadBytes?: number;
-  /** Lane limits (EDGE_WS_MAX_ACTIVE_RESPONSES, EDGE_WS_MAX_STREAMS); default OpenAI's 16 and 32. */
-  lanes?: LaneLimits;
-  /**
-   * Takes one of the tenant's connection slots for a response running beside another on this
-   * connection (per-tenant fairness: lanes count like connections); its release, or the refusal.
-   */
-  acquireLaneSlot?: () => (() => void) | ApiError;
-}
+export type { ServerEvent, SessionOptions } from './session-options';
 
 /**
  * One persistent connection's session core, shared by WebSocket mode and the gRPC bidi stream:
@@ -62,6 +49,8 @@ export class ResponsesSession {
   private readonly abort = new AbortController();
   /** Resolves when the queue is empty and nothing runs (used to drain on shutdown). */
   private idleWaiters: (() => void)[] = [];
+  /** Sequence numbers of the steering events (they belong to no one response's stream). */
+  private steerSequence = 0;
 
   constructor(private readonly options: SessionOptions) {
     this.lanes = new LaneTable(options.lanes ?? DEFAULT_LANE_LIMITS, (lane) => {
@@ -75,7 +64,10 @@ export class ResponsesSession {
     const start = performance.now();
     const limits = (this.options.deps.limits ?? DEFAULT_EDGE_LIMITS).request;
     const parsed = decodeClientEvent(text, { maxPayloadBytes: this.options.maxPayloadBytes, limits, bytes });
-    if ('error' in parsed) return this.sendError(parsed.error, parsed.streamId);
+    if ('error' in parsed) {
+      if (!parsed.steer) return this.sendError(parsed.error, parsed.streamId);
+      return this.sendSteer(undefined, steerEvents.failed(parsed.steer, 'invalid_input', parsed.error.message));
+    }
     switch (parsed.type) {
       case 'response.create':
         return this.create(parsed, performance.now() - start);
@@ -84,28 +76,36 @@ export class ResponsesSession {
       case 'response.processed':
         return; // an acknowledgement: nothing to answer
       case 'response.steer':
-        return this.sendError(ApiErrors.unsupportedParameter('type', 'response.steer is not supported yet.'));
+        return this.steer(parsed);
     }
+  }
+
+  /** Queues steering input for a running response of this connection, or hands it back (`response.steer.failed`). */
+  private steer(event: ResponseSteerEvent): void {
+    const lane = this.lanes.runningResponse(event.previous_response_id);
+    const done = lane ? undefined : this.lanes.ownerOf(event.previous_response_id);
+    const refused = steerRefusal(event, {
+      lane,
+      done,
+      max: this.options.maxPendingSteers ?? DEFAULT_MAX_PENDING_STEERS,
+    });
+    if (refused) return this.sendSteer(lane ?? done, refused);
+    this.sendSteer(lane, steerEvents.accepted(acceptSteer(lane!, event)));
+  }
+
+  private sendSteer(lane: Lane | undefined, event: SteerEvent): void {
+    if (this.closed) return;
+    const sequenced = { ...event, sequence_number: this.steerSequence++ };
+    this.options.send(lane ? lane.tag(sequenced) : sequenced);
   }
 
   private create(event: Extract<ClientEvent, { type: 'response.create' }>, validateMs: number): void {
     if (this.ending) return; // the connection-limit error and the close follow the running response
     const { generate, stream_id: streamId, type: _type, ...body } = event;
-    const lane = this.lanes.laneFor(streamId);
+    const lane = this.lanes.admit(streamId, this.options.maxQueued);
     if (lane instanceof ApiError) return this.sendError(lane, streamId);
-    const refused = this.lanes.checkActive(lane);
-    if (refused) return this.sendError(refused, streamId);
-    if (lane.running && lane.queue.length >= this.options.maxQueued) {
-      return this.sendError(
-        ApiErrors.invalidRequest(
-          `Too many queued response.create events on this ${streamId === undefined ? 'connection' : `stream (stream_id '${streamId}')`} (limit ${this.options.maxQueued}, EDGE_WS_MAX_QUEUED); wait for response.completed.`,
-          streamId === undefined ? null : 'stream_id',
-          'too_many_queued_requests',
-        ),
-        streamId,
-      );
-    }
-    lane.queue.push({ body: body as ResponseCreateRequest, generate: generate !== false, validateMs });
+    const job = { body: body as ResponseCreateRequest, generate: generate !== false, validateMs };
+    lane.queue.push(withWaitingSteers(lane, job));
     void this.pump(lane);
   }
 
@@ -113,7 +113,7 @@ export class ResponsesSession {
   private interrupt(event: ResponseInterruptEvent): void {
     const lane = this.lanes.runningResponse(event.response_id);
     if (!lane) return this.options.logger.debug({ responseId: event.response_id }, 'interrupt of no running response');
-    lane.current!.stop.abort('interrupted' satisfies StopReason);
+    lane.current!.stop.abort();
   }
 
   /** True while a response runs or waits. */
@@ -187,21 +187,16 @@ export class ResponsesSession {
     const { logger, cache, loader, deps, principal } = this.options;
     const received = performance.now() - item.validateMs;
     const access = { transport: this.options.transport, tenant: principal.tenant, previousResponseId: prevId };
-    const current: NonNullable<Lane['current']> = (lane.current = { stop: new AbortController() });
+    const current: NonNullable<Lane['current']> = { stop: new AbortController(), steer: new AbortController() };
+    lane.current = current;
     try {
       const sources = { cache, loader, metrics: deps.metrics, tenant: principal.tenant };
       const { previous, loadMs } = await loadPrevious(prevId, sources);
       const request = { body, principal, transport: this.options.transport, previous, generate: item.generate };
+      const signals = { signal: this.abort.signal, interrupt: current.stop.signal, steer: current.steer.signal };
       const outcome = await runTurn(
         deps,
-        {
-          ...request,
-          signal: this.abort.signal,
-          interrupt: current.stop.signal,
-          validateMs: item.validateMs,
-          loadMs,
-          logger,
-        },
+        { ...request, ...signals, validateMs: item.validateMs, loadMs, logger },
         (event) => {
           if (event.type === 'response.created') current.responseId = event.response.id;
           if (!this.closed) this.options.send(lane.tag(event));
@@ -209,10 +204,12 @@ export class ResponsesSession {
       );
       if (outcome.state) this.keepLatest(lane, outcome.state);
       else this.evictParent(lane, prevId);
+      for (const e of afterSteeredTurn(lane, body, outcome.response)) this.sendSteer(lane, e);
       const status = outcome.error ? outcome.error.status : 200;
       logTurnAccess(logger, { ...access, status, turn: outcome.access, ms: performance.now() - received });
     } catch (err) {
       this.evictParent(lane, prevId);
+      for (const e of steersOfUncreated(lane, item)) this.sendSteer(lane, e);
       const apiErr = toApiError(err);
       if (apiErr.status >= 500) logger.error({ err }, 'turn failed');
       this.sendError(apiErr, lane.streamId);
@@ -223,22 +220,15 @@ export class ResponsesSession {
     }
   }
 
-  /** Caches a lane's new latest response (pinned: each lane's latest stays while over budget). */
+  /** Caches a lane's new latest response, pinned (each lane's latest stays while others are evicted). */
   private keepLatest(lane: Lane, state: ConversationState): void {
     const { cache } = this.options;
     cache.set(state);
     if (lane.latest) cache.unpin(lane.latest);
-    lane.latest = state.response.id;
-    cache.pin(lane.latest);
+    cache.pin((lane.latest = state.response.id));
   }
 
-  /**
-   * A failed continuation evicts its cached parent, unless the parent is another lane's latest
-   * response (a failed fork must not cost the lane it forked from its state).
-   */
   private evictParent(lane: Lane, prevId: string | undefined): void {
-    if (!prevId) return;
-    const owner = this.lanes.ownerOf(prevId);
-    if (owner === undefined || owner === lane) this.options.cache.evict(prevId, 'failed_continuation');
+    if (prevId && this.lanes.evictsParent(lane, prevId)) this.options.cache.evict(prevId, 'failed_continuation');
   }
 }

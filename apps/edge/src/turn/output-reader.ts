@@ -5,7 +5,7 @@ import { failureOf } from '../api-errors';
 import { OutputModerator } from '../safety/output-moderator';
 import { recordNoticed } from '../safety/safety-findings';
 import { applyParseEvents } from './apply-parse-events';
-import { stopReasonOf, type Turn } from './turn';
+import { stopReasonOf, type StopReason, type Turn } from './turn';
 import type { ResponseEnding } from './turn-writer';
 
 /** How a turn that generated to its end ends (failures throw instead). */
@@ -39,6 +39,8 @@ export async function readOutput(
           itemOpened = true;
           recordFirstItem(turn, event.value.engineElapsedMs);
         }
+        // A safe boundary for steering: no item is open, so the response ends with whole items only.
+        if (turn.steerRequested && sink.currentKind === null) stop.abort('steered' satisfies StopReason);
       } else if (event?.$case === 'done') done = event.value;
       if (stop.signal.aborted) break;
     }

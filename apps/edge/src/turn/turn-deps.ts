@@ -74,10 +74,12 @@ export interface TurnRequest {
   generate: boolean;
   signal: AbortSignal;
   /**
-   * Aborted with a {@link StopReason} to end the response early at its next chunk (a client's
-   * `response.interrupt`, or steering): it ends `incomplete` with that reason, not `failed`.
+   * Aborted to end the response at its next chunk (a client's `response.interrupt`): it ends
+   * `incomplete`, `interrupted`, without the item being written, not `failed`.
    */
   interrupt?: AbortSignal;
+  /** Aborted when steering input waits: the response ends `incomplete`, `steered`, at its next item boundary. */
+  steer?: AbortSignal;
   /** Time the transport spent parsing and validating the request, in ms. */
   validateMs: number;
   /** Time spent resolving `previous` (connection cache or response store), in ms. */

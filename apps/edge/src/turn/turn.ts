@@ -82,10 +82,14 @@ export class Turn {
     ({ deps: this.deps, req: this.req, input: this.input, route: this.route } = prepared);
     ({ rendering: this.rendering, verdict: this.verdict } = prepared);
     ({ writer: this.writer, meter: this.meter, storing: this.storing } = owned);
-    const interrupt = this.req.interrupt;
-    if (interrupt?.aborted) this.stop.abort(interrupt.reason);
-    else interrupt?.addEventListener('abort', () => this.stop.abort(interrupt.reason), { once: true });
+    const { interrupt, steer } = this.req;
+    onAbort(interrupt, () => this.stop.abort('interrupted' satisfies StopReason));
+    // Steering waits for a safe boundary (no item open: see output-reader.ts); an interrupt stops now.
+    onAbort(steer, () => (this.steerRequested = true));
   }
+
+  /** Steering input waits: the turn ends `incomplete`, `steered`, at its next item boundary. */
+  steerRequested = false;
 
   get phase(): TurnPhase {
     return this.current;
@@ -97,4 +101,10 @@ export class Turn {
       throw new Error(`a turn cannot go back from ${this.current} to ${phase}`);
     this.current = phase;
   }
+}
+
+/** Runs `fn` once `signal` aborts (now, if it has). */
+function onAbort(signal: AbortSignal | undefined, fn: () => void): void {
+  if (signal?.aborted) fn();
+  else signal?.addEventListener('abort', fn, { once: true });
 }
