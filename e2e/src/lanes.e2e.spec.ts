@@ -137,6 +137,29 @@ describe('lanes with openai-node 7 ResponsesWS', () => {
     expect(next[next.length - 1]).toMatchObject({ type: 'response.completed', response: { previous_response_id: id } });
   }, 60_000);
 
+  it('steers a running response with the SDK’s response.steer: accepted, ended as steered, an automatic successor completes', async () => {
+    const created = socket.collect('steer', (e) => e.type === 'response.created');
+    socket.ws.send({
+      type: 'response.create',
+      model: MODEL,
+      store: false,
+      stream_id: 'steer',
+      input: 'Tell me a long story.',
+    } as never);
+    const id = (await created).at(-1)!.response.id;
+    const rest = socket.collect('steer', (e) => e.type === 'response.completed' || e.type === 'response.steer.failed');
+    socket.ws.send({ type: 'response.steer', previous_response_id: id, input: 'Make it about a cat.' });
+    const events = await rest;
+    const types = events.map((e) => e.type);
+    expect(types).toContain('response.steer.accepted');
+    const steered = events.find((e) => e.type === 'response.incomplete')!;
+    expect(steered.response.incomplete_details).toEqual({ reason: 'steered' });
+    const successor = events.at(-1)!;
+    expect(successor).toMatchObject({ type: 'response.completed', response: { previous_response_id: id } });
+    // The successor reused the steered response's session on the worker: its prompt is cached.
+    expect(successor.response.usage.input_tokens_details.cached_tokens).toBeGreaterThan(0);
+  }, 60_000);
+
   it('answers a malformed stream_id and an unimplemented event with errors naming them, and keeps the socket', async () => {
     const bad = socket.collect(undefined);
     socket.ws.sendRaw(JSON.stringify({ type: 'response.create', model: MODEL, stream_id: 'has space', input: 'x' }));

@@ -39,6 +39,8 @@ export interface ConnectionSettings {
   maxPayloadBytes: number;
   /** Lane limits (EDGE_WS_MAX_ACTIVE_RESPONSES, EDGE_WS_MAX_STREAMS); default 16 and 32. */
   lanes?: LaneLimits;
+  /** Steering inputs waiting on one response (EDGE_WS_MAX_PENDING_STEERS); default 16. */
+  maxPendingSteers?: number;
   /**
    * Per-process and per-tenant connection caps: a response running beside another on one
    * connection takes a tenant slot too, so lanes cannot get round EDGE_MAX_CONNECTIONS_PER_TENANT.
@@ -99,6 +101,7 @@ export class Connection {
       maxQueued: settings.maxQueued,
       maxPayloadBytes: settings.maxPayloadBytes,
       lanes: settings.lanes,
+      maxPendingSteers: settings.maxPendingSteers,
       acquireLaneSlot: settings.limits && (() => settings.limits!.acquire(principal.tenant)),
     });
     deps.metrics.connections.inc({ transport });
