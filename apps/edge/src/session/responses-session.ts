@@ -204,7 +204,8 @@ export class ResponsesSession {
       );
       if (outcome.state) this.keepLatest(lane, outcome.state);
       else this.evictParent(lane, prevId);
-      for (const e of afterSteeredTurn(lane, body, outcome.response)) this.sendSteer(lane, e);
+      const response = this.ending ? undefined : outcome.response; // a draining connection starts no successor
+      for (const e of afterSteeredTurn(lane, body, response)) this.sendSteer(lane, e);
       const status = outcome.error ? outcome.error.status : 200;
       logTurnAccess(logger, { ...access, status, turn: outcome.access, ms: performance.now() - received });
     } catch (err) {

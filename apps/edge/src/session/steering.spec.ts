@@ -187,4 +187,20 @@ describe('response.steer', () => {
     expect(s.backends.generateCalls).toHaveLength(1); // no successor reached a worker
     expect(s.events).toHaveLength(seen); // nothing more was sent
   });
+
+  it('starts no successor on a draining connection: the accepted input is handed back with its id', async () => {
+    const s = open();
+    const release = s.hold();
+    s.create();
+    await until(() => ofType(s.events, 'response.created').length === 1);
+    s.send({ type: 'response.steer', previous_response_id: s.events[0].response.id, input: 'x' });
+    const drained = s.session.finishCurrent();
+    release();
+    await drained;
+    const [accepted] = ofType(s.events, 'response.steer.accepted');
+    expect(ofType(s.events, 'response.steer.failed')).toEqual([
+      expect.objectContaining({ steer: expect.objectContaining({ id: accepted.steer.id, input: 'x' }) }),
+    ]);
+    expect(ofType(s.events, 'response.created')).toHaveLength(1);
+  });
 });
