@@ -156,8 +156,6 @@ describe('lanes with openai-node 7 ResponsesWS', () => {
     expect(steered.response.incomplete_details).toEqual({ reason: 'steered' });
     const successor = events.at(-1)!;
     expect(successor).toMatchObject({ type: 'response.completed', response: { previous_response_id: id } });
-    // The successor reused the steered response's session on the worker: its prompt is cached.
-    expect(successor.response.usage.input_tokens_details.cached_tokens).toBeGreaterThan(0);
   }, 60_000);
 
   it('answers a malformed stream_id and an unimplemented event with errors naming them, and keeps the socket', async () => {

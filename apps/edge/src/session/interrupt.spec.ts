@@ -71,8 +71,10 @@ describe('response.interrupt', () => {
     const next = s.events[s.events.length - 1];
     expect(s.events.slice(from).filter((e) => e.type === 'error')).toEqual([]);
     expect(next).toMatchObject({ type: 'response.completed', response: { previous_response_id: id } });
-    // The worker was asked to go on from the interrupted session, not to prefill it all again.
-    expect(s.backends.generateCalls[1].parentSessionKey).toBe(id);
+    // Chained from the interrupted session, with no prefix claimed (a worker keeps nothing of a
+    // cancelled call): one Generate call, no prefix_miss retry.
+    expect(s.backends.generateCalls[1]).toMatchObject({ parentSessionKey: id, prefixLen: 0 });
+    expect(s.backends.generateCalls).toHaveLength(2);
   });
 
   it('ignores an interrupt of a response that already ended, and one of a lane it names', async () => {

@@ -81,10 +81,13 @@ describe('response.steer', () => {
     expect(next.type).toBe('response.completed');
     expect(next.response).toMatchObject({ previous_response_id: parent, instructions: 'Be brief.', temperature: 0.3 });
     expect(steerTexts(s, next.response.id)).toEqual(['plan the project', 'Two weeks, one developer.']);
-    // The worker goes on from the steered session: only the steered input is prefilled.
+    // The successor names the steered session as its parent (the worker reuses what it still holds),
+    // but claims no prefix: a worker keeps nothing of a cancelled call, so a claim would only cost a
+    // prefix_miss round trip.
     const call = s.backends.generateCalls[1];
     expect(call.parentSessionKey).toBe(parent);
-    expect(call.prefixLen).toBeGreaterThan(0);
+    expect(call.prefixLen).toBe(0);
+    expect(s.backends.generateCalls).toHaveLength(2); // no prefix_miss retry
     expect(ofType(s.events, 'response.created')).toHaveLength(2);
   });
 

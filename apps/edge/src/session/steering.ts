@@ -87,8 +87,8 @@ export function acceptSteer(lane: Lane, event: ResponseSteerEvent): Steer {
  * What becomes of the steering input queued for a response that just ended: a response that asks
  * for client-owned tool output keeps it waiting for the client's continuation (`pending`, with the
  * stubs to fill); one that completed or stopped for steering gets an automatic successor, first
- * on its lane, inheriting its settings and chaining from it (the worker keeps the prefix, so only
- * the steered input is prefilled); any other end hands the input back (`failed`).
+ * on its lane, inheriting its settings and chaining from it (through the connection cache: O(new
+ * items) on the edge); any other end hands the input back (`failed`).
  */
 export function afterSteeredTurn(lane: Lane, body: ResponseCreateRequest, response?: ResponseObject): SteerEvent[] {
   const steers = lane.steers.splice(0);

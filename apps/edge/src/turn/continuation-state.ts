@@ -1,7 +1,7 @@
 import type { InputItem } from '@fastloop/protocol';
 import { approxBytes, type ConversationState } from './conversation-state';
 import { renderOutput } from './render-stage';
-import type { Turn } from './turn';
+import { stopReasonOf, type Turn } from './turn';
 
 /**
  * The states a finished turn leaves: `state`, which a continuation chains from (this turn's items
@@ -29,7 +29,10 @@ function continuationState(turn: Turn): ConversationState {
     items: input.items.append(output),
     entries,
     rendered,
-    workerPrefixLength: plan && route.workerId ? plan.promptLength : 0,
+    // A turn its client stopped (interrupt, steering) cancelled its Generate call, and a worker keeps
+    // nothing of a cancelled call (apps/inference generate-service.ts): claiming a prefix would only
+    // cost a prefix_miss round trip before the whole prompt is sent anyway.
+    workerPrefixLength: plan && route.workerId && !stopReasonOf(turn.stop) ? plan.promptLength : 0,
     sampled,
     // What this state adds beyond its parent's shared logs: its input, output and their tokens.
     bytes:
