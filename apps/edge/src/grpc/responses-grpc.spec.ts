@@ -188,4 +188,44 @@ describe('ResponsesService/Session lanes', () => {
     call.cancel();
     await waitUntil(() => limits.count() === 0);
   });
+
+  it('interrupts and steers through the same core: incomplete/interrupted, then a steered successor', async () => {
+    backends.chunkGate = undefined;
+    backends.scriptEntries = undefined;
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const first = backends.generateCalls.length;
+    backends.chunkGate = (call, chunk) => (call === first && chunk >= 1 ? held : Promise.resolve());
+    const md = new Metadata();
+    md.set('authorization', 'Bearer sk-a');
+    const call = client.session(md);
+    const events: any[] = [];
+    call.on('data', (msg: responsesV1.SessionResponse) => events.push(JSON.parse(msg.eventJson)));
+    call.on('error', () => undefined); // CANCELLED, from our own cancel() below
+    const send = (event: Record<string, unknown>) => call.write({ eventJson: JSON.stringify(event) });
+    send({ type: 'response.create', model: 'fake-model', input: 'hi', store: false });
+    await waitUntil(() => events.some((e) => e.type === 'response.created'));
+    const id = events.find((e) => e.type === 'response.created').response.id;
+    send({ type: 'response.interrupt', response_id: id, mode: 'discard_partial_items' });
+    await waitUntil(() => events.some((e) => e.type === 'response.incomplete'));
+    expect(events.find((e) => e.type === 'response.incomplete').response.incomplete_details).toEqual({
+      reason: 'interrupted',
+    });
+    release();
+    const second = backends.generateCalls.length;
+    let releaseSecond!: () => void;
+    const heldSecond = new Promise<void>((r) => (releaseSecond = r));
+    backends.chunkGate = (c, chunk) => (c === second && chunk >= 1 ? heldSecond : Promise.resolve());
+    send({ type: 'response.create', model: 'fake-model', input: 'again', store: false, previous_response_id: id });
+    await waitUntil(() => events.filter((e) => e.type === 'response.created').length === 2);
+    const running = events.filter((e) => e.type === 'response.created')[1].response.id;
+    send({ type: 'response.steer', previous_response_id: running, input: 'shorter' });
+    await waitUntil(() => events.some((e) => e.type === 'response.steer.accepted'));
+    releaseSecond();
+    await waitUntil(() => events.filter((e) => e.type === 'response.created').length === 3);
+    await waitUntil(() => events.at(-1).type === 'response.completed');
+    expect(events.at(-1).response.previous_response_id).toBe(running);
+    call.cancel();
+    await waitUntil(() => limits.count() === 0);
+  });
 });
