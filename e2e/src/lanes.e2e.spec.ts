@@ -156,6 +156,11 @@ describe('lanes with openai-node 7 ResponsesWS', () => {
     expect(steered.response.incomplete_details).toEqual({ reason: 'steered' });
     const successor = events.at(-1)!;
     expect(successor).toMatchObject({ type: 'response.completed', response: { previous_response_id: id } });
+    // The worker kept the steered call's session (cancelled with keep): the successor's prompt up to
+    // the steered input is cached, not prefilled again.
+    expect(successor.response.usage.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(
+      steered.response.usage.input_tokens,
+    );
   }, 60_000);
 
   it('answers a malformed stream_id and an unimplemented event with errors naming them, and keeps the socket', async () => {

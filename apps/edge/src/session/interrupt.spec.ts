@@ -2,9 +2,10 @@ import { fakeDeps, FakeBackends } from '../testing/fake-deps';
 import { ResponsesSession } from './responses-session';
 import { ConnectionStateCache, StateCacheBudget } from './state-cache';
 
-function open() {
+function open(moderated = false) {
   const backends = new FakeBackends();
   const { deps, usage } = fakeDeps(backends);
+  if (moderated) deps.outputModeration = { chunkChars: 8 };
   const events: any[] = [];
   const session = new ResponsesSession({
     deps,
@@ -22,7 +23,8 @@ function open() {
 }
 
 async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 10_000 && !check(); i++) await new Promise((r) => setImmediate(r));
+  const deadline = Date.now() + 5_000;
+  while (!check() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1));
   expect(check()).toBe(true);
 }
 
@@ -55,6 +57,34 @@ describe('response.interrupt', () => {
     await until(() => s.usage.length === 1); // billed for what it sampled
   });
 
+  it('ends an interrupted response whose output is moderated only once its held text is judged (no write after the end)', async () => {
+    const s = open(true);
+    const classify = s.backends.classify.bind(s.backends);
+    // Slow verdicts: one is still in flight when the interrupt comes.
+    s.backends.classify = async (req) => {
+      await new Promise((r) => setTimeout(r, 20));
+      return classify(req);
+    };
+    const failures: unknown[] = [];
+    const onFailure = (err: unknown) => failures.push(err);
+    process.on('unhandledRejection', onFailure);
+    try {
+      s.backends.scriptEntries = () => [{ kind: 'message', role: 'assistant', text: 'word '.repeat(200) }];
+      // Held well inside the answer; its released text trails behind, behind the slow verdicts.
+      const forever = new Promise<void>(() => undefined);
+      s.backends.chunkGate = (call, chunk) => (call === 0 && chunk >= 40 ? forever : Promise.resolve());
+      s.create();
+      await until(() => s.events.some((e) => e.type === 'response.output_text.delta'));
+      s.send({ type: 'response.interrupt', response_id: s.events[0].response.id, mode: 'discard_partial_items' });
+      await s.session.whenIdle();
+      await new Promise((r) => setTimeout(r, 100));
+      expect(s.events[s.events.length - 1].type).toBe('response.incomplete');
+      expect(failures).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onFailure);
+    }
+  });
+
   it('lets the socket serve the next turn, continuing from the interrupted response without its partial item', async () => {
     const s = open();
     thinkThenHoldAnswer(s);
@@ -71,9 +101,10 @@ describe('response.interrupt', () => {
     const next = s.events[s.events.length - 1];
     expect(s.events.slice(from).filter((e) => e.type === 'error')).toEqual([]);
     expect(next).toMatchObject({ type: 'response.completed', response: { previous_response_id: id } });
-    // Chained from the interrupted session, with no prefix claimed (a worker keeps nothing of a
-    // cancelled call): one Generate call, no prefix_miss retry.
-    expect(s.backends.generateCalls[1]).toMatchObject({ parentSessionKey: id, prefixLen: 0 });
+    // The worker goes on from the interrupted session (its call was cancelled with keep), up to where
+    // the discarded item began: no whole prompt again, no prefix_miss retry.
+    expect(s.backends.generateCalls[1].parentSessionKey).toBe(id);
+    expect(s.backends.generateCalls[1].prefixLen).toBeGreaterThan(0);
     expect(s.backends.generateCalls).toHaveLength(2);
   });
 

@@ -81,13 +81,12 @@ describe('response.steer', () => {
     expect(next.type).toBe('response.completed');
     expect(next.response).toMatchObject({ previous_response_id: parent, instructions: 'Be brief.', temperature: 0.3 });
     expect(steerTexts(s, next.response.id)).toEqual(['plan the project', 'Two weeks, one developer.']);
-    // The successor names the steered session as its parent (the worker reuses what it still holds),
-    // but claims no prefix: a worker keeps nothing of a cancelled call, so a claim would only cost a
-    // prefix_miss round trip.
+    // The worker goes on from the steered session (its call was cancelled with keep): only the
+    // steered input is prefilled, with no prefix_miss retry.
     const call = s.backends.generateCalls[1];
     expect(call.parentSessionKey).toBe(parent);
-    expect(call.prefixLen).toBe(0);
-    expect(s.backends.generateCalls).toHaveLength(2); // no prefix_miss retry
+    expect(call.prefixLen).toBeGreaterThan(0);
+    expect(s.backends.generateCalls).toHaveLength(2);
     expect(ofType(s.events, 'response.created')).toHaveLength(2);
   });
 

@@ -1,7 +1,7 @@
 import type { InputItem } from '@fastloop/protocol';
 import { approxBytes, type ConversationState } from './conversation-state';
 import { renderOutput } from './render-stage';
-import { stopReasonOf, type Turn } from './turn';
+import type { Turn } from './turn';
 
 /**
  * The states a finished turn leaves: `state`, which a continuation chains from (this turn's items
@@ -29,10 +29,9 @@ function continuationState(turn: Turn): ConversationState {
     items: input.items.append(output),
     entries,
     rendered,
-    // A turn its client stopped (interrupt, steering) cancelled its Generate call, and a worker keeps
-    // nothing of a cancelled call (apps/inference generate-service.ts): claiming a prefix would only
-    // cost a prefix_miss round trip before the whole prompt is sent anyway.
-    workerPrefixLength: plan && route.workerId && !stopReasonOf(turn.stop) ? plan.promptLength : 0,
+    // A turn its client stopped (interrupt, steering) cancelled its call with `keep`, so the worker
+    // holds its session too (a worker without it answers prefix_miss, and the prompt goes whole).
+    workerPrefixLength: plan && route.workerId ? plan.promptLength : 0,
     sampled,
     // What this state adds beyond its parent's shared logs: its input, output and their tokens.
     bytes:

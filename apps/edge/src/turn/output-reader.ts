@@ -47,12 +47,14 @@ export async function readOutput(
   } catch (err) {
     if (!stop.signal.aborted) throw err; // stopped: output moderation blocked (or failed), said below
   }
+  if (!stop.signal.aborted) applyParseEvents(sink, parser.finish());
+  // Held text is judged and released before the terminal event, however the stream ended: a
+  // verdict arriving after it would write into an ended response.
+  if (moderator && !(await finishModeration(turn, moderator)))
+    return { status: 'incomplete', usage: meter.usage(), reason: 'content_filter' };
   // The client stopped it: what it has is what it keeps (the writer drops an interrupted partial item).
   const stopped = stopReasonOf(stop);
   if (stopped) return { status: 'incomplete', usage: meter.usage(), reason: stopped };
-  if (!stop.signal.aborted) applyParseEvents(sink, parser.finish());
-  if (moderator && !(await finishModeration(turn, moderator)))
-    return { status: 'incomplete', usage: meter.usage(), reason: 'content_filter' };
   if (!done)
     throw new DomainError(
       ErrorCode.inferenceIncomplete,

@@ -66,9 +66,9 @@ class MuxStream<Req, Res> {
     return id;
   }
 
-  cancel(id: number): void {
+  cancel(id: number, keep = false): void {
     if (!this.calls.delete(id) || this.closed) return;
-    this.duplex.write({ callId: id, op: { $case: 'cancel', value: {} } });
+    this.duplex.write({ callId: id, op: { $case: 'cancel', value: { keep } } });
     this.endIfRetiredAndIdle();
   }
 
@@ -212,13 +212,13 @@ export class MuxClient<Req, Res> {
         wake?.();
       },
     });
-    const stop = (err: DomainError) => {
+    const stop = (err: DomainError, keep = false) => {
       error ??= err;
-      stream.cancel(id);
+      stream.cancel(id, keep);
       wake?.();
     };
     const timer = setTimeout(() => stop(deadlineExceeded()), settings.deadlineMs);
-    const onAbort = () => stop(cancelled());
+    const onAbort = () => stop(cancelled(), settings.signal?.reason === KEEP_ON_CANCEL);
     if (settings.signal?.aborted) onAbort();
     else settings.signal?.addEventListener('abort', onAbort, { once: true });
     try {
@@ -311,6 +311,12 @@ export class MuxClient<Req, Res> {
 function deadlineExceeded(): DomainError {
   return new DomainError(ErrorCode.deadlineExceeded, 'Deadline exceeded', GrpcStatus.DEADLINE_EXCEEDED, true);
 }
+
+/**
+ * Abort a streaming call with this reason to cancel it but let the server keep what the call built
+ * (`Cancel.keep`): the caller goes on from it (a client interrupted or steered a response).
+ */
+export const KEEP_ON_CANCEL = 'fastloop.mux.keep-on-cancel';
 
 function cancelled(): DomainError {
   return new DomainError(ErrorCode.cancelled, 'Cancelled on client', GrpcStatus.CANCELLED, false);

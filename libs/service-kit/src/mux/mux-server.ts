@@ -38,6 +38,8 @@ type ServerMuxStream<Req, Res> = ServerDuplexStream<MuxRequestFrame<Req>, MuxRes
 export interface StreamingCall<Req, Res> {
   readonly request: Req;
   readonly cancelled: boolean;
+  /** The caller cancelled but goes on from what the call built (`Cancel.keep`); a grpc-js stream never says so. */
+  readonly keepOnCancel?: boolean;
   /** False when the transport's buffer is full: wait for 'drain'. */
   write(message: Res): boolean;
   end(): void;
@@ -50,6 +52,7 @@ export interface StreamingCall<Req, Res> {
 /** One call on a multiplexed stream, shaped like a grpc-js server stream. */
 export class MuxServerCall<Req, Res> extends EventEmitter implements StreamingCall<Req, Res> {
   cancelled = false;
+  keepOnCancel = false;
   private finished = false;
 
   constructor(
@@ -75,10 +78,11 @@ export class MuxServerCall<Req, Res> extends EventEmitter implements StreamingCa
     this.finish({ $case: 'end', value: {} });
   }
 
-  /** The caller cancelled, or the stream broke. */
-  cancel(): void {
+  /** The caller cancelled (`keep`: it goes on from what the call built), or the stream broke. */
+  cancel(keep = false): void {
     if (this.finished || this.cancelled) return;
     this.cancelled = true;
+    this.keepOnCancel = keep;
     this.stream.forget(this.callId);
     this.emit('cancelled');
   }
@@ -205,7 +209,7 @@ export class MuxServer {
     duplex.on('data', (frame: MuxRequestFrame<Req>) => {
       const op = frame.op;
       if (op?.$case === 'cancel') {
-        stream.calls.get(frame.callId)?.cancel();
+        stream.calls.get(frame.callId)?.cancel(op.value.keep);
         return;
       }
       if (op?.$case !== 'start' || stream.calls.has(frame.callId)) {
