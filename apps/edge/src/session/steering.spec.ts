@@ -205,4 +205,18 @@ describe('response.steer', () => {
     ]);
     expect(ofType(s.events, 'response.created')).toHaveLength(1);
   });
+
+  it('stops a response steered before its first token at once (nothing is open), and starts the successor', async () => {
+    const s = open();
+    s.backends.script = () => ({ kind: 'message', role: 'assistant', text: 'ok' });
+    const forever = new Promise<void>(() => undefined);
+    s.backends.chunkGate = (call) => (call === 0 ? forever : Promise.resolve()); // no token ever comes
+    s.create();
+    await until(() => ofType(s.events, 'response.created').length === 1);
+    s.send({ type: 'response.steer', previous_response_id: s.events[0].response.id, input: 'x' });
+    await s.session.whenIdle();
+    const [steered, next] = s.events.filter((e) => /^response\.(completed|incomplete)$/.test(e.type));
+    expect(steered.response).toMatchObject({ incomplete_details: { reason: 'steered' }, output: [] });
+    expect(next.type).toBe('response.completed');
+  });
 });

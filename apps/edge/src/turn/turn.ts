@@ -85,7 +85,11 @@ export class Turn {
     const { interrupt, steer } = this.req;
     onAbort(interrupt, () => this.stop.abort('interrupted' satisfies StopReason));
     // Steering waits for a safe boundary (no item open: see output-reader.ts); an interrupt stops now.
-    onAbort(steer, () => (this.steerRequested = true));
+    // Before the first token nothing is open: that is a boundary, and waiting would cost a whole TTFT.
+    onAbort(steer, () => {
+      this.steerRequested = true;
+      if (this.meter.sampled.length === 0) this.stop.abort('steered' satisfies StopReason);
+    });
   }
 
   /** Steering input waits: the turn ends `incomplete`, `steered`, at its next item boundary. */
