@@ -9,7 +9,8 @@ import { weatherTool } from './stack-fixture';
 // as the `openai-v7` alias beside the suite's 6.x) drives lanes (`stream_id`), forks across lanes,
 // `response.interrupt` and the errors that leave the socket open.
 const MODEL = 'fastloop-sim';
-const stack = stackForThisFile({ SIM_TOOL_CALLS: '1', SIM_ANSWER_WORDS: '300' });
+// Answers of ≈ 400 tokens at 500 tokens/s: still streaming when an interrupt or a steer arrives.
+const stack = stackForThisFile({ SIM_TOOL_CALLS: '1', SIM_ANSWER_WORDS: '300', SIM_TOKENS_PER_SECOND: '500' });
 
 type Event = ResponsesServerEvent & { stream_id?: string; response?: any; error?: any };
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed', 'error']);
@@ -138,7 +139,8 @@ describe('lanes with openai-node 7 ResponsesWS', () => {
   }, 60_000);
 
   it('steers a running response with the SDK’s response.steer: accepted, ended as steered, an automatic successor completes', async () => {
-    const created = socket.collect('steer', (e) => e.type === 'response.created');
+    // Steered once it streams (steering before the first token stops at once; the unit tests cover that).
+    const created = socket.collect('steer', (e) => e.type === 'response.output_text.delta');
     socket.ws.send({
       type: 'response.create',
       model: MODEL,
@@ -146,7 +148,7 @@ describe('lanes with openai-node 7 ResponsesWS', () => {
       stream_id: 'steer',
       input: 'Tell me a long story.',
     } as never);
-    const id = (await created).at(-1)!.response.id;
+    const id = (await created).find((e) => e.type === 'response.created')!.response.id;
     const rest = socket.collect('steer', (e) => e.type === 'response.completed' || e.type === 'response.steer.failed');
     socket.ws.send({ type: 'response.steer', previous_response_id: id, input: 'Make it about a cat.' });
     const events = await rest;
