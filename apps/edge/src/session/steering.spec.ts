@@ -2,7 +2,7 @@ import { fakeDeps, FakeBackends } from '../testing/fake-deps';
 import { ResponsesSession } from './responses-session';
 import { ConnectionStateCache, StateCacheBudget } from './state-cache';
 
-function open() {
+function open(maxPendingSteers?: number) {
   const backends = new FakeBackends();
   const { deps } = fakeDeps(backends);
   const events: any[] = [];
@@ -15,6 +15,7 @@ function open() {
     send: (e) => events.push(e),
     logger: deps.logger,
     maxQueued: 4,
+    maxPendingSteers,
   });
   const send = (event: Record<string, unknown>) => session.receive(JSON.stringify(event));
   const create = (body: Record<string, unknown> = {}) =>
@@ -218,5 +219,25 @@ describe('response.steer', () => {
     const [steered, next] = s.events.filter((e) => /^response\.(completed|incomplete)$/.test(e.type));
     expect(steered.response).toMatchObject({ incomplete_details: { reason: 'steered' }, output: [] });
     expect(next.type).toBe('response.completed');
+  });
+
+  it('refuses steering over EDGE_WS_MAX_PENDING_STEERS for one response, handing the input back', async () => {
+    const s = open(1);
+    const release = s.hold();
+    s.create();
+    await until(() => ofType(s.events, 'response.created').length === 1);
+    const parent = s.events[0].response.id;
+    for (const input of ['one', 'two']) s.send({ type: 'response.steer', previous_response_id: parent, input });
+    expect(ofType(s.events, 'response.steer.failed')).toEqual([
+      expect.objectContaining({
+        steer: { previous_response_id: parent, input: 'two' },
+        error: expect.objectContaining({
+          code: 'too_many_pending_steers',
+          message: expect.stringContaining('EDGE_WS_MAX_PENDING_STEERS'),
+        }),
+      }),
+    ]);
+    release();
+    await s.session.whenIdle();
   });
 });
