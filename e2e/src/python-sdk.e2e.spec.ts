@@ -68,4 +68,19 @@ describe('openai Python SDK (3.22.1)', () => {
         before.value('fastloop_edge_state_cache_lookups_total', { result: 'store' }),
     ).toBe(2);
   }, 90_000);
+
+  it('runs two lanes (stream_id) on one responses.connect socket, each event echoing its lane, and chains a lane', async () => {
+    const { stdout } = await run(
+      join(VENV, 'bin', 'python'),
+      [join(ROOT, 'e2e/python/responses_lanes.py'), `${stack.url}/v1`, 'sk-e2e-python', MODEL],
+      { timeout: 60_000 },
+    );
+    const { lanes } = JSON.parse(stdout);
+    expect(lanes['py-a'].stream_ids).toEqual(['py-a']);
+    expect(lanes['py-b'].stream_ids).toEqual(['py-b']);
+    const [first, second] = lanes['py-a'].responses;
+    expect(first).toMatchObject({ status: 'completed', output: ['function_call'] });
+    expect(second).toMatchObject({ status: 'completed', previous_response_id: first.id });
+    expect(lanes['py-b'].responses).toEqual([expect.objectContaining({ status: 'completed' })]);
+  }, 90_000);
 });

@@ -105,6 +105,12 @@ export const edgeConfigSchema = z.object({
   EDGE_MAX_QUEUED_BYTES_PER_CONNECTION: env.int(64 * 1024 * 1024, 1024),
   EDGE_MAX_QUEUED_BYTES_PER_TENANT: env.int(128 * 1024 * 1024, 1024),
   EDGE_MAX_QUEUED_BYTES: env.int(512 * 1024 * 1024, 1024),
+  /** Responses running at once on one WebSocket/gRPC connection, all lanes (`stream_id`) together. */
+  EDGE_WS_MAX_ACTIVE_RESPONSES: env.int(16, 1),
+  /** Named lanes (`stream_id`) one connection keeps; an idle one is forgotten to make room. */
+  EDGE_WS_MAX_STREAMS: env.int(32, 1),
+  /** `response.steer` inputs waiting on one running response; more get `response.steer.failed` (`too_many_pending_steers`). */
+  EDGE_WS_MAX_PENDING_STEERS: env.int(16, 1),
   /** Byte budget of one connection's cache of previous responses (LRU within the connection). */
   EDGE_CONN_CACHE_BYTES: env.int(256 * 1024 * 1024, 0),
   /** Byte budget of all connection caches of the process (LRU across connections). */

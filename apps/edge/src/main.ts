@@ -133,6 +133,8 @@ async function main(): Promise<void> {
     queuedBytes,
     connectionCacheBytes: config.EDGE_CONN_CACHE_BYTES,
     maxQueued: config.EDGE_WS_MAX_QUEUED,
+    lanes: { maxActive: config.EDGE_WS_MAX_ACTIVE_RESPONSES, maxStreams: config.EDGE_WS_MAX_STREAMS },
+    maxPendingSteers: config.EDGE_WS_MAX_PENDING_STEERS,
     maxBufferedBytes: config.EDGE_MAX_BUFFERED_BYTES,
     limits,
   };

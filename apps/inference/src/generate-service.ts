@@ -178,7 +178,10 @@ export class GenerateService {
     // A cancelled call keeps nothing: the caller may have cancelled because safety blocked the
     // prompt (EDGE_SAFETY_OVERLAP), and a blocked prompt must not stay reusable. A client that
     // went away loses only this call's reuse; its conversation cannot continue from it anyway.
-    if (request.sessionKey !== '' && !cancelled) this.keep(request, assembled, result.completion);
+    // Unless the caller says it goes on from it (`Cancel.keep`: its client interrupted or steered a
+    // response it had already seen, so the prompt was judged): then the next turn prefills only what it adds.
+    const keep = !cancelled || call.keepOnCancel === true;
+    if (request.sessionKey !== '' && keep) this.keep(request, assembled, result.completion);
     const cachedTokens = result.prefill?.cachedTokens ?? assembled.cachedTokens;
     this.record(result.prefill ? engineCached(assembled, cachedTokens) : assembled, result);
     metrics.workerSeconds.observe({ ...this.engineLabel, part: 'keep' }, (this.now() - keepStart) / 1000);

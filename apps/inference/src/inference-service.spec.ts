@@ -1,6 +1,7 @@
 import { status } from '@grpc/grpc-js';
 import { getProfile, type ConversationEntry, type RenderHeader } from '@fastloop/model-profiles';
 import { inferenceV1 } from '@fastloop/proto';
+import { KEEP_ON_CANCEL, MuxClient } from '@fastloop/service-kit';
 import { schemaProblems } from '@fastloop/test-kit';
 import type { Engine, EngineRequest } from './engine';
 import { commonPrefixLength } from './prompt-assembly';
@@ -311,6 +312,30 @@ describe('InferenceService/Generate lifecycle', () => {
       expect(t.worker.sessions.get('s')).toBeUndefined();
       expect(t.worker.sessions.index.size).toBe(0);
     } finally {
+      await t.close();
+    }
+  });
+
+  it('keeps the session of a call its caller cancelled with keep (an interrupted or steered response), over the multiplexed stream', async () => {
+    const t = await startTestWorker(slow);
+    const mux = new MuxClient(() => t.client.generateStream(), { streams: 1 });
+    try {
+      const abort = new AbortController();
+      const request = inferenceV1.GenerateRequest.fromPartial({
+        sessionKey: 'kept',
+        tokens: prompt,
+        maxOutputTokens: 1000,
+      });
+      const reading = (async () => {
+        for await (const r of mux.stream(request, { deadlineMs: 10_000, signal: abort.signal }))
+          if (r.event?.$case === 'chunk') abort.abort(KEEP_ON_CANCEL);
+      })();
+      await expect(reading).rejects.toMatchObject({ code: 'cancelled' });
+      await eventually(() => t.worker.service.inFlightCount === 0);
+      // The prompt and what was sampled stay for the next turn, which then prefills only what it adds.
+      await eventually(() => (t.worker.sessions.get('kept')?.length ?? 0) > prompt.length);
+    } finally {
+      mux.close();
       await t.close();
     }
   });

@@ -114,8 +114,21 @@ export {
   validateItems,
   validateRequest,
   type ValidatedTools,
+  type ClientEvent,
 } from './lib/validate-request';
 export { jsonEqual } from './lib/json-equal';
+export {
+  checkStreamId,
+  CLIENT_EVENT_TYPES,
+  ResponseInterruptEventSchema,
+  ResponseProcessedEventSchema,
+  ResponseSteerEventSchema,
+  STREAM_ID_PATTERN,
+  type ControlEvent,
+  type ResponseInterruptEvent,
+  type ResponseProcessedEvent,
+  type ResponseSteerEvent,
+} from './lib/ws-client-events';
 export { formatParam, issueToApiError } from './lib/issue-to-api-error';
 export { checkRequestLimits, DEFAULT_REQUEST_LIMITS, type RequestLimits } from './lib/request-limits';
 export {

@@ -128,3 +128,104 @@ describe('ResponsesService/Session lifetime', () => {
     await waitUntil(() => limits.count() === 0);
   });
 });
+
+describe('ResponsesService/Session lanes', () => {
+  let server: GrpcServer;
+  let client: responsesV1.ResponsesServiceClient;
+  const limits = new ConnectionLimits({ maxConnections: 10, maxPerTenant: 1 });
+  const { deps, backends } = fakeDeps();
+
+  beforeAll(async () => {
+    const binding = responsesGrpcService({
+      deps,
+      auth: new ApiKeyAuth('sk-a:t1'),
+      budget: new StateCacheBudget(1 << 30),
+      connectionCacheBytes: 1 << 26,
+      maxQueued: 4,
+      maxBufferedBytes: 1 << 24,
+      limits,
+      maxPayloadBytes: 1 << 20,
+    });
+    server = await startGrpcServer({ port: 0, services: [binding], logger: deps.logger });
+    client = createGrpcClient(responsesV1.ResponsesServiceClient, `127.0.0.1:${server.port}`);
+  });
+  afterAll(async () => {
+    client.close();
+    await server.close(100);
+  });
+
+  it('runs lanes through the same core: events echo stream_id, and a lane over the tenant’s cap is refused by name', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    backends.chunkGate = (call) => (call === 0 ? held : Promise.resolve());
+    const md = new Metadata();
+    md.set('authorization', 'Bearer sk-a');
+    const call = client.session(md);
+    const events: any[] = [];
+    call.on('data', (msg: responsesV1.SessionResponse) => events.push(JSON.parse(msg.eventJson)));
+    call.on('error', () => undefined); // CANCELLED, from our own cancel() below
+    const create = (streamId: string) =>
+      call.write({
+        eventJson: JSON.stringify({
+          type: 'response.create',
+          stream_id: streamId,
+          model: 'fake-model',
+          input: 'hi',
+          store: false,
+        }),
+      });
+    create('a');
+    await waitUntil(() => backends.generateCalls.length === 1);
+    create('b'); // the connection holds the tenant's only slot: a second lane running beside it is over the cap
+    await waitUntil(() => events.some((e) => e.type === 'error'));
+    expect(events.find((e) => e.type === 'error')).toMatchObject({
+      stream_id: 'b',
+      error: { code: 'too_many_connections', message: expect.stringContaining('EDGE_MAX_CONNECTIONS_PER_TENANT') },
+    });
+    release();
+    await waitUntil(() => events.some((e) => e.type === 'response.completed'));
+    expect(events.filter((e) => e.type !== 'error').every((e) => e.stream_id === 'a')).toBe(true);
+    call.cancel();
+    await waitUntil(() => limits.count() === 0);
+  });
+
+  it('interrupts and steers through the same core: incomplete/interrupted, then a steered successor', async () => {
+    backends.chunkGate = undefined;
+    backends.scriptEntries = undefined;
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const first = backends.generateCalls.length;
+    backends.chunkGate = (call, chunk) => (call === first && chunk >= 1 ? held : Promise.resolve());
+    const md = new Metadata();
+    md.set('authorization', 'Bearer sk-a');
+    const call = client.session(md);
+    const events: any[] = [];
+    call.on('data', (msg: responsesV1.SessionResponse) => events.push(JSON.parse(msg.eventJson)));
+    call.on('error', () => undefined); // CANCELLED, from our own cancel() below
+    const send = (event: Record<string, unknown>) => call.write({ eventJson: JSON.stringify(event) });
+    send({ type: 'response.create', model: 'fake-model', input: 'hi', store: false });
+    await waitUntil(() => events.some((e) => e.type === 'response.created'));
+    const id = events.find((e) => e.type === 'response.created').response.id;
+    send({ type: 'response.interrupt', response_id: id, mode: 'discard_partial_items' });
+    await waitUntil(() => events.some((e) => e.type === 'response.incomplete'));
+    expect(events.find((e) => e.type === 'response.incomplete').response.incomplete_details).toEqual({
+      reason: 'interrupted',
+    });
+    release();
+    const second = backends.generateCalls.length;
+    let releaseSecond!: () => void;
+    const heldSecond = new Promise<void>((r) => (releaseSecond = r));
+    backends.chunkGate = (c, chunk) => (c === second && chunk >= 1 ? heldSecond : Promise.resolve());
+    send({ type: 'response.create', model: 'fake-model', input: 'again', store: false, previous_response_id: id });
+    await waitUntil(() => events.filter((e) => e.type === 'response.created').length === 2);
+    const running = events.filter((e) => e.type === 'response.created')[1].response.id;
+    send({ type: 'response.steer', previous_response_id: running, input: 'shorter' });
+    await waitUntil(() => events.some((e) => e.type === 'response.steer.accepted'));
+    releaseSecond();
+    await waitUntil(() => events.filter((e) => e.type === 'response.created').length === 3);
+    await waitUntil(() => events.at(-1).type === 'response.completed');
+    expect(events.at(-1).response.previous_response_id).toBe(running);
+    call.cancel();
+    await waitUntil(() => limits.count() === 0);
+  });
+});

@@ -5,6 +5,8 @@ import type { Principal } from '../auth';
 import type { TurnDeps, StateLoader } from '../turn/turn-deps';
 import type { QueuedBytes } from './queued-bytes';
 import { ResponsesSession, type ServerEvent, type SessionOptions } from './responses-session';
+import type { ConnectionLimits } from './connection-limits';
+import type { LaneLimits } from './lanes';
 import { slowClientGuard } from './slow-client';
 import { ConnectionStateCache, type StateCacheBudget } from './state-cache';
 
@@ -38,6 +40,15 @@ export interface ConnectionSettings {
   maxPayloadBytes: number;
   /** The process's bound on bytes of events running or queued (per connection, tenant, process). */
   queuedBytes?: QueuedBytes;
+  /** Lane limits (EDGE_WS_MAX_ACTIVE_RESPONSES, EDGE_WS_MAX_STREAMS); default 16 and 32. */
+  lanes?: LaneLimits;
+  /** Steering inputs waiting on one response (EDGE_WS_MAX_PENDING_STEERS); default 16. */
+  maxPendingSteers?: number;
+  /**
+   * Per-process and per-tenant connection caps: a response running beside another on one
+   * connection takes a tenant slot too, so lanes cannot get round EDGE_MAX_CONNECTIONS_PER_TENANT.
+   */
+  limits?: ConnectionLimits;
 }
 
 /** Who is on the connection and how it ends. */
@@ -107,6 +118,9 @@ export class Connection {
       maxPayloadBytes: settings.maxPayloadBytes,
       queuedBytes: settings.queuedBytes,
       timing: peer.timing,
+      lanes: settings.lanes,
+      maxPendingSteers: settings.maxPendingSteers,
+      acquireLaneSlot: settings.limits && (() => settings.limits!.acquire(principal.tenant)),
     });
     deps.metrics.connections.inc({ transport });
     if (settings.maxConnectionMs !== undefined) {

@@ -103,3 +103,14 @@ export class QueuedBytes {
 function tooMany(message: string): ApiError {
   return new ApiError({ status: 429, type: 'requests', code: 'too_many_queued_bytes', message });
 }
+
+const NOTHING_HELD = (): void => undefined;
+
+/** Holds `bytes` for a holder under the budget (nothing when either is absent): the release, or the refusal. */
+export function holdBytes(
+  budget: QueuedBytes | undefined,
+  holder: ByteHolder | undefined,
+  bytes: number,
+): (() => void) | ApiError {
+  return budget && holder ? budget.acquire(holder, bytes) : NOTHING_HELD;
+}

@@ -1,131 +1,129 @@
-import type { Logger } from '@fastloop/service-kit';
 import {
   ApiError,
-  ApiErrors,
-  parseClientEvent,
   toWsErrorEvent,
-  type ResponseStreamEvent,
+  type ClientEvent,
+  type ResponseInterruptEvent,
+  type ResponseSteerEvent,
   type ResponseCreateRequest,
   type ValidatedTools,
   type WebSocketTimingEvent,
 } from '@fastloop/protocol';
 import { logTurnAccess } from '../access-log';
 import { toApiError } from '../api-errors';
-import type { Principal } from '../auth';
-import type { Transport } from '../edge-metrics';
 import { runTurn } from '../turn/run-turn';
-import type { StateLoader, TurnDeps } from '../turn/turn-deps';
 import { DEFAULT_EDGE_LIMITS } from '../turn/edge-limits';
+import type { ConversationState } from '../turn/conversation-state';
+import { DEFAULT_LANE_LIMITS, LaneTable, type Lane, type LaneJob } from './lanes';
+import { decodeClientEvent } from './decode-client-event';
+import { DEFAULT_MAX_PENDING_STEERS, type SessionOptions } from './session-options';
+import * as steering from './steering';
 import { loadPrevious } from './previous-response';
-import type { ByteHolder, QueuedBytes } from './queued-bytes';
-import type { ConnectionStateCache } from './state-cache';
+import { holdBytes, type ByteHolder } from './queued-bytes';
 
-/** What the server sends on a persistent connection: a streaming event or an error event. */
-export type ServerEvent = ResponseStreamEvent | WebSocketTimingEvent | ReturnType<typeof toWsErrorEvent>;
+export type { ServerEvent, SessionOptions } from './session-options';
 
-export interface SessionOptions {
-  deps: TurnDeps;
-  principal: Principal;
-  transport: Extract<Transport, 'websocket' | 'grpc'>;
-  cache: ConnectionStateCache;
-  loader?: StateLoader;
-  /** Sends one server event (a streaming event or an error frame) to the client. */
-  send: (event: ServerEvent) => void;
-  logger: Logger;
-  /** `response.create` events waiting behind the one in flight; more are rejected. */
-  maxQueued: number;
-  /** Largest client event accepted, in bytes; larger ones get `payload_too_large`. Absent: no bound here. */
-  maxPayloadBytes?: number;
-  /** Bounds the bytes of events running or queued, per connection, tenant and process; absent: counts only. */
-  queuedBytes?: QueuedBytes;
-  /** The client asked for `responsesapi.websocket_timing` before each terminal event. */
-  timing?: boolean;
-}
-
-/** A `response.create` accepted on the connection, holding its bytes until its turn ends. */
-interface Queued {
-  body: ResponseCreateRequest;
-  generate: boolean;
-  validateMs: number;
-  release: () => void;
-}
-
-const NOTHING_HELD = (): void => undefined;
+type CreateEvent = Extract<ClientEvent, { type: 'response.create' }>;
 
 /**
  * One persistent connection's session core, shared by WebSocket mode and the gRPC bidi stream:
- * decodes client events, runs one response at a time in arrival order (later ones queue, bounded),
- * resolves `previous_response_id` from the connection cache then the store, and keeps each
- * finished response's state for the next turn.
+ * decodes client events; runs each lane's (`stream_id`'s) responses one at a time in arrival
+ * order (later ones queue, bounded) and the lanes side by side; resolves `previous_response_id`
+ * from the connection cache then the store (lineage, whatever lane made it); keeps each finished
+ * response's state for the next turn; stops a response on `response.interrupt`.
  */
 export class ResponsesSession {
-  private readonly queue: Queued[] = [];
+  private readonly lanes: LaneTable;
   private readonly holder: ByteHolder | undefined;
-  private running = false;
+  /** The last tools validated on this connection: an agent resends the same every turn (see parseClientEvent). */
+  private readonly tools: { last?: ValidatedTools } = {};
   private closed = false;
   /** Set by finishCurrent(): the connection is ending; new events are refused. */
   private ending = false;
   private readonly abort = new AbortController();
-  /** The last tools validated on this connection: an agent resends the same every turn (see parseClientEvent). */
-  private validatedTools?: ValidatedTools;
   /** Resolves when the queue is empty and nothing runs (used to drain on shutdown). */
   private idleWaiters: (() => void)[] = [];
+  /** Sequence numbers of the steering events (they belong to no one response's stream). */
+  private steerSequence = 0;
+  /** Where `responsesapi.websocket_timing` goes when the client asked for it. */
+  private readonly timing?: (event: WebSocketTimingEvent) => void;
 
   constructor(private readonly options: SessionOptions) {
     this.holder = options.queuedBytes?.holder(options.principal.tenant);
+    if (options.timing) this.timing = (event) => this.closed || options.send(event);
+    this.lanes = new LaneTable(options.lanes ?? DEFAULT_LANE_LIMITS, (lane) => {
+      if (lane.latest) options.cache.unpin(lane.latest);
+    });
   }
 
   /** Handles one client message (a text frame's payload; `bytes` its size when known). Never throws. */
   receive(text: string, bytes?: number): void {
     if (this.closed) return;
-    const limit = this.options.maxPayloadBytes;
-    if (limit !== undefined && utf8Exceeds(text, limit, bytes)) return this.sendError(ApiErrors.payloadTooLarge(limit));
+    const start = performance.now();
     // Held from here until the turn ends: refused before parsing when over a byte bound.
-    const budget = this.options.queuedBytes;
-    const release = budget && this.holder ? budget.acquire(this.holder, bytes ?? text.length) : NOTHING_HELD;
+    const release = holdBytes(this.options.queuedBytes, this.holder, bytes ?? text.length);
     if (release instanceof ApiError) return this.sendError(release);
-    const refused = this.accept(text, release);
-    if (refused) {
-      release();
-      this.sendError(refused);
+    const limits = (this.options.deps.limits ?? DEFAULT_EDGE_LIMITS).request;
+    const { maxPayloadBytes } = this.options;
+    const parsed = decodeClientEvent(text, { maxPayloadBytes, limits, bytes, tools: this.tools });
+    if ('error' in parsed || parsed.type !== 'response.create') release();
+    if ('error' in parsed) {
+      if (!parsed.steer) return this.sendError(parsed.error, parsed.streamId);
+      return this.sendSteer(
+        undefined,
+        steering.steerEvents.failed(parsed.steer, 'invalid_input', parsed.error.message),
+      );
+    }
+    switch (parsed.type) {
+      case 'response.create':
+        return this.create(parsed, performance.now() - start, release);
+      case 'response.interrupt':
+        return this.interrupt(parsed);
+      case 'response.processed':
+        return; // an acknowledgement: nothing to answer
+      case 'response.steer':
+        return this.steer(parsed);
     }
   }
 
-  /** Parses and queues one event; returns the error to answer when it is refused. */
-  private accept(text: string, release: () => void): ApiError | undefined {
-    const start = performance.now();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      return ApiErrors.invalidJson();
+  /** Queues steering input for a running response of this connection, or hands it back (`response.steer.failed`). */
+  private steer(event: ResponseSteerEvent): void {
+    const lane = this.lanes.runningResponse(event.previous_response_id);
+    const done = lane ? undefined : this.lanes.ownerOf(event.previous_response_id);
+    const max = this.options.maxPendingSteers ?? DEFAULT_MAX_PENDING_STEERS;
+    const refused = steering.steerRefusal(event, { lane, done, max });
+    if (refused) return this.sendSteer(lane ?? done, refused);
+    this.sendSteer(lane, steering.steerEvents.accepted(steering.acceptSteer(lane!, event)));
+  }
+
+  private sendSteer(lane: Lane | undefined, event: steering.SteerEvent): void {
+    if (this.closed) return;
+    const sequenced = { ...event, sequence_number: this.steerSequence++ };
+    this.options.send(lane ? lane.tag(sequenced) : sequenced);
+  }
+
+  private create(event: CreateEvent, validateMs: number, release: () => void): void {
+    const { generate, stream_id: streamId, type: _type, ...body } = event;
+    const lane = this.ending ? undefined : this.lanes.admit(streamId, this.options.maxQueued);
+    if (!lane || lane instanceof ApiError) {
+      release();
+      // Ending: the connection-limit error and the close follow the running response.
+      return lane ? this.sendError(lane, streamId) : undefined;
     }
-    const limits = (this.options.deps.limits ?? DEFAULT_EDGE_LIMITS).request;
-    const parsed = parseClientEvent(json, limits, this.validatedTools);
-    if (parsed instanceof ApiError) return parsed;
-    const raw = (json as { tools?: unknown }).tools;
-    if (Array.isArray(raw) && raw.length > 0) this.validatedTools = { raw, parsed: parsed.tools };
-    if (this.ending) {
-      release(); // the connection-limit error and the close follow the running response
-      return undefined;
-    }
-    const { generate, ...body } = parsed as ResponseCreateRequest & { type: string; generate?: boolean };
-    if (this.running && this.queue.length >= this.options.maxQueued) {
-      return ApiErrors.invalidRequest(
-        `Too many queued response.create events on this connection (limit ${this.options.maxQueued}); wait for response.completed.`,
-        null,
-        'too_many_queued_requests',
-      );
-    }
-    const validateMs = performance.now() - start;
-    this.queue.push({ body: body as ResponseCreateRequest, generate: generate !== false, validateMs, release });
-    void this.pump();
-    return undefined;
+    const job = { body: body as ResponseCreateRequest, generate: generate !== false, validateMs, release };
+    lane.queue.push(steering.withWaitingSteers(lane, job));
+    void this.pump(lane);
+  }
+
+  /** Ends the running response `response_id` at its next chunk; one already ended needs nothing. */
+  private interrupt(event: ResponseInterruptEvent): void {
+    const lane = this.lanes.runningResponse(event.response_id);
+    if (!lane) return this.options.logger.debug({ responseId: event.response_id }, 'interrupt of no running response');
+    lane.current!.stop.abort();
   }
 
   /** True while a response runs or waits. */
   get busy(): boolean {
-    return this.running || this.queue.length > 0;
+    return this.lanes.all().some((lane) => lane.busy);
   }
 
   /** Resolves once nothing runs or waits. */
@@ -135,7 +133,7 @@ export class ResponsesSession {
   }
 
   /**
-   * Stops taking events and drops those waiting; resolves when the running response (if any) has
+   * Stops taking events and drops those waiting; resolves when the running responses (if any) have
    * ended. For a connection that must end (its lifetime limit) without cutting a response short.
    */
   finishCurrent(): Promise<void> {
@@ -144,7 +142,7 @@ export class ResponsesSession {
     return this.whenIdle();
   }
 
-  /** Stops taking events, cancels the running response, drops the cache. Idempotent. */
+  /** Stops taking events, cancels the running responses, drops the cache. Idempotent. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
@@ -153,78 +151,100 @@ export class ResponsesSession {
     this.options.cache.clear();
   }
 
-  /** Sends an error frame unless closed. */
-  sendError(err: ApiError): void {
+  /** Sends an error frame unless closed (with the lane's `stream_id` when it concerns one). */
+  sendError(err: ApiError, streamId?: string): void {
     if (this.closed) return;
     this.options.deps.metrics.errors.inc({ transport: this.options.transport, code: err.code ?? err.type });
-    this.options.send(toWsErrorEvent(err));
+    const frame = toWsErrorEvent(err);
+    this.options.send(streamId === undefined ? frame : { ...frame, stream_id: streamId });
   }
 
   private dropQueued(): void {
-    for (const item of this.queue.splice(0)) item.release();
+    for (const lane of this.lanes.all()) for (const job of lane.queue.splice(0)) job.release?.();
   }
 
-  private async pump(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
+  private async pump(lane: Lane): Promise<void> {
+    if (lane.running) return;
+    lane.running = true;
+    const slot = this.laneSlot(lane);
     try {
-      while (this.queue.length > 0 && !this.closed) {
-        const item = this.queue.shift()!;
-        await this.runOne(item).finally(item.release);
+      while (lane.queue.length > 0 && !this.closed) {
+        const job = lane.queue.shift()!;
+        await this.runOne(lane, job).finally(() => job.release?.());
       }
     } finally {
-      this.running = false;
-      const waiters = this.idleWaiters;
-      this.idleWaiters = [];
-      for (const w of waiters) w();
+      slot?.();
+      lane.running = false;
+      if (!this.busy) {
+        const waiters = this.idleWaiters;
+        this.idleWaiters = [];
+        for (const w of waiters) w();
+      }
     }
   }
 
-  private async runOne(item: Queued): Promise<void> {
+  /** A tenant slot for a lane that runs beside another (the connection's own slot covers the first). */
+  private laneSlot(lane: Lane): (() => void) | undefined {
+    if (this.lanes.running <= 1 || !this.options.acquireLaneSlot) return undefined;
+    const slot = this.options.acquireLaneSlot();
+    if (!(slot instanceof ApiError)) return slot;
+    // Over the tenant's limit: this lane's waiting responses are refused, the running ones go on.
+    for (const job of lane.queue.splice(0)) {
+      job.release?.();
+      this.sendError(slot, lane.streamId);
+    }
+    return undefined;
+  }
+
+  private async runOne(lane: Lane, item: LaneJob): Promise<void> {
     const { body } = item;
     const prevId = body.previous_response_id ?? undefined;
     const { logger, cache, loader, deps, principal } = this.options;
     const received = performance.now() - item.validateMs;
     const access = { transport: this.options.transport, tenant: principal.tenant, previousResponseId: prevId };
+    const current: NonNullable<Lane['current']> = { stop: new AbortController(), steer: new AbortController() };
+    lane.current = current;
     try {
       const sources = { cache, loader, metrics: deps.metrics, tenant: principal.tenant };
       const { previous, loadMs } = await loadPrevious(prevId, sources);
+      const request = { body, principal, transport: this.options.transport, previous, generate: item.generate };
+      const signals = { signal: this.abort.signal, interrupt: current.stop.signal, steer: current.steer.signal };
       const outcome = await runTurn(
-        this.options.deps,
-        {
-          body,
-          principal: this.options.principal,
-          transport: this.options.transport,
-          previous,
-          generate: item.generate,
-          signal: this.abort.signal,
-          validateMs: item.validateMs,
-          loadMs,
-          logger,
-          timing: this.options.timing ? (event) => this.closed || this.options.send(event) : undefined,
-        },
+        deps,
+        { ...request, ...signals, validateMs: item.validateMs, loadMs, logger, timing: this.timing },
         (event) => {
-          if (!this.closed) this.options.send(event);
+          if (event.type === 'response.created') current.responseId = event.response.id;
+          if (!this.closed) this.options.send(lane.tag(event));
         },
       );
-      if (outcome.state) this.options.cache.set(outcome.state);
-      else if (prevId) this.options.cache.evict(prevId, 'failed_continuation');
+      if (outcome.state) this.keepLatest(lane, outcome.state);
+      else this.evictParent(lane, prevId);
+      const response = this.ending ? undefined : outcome.response; // a draining connection starts no successor
+      for (const e of steering.afterSteeredTurn(lane, body, response)) this.sendSteer(lane, e);
       const status = outcome.error ? outcome.error.status : 200;
       logTurnAccess(logger, { ...access, status, turn: outcome.access, ms: performance.now() - received });
     } catch (err) {
-      if (prevId) this.options.cache.evict(prevId, 'failed_continuation');
+      this.evictParent(lane, prevId);
+      for (const e of steering.steersOfUncreated(lane, item)) this.sendSteer(lane, e);
       const apiErr = toApiError(err);
       if (apiErr.status >= 500) logger.error({ err }, 'turn failed');
-      this.sendError(apiErr);
+      this.sendError(apiErr, lane.streamId);
       const code = apiErr.code ?? apiErr.type;
       logTurnAccess(logger, { ...access, status: apiErr.status, code, ms: performance.now() - received });
+    } finally {
+      lane.current = undefined;
     }
   }
-}
 
-/** Whether `text` (of `bytes` UTF-8 bytes, when known) is over `limit` bytes. */
-function utf8Exceeds(text: string, limit: number, bytes?: number): boolean {
-  if (bytes !== undefined) return bytes > limit;
-  // Characters first: no UTF-8 text is shorter in bytes, so only a borderline event is measured.
-  return text.length > limit || (text.length * 3 > limit && Buffer.byteLength(text) > limit);
+  /** Caches a lane's new latest response, pinned (each lane's latest stays while others are evicted). */
+  private keepLatest(lane: Lane, state: ConversationState): void {
+    const { cache } = this.options;
+    cache.set(state);
+    if (lane.latest) cache.unpin(lane.latest);
+    cache.pin((lane.latest = state.response.id));
+  }
+
+  private evictParent(lane: Lane, prevId: string | undefined): void {
+    if (prevId && this.lanes.evictsParent(lane, prevId)) this.options.cache.evict(prevId, 'failed_continuation');
+  }
 }

@@ -43,4 +43,19 @@ describe('ConnectionStateCache', () => {
     expect(budget.totalBytes).toBe(0);
     expect(cache.size).toBe(0);
   });
+
+  it("evicts unpinned responses before a lane's pinned latest one when over its byte budget, and stays bounded", () => {
+    const cache = new ConnectionStateCache(new StateCacheBudget(1e9), 250);
+    cache.set(state('a', 100));
+    cache.pin('a');
+    cache.set(state('b', 100));
+    cache.set(state('c', 100));
+    expect(cache.get('a')).toBeDefined();
+    expect(cache.get('b')).toBeUndefined();
+    cache.pin('c');
+    // Only pinned ones left to evict: the byte bound still holds (c, used less recently than a, goes).
+    cache.set(state('d', 100));
+    expect(cache.get('c')).toBeUndefined();
+    expect(cache.size).toBe(2);
+  });
 });

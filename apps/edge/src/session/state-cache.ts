@@ -46,9 +46,11 @@ export class StateCacheBudget {
 /**
  * One connection's cache of previous responses' state, keyed by response id, bounded by bytes
  * (LRU within the connection) and by the shared process budget. Closing the socket drops it.
+ * Each lane's latest response is pinned: over the connection's budget, unpinned states go first.
  */
 export class ConnectionStateCache {
   private readonly states = new Map<string, ConversationState>();
+  private readonly pinned = new Set<string>();
   private bytes = 0;
 
   constructor(
@@ -71,9 +73,29 @@ export class ConnectionStateCache {
     this.states.set(state.response.id, state);
     this.bytes += state.bytes;
     while (this.bytes > this.limitBytes && this.states.size > 1) {
-      this.evict(this.states.keys().next().value as string, 'connection_budget');
+      this.evict(this.oldestOtherThan(state.response.id), 'connection_budget');
     }
     this.budget.added(state, this);
+  }
+
+  /** Keeps `id` (a lane's latest response) ahead of unpinned states when over the connection's budget. */
+  pin(id: string): void {
+    this.pinned.add(id);
+  }
+
+  unpin(id: string): void {
+    this.pinned.delete(id);
+  }
+
+  /** The least recently used state to evict but `keep`: an unpinned one if any, else a pinned one. */
+  private oldestOtherThan(keep: string): string {
+    let pinnedOldest: string | undefined;
+    for (const id of this.states.keys()) {
+      if (id === keep) continue;
+      if (!this.pinned.has(id)) return id;
+      pinnedOldest ??= id;
+    }
+    return pinnedOldest!;
   }
 
   /** Drops one state (a failed continuation evicts its id). */
@@ -81,6 +103,7 @@ export class ConnectionStateCache {
     const state = this.states.get(id);
     if (!state) return;
     this.states.delete(id);
+    this.pinned.delete(id);
     this.bytes -= state.bytes;
     this.budget.removed(state);
     if (reason !== 'replaced') this.metrics?.cacheEvictions.inc({ reason });

@@ -1,3 +1,4 @@
+import { abortedOf } from './aborted-of';
 import { getProfile, type ConversationEntry } from '@fastloop/model-profiles';
 import { inferenceV1, routerV1, safetyV1 } from '@fastloop/proto';
 import { createLogger, DomainError, Registry } from '@fastloop/service-kit';
@@ -39,6 +40,10 @@ export class FakeBackends {
   flagMarker = 'FLAG-ME';
   /** Classify asks to redact (action redact) this marker wherever it occurs. */
   redactMarker = 'REDACT-ME';
+  /** What the fake model answers to a prompt, instead of `script` (the same however calls interleave). */
+  respond?: (prompt: readonly number[]) => ConversationEntry;
+  /** Awaited before each chunk of Generate call `call` (0-based): a test paces or holds a stream. */
+  chunkGate?: (call: number, chunk: number) => Promise<void>;
   /** Generate waits for this before its first token (a response still running when a test acts). */
   holdGenerate?: Promise<void>;
   /** Make the next Generate fail with this error before any token. */
@@ -148,12 +153,14 @@ export class FakeBackends {
     let cached = 0;
     while (parent && cached < parent.length && cached < prompt.length && parent[cached] === prompt[cached]) cached++;
     const turn = this.generateCalls.length - 1;
-    const completion = this.scriptEntries
-      ? this.scriptEntries(turn).flatMap((e, i) => [
-          ...(i > 0 ? profile.renderGenerationPrompt() : []),
-          ...profile.renderCompletion(e),
-        ])
-      : profile.renderCompletion(this.script(turn));
+    const completion = this.respond
+      ? profile.renderCompletion(this.respond(prompt))
+      : this.scriptEntries
+        ? this.scriptEntries(turn).flatMap((e, i) => [
+            ...(i > 0 ? profile.renderGenerationPrompt() : []),
+            ...profile.renderCompletion(e),
+          ])
+        : profile.renderCompletion(this.script(turn));
     this.sessions.set(req.sessionKey, [...prompt, ...completion]);
     if (req.parentSessionKey) this.sessions.delete(req.parentSessionKey);
     // Stream in uneven chunks, as a real worker does.
@@ -162,6 +169,8 @@ export class FakeBackends {
     for (let i = 0; i < completion.length; i += 3) {
       // A caller that cancels sees a cancelled call, as from grpc-js.
       await Promise.resolve();
+      // A held chunk still sees a cancel at once, as a real stream does.
+      if (this.chunkGate) await Promise.race([this.chunkGate(turn, i / 3), abortedOf(signal)]);
       if (signal?.aborted) throw new DomainError('cancelled', 'cancelled by the caller', 1);
       const first = i === 0;
       const value = {

@@ -31,6 +31,8 @@ function continuationState(turn: Turn): ConversationState {
     items: input.items.append(output),
     entries,
     rendered,
+    // A turn its client stopped (interrupt, steering) cancelled its call with `keep`, so the worker
+    // holds its session too (a worker without it answers prefix_miss, and the prompt goes whole).
     workerPrefixLength: plan && route.workerId ? plan.promptLength : 0,
     sampled,
     // What this state adds beyond its parent's shared logs: its input, output and their tokens.

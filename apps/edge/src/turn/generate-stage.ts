@@ -1,5 +1,5 @@
 import type { inferenceV1 } from '@fastloop/proto';
-import { ErrorCode, errorCodeOf, type InternalErrorCode } from '@fastloop/service-kit';
+import { ErrorCode, errorCodeOf, KEEP_ON_CANCEL, type InternalErrorCode } from '@fastloop/service-kit';
 import { cacheSaltOf } from './cache-salt';
 import { generateConstraints } from './generate-constraints';
 import { planFor, type GeneratePlan } from './generate-plan';
@@ -7,7 +7,7 @@ import { judge } from './judge-stage';
 import { readOutput, type Ending } from './output-reader';
 import { prefixKeyOf } from './route-hints';
 import { routeFresh } from './route-stage';
-import type { Turn } from './turn';
+import { stopReasonOf, type Turn } from './turn';
 
 /** Makes the next attempt different: what a retryable failure (its code) of the first attempt calls for. */
 type Retry = (turn: Turn, code: InternalErrorCode) => Promise<void> | void;
@@ -84,8 +84,11 @@ async function attemptOnce(turn: Turn, maxOutput: number): Promise<Ending | 'res
   const plan = (turn.plan = planFor(turn, turn.resendWhole));
   const call = new AbortController();
   const onAbort = () => call.abort();
+  // Stopped by its client (interrupt, steering), the conversation goes on from this call: the worker keeps its session.
+  const onStop = () => call.abort(stopReasonOf(turn.stop) ? KEEP_ON_CANCEL : undefined);
   req.signal.addEventListener('abort', onAbort, { once: true });
-  turn.stop.signal.addEventListener('abort', onAbort, { once: true });
+  turn.stop.signal.addEventListener('abort', onStop, { once: true });
+  if (turn.stop.signal.aborted) onStop(); // interrupted before this call: it ends at once
   let stream: AsyncIterator<inferenceV1.GenerateResponse> | undefined;
   try {
     const request = generateRequest(turn, plan, maxOutput);
@@ -102,7 +105,7 @@ async function attemptOnce(turn: Turn, maxOutput: number): Promise<Ending | 'res
     return await readOutput(turn, stream, first);
   } finally {
     req.signal.removeEventListener('abort', onAbort);
-    turn.stop.signal.removeEventListener('abort', onAbort);
+    turn.stop.signal.removeEventListener('abort', onStop);
     endStream(call, stream);
   }
 }

@@ -7,7 +7,7 @@ import { OutputModerator, type OutputModeratorOptions } from '../safety/output-m
 import { ownedCopy } from '../safety/owned-copy';
 import { recordNoticed } from '../safety/safety-findings';
 import { applyParseEvents } from './apply-parse-events';
-import type { Turn } from './turn';
+import { stopReasonOf, type StopReason, type Turn } from './turn';
 import type { ResponseEnding } from './turn-writer';
 
 /** How a turn that generated to its end ends (failures throw instead). */
@@ -43,6 +43,8 @@ export async function readOutput(
           itemOpened = true;
           recordFirstItem(turn, event.value.engineElapsedMs);
         }
+        // A safe boundary for steering: no item is open, so the response ends with whole items only.
+        if (turn.steerRequested && sink.currentKind === null) stop.abort('steered' satisfies StopReason);
       } else if (event?.$case === 'done') done = event.value;
       if (stop.signal.aborted) break;
     }
@@ -52,8 +54,13 @@ export async function readOutput(
     if (!stop.signal.aborted) throw err; // stopped: output moderation blocked (or failed), said below
   }
   if (!stop.signal.aborted) applyParseEvents(sink, parser.finish());
+  // Held text is judged and released before the terminal event, however the stream ended: a
+  // verdict arriving after it would write into an ended response.
   const released = moderator ? await finishModeration(turn, moderator).finally(() => calls?.close()) : true;
   if (!released) return { status: 'incomplete', usage: meter.usage(), reason: 'content_filter' };
+  // The client stopped it: what it has is what it keeps (the writer drops an interrupted partial item).
+  const stopped = stopReasonOf(stop);
+  if (stopped) return { status: 'incomplete', usage: meter.usage(), reason: stopped };
   if (!done)
     throw new DomainError(
       ErrorCode.inferenceIncomplete,

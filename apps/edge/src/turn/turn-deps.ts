@@ -79,6 +79,13 @@ export interface TurnRequest {
   /** false: WebSocket warm-up, prepare everything but sample nothing. */
   generate: boolean;
   signal: AbortSignal;
+  /**
+   * Aborted to end the response at its next chunk (a client's `response.interrupt`): it ends
+   * `incomplete`, `interrupted`, without the item being written, not `failed`.
+   */
+  interrupt?: AbortSignal;
+  /** Aborted when steering input waits: the response ends `incomplete`, `steered`, at its next item boundary. */
+  steer?: AbortSignal;
   /** Time the transport spent parsing and validating the request, in ms. */
   validateMs: number;
   /** Time spent resolving `previous` (connection cache or response store), in ms. */

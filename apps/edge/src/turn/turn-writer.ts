@@ -16,10 +16,13 @@ import {
 } from '@fastloop/protocol';
 import { LOCAL_SHELL_TOOL } from './narrow-item';
 
+/** Why a response ended `incomplete`. */
+export type IncompleteReason = 'max_output_tokens' | 'content_filter' | 'interrupted' | 'steered';
+
 /** How a response ends: its terminal event. */
 export type ResponseEnding =
   | { status: 'completed'; usage: Usage }
-  | { status: 'incomplete'; usage: Usage; reason: 'max_output_tokens' | 'content_filter' }
+  | { status: 'incomplete'; usage: Usage; reason: IncompleteReason }
   | { status: 'failed'; error: ApiError };
 
 /**
@@ -158,10 +161,16 @@ export class TurnWriter {
     this.terminal(this.stream.completed(this.response));
   }
 
-  /** The output token limit cut the response short. */
-  incomplete(usage: Usage, reason: 'max_output_tokens' | 'content_filter'): void {
+  /**
+   * The response was cut short: by the output token limit, the content filter or its client. An
+   * interrupted response (`discard_partial_items`) keeps only its finished items: the one being
+   * written ends on the wire but is left out of the response and so of its chain.
+   */
+  incomplete(usage: Usage, reason: IncompleteReason): void {
+    const finished = this.assembler.output.length;
     this.endItem({ status: 'incomplete' });
     this.settle('incomplete', usage);
+    if (reason === 'interrupted') this.response.output = this.response.output.slice(0, finished);
     this.response.incomplete_details = { reason };
     this.terminal(this.stream.incomplete(this.response));
   }

@@ -11,6 +11,19 @@ import type { TurnWriter } from './turn-writer';
 import type { UsageMeter } from './usage-meter';
 
 /**
+ * Why a turn was stopped early by its client (the `incomplete_details.reason` it ends with):
+ * `interrupted` (`response.interrupt`; the item being written is dropped) or `steered` (steering
+ * input waits for a successor). Output moderation stops a turn without a reason.
+ */
+export type StopReason = 'interrupted' | 'steered';
+
+/** The client's reason the turn was stopped for, if it was. */
+export function stopReasonOf(stop: AbortController): StopReason | undefined {
+  const reason: unknown = stop.signal.aborted ? stop.signal.reason : undefined;
+  return reason === 'interrupted' || reason === 'steered' ? reason : undefined;
+}
+
+/**
  * Where a turn is. `preparing`: input read, routed and rendered, the verdict pending (with safety
  * overlap a Generate call may already be in flight; nothing has reached the client). `judged`:
  * the verdict allowed it and `response.created` is out. `streaming`: the worker's tokens are being
@@ -60,7 +73,10 @@ export class Turn {
   plan?: GeneratePlan;
   /** The next Generate call sends the whole prompt (the worker lost the prefix, or another worker takes it). */
   resendWhole = false;
-  /** Aborted to stop generating early (output moderation blocked the output). */
+  /**
+   * Aborted to stop generating early: output moderation blocked the output (no reason), or the
+   * client interrupted or steered the response (its {@link StopReason}).
+   */
   readonly stop = new AbortController();
 
   readonly deps: TurnDeps;
@@ -75,7 +91,18 @@ export class Turn {
     ({ rendering: this.rendering, verdict: this.verdict } = prepared);
     this.compaction = prepared.compaction?.item;
     ({ writer: this.writer, meter: this.meter, storing: this.storing, timing: this.timing } = owned);
+    const { interrupt, steer } = this.req;
+    onAbort(interrupt, () => this.stop.abort('interrupted' satisfies StopReason));
+    // Steering waits for a safe boundary (no item open: see output-reader.ts); an interrupt stops now.
+    // Before the first token nothing is open: that is a boundary, and waiting would cost a whole TTFT.
+    onAbort(steer, () => {
+      this.steerRequested = true;
+      if (this.meter.sampled.length === 0) this.stop.abort('steered' satisfies StopReason);
+    });
   }
+
+  /** Steering input waits: the turn ends `incomplete`, `steered`, at its next item boundary. */
+  steerRequested = false;
 
   get phase(): TurnPhase {
     return this.current;
@@ -87,4 +114,10 @@ export class Turn {
       throw new Error(`a turn cannot go back from ${this.current} to ${phase}`);
     this.current = phase;
   }
+}
+
+/** Runs `fn` once `signal` aborts (now, if it has). */
+function onAbort(signal: AbortSignal | undefined, fn: () => void): void {
+  if (signal?.aborted) fn();
+  else signal?.addEventListener('abort', fn, { once: true });
 }

@@ -100,10 +100,15 @@ export const ApiErrors = {
     return invalid(message, 'not_found', null, 404);
   },
 
-  /** 400: the WebSocket client sent an event type other than `response.create`. */
+  /** 400: the WebSocket client sent an event type fastloop does not implement (e.g. `response.inject`). */
   unknownEventType(type: string): ApiError {
     // Same shape OpenAI uses for an unknown event on its Realtime socket: an enum violation on `type`.
-    return invalid(`Invalid value: '${type}'. Supported values are: 'response.create'.`, 'invalid_value', 'type');
+    const supported = "'response.create', 'response.interrupt', 'response.processed', 'response.steer'";
+    return invalid(
+      `Unsupported event type '${type}': fastloop does not implement it. Supported values are: ${supported}.`,
+      'invalid_value',
+      'type',
+    );
   },
 
   /** 400: the safety service refused the prompt (OpenAI's `invalid_prompt`). */

@@ -1,7 +1,7 @@
 import { randomFillSync } from 'node:crypto';
 
 /** Prefixes of the ids fastloop mints, one per kind of wire object. */
-export type IdPrefix = 'resp' | 'msg' | 'fc' | 'ctc' | 'lsh' | 'call' | 'rs' | 'cmp';
+export type IdPrefix = 'resp' | 'msg' | 'fc' | 'ctc' | 'lsh' | 'call' | 'rs' | 'cmp' | 'steer';
 
 /** Random bytes per id: 24 bytes → 48 hex chars, like OpenAI's own ids. */
 const ID_BYTES = 24;

@@ -174,7 +174,9 @@ export const ResponseObjectSchema = z.strictObject({
   model: z.string(),
   output: z.array(OutputItemSchema),
   error: ResponseErrorSchema.nullable(),
-  incomplete_details: z.strictObject({ reason: z.enum(['max_output_tokens', 'content_filter']) }).nullable(),
+  incomplete_details: z
+    .strictObject({ reason: z.enum(['max_output_tokens', 'content_filter', 'interrupted', 'steered']) })
+    .nullable(),
   instructions: z.string().nullable(),
   metadata: z.record(z.string(), z.string()),
   previous_response_id: z.string().nullable(),

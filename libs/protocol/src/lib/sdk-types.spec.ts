@@ -27,11 +27,17 @@ export type UsageMatchesSdk = Assignable<
 // The Response object matches the SDK's on every field whose type we can state as narrowly.
 // Left out on purpose: `tools`/`tool_choice` (carried loosely, any tool type), `error` (our
 // codes are open strings), `usage`/`user` (OpenAI sends null; the SDK types omit null), `store`
-// (sent by OpenAI, absent from the SDK type) and `output_text` (computed by the SDK itself).
+// (sent by OpenAI, absent from the SDK type), `output_text` (computed by the SDK itself) and
+// `incomplete_details`, checked below apart from the WebSocket-only reasons `interrupted` (Codex's
+// `response.interrupt`) and `steered` (`response.steer`), which this SDK's type does not list yet.
 type CheckedResponseKeys = Exclude<
   keyof ResponseObject,
-  'tools' | 'tool_choice' | 'error' | 'usage' | 'user' | 'store'
+  'tools' | 'tool_choice' | 'error' | 'usage' | 'user' | 'store' | 'incomplete_details'
 >;
+type HttpIncompleteDetails = {
+  reason: Exclude<NonNullable<ResponseObject['incomplete_details']>['reason'], 'interrupted' | 'steered'>;
+};
+export type IncompleteDetailsMatchSdk = Assignable<HttpIncompleteDetails, SDK.Response.IncompleteDetails>;
 export type ResponseMatchesSdk = Assignable<
   Pick<ResponseObject, CheckedResponseKeys>,
   Pick<SDK.Response, CheckedResponseKeys>

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { ApiError } from './api-error';
 import { isKnownInputItem } from './input-item-schema';
 import { parseClientEvent, parseClientFrame, validateItems, validateRequest } from './validate-request';
+import type { ResponseCreateEvent } from './response-create-request-schema';
 
 /** A second-turn body as a coding-agent CLI sends it over HTTP. */
 function codexBody(): Record<string, unknown> {
@@ -337,13 +338,43 @@ describe('parseClientEvent', () => {
     expect(event).not.toHaveProperty('stream');
   });
 
-  it('answers an unknown event type with invalid_value on type', () => {
-    expect(parseClientEvent({ type: 'response.cancel' })).toMatchObject({
+  it('answers an unknown event type with invalid_value on type, naming the event', () => {
+    expect(parseClientEvent({ type: 'response.inject' })).toMatchObject({
       status: 400,
       code: 'invalid_value',
       param: 'type',
-      message: "Invalid value: 'response.cancel'. Supported values are: 'response.create'.",
+      message: expect.stringContaining("Unsupported event type 'response.inject'"),
     });
+  });
+
+  it('reads stream_id on response.create and refuses a malformed one with invalid_stream_id', () => {
+    expect(parseClientEvent({ type: 'response.create', model: 'm', stream_id: 'lane-1.a_b' })).toMatchObject({
+      stream_id: 'lane-1.a_b',
+    });
+    expect(parseClientEvent({ type: 'response.create', model: 'm' })).not.toHaveProperty('stream_id');
+    for (const bad of ['', 'a b', 'x'.repeat(257), 'é', 42]) {
+      expect(parseClientEvent({ type: 'response.create', model: 'm', stream_id: bad })).toMatchObject({
+        status: 400,
+        code: 'invalid_stream_id',
+        param: 'stream_id',
+      });
+    }
+    expect(parseClientEvent({ type: 'response.create', model: 'm', stream_id: 'x'.repeat(256) })).toMatchObject({
+      type: 'response.create',
+    });
+  });
+
+  it('reads response.interrupt, response.processed and response.steer, and names what is wrong in them', () => {
+    const interrupt = { type: 'response.interrupt', response_id: 'resp_1', mode: 'discard_partial_items' };
+    expect(parseClientEvent(interrupt)).toEqual(interrupt);
+    expect(parseClientEvent({ ...interrupt, mode: 'keep' })).toMatchObject({ status: 400, param: 'mode' });
+    expect(parseClientEvent({ type: 'response.processed', response_id: 'resp_1' })).toMatchObject({
+      type: 'response.processed',
+    });
+    const steer = { type: 'response.steer', previous_response_id: 'resp_1', input: 'smaller scope' };
+    expect(parseClientEvent(steer)).toEqual(steer);
+    expect(parseClientEvent({ ...steer, input: [] })).toMatchObject({ status: 400, param: 'input' });
+    expect(parseClientEvent({ ...steer, model: 'm' })).toMatchObject({ status: 400 });
   });
 
   it('answers a missing type, a non-object and an invalid body with errors, never by throwing', () => {
@@ -412,7 +443,7 @@ describe('parseClientEvent with the tools validated before', () => {
       fc.property(toolsArb, toolsArb, extraArb, fc.boolean(), (before, now, extra, same) => {
         const first = parseClientEvent(event(before, {}));
         if (first instanceof ApiError) return;
-        const previous = { raw: event(before, {}).tools, parsed: first.tools };
+        const previous = { raw: event(before, {}).tools, parsed: (first as ResponseCreateEvent).tools };
         const next = event(same ? before : now, extra);
         expect(parseClientEvent(next, undefined, previous)).toEqual(parseClientEvent(next));
       }),
@@ -424,9 +455,11 @@ describe('parseClientEvent with the tools validated before', () => {
     const tools = [{ type: 'function', name: 'a', parameters: { type: 'object' } }];
     const first = parseClientEvent(event(tools, {}));
     if (first instanceof ApiError) throw first;
-    const previous = { raw: event(tools, {}).tools, parsed: first.tools };
+    const previous = { raw: event(tools, {}).tools, parsed: (first as ResponseCreateEvent).tools };
     const again = parseClientEvent(event(tools, {}), undefined, previous);
-    expect(again instanceof ApiError ? again : again.tools).toBe(first.tools);
+    expect(again instanceof ApiError ? again : (again as ResponseCreateEvent).tools).toBe(
+      (first as ResponseCreateEvent).tools,
+    );
     const other = parseClientEvent(event([{ type: 'function', name: '' }], {}), undefined, previous);
     expect(other).toBeInstanceOf(ApiError);
   });

@@ -11,6 +11,10 @@ import {
   type ResponseCreateEvent,
   type ResponseCreateRequest,
 } from './response-create-request-schema';
+import { checkStreamId, CONTROL_EVENT_SCHEMAS, type ControlEvent } from './ws-client-events';
+
+/** A parsed WebSocket client event: `response.create` (with its lane, if named) or a control event. */
+export type ClientEvent = (ResponseCreateEvent & { stream_id?: string }) | ControlEvent;
 
 // `reportInput` puts the offending value on each issue so errors can say what was sent
 // ("but got a string instead"); it keeps a reference, not a copy.
@@ -67,17 +71,18 @@ export function validateItems(items: readonly unknown[], offset = 0): InputItem[
 }
 
 /**
- * Parses one WebSocket client event (already JSON-decoded). Returns the typed
- * `response.create` event, or the {@link ApiError} to send back as an error frame — the
- * connection stays open either way. Rejects unknown event types (`invalid_value` on `type`)
- * and `background: true` (`unsupported_parameter`), which has no meaning on a socket.
+ * Parses one WebSocket client event (already JSON-decoded). Returns the typed `response.create`
+ * event (its `stream_id` checked: `invalid_stream_id`), a control event (`response.interrupt`,
+ * `response.processed`, `response.steer`), or the {@link ApiError} to send back as an error frame —
+ * the connection stays open either way. Rejects unknown event types (`invalid_value` on `type`,
+ * naming the event) and `background: true` (`unsupported_parameter`), which has no meaning on a socket.
  * `previousTools`: the connection's last validated tools, reused when `tools` equals them.
  */
 export function parseClientEvent(
   json: unknown,
   limits: RequestLimits = DEFAULT_REQUEST_LIMITS,
   previousTools?: ValidatedTools,
-): ResponseCreateEvent | ApiError {
+): ClientEvent | ApiError {
   if (!isObject(json)) return notAnObject('event', json);
   const tooLarge = checkRequestLimits(json, limits);
   if (tooLarge) return tooLarge;
@@ -85,7 +90,9 @@ export function parseClientEvent(
   if (type === undefined || type === null) {
     return ApiErrors.invalidRequest("Missing required parameter: 'type'.", 'type', 'missing_required_parameter');
   }
-  if (type !== 'response.create') return ApiErrors.unknownEventType(String(type));
+  if (type !== 'response.create') return parseControlEvent(json, String(type));
+  const badLane = checkStreamId(json['stream_id']);
+  if (badLane) return badLane;
   // The tools an agent resends every turn: equal as JSON to ones validated before, they validate
   // the same, so their result is reused (validating ten tools was ~0.17 ms a turn,
   // bench/micro/turn-cpu.bench.ts); everything else is validated as always.
@@ -95,9 +102,12 @@ export function parseClientEvent(
   if (result.data.background === true) {
     return ApiErrors.unsupportedParameter('background', 'Background mode is not supported in WebSocket mode.');
   }
-  if (!reuse) return checkStrictSchemas(result.data) ?? result.data;
+  const streamId = json['stream_id'];
+  const onLane = <T extends object>(event: T): T =>
+    typeof streamId === 'string' ? { ...event, stream_id: streamId } : event;
+  if (!reuse) return checkStrictSchemas(result.data) ?? onLane(result.data);
   const data = { ...result.data, tools: previousTools.parsed };
-  return checkStrictSchemas({ tools: [], text: data.text }) ?? data;
+  return checkStrictSchemas({ tools: [], text: data.text }) ?? onLane(data);
 }
 
 /** A `tools` value validated before (on the same connection): as sent, and as validation made it. */
@@ -106,11 +116,20 @@ export interface ValidatedTools {
   readonly parsed: ResponseCreateEvent['tools'];
 }
 
+function parseControlEvent(json: Record<string, unknown>, type: string): ControlEvent | ApiError {
+  if (!Object.hasOwn(CONTROL_EVENT_SCHEMAS, type)) return ApiErrors.unknownEventType(type);
+  if (type === 'response.interrupt') {
+    const badLane = checkStreamId(json['stream_id']);
+    if (badLane) return badLane;
+  }
+  const schema = CONTROL_EVENT_SCHEMAS[type as keyof typeof CONTROL_EVENT_SCHEMAS];
+  const result = schema.safeParse(json, PARSE_OPTIONS);
+  if (!result.success) return issueToApiError(firstIssue(result.error));
+  return result.data;
+}
+
 /** {@link parseClientEvent} for a raw text frame: malformed JSON yields `invalid_json`. */
-export function parseClientFrame(
-  text: string,
-  limits: RequestLimits = DEFAULT_REQUEST_LIMITS,
-): ResponseCreateEvent | ApiError {
+export function parseClientFrame(text: string, limits: RequestLimits = DEFAULT_REQUEST_LIMITS): ClientEvent | ApiError {
   let json: unknown;
   try {
     json = JSON.parse(text);

@@ -75,9 +75,9 @@ class MuxStream<Req, Res, Msg = never> {
     this.duplex.write({ callId: id, op: { $case: 'message', value } } as MuxRequestFrame<Req, Msg>);
   }
 
-  cancel(id: number): void {
+  cancel(id: number, keep = false): void {
     if (!this.calls.delete(id) || this.closed) return;
-    this.duplex.write({ callId: id, op: { $case: 'cancel', value: {} } });
+    this.duplex.write({ callId: id, op: { $case: 'cancel', value: { keep } } });
     this.endIfRetiredAndIdle();
   }
 
@@ -221,13 +221,13 @@ export class MuxClient<Req, Res, Msg = never> {
         wake?.();
       },
     });
-    const stop = (err: DomainError) => {
+    const stop = (err: DomainError, keep = false) => {
       error ??= err;
-      stream.cancel(id);
+      stream.cancel(id, keep);
       wake?.();
     };
     const timer = setTimeout(() => stop(deadlineExceeded()), settings.deadlineMs);
-    const onAbort = () => stop(cancelled());
+    const onAbort = () => stop(cancelled(), settings.signal?.reason === KEEP_ON_CANCEL);
     if (settings.signal?.aborted) onAbort();
     else settings.signal?.addEventListener('abort', onAbort, { once: true });
     try {
@@ -384,6 +384,12 @@ export interface MuxSession<Res, Msg> {
 function deadlineExceeded(): DomainError {
   return new DomainError(ErrorCode.deadlineExceeded, 'Deadline exceeded', GrpcStatus.DEADLINE_EXCEEDED, true);
 }
+
+/**
+ * Abort a streaming call with this reason to cancel it but let the server keep what the call built
+ * (`Cancel.keep`): the caller goes on from it (a client interrupted or steered a response).
+ */
+export const KEEP_ON_CANCEL = 'fastloop.mux.keep-on-cancel';
 
 function cancelled(): DomainError {
   return new DomainError(ErrorCode.cancelled, 'Cancelled on client', GrpcStatus.CANCELLED, false);

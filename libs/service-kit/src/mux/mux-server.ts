@@ -38,6 +38,8 @@ type ServerMuxStream<Req, Res, Msg = never> = ServerDuplexStream<MuxRequestFrame
 export interface StreamingCall<Req, Res> {
   readonly request: Req;
   readonly cancelled: boolean;
+  /** The caller cancelled but goes on from what the call built (`Cancel.keep`); a grpc-js stream never says so. */
+  readonly keepOnCancel?: boolean;
   /** False when the transport's buffer is full: wait for 'drain'. */
   write(message: Res): boolean;
   end(): void;
@@ -53,6 +55,7 @@ export interface StreamingCall<Req, Res> {
  */
 export class MuxServerCall<Req, Res> extends EventEmitter implements StreamingCall<Req, Res> {
   cancelled = false;
+  keepOnCancel = false;
   private finished = false;
 
   constructor(
@@ -78,10 +81,11 @@ export class MuxServerCall<Req, Res> extends EventEmitter implements StreamingCa
     this.finish({ $case: 'end', value: {} });
   }
 
-  /** The caller cancelled, or the stream broke. */
-  cancel(): void {
+  /** The caller cancelled (`keep`: it goes on from what the call built), or the stream broke. */
+  cancel(keep = false): void {
     if (this.finished || this.cancelled) return;
     this.cancelled = true;
+    this.keepOnCancel = keep;
     this.stream.forget(this.callId);
     this.emit('cancelled');
   }
@@ -222,7 +226,7 @@ export class MuxServer {
     duplex.on('data', (frame: MuxRequestFrame<Req, Msg>) => {
       const op = frame.op;
       if (op?.$case === 'cancel') {
-        stream.calls.get(frame.callId)?.cancel();
+        stream.calls.get(frame.callId)?.cancel(op.value.keep);
         return;
       }
       // A session's next message; one for a call that has ended (or was never started) is dropped,

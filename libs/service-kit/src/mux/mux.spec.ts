@@ -4,7 +4,7 @@ import { DomainError, toGrpcError } from '../grpc-errors';
 import { createGrpcClient } from '../grpc-client';
 import { startGrpcServer, type GrpcServer } from '../grpc-server';
 import { createLogger } from '../logger';
-import { MuxClient } from './mux-client';
+import { KEEP_ON_CANCEL, MuxClient } from './mux-client';
 import { MuxServer, type StreamingCall } from './mux-server';
 
 const silent = createLogger({ service: 'test', level: 'silent' });
@@ -27,10 +27,13 @@ const until = async (check: () => boolean) => {
 async function startWorker(withStream = true) {
   const mux = new MuxServer();
   const cancelled: string[] = [];
+  /** Calls cancelled with `keep` (the caller goes on from them). */
+  const kept: string[] = [];
   const streams = { opened: 0 };
   const handle = (call: GenCall) => {
     const key = call.request.sessionKey;
     call.on('cancelled', () => cancelled.push(key));
+    call.on('cancelled', () => (call.keepOnCancel ? kept.push(key) : undefined));
     if (key === 'fail') {
       call.emit(
         'error',
@@ -73,7 +76,7 @@ async function startWorker(withStream = true) {
     ],
   });
   const client = createGrpcClient(inferenceV1.InferenceServiceClient, `127.0.0.1:${server.port}`);
-  return { server, client, mux, cancelled, streams };
+  return { server, client, mux, cancelled, kept, streams };
 }
 
 async function collect(it: AsyncIterable<inferenceV1.GenerateResponse>): Promise<number[]> {
@@ -134,6 +137,16 @@ describe('multiplexed streams (mux.proto) over real gRPC', () => {
     }
     await until(() => worker.cancelled.includes('count'));
     expect(mux.activeCalls).toBe(0);
+    expect(worker.kept).toEqual([]); // a plain cancel keeps nothing
+  });
+
+  it('tells the server to keep what a call built when it is aborted with KEEP_ON_CANCEL', async () => {
+    const abort = new AbortController();
+    const hung = collect(mux.stream(request('hang'), { deadlineMs: 5000, signal: abort.signal }));
+    await until(() => mux.activeCalls === 1);
+    abort.abort(KEEP_ON_CANCEL);
+    await expect(hung).rejects.toMatchObject({ code: 'cancelled' });
+    await until(() => worker.kept.includes('hang'));
   });
 
   it('fails at the deadline with deadline_exceeded and cancels the server call', async () => {

@@ -16,6 +16,12 @@ export const protobufFileName = "fastloop/mux/v1/mux.proto";
  * stops the call and sends nothing more for it.
  */
 export interface Cancel {
+  /**
+   * The caller stops the call but goes on from what it produced (its client interrupted or steered
+   * a response it had seen): the server may keep what the call built (a worker: the session) for
+   * the caller's next call. Unset: keep nothing.
+   */
+  keep: boolean;
 }
 
 /** A call ended normally (a streaming call's last frame; a unary call ends with its response). */
@@ -31,11 +37,14 @@ export interface CallError {
 }
 
 function createBaseCancel(): Cancel {
-  return {};
+  return { keep: false };
 }
 
 export const Cancel: MessageFns<Cancel> = {
-  encode(_: Cancel, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+  encode(message: Cancel, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.keep !== false) {
+      writer.uint32(8).bool(message.keep);
+    }
     return writer;
   },
 
@@ -52,6 +61,14 @@ export const Cancel: MessageFns<Cancel> = {
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.keep = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -64,20 +81,24 @@ export const Cancel: MessageFns<Cancel> = {
     }
   },
 
-  fromJSON(_: any): Cancel {
-    return {};
+  fromJSON(object: any): Cancel {
+    return { keep: isSet(object.keep) ? globalThis.Boolean(object.keep) : false };
   },
 
-  toJSON(_: Cancel): unknown {
+  toJSON(message: Cancel): unknown {
     const obj: any = {};
+    if (message.keep !== false) {
+      obj.keep = message.keep;
+    }
     return obj;
   },
 
   create<I extends Exact<DeepPartial<Cancel>, I>>(base?: I): Cancel {
     return Cancel.fromPartial(base ?? ({} as any));
   },
-  fromPartial<I extends Exact<DeepPartial<Cancel>, I>>(_: I): Cancel {
+  fromPartial<I extends Exact<DeepPartial<Cancel>, I>>(object: I): Cancel {
     const message = createBaseCancel();
+    message.keep = object.keep ?? false;
     return message;
   },
 };

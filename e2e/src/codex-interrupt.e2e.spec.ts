@@ -1,0 +1,114 @@
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Stack } from '@fastloop/launcher';
+import { CODEX_BIN, CODEX_MODEL_CATALOG, codexHome, removeTempDirs, tempGitRepo } from './codex-cli';
+import { RecordingProxy } from './recording-proxy';
+import { startTestStack } from './stack-fixture';
+
+// Codex CLI 0.171's TUI, driven through tmux: with `instant_interrupt` and a Responses-Lite model
+// (the model catalog's `use_responses_lite`), a message typed while a response streams makes Codex
+// send `response.interrupt` (`discard_partial_items`) on its socket; fastloop ends the response
+// `incomplete` (`interrupted`) and Codex continues on the same socket from it. Skipped without tmux.
+const KEY = 'sk-e2e-codex-interrupt';
+const hasTmux = (() => {
+  try {
+    execFileSync('tmux', ['-V'], { stdio: 'pipe' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+const session = `fastloop-codex-interrupt-${process.pid}`;
+const tmux = (...args: string[]) => execFileSync('tmux', args, { stdio: 'pipe' }).toString();
+const pane = () => tmux('capture-pane', '-t', session, '-p');
+/** Types `text`, then Enter a moment later (typed at once, the TUI takes it as a paste, Enter as a newline). */
+async function type(text: string): Promise<void> {
+  tmux('send-keys', '-t', session, text);
+  await new Promise((r) => setTimeout(r, 1_000));
+  tmux('send-keys', '-t', session, 'Enter');
+}
+
+let stack: Stack;
+let proxy: RecordingProxy;
+
+beforeAll(async () => {
+  if (!hasTmux) return;
+  // A long, slow answer (≈ 8 s) so that there is time to type while it streams.
+  stack = await startTestStack({
+    FASTLOOP_API_KEYS: `${KEY}:codex-interrupt`,
+    SIM_TOOL_CALLS: '0',
+    SIM_ANSWER_WORDS: '1500',
+    SIM_TOKENS_PER_SECOND: '250',
+  });
+  proxy = await RecordingProxy.start(stack.url);
+}, 300_000);
+
+afterAll(async () => {
+  if (hasTmux) execFileSync('tmux', ['kill-session', '-t', session], { stdio: 'ignore' });
+  removeTempDirs();
+  await proxy?.close();
+  await stack?.stop();
+}, 60_000);
+
+async function until(what: string, check: () => boolean, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; the pane shows:\n${pane()}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Every frame Codex sent through the proxy, and every terminal event it got back. */
+const sent = () => proxy.recording.turns.map((t) => t.request);
+const terminals = () => proxy.recording.turns.flatMap((t) => (t.terminal ? [t.terminal] : []));
+
+(hasTmux ? describe : describe.skip)('Codex CLI instant interrupt (TUI in tmux)', () => {
+  it('interrupts a streaming response with a typed message, and continues from it on the same socket', async () => {
+    const repo = tempGitRepo();
+    const home = codexHome(proxy.url, 'fastloop-sim', true);
+    const catalog = JSON.parse(readFileSync(CODEX_MODEL_CATALOG, 'utf8'));
+    catalog.models[0].use_responses_lite = true;
+    writeFileSync(join(home, 'catalog.json'), JSON.stringify(catalog));
+    const config = readFileSync(join(home, 'config.toml'), 'utf8').replace(
+      CODEX_MODEL_CATALOG,
+      join(home, 'catalog.json'),
+    );
+    writeFileSync(join(home, 'config.toml'), config);
+    appendFileSync(
+      join(home, 'config.toml'),
+      `\n[features]\ninstant_interrupt = true\n\n[projects."${repo}"]\ntrust_level = "trusted"\n`,
+    );
+    const env = `CODEX_HOME=${home} FASTLOOP_API_KEY=${KEY} OPENAI_API_KEY= NO_COLOR=1`;
+    tmux(
+      'new-session',
+      '-d',
+      '-s',
+      session,
+      '-x',
+      '200',
+      '-y',
+      '50',
+      `cd ${repo} && ${env} ${CODEX_BIN} --dangerously-bypass-approvals-and-sandbox`,
+    );
+    await until('the Codex prompt', () => pane().includes('Ask Codex'));
+    await type('Write me a very long story about a lighthouse.');
+    await until('the answer to stream', () => (pane().match(/lighthouse/g) ?? []).length >= 3);
+    const sockets = proxy.recording.upgrades.length;
+    await type('Actually make it about a cat.');
+    const interruptedId = () =>
+      terminals().find(
+        (t) => t.type === 'response.incomplete' && t.response.incomplete_details?.reason === 'interrupted',
+      )?.response.id;
+    await until('the continuation to complete', () =>
+      terminals().some((t) => t.type === 'response.completed' && t.response.previous_response_id === interruptedId()),
+    );
+    const id = interruptedId();
+    expect(sent()).toContainEqual(
+      expect.objectContaining({ type: 'response.interrupt', response_id: id, mode: 'discard_partial_items' }),
+    );
+    const next = sent().find((r) => r.type === 'response.create' && r.previous_response_id === id)!;
+    expect(JSON.stringify(next.input)).toContain('make it about a cat');
+    expect(proxy.recording.upgrades.length).toBe(sockets); // the same socket served the next turn
+  }, 180_000);
+});
