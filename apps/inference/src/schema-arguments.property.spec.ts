@@ -87,6 +87,19 @@ const { schema } = fc.letrec<{ schema: JsonSchema; object: JsonSchema; array: Js
     })),
 }));
 
+describe('argumentsForSchema on property names that objects inherit', () => {
+  it('gives `__proto__` and `toString` as own properties (found by the property below)', () => {
+    const s = {
+      type: 'object',
+      properties: { ['__proto__']: { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: 1 } },
+      required: ['toString'],
+    } as JsonSchema;
+    const value = argumentsForSchema(s, { seed: 0, text: '' }) as Record<string, unknown>;
+    expect(Object.keys(value)).toEqual(['__proto__', 'toString']);
+    expect(schemaProblems(s, value)).toEqual([]);
+  });
+});
+
 describe('argumentsForSchema on generated schemas (property)', () => {
   it('produces a value ajv accepts for every satisfiable schema, seed and user text', () => {
     fc.assert(

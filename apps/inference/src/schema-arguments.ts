@@ -120,10 +120,19 @@ function objectFor(schema: JsonSchema, ctx: Context, depth: number): Record<stri
   const out: Record<string, unknown> = {};
   if (depth >= MAX_DEPTH) return out;
   const properties = schema.properties ?? {};
-  for (const [name, sub] of Object.entries(properties)) out[name] = valueFor(sub, ctx, depth + 1, name);
+  for (const [name, sub] of Object.entries(properties)) setOwn(out, name, valueFor(sub, ctx, depth + 1, name));
   // Required names without a declared schema still have to be present.
-  for (const name of schema.required ?? []) if (!(name in out)) out[name] = valueFor({}, ctx, depth + 1, name);
+  for (const name of schema.required ?? [])
+    if (!Object.hasOwn(out, name)) setOwn(out, name, valueFor({}, ctx, depth + 1, name));
   return out;
+}
+
+/**
+ * Sets an own property whatever its name: `out['__proto__'] = v` would set the prototype instead
+ * (and `name in out` sees inherited names such as `toString`), so such a property went missing.
+ */
+function setOwn(out: Record<string, unknown>, name: string, value: unknown): void {
+  Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
 }
 
 function arrayFor(schema: JsonSchema, ctx: Context, depth: number, key: string): unknown[] {

@@ -52,6 +52,16 @@ function withinBudget(text: string, budgetMs: number): boolean {
   }
 }
 
+/**
+ * True when one of `attempts` fresh measurements holds: a neighbour process can steal the core in
+ * any one of them (a CI machine runs two test projects at once), but not make a quadratic encoder
+ * look linear, so the bound can still fail while a loaded machine does not fail it.
+ */
+function inOneOf(attempts: number, holds: () => boolean): boolean {
+  for (let i = 0; i < attempts; i++) if (holds()) return true;
+  return false;
+}
+
 describe('fastEncodeO200k cost per input shape', () => {
   fastEncodeO200k(prose(64 * KB, 9)); // vocabulary tables built before anything is timed
   const proseMsPerMb = (): number => timeOf((seed) => prose(128 * KB, seed)) * 8;
@@ -67,7 +77,7 @@ describe('fastEncodeO200k cost per input shape', () => {
     'encodes %s (a run: merged on its runs or memoised chunks) within 5× what prose of its size costs',
     (_n, make, mb) => {
       // Before: 10-24× prose per MB (a heap merge of every 4,096-unit chunk).
-      expect(withinBudget(make(), 5 * proseMsPerMb() * mb)).toBe(true);
+      expect(inOneOf(3, () => withinBudget(make(), 5 * proseMsPerMb() * mb))).toBe(true);
     },
   );
 
@@ -78,7 +88,7 @@ describe('fastEncodeO200k cost per input shape', () => {
     ['random UTF-16 code units', (n: number, seed: number) => drawn(n / 2, units, seed)],
   ])('encodes %s in time linear in its size (256 KB within 8× the time of 64 KB)', (_n, make) => {
     // Quadratic would be 16×: merged in chunks of at most 4,096 units, each in O(n log n).
-    const quarter = timeOf((seed) => make(64 * KB, seed));
-    expect(withinBudget(make(256 * KB, 4), 8 * quarter + 20)).toBe(true);
+    const linear = () => withinBudget(make(256 * KB, 4), 8 * timeOf((seed) => make(64 * KB, seed)) + 20);
+    expect(inOneOf(3, linear)).toBe(true);
   });
 });
