@@ -3,13 +3,15 @@ import { instructedSteps, QUOTED_SPANS, type InstructedStep } from './sim-instru
 
 /**
  * A request to write a handoff summary of the conversation so far, so that the work can go on in a
- * fresh context: what a compacting client or server asks the model ("write a handoff summary …",
- * "CONTEXT CHECKPOINT COMPACTION … handoff summary … resume the task"). A request that only asks to
- * summarise findings ("Now summarise what you found") is an ordinary question, answered as usual.
+ * fresh context: what a compacting client or server asks the model ("… write a handoff summary …",
+ * "CONTEXT CHECKPOINT COMPACTION. Create a handoff summary …"). A summary already written and read
+ * back ("Summary of the conversation so far, written when …") asks for nothing, and a request that
+ * only asks to summarise findings ("Now summarise what you found") is an ordinary question.
  */
 export function asksForHandoff(text: string): boolean {
   return (
-    /\bsummar(?:y|ies|i[sz]e)\b/i.test(text) && /\b(?:compact\w*|hand-?off|checkpoint|fresh context)\b/i.test(text)
+    /\b(?:write|create|produce|make)\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,2}summary\b/i.test(text) &&
+    /\b(?:compact\w*|hand-?off|checkpoint|fresh context)\b/i.test(text)
   );
 }
 

@@ -2,6 +2,7 @@ import { getProfile, type ConversationEntry, type RenderHeader, type ToolSpec } 
 import { schemaProblems } from '@fastloop/test-kit';
 import { simulateCompletion } from './sim-engine';
 import { answerText, scriptCompletion } from './sim-script';
+import { asksForHandoff } from './sim-handoff';
 import { completionToEntry, toolOutputFor } from '../../testing/completion-entry';
 
 const profile = getProfile('harmony-o200k');
@@ -303,7 +304,9 @@ describe('the simulated model asked for a handoff summary (compaction)', () => {
     });
     if (summary.kind !== 'message') return;
     // In a fresh context whose last user message is the summary, the work goes on where it stopped.
-    const fresh = [user(task), user(summary.text)];
+    // (fastloop reads a compaction item back with this prefix; a client's local compaction has its own).
+    const readBack = `Summary of the conversation so far, written when its context was compacted:\n${summary.text}`;
+    const fresh = [user(task), user(readBack)];
     expect(work(fresh, 5)).toEqual([{ cmd: 'seq 7 9' }]);
     expect(fresh[fresh.length - 1]).toMatchObject({ kind: 'message', role: 'assistant' });
   });
@@ -329,5 +332,17 @@ describe('the simulated model asked for a handoff summary (compaction)', () => {
   it('answers an ordinary request to summarise as usual', () => {
     const { entry } = step({ tools: [] }, [user(task), user('Now summarise what you found.')]);
     expect(entry).toMatchObject({ kind: 'message', text: expect.stringMatching(/^Simulated answer to Now summarise/) });
+  });
+});
+
+describe('asksForHandoff', () => {
+  it('tells a request to write a handoff summary from a summary read back and from ordinary questions', () => {
+    expect(asksForHandoff('Compact this conversation: write a handoff summary of the goals.')).toBe(true);
+    expect(asksForHandoff('CONTEXT CHECKPOINT COMPACTION. Create a handoff summary for another LLM.')).toBe(true);
+    expect(asksForHandoff('Summary of the conversation so far, written when its context was compacted:\nx')).toBe(
+      false,
+    );
+    expect(asksForHandoff('Now summarise what you found.')).toBe(false);
+    expect(asksForHandoff('Write a summary of the weather.')).toBe(false);
   });
 });
