@@ -31,7 +31,7 @@ export function handoffSummary(messages: readonly ParsedPromptMessage[], tools: 
   const done = steps.slice(0, called.length).map((s) => `${displayName(s.tool)} "${firstLine(s.span)}"`);
   const next = steps.slice(called.length).map(nextStep);
   return [
-    `The user asked: ${goal === undefined ? '(nothing yet)' : unquoted(goal)}`,
+    `The user asked: ${goal === undefined ? '(nothing yet)' : condensed(unquoted(goal))}`,
     `Done so far: ${done.length > 0 ? done.join('; ') : called.length > 0 ? called.join('; ') : 'nothing yet'}.`,
     next.length > 0 ? `Next steps: ${next.join(', then ')}.` : 'Next steps: none; answer the user.',
   ].join('\n');
@@ -74,6 +74,14 @@ function nextStep(step: InstructedStep): string {
 /** The request with its quoted spans shown in plain quotes (first line only), so it is not re-run. */
 function unquoted(text: string): string {
   return text.replace(QUOTED_SPANS, (_m, fenced?: string, inline?: string) => `"${firstLine(fenced ?? inline ?? '')}"`);
+}
+
+/** Words the summary keeps of the request: a summary condenses, it does not copy the request over. */
+const GOAL_WORDS = 30;
+
+function condensed(text: string): string {
+  const words = text.split(/\s+/).filter((w) => w !== '');
+  return words.length > GOAL_WORDS ? `${words.slice(0, GOAL_WORDS).join(' ')} …` : words.join(' ');
 }
 
 function firstLine(text: string): string {
