@@ -18,6 +18,7 @@ import {
   ResponseCreateRequestSchema,
   type ResponseStreamEvent,
 } from '@fastloop/protocol';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- measures the edge's internals in process; an app has no public entry
 import {
   compressFrame,
   DEFAULT_WS_DEFLATE,

@@ -13,9 +13,13 @@ import { AGENT_TOOLS } from '../agent-loop/agent-tools';
 import { buildInstructions } from '../agent-loop/instructions';
 import { getProfile } from '@fastloop/model-profiles';
 import { inferenceV1 } from '@fastloop/proto';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- measures the edge's internals in process; an app has no public entry
 import { fakeDeps } from '../../apps/edge/src/testing/fake-deps';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- measures the edge's internals in process; an app has no public entry
 import { eventJson } from '../../apps/edge/src/session/event-json';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- measures the edge's internals in process; an app has no public entry
 import { ResponsesSession } from '../../apps/edge/src/session/responses-session';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- measures the edge's internals in process; an app has no public entry
 import { ConnectionStateCache, StateCacheBudget } from '../../apps/edge/src/session/state-cache';
 
 const REPO = resolve(__dirname, '..', '..');

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -25,9 +25,38 @@ function tempDir(prefix: string): string {
   return dir;
 }
 
-/** Removes every repository and CODEX_HOME this module created (call in afterAll). */
+/**
+ * Stops every process Codex left under a CODEX_HOME this module created (the TUI starts a managed
+ * `codex app-server` daemon in its own session, reparented to init, which outlives the TUI and the
+ * tmux session), then removes every repository and CODEX_HOME this module created (call in afterAll).
+ */
 export function removeTempDirs(): void {
-  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  const dirs = tempDirs.splice(0);
+  for (const pid of processesWithEnv(dirs.map((dir) => `CODEX_HOME=${dir}`))) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+}
+
+/** Pids of this user's processes whose environment holds one of `entries` exactly (Linux /proc). */
+function processesWithEnv(entries: readonly string[]): number[] {
+  if (entries.length === 0) return [];
+  const wanted = new Set(entries);
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      const env = readFileSync(`/proc/${name}/environ`, 'utf8').split('\0');
+      if (env.some((entry) => wanted.has(entry))) pids.push(Number(name));
+    } catch {
+      // exited, or not ours to read
+    }
+  }
+  return pids;
 }
 
 /** A fresh git repository with one committed file, for Codex to work in. */
