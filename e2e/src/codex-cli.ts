@@ -73,12 +73,22 @@ export function tempGitRepo(): string {
 /** Codex's metadata for the simulated model (context window, tool shapes); without it Codex warns on every run. */
 export const CODEX_MODEL_CATALOG = resolve(__dirname, 'codex-model-catalog.json');
 
+/** More of a CODEX_HOME's config.toml than codexHome() writes by default. */
+export interface CodexConfigExtras {
+  /** The provider's display `name` (default `fastloop`): Codex 0.171 picks remote compaction by it. */
+  providerName?: string;
+  /** Top-level keys, e.g. `model_auto_compact_token_limit = 8000`. */
+  topLevel?: string[];
+  /** Whole tables after the provider's, e.g. `[features]` and its keys. */
+  tables?: string[];
+}
+
 /**
  * A CODEX_HOME whose config.toml points Codex at `baseUrl` as a custom Responses provider, the way
  * a user configures a self-hosted endpoint. `websockets` sets `supports_websockets`; retries are
  * off so that any failure shows instead of being retried (or silently falling back to HTTP).
  */
-export function codexHome(baseUrl: string, model: string, websockets: boolean): string {
+export function codexHome(baseUrl: string, model: string, websockets: boolean, extras: CodexConfigExtras = {}): string {
   const home = tempDir('fastloop-codex-home-');
   mkdirSync(home, { recursive: true });
   writeFileSync(
@@ -87,15 +97,18 @@ export function codexHome(baseUrl: string, model: string, websockets: boolean): 
       `model = "${model}"`,
       'model_provider = "fastloop"',
       `model_catalog_json = "${CODEX_MODEL_CATALOG}"`,
+      ...(extras.topLevel ?? []),
       '',
       '[model_providers.fastloop]',
-      'name = "fastloop"',
+      `name = "${extras.providerName ?? 'fastloop'}"`,
       `base_url = "${baseUrl}/v1"`,
       'wire_api = "responses"',
       'env_key = "FASTLOOP_API_KEY"',
       `supports_websockets = ${websockets}`,
       'request_max_retries = 0',
       'stream_max_retries = 0',
+      '',
+      ...(extras.tables ?? []),
       '',
     ].join('\n'),
   );
@@ -105,6 +118,7 @@ export function codexHome(baseUrl: string, model: string, websockets: boolean): 
 /**
  * Runs `codex exec --json` on `prompt` in `cwd` without approvals or sandbox (the repository is a
  * throwaway temp dir, and the test machines have no user namespaces for Codex's bubblewrap).
+ * `resume` continues the latest session recorded in `home` for `cwd` (`codex exec resume --last`).
  */
 export function runCodex(options: {
   home: string;
@@ -112,17 +126,19 @@ export function runCodex(options: {
   prompt: string;
   apiKey: string;
   timeoutMs?: number;
+  resume?: boolean;
 }): Promise<CodexRun> {
   const lastFile = join(options.home, 'last-message.txt');
   const args = [
     'exec',
+    ...(options.resume ? ['resume', '--last'] : []),
     '--json',
     '--skip-git-repo-check',
     '--dangerously-bypass-approvals-and-sandbox',
     '--output-last-message',
     lastFile,
-    '-C',
-    options.cwd,
+    // `resume` takes the directory from its working directory (the spawn's cwd), not -C.
+    ...(options.resume ? [] : ['-C', options.cwd]),
     options.prompt,
   ];
   return new Promise((resolvePromise, reject) => {

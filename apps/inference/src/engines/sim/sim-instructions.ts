@@ -14,25 +14,44 @@ import { argumentsForSchema } from '../../schema-arguments';
  * nothing changes.
  */
 export function instructedCalls(tools: readonly ParsedTool[], userText: string): ConversationEntry[] | undefined {
-  const spans = [...userText.matchAll(/```[^\n`]*\n([\s\S]*?)```|`([^`\n]+)`/g)].map((m) => ({
+  const steps = instructedSteps(tools, userText);
+  return steps.length > 0 ? steps.map((step) => instructedCall(step.tool, step.span, step.index)) : undefined;
+}
+
+/** A fenced ``` block (its body) or an inline `span`. */
+export const QUOTED_SPANS = /```[^\n`]*\n([\s\S]*?)```|`([^`\n]+)`/g;
+
+/** One instructed call: the tool, and the quoted span it gets (`fenced` when it was a ``` block). */
+export interface InstructedStep {
+  tool: ParsedTool;
+  span: string;
+  fenced: boolean;
+  /** The span's place among all quoted spans (seeds the call id). */
+  index: number;
+}
+
+/** The calls `userText` instructs, in order (the rules above); empty without a named tool and a quoted span. */
+export function instructedSteps(tools: readonly ParsedTool[], userText: string): InstructedStep[] {
+  const spans = [...userText.matchAll(QUOTED_SPANS)].map((m) => ({
     text: m[1] ?? m[2],
+    fenced: m[1] !== undefined,
     start: m.index,
     end: m.index + m[0].length,
   }));
-  if (spans.length === 0) return undefined;
+  if (spans.length === 0) return [];
   // A tool name inside a quoted span is part of what to run, not an instruction.
   const mentions = toolMentions(tools, userText).filter((m) => !spans.some((s) => m.at >= s.start && m.at < s.end));
-  if (mentions.length === 0) return undefined;
-  const calls: ConversationEntry[] = [];
+  if (mentions.length === 0) return [];
+  const steps: InstructedStep[] = [];
   spans.forEach((span, index) => {
     const nextStart = spans[index + 1]?.start ?? userText.length;
     const after = mentions.find((m) => m.at >= span.end && m.at < nextStart);
     const before = [...mentions].reverse().find((m) => m.at < span.start);
     const later = mentions.find((m) => m.at >= span.end);
     const tool = (after ?? before ?? later)?.tool;
-    if (tool) calls.push(instructedCall(tool, span.text, index));
+    if (tool) steps.push({ tool, span: span.text, fenced: span.fenced, index });
   });
-  return calls.length > 0 ? calls : undefined;
+  return steps;
 }
 
 function instructedCall(tool: ParsedTool, span: string, index: number): ConversationEntry {

@@ -2,6 +2,7 @@ import { getProfile, type ConversationEntry, type RenderHeader, type ToolSpec } 
 import { schemaProblems } from '@fastloop/test-kit';
 import { simulateCompletion } from './sim-engine';
 import { answerText, scriptCompletion } from './sim-script';
+import { asksForHandoff } from './sim-handoff';
 import { completionToEntry, toolOutputFor } from '../../testing/completion-entry';
 
 const profile = getProfile('harmony-o200k');
@@ -259,5 +260,89 @@ describe('the simulated model given explicit instructions', () => {
       ['apply_patch', '*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch\n'],
       ['exec_command', { cmd: 'git add a.txt' }],
     ]);
+  });
+});
+
+describe('the simulated model asked for a handoff summary (compaction)', () => {
+  const exec: ToolSpec = {
+    name: 'exec_command',
+    parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'] },
+  };
+  const task = 'Run `seq 1 3` then `seq 4 6` then `seq 7 9` with exec_command.';
+  // fastloop's own summary request, and Codex's local compaction prompt (its first line).
+  const requests = [
+    'Compact this conversation so the work can continue in a fresh context: write a handoff summary of the next steps.',
+    'You are performing a CONTEXT CHECKPOINT COMPACTION. Create a handoff summary for another LLM that will resume the task.',
+  ];
+
+  /** Follows `entries` with the tools offered until the model answers; returns the calls' arguments. */
+  function work(entries: ConversationEntry[], limit: number): unknown[] {
+    const calls: unknown[] = [];
+    for (let i = 0; i < limit; i++) {
+      const { entry } = step({ tools: [exec] }, entries, { toolCalls: 4, answerWords: 40 });
+      entries.push(entry);
+      if (entry.kind !== 'function_call') break;
+      calls.push(JSON.parse(entry.arguments));
+      entries.push(toolOutputFor(entry, 'ok'));
+    }
+    return calls;
+  }
+
+  it.each(requests)('writes one derived from the conversation, which the model then continues from: %s', (ask) => {
+    const entries = [user(task)];
+    expect(work(entries, 2)).toEqual([{ cmd: 'seq 1 3' }, { cmd: 'seq 4 6' }]);
+    // The summary turn hides the tools (tool_choice "none"), as fastloop's does.
+    const summary = step({ tools: [] }, [...entries, user(ask)]).entry;
+    expect(summary).toEqual({
+      kind: 'message',
+      role: 'assistant',
+      text: [
+        'The user asked: Run "seq 1 3" then "seq 4 6" then "seq 7 9" with exec_command.',
+        'Done so far: exec_command "seq 1 3"; exec_command "seq 4 6".',
+        'Next steps: run `seq 7 9` with exec_command.',
+      ].join('\n'),
+    });
+    if (summary.kind !== 'message') return;
+    // In a fresh context whose last user message is the summary, the work goes on where it stopped.
+    // (fastloop reads a compaction item back with this prefix; a client's local compaction has its own).
+    const readBack = `Summary of the conversation so far, written when its context was compacted:\n${summary.text}`;
+    const fresh = [user(task), user(readBack)];
+    expect(work(fresh, 5)).toEqual([{ cmd: 'seq 7 9' }]);
+    expect(fresh[fresh.length - 1]).toMatchObject({ kind: 'message', role: 'assistant' });
+  });
+
+  it('says nothing is left when every step is done, and summarises a summary into the same next steps', () => {
+    const entries = [user(task)];
+    work(entries, 4);
+    const text = (e: ConversationEntry) => (e.kind === 'message' ? e.text : '');
+    const finished = text(step({ tools: [] }, [...entries.slice(0, 7), user(requests[0])]).entry);
+    expect(finished.split('\n').slice(1)).toEqual([
+      'Done so far: exec_command "seq 1 3"; exec_command "seq 4 6"; exec_command "seq 7 9".',
+      'Next steps: none; answer the user.',
+    ]);
+    const first = text(step({ tools: [] }, [...entries.slice(0, 3), user(requests[0])]).entry);
+    // A client that leaves the tools offered on its summary turn (the summary names them either way).
+    const again = text(step({ tools: [exec] }, [user(first), user(requests[1])]).entry);
+    expect(again.split('\n').slice(-2)).toEqual([
+      'Done so far: nothing yet.',
+      'Next steps: run `seq 4 6` with exec_command, then run `seq 7 9` with exec_command.',
+    ]);
+  });
+
+  it('answers an ordinary request to summarise as usual', () => {
+    const { entry } = step({ tools: [] }, [user(task), user('Now summarise what you found.')]);
+    expect(entry).toMatchObject({ kind: 'message', text: expect.stringMatching(/^Simulated answer to Now summarise/) });
+  });
+});
+
+describe('asksForHandoff', () => {
+  it('tells a request to write a handoff summary from a summary read back and from ordinary questions', () => {
+    expect(asksForHandoff('Compact this conversation: write a handoff summary of the goals.')).toBe(true);
+    expect(asksForHandoff('CONTEXT CHECKPOINT COMPACTION. Create a handoff summary for another LLM.')).toBe(true);
+    expect(asksForHandoff('Summary of the conversation so far, written when its context was compacted:\nx')).toBe(
+      false,
+    );
+    expect(asksForHandoff('Now summarise what you found.')).toBe(false);
+    expect(asksForHandoff('Write a summary of the weather.')).toBe(false);
   });
 });

@@ -7,12 +7,14 @@ import type {
 } from '@fastloop/model-profiles';
 import { argumentsForSchema } from '../../schema-arguments';
 import { freeformInput } from './sim-freeform-input';
+import { asksForHandoff, handoffSummary } from './sim-handoff';
 import { instructedCalls } from './sim-instructions';
 import { createRandom, hashString, pickIndex } from '@fastloop/service-kit';
 
 /**
  * The simulated accelerator's "model": a deterministic agent script driven by the conversation.
- * After a user message it calls tools (when offered) `toolCalls` times, then answers. The same
+ * After a user message it calls tools (when offered) `toolCalls` times, then answers; asked for a
+ * handoff summary (compaction), it writes one derived from the conversation. The same
  * conversation always yields the same completion, so benchmarks and tests are reproducible.
  */
 export interface SimScriptOptions {
@@ -71,6 +73,9 @@ export function scriptCompletion(parsed: ParsedPrompt, options: SimScriptOptions
   if (forced) return instructedCalls(forced, state.userText)?.[state.called.length] ?? toolCall(forced, state);
   const lastIsUser = state.last?.author === 'user';
   const lastIsToolOutput = state.last !== undefined && isToolOutput(state.last);
+  // Asked for a handoff summary (compaction), it writes one instead of working on (see sim-handoff).
+  if (lastIsUser && asksForHandoff(state.userText))
+    return { kind: 'message', role: 'assistant', text: handoffSummary(parsed.messages, parsed.tools) };
   // A user who names a tool and quotes what to run gets exactly those calls (see sim-instructions).
   const instructed = instructedCalls(parsed.tools, state.userText);
   const limit = instructed ? Math.min(instructed.length, options.toolCalls) : options.toolCalls;
