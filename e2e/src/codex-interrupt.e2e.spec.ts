@@ -22,11 +22,23 @@ const hasTmux = (() => {
 const session = `fastloop-codex-interrupt-${process.pid}`;
 const tmux = (...args: string[]) => execFileSync('tmux', args, { stdio: 'pipe' }).toString();
 const pane = () => tmux('capture-pane', '-t', session, '-p');
-/** Types `text`, then Enter a moment later (typed at once, the TUI takes it as a paste, Enter as a newline). */
+/**
+ * Types `text` and submits it: Enter goes a moment after the text shows in the pane (typed at once,
+ * the TUI takes it as a paste and Enter as a newline), and again if no frame left Codex within 10 s
+ * (on a loaded machine the TUI can still be in its paste burst when the first Enter arrives).
+ */
 async function type(text: string): Promise<void> {
+  const before = proxy.recording.turns.length;
   tmux('send-keys', '-t', session, text);
-  await new Promise((r) => setTimeout(r, 1_000));
-  tmux('send-keys', '-t', session, 'Enter');
+  await until('the typed text', () => pane().includes(text.slice(0, 40)));
+  for (let attempt = 1; ; attempt++) {
+    await new Promise((r) => setTimeout(r, 1_000));
+    tmux('send-keys', '-t', session, 'Enter');
+    const deadline = Date.now() + 10_000;
+    while (proxy.recording.turns.length === before && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 250));
+    if (proxy.recording.turns.length > before || attempt === 3) return;
+  }
 }
 
 let stack: Stack;
@@ -58,7 +70,12 @@ afterAll(async () => {
 async function until(what: string, check: () => boolean, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; the pane shows:\n${pane()}`);
+    if (Date.now() > deadline) {
+      const frames = proxy.recording.turns.map((t) => `${t.request.type} -> ${t.terminal?.type ?? 'no terminal'}`);
+      throw new Error(
+        `timed out waiting for ${what}; frames: ${frames.join(', ') || 'none'}; the pane shows:\n${pane()}`,
+      );
+    }
     await new Promise((r) => setTimeout(r, 250));
   }
 }
