@@ -1,3 +1,4 @@
+import { codePointEnd, normalise, viewIndex, type TextView } from './normalise';
 import { MAX_WINDOW, type Rule } from './rule';
 
 /** A rule match in a stream, in stream coordinates (UTF-16 code units from the stream's start). */
@@ -62,7 +63,11 @@ export function* scanStreamSteps(
   return matches;
 }
 
-/** The matches starting in `text[0, starts)`, where `text` sits at stream position `base` and the stream ends at `end`. */
+/**
+ * The matches starting in `text[0, starts)`, where `text` sits at stream position `base` and the
+ * stream ends at `end`. Rules read the normalised view of `text` ({@link normalise}), except
+ * `raw` ones (hidden-text signals, which look for the very characters the view drops).
+ */
 function collectMatches(
   text: string,
   base: number,
@@ -71,20 +76,72 @@ function collectMatches(
   rules: readonly Rule[],
   matches: StreamMatch[],
 ): void {
+  const view = normalise(text);
   const lower = text.toLowerCase();
+  const viewLower = view.at === null ? lower : view.text.toLowerCase();
   rules.forEach((rule, ruleIndex) => {
-    if (rule.keywords.length > 0 && !rule.keywords.some((k) => lower.includes(k))) return;
-    const re = rule.pattern;
-    re.lastIndex = 0;
-    for (let m = re.exec(text); m !== null && m.index < starts; m = re.exec(text)) {
-      // Every start is tried: the next search begins one past this match's start, not its end.
-      re.lastIndex = m.index + 1;
-      if (rule.verify && !rule.verify(m[0])) continue;
-      const at = base + m.index;
-      const start = at + (rule.lead ?? 0);
-      matches.push({ rule, ruleIndex, start, end: at + m[0].length, provisional: at + MAX_WINDOW > end });
-    }
+    const raw = rule.raw === true || view.at === null;
+    if (rule.keywords.length > 0 && !rule.keywords.some((k) => (raw ? lower : viewLower).includes(k))) return;
+    if (raw) rawMatches(text, base, starts, end, rule, ruleIndex, matches);
+    else viewMatches(text, view as Required<TextView>, base, starts, end, rule, ruleIndex, matches);
   });
+}
+
+function rawMatches(
+  text: string,
+  base: number,
+  starts: number,
+  end: number,
+  rule: Rule,
+  ruleIndex: number,
+  matches: StreamMatch[],
+): void {
+  const re = rule.pattern;
+  re.lastIndex = 0;
+  for (let m = re.exec(text); m !== null && m.index < starts; m = re.exec(text)) {
+    // Every start is tried: the next search begins one past this match's start, not its end.
+    re.lastIndex = m.index + 1;
+    if (rule.verify && !rule.verify(m[0])) continue;
+    const at = base + m.index;
+    const start = at + (rule.lead ?? 0);
+    matches.push({ rule, ruleIndex, start, end: at + m[0].length, provisional: at + MAX_WINDOW > end });
+  }
+}
+
+/**
+ * A rule's matches on the view, placed on the original text. The Rule contract holds in original
+ * positions: the rule's decision at a code point `s` reads the view of `text[s, s + MAX_WINDOW)`
+ * only. When that view is shorter than the rule's window although the text goes on (invisible
+ * characters are dropped, a pair of code units is one letter), the rule cannot see its whole
+ * window there and does not match; otherwise it reads at most `window` view characters, all
+ * inside. So a match spans at most MAX_WINDOW original characters, the carried tail suffices, and
+ * a start in a view is a match exactly when it is one in the view of the whole stream. Only the
+ * first view character of a code point starts a match (`ﬁ` → `fi` starts once).
+ */
+function viewMatches(
+  text: string,
+  view: Required<TextView>,
+  base: number,
+  starts: number,
+  end: number,
+  rule: Rule,
+  ruleIndex: number,
+  matches: StreamMatch[],
+): void {
+  const { at } = view;
+  const re = rule.pattern;
+  re.lastIndex = 0;
+  for (let m = re.exec(view.text); m !== null && at[m.index] < starts; m = re.exec(view.text)) {
+    const j = m.index;
+    re.lastIndex = j + 1;
+    if (j > 0 && at[j - 1] === at[j]) continue;
+    const s = at[j];
+    if (s + MAX_WINDOW <= text.length && viewIndex(at, s + MAX_WINDOW) - j < rule.window) continue;
+    if (rule.verify && !rule.verify(m[0])) continue;
+    const start = base + at[j + (rule.lead ?? 0)];
+    const last = base + codePointEnd(text, at[j + m[0].length - 1]);
+    matches.push({ rule, ruleIndex, start, end: last, provisional: base + s + MAX_WINDOW > end });
+  }
 }
 
 /** Report order: stream position, then rule order. */

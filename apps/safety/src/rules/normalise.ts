@@ -1,0 +1,120 @@
+/**
+ * The text the rules read: what a model sees once invisible and lookalike characters are gone.
+ * Issue 17: a key with a zero-width space inside, fullwidth letters or an injection with
+ * zero-width characters between its words passed every rule, though a model reads them plainly.
+ *
+ * The view is a map of code points, each independently: a code point in `\p{Cf}` (zero-width
+ * space/joiner/non-joiner, word joiner, BOM, bidi controls, soft hyphen, tag characters),
+ * `\p{Mn}` or `\p{Me}` (combining marks, variation selectors) and a lone surrogate become nothing;
+ * any other becomes its NFKC form (fullwidth `ｓｋ－` → `sk-`, `𝐀` → `A`, `ﬁ` → `fi`). Being a map
+ * of code points (not NFKC of the whole text, which reorders and composes across characters) is
+ * what keeps incremental scans exact: the view of a stream is the concatenation of its pieces'
+ * views, except where a surrogate pair is cut, and a cut half is dropped on both paths.
+ */
+export interface TextView {
+  /** The normalised text. */
+  readonly text: string;
+  /**
+   * Position in the original text of the code point each character of `text` came from, plus
+   * `text.length` → the original's length. `null`: the view is the text itself (pure ASCII).
+   */
+  readonly at: Int32Array | null;
+}
+
+// Not ASCII: the only text that can change (every stripped or NFKC-changed character is above U+007F).
+const NON_ASCII = /[^\u0000-\u007f]/;
+const STRIPPED = /^[\p{Cf}\p{Mn}\p{Me}]$/u;
+const MARKS = /[\p{Cf}\p{Mn}\p{Me}]/gu;
+
+/** Images of the non-ASCII code points seen so far: NFKC per code point is ~1 µs, the lookup ~20 ns. */
+const images = new Map<number, string>();
+/** Bound on {@link images}: there are ~150,000 assigned code points; past this it is cleared. */
+const MAX_IMAGES = 65_536;
+
+/** What one non-ASCII code point becomes in the view. */
+export function imageOf(cp: number): string {
+  let image = images.get(cp);
+  if (image !== undefined) return image;
+  if (cp >= 0xd800 && cp <= 0xdfff) image = '';
+  else {
+    const ch = String.fromCodePoint(cp);
+    // NFKC may decompose into a base and marks (`ǅ`, `ẛ̣`): the marks go too.
+    image = STRIPPED.test(ch) ? '' : ch.normalize('NFKC').replace(MARKS, '');
+  }
+  if (images.size >= MAX_IMAGES) images.clear();
+  images.set(cp, image);
+  return image;
+}
+
+/** The view of `text` (linear: one pass, one cached lookup per non-ASCII code point). */
+export function normalise(text: string): TextView {
+  if (!NON_ASCII.test(text)) return { text, at: null };
+  const pieces: string[] = [];
+  let at = new Int32Array(text.length + 16);
+  let n = 0;
+  let run = 0; // start of the current run of ASCII, copied as one slice
+  const flush = (to: number): void => {
+    if (to === run) return;
+    pieces.push(text.slice(run, to));
+    at = room(at, n + to - run);
+    for (let k = run; k < to; k++) at[n++] = k;
+  };
+  for (let i = 0; i < text.length; ) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    flush(i);
+    let cp = c;
+    let width = 1;
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        cp = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
+        width = 2;
+      }
+    }
+    const image = imageOf(cp);
+    if (image.length > 0) {
+      pieces.push(image);
+      at = room(at, n + image.length);
+      for (let k = 0; k < image.length; k++) at[n++] = i;
+    }
+    i += width;
+    run = i;
+  }
+  flush(text.length);
+  at = room(at, n + 1);
+  at[n] = text.length;
+  return { text: pieces.join(''), at: at.subarray(0, n + 1) };
+}
+
+function room(at: Int32Array, needed: number): Int32Array {
+  if (needed <= at.length) return at;
+  const bigger = new Int32Array(Math.max(needed, at.length * 2));
+  bigger.set(at);
+  return bigger;
+}
+
+/** The end in the original text of the code point at `pos` (a surrogate pair is two units). */
+export function codePointEnd(text: string, pos: number): number {
+  const c = text.charCodeAt(pos);
+  if (c >= 0xd800 && c <= 0xdbff && pos + 1 < text.length) {
+    const d = text.charCodeAt(pos + 1);
+    if (d >= 0xdc00 && d <= 0xdfff) return pos + 2;
+  }
+  return pos + 1;
+}
+
+/** The first index `j` of the view with `at[j] >= pos` (`at` is non-decreasing). */
+export function viewIndex(at: Int32Array, pos: number): number {
+  let lo = 0;
+  let hi = at.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (at[mid] < pos) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
