@@ -365,10 +365,9 @@ function* scanOne(scan: StreamScan): Steps<StreamState> {
   [score, crossed] = settled ?? [score, crossed];
   if (streaming) {
     const blocking = rules.filter((r) => policy.actions[r.category] === 'block');
-    // The previous frontier in `text`, less the longest lead (a rule's start may sit that far before it).
-    const lead = Math.max(0, ...blocking.map((r) => r.lead ?? 0));
+    // The previous frontier in `text` (each rule starts its lead before it).
     const before = output.heldBefore;
-    const from = before === undefined ? 0 : text.length - (delta?.text.length ?? 0) - before - lead;
+    const from = before === undefined ? 0 : text.length - (delta?.text.length ?? 0) - before;
     output.heldChars = len - outputFrontier(text, base, blocking, Math.max(0, from));
   }
   const tail = tailOf(text);
