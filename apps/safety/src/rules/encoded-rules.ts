@@ -12,15 +12,14 @@ export const HEX_RUN = { min: 32, max: 254 } as const;
 const B64 = 'A-Za-z0-9+/_\\-';
 const HEX = '0-9A-Fa-f';
 
-// Decoded bytes must be text: random bytes (hashes, images) are not valid UTF-8 and stop here, cheaply.
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
+/**
+ * Decoded bytes must be printable ASCII (tabs and newlines included), as every credential and
+ * injection phrase the rules know is: random bytes (hashes, images, a word read as base64) fail
+ * within a few bytes, without the cost of a UTF-8 decoder's exception.
+ */
 function decodedText(bytes: Buffer): string | null {
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    return null;
-  }
+  for (const b of bytes) if (b > 0x7e || (b < 0x20 && (b < 0x09 || b > 0x0d))) return null;
+  return bytes.toString('latin1');
 }
 
 /** `run` decoded as base64 (standard or URL-safe, padding optional), or null when it is not text. */
@@ -76,7 +75,11 @@ const encodedInjections = new WeakMap<readonly Rule[], Rule>();
 /** The secret rules' encoded form (one rule object per rule set, so its prefix automaton is built once). */
 export function encodedSecretRule(secrets: readonly Rule[]): Rule {
   let rule = encodedSecrets.get(secrets);
-  if (!rule) encodedSecrets.set(secrets, (rule = encodedRule('encoded-secret', 'secret', 'a secret encoded in base64 or hex', secrets)));
+  if (!rule)
+    encodedSecrets.set(
+      secrets,
+      (rule = encodedRule('encoded-secret', 'secret', 'a secret encoded in base64 or hex', secrets)),
+    );
   return rule;
 }
 
@@ -89,7 +92,13 @@ export function encodedInjectionRule(signals: readonly Rule[]): Rule {
   if (!rule)
     encodedInjections.set(
       signals,
-      (rule = encodedRule('encoded-injection', 'injection', 'an injection phrase encoded in base64 or hex', signals, 6)),
+      (rule = encodedRule(
+        'encoded-injection',
+        'injection',
+        'an injection phrase encoded in base64 or hex',
+        signals,
+        6,
+      )),
     );
   return rule;
 }

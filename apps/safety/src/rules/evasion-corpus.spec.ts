@@ -39,15 +39,21 @@ describe('evasions of the secret and injection rules', () => {
     expect(first.end - first.start).toBeGreaterThan(c.hidden.length / 2);
   });
 
-  it.each(lookalikes().map((l) => [l.kind, l.text] as const))('takes nothing in %s for a secret or an injection', (_kind, text) => {
-    expect(scanStream(` ${text} `, 0, toolRules).map((m) => m.rule.id)).toEqual([]);
-  });
+  it.each(lookalikes().map((l) => [l.kind, l.text] as const))(
+    'takes nothing in %s for a secret or an injection',
+    (_kind, text) => {
+      expect(scanStream(` ${text} `, 0, toolRules).map((m) => m.rule.id)).toEqual([]);
+    },
+  );
 
   it('blocks a disguised key and masks exactly its characters when the action is redact', () => {
     const c = cases.find((e) => e.kind === 'zero-width space inside a key')!;
     const text = c.before + c.hidden + c.after;
     const redacting = testClassifier({ actions: { secret: 'redact' } });
-    const r = redacting.classify({ state: Buffer.alloc(0), items: [{ itemType: 'message', role: 'user', text, source: safetyV1.ItemSource.ITEM_SOURCE_INPUT }] });
+    const r = redacting.classify({
+      state: Buffer.alloc(0),
+      items: [{ itemType: 'message', role: 'user', text, source: safetyV1.ItemSource.ITEM_SOURCE_INPUT }],
+    });
     const f = r.findings.find((x) => x.ruleId === c.rule)!;
     expect(f.action).toBe(safetyV1.Action.ACTION_REDACT);
     expect(text.slice(0, f.start) + text.slice(f.end)).toBe(c.before + c.after);

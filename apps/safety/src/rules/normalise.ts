@@ -22,7 +22,7 @@ export interface TextView {
 }
 
 // Not ASCII: the only text that can change (every stripped or NFKC-changed character is above U+007F).
-const NON_ASCII = /[^\u0000-\u007f]/;
+const NON_ASCII = /[^\u0000-\u007f]/g;
 const STRIPPED = /^[\p{Cf}\p{Mn}\p{Me}]$/u;
 const MARKS = /[\p{Cf}\p{Mn}\p{Me}]/gu;
 
@@ -46,52 +46,47 @@ export function imageOf(cp: number): string {
   return image;
 }
 
-/** The view of `text` (linear: one pass, one cached lookup per non-ASCII code point). */
+/**
+ * The view of `text` (linear: one pass, one cached lookup per non-ASCII code point). Text whose
+ * every code point is its own image (ASCII, CJK, most prose) is its own view, without a map.
+ */
 export function normalise(text: string): TextView {
-  if (!NON_ASCII.test(text)) return { text, at: null };
+  NON_ASCII.lastIndex = 0;
+  let m = NON_ASCII.exec(text);
+  if (m === null) return { text, at: null };
   const pieces: string[] = [];
-  let at = new Int32Array(text.length + 16);
+  let at: Int32Array = new Int32Array(text.length + 16);
   let n = 0;
   let run = 0; // start of the current run of ASCII, copied as one slice
-  const flush = (to: number): void => {
-    if (to === run) return;
-    pieces.push(text.slice(run, to));
-    at = room(at, n + to - run);
-    for (let k = run; k < to; k++) at[n++] = k;
-  };
-  for (let i = 0; i < text.length; ) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) {
-      i++;
-      continue;
+  let changed = false;
+  while (m !== null) {
+    const i = m.index;
+    if (i > run) {
+      pieces.push(text.slice(run, i));
+      for (let k = run; k < i; k++) at[n++] = k;
     }
-    flush(i);
-    let cp = c;
-    let width = 1;
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
-      const d = text.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        cp = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
-        width = 2;
-      }
-    }
+    const width = codePointEnd(text, i) - i;
+    const cp = width === 2 ? (text.codePointAt(i) as number) : text.charCodeAt(i);
     const image = imageOf(cp);
     if (image.length > 0) {
       pieces.push(image);
-      at = room(at, n + image.length);
+      if (n + image.length + (text.length - i) > at.length) at = grown(at, n + image.length + text.length - i);
       for (let k = 0; k < image.length; k++) at[n++] = i;
     }
-    i += width;
-    run = i;
+    changed ||= image.length !== width || image !== text.slice(i, i + width);
+    run = i + width;
+    NON_ASCII.lastIndex = run;
+    m = NON_ASCII.exec(text);
   }
-  flush(text.length);
-  at = room(at, n + 1);
+  if (!changed) return { text, at: null };
+  pieces.push(text.slice(run));
+  for (let k = run; k < text.length; k++) at[n++] = k;
   at[n] = text.length;
   return { text: pieces.join(''), at: at.subarray(0, n + 1) };
 }
 
-function room(at: Int32Array, needed: number): Int32Array {
-  if (needed <= at.length) return at;
+/** `at` with room for `needed` entries (an image longer than its code point: `ﬁ`, `㍿`). */
+function grown(at: Int32Array, needed: number): Int32Array {
   const bigger = new Int32Array(Math.max(needed, at.length * 2));
   bigger.set(at);
   return bigger;

@@ -35,7 +35,11 @@ export function outputFrontier(text: string, base: number, rules: readonly Rule[
   // code point, so everything before it (dropped characters included) can be shown.
   const { at } = view;
   // A lead is counted in view characters there: dropped characters may sit between it and the start.
-  const j = frontierIn(view.text, rules.filter((r) => !r.raw), viewIndex(at, from));
+  const j = frontierIn(
+    view.text,
+    rules.filter((r) => !r.raw),
+    viewIndex(at, from),
+  );
   frontier = Math.min(frontier, base + at[j]);
   // A high surrogate at the end is half of a letter still to come: held with it.
   const last = text.charCodeAt(text.length - 1);

@@ -85,7 +85,12 @@ describe('injection signals', () => {
 });
 
 describe('the scan of the normalised view (issue 17)', () => {
-  const rules = [...SECRET_RULES, ...INJECTION_RULES, encodedSecretRule(SECRET_RULES), encodedInjectionRule(INJECTION_RULES)];
+  const rules = [
+    ...SECRET_RULES,
+    ...INJECTION_RULES,
+    encodedSecretRule(SECRET_RULES),
+    encodedInjectionRule(INJECTION_RULES),
+  ];
   const planted = [
     ...Object.values(FAKE_SECRET_BY_RULE).map((make) => make()),
     ...Object.values(FAKE_INJECTION_BY_RULE).map((make) => make()),
@@ -94,7 +99,15 @@ describe('the scan of the normalised view (issue 17)', () => {
     sprinkle(FAKE_SECRET_BY_RULE['github-token'](), ZWSP.repeat(3)),
     sprinkle(FAKE_SECRET_BY_RULE['github-token'](), ZWSP.repeat(8)),
   ];
-  const unit = fc.constantFrom(...'aZ9 _-=:\n'.split(''), ...EVASION_CHARACTERS, 'ｓ', '𝐀', 'ﬁ', '\u{e0041}', ZWSP.repeat(60));
+  const unit = fc.constantFrom(
+    ...'aZ9 _-=:\n'.split(''),
+    ...EVASION_CHARACTERS,
+    'ｓ',
+    '𝐀',
+    'ﬁ',
+    '\u{e0041}',
+    ZWSP.repeat(60),
+  );
   const textArb = fc
     .array(fc.oneof(fc.string({ unit, maxLength: 30 }), fc.constantFrom(...planted)), { maxLength: 8 })
     .map((parts) => parts.join(''));
@@ -146,7 +159,9 @@ describe('the scan of the normalised view (issue 17)', () => {
   });
 
   it('normalises a megabyte of mixed evasions in linear time', () => {
-    const text = ('ｓｋ－' + ZWSP + 'abc' + SOFT_HYPHEN + '𝐀' + RLO + 'de\u0301 ' + 'QUJD'.repeat(5) + ' ').repeat(30_000);
+    const text = ('ｓｋ－' + ZWSP + 'abc' + SOFT_HYPHEN + '𝐀' + RLO + 'de\u0301 ' + 'QUJD'.repeat(5) + ' ').repeat(
+      30_000,
+    );
     expect(cpuMsOf(() => scanStream(text, 0, rules))).toBeLessThan(20_000);
   });
 });

@@ -77,25 +77,29 @@ function collectMatches(
   matches: StreamMatch[],
 ): void {
   const view = normalise(text);
+  const chunk: Chunk = { text, view, base, starts, end, matches };
   const lower = text.toLowerCase();
   const viewLower = view.at === null ? lower : view.text.toLowerCase();
   rules.forEach((rule, ruleIndex) => {
     const raw = rule.raw === true || view.at === null;
     if (rule.keywords.length > 0 && !rule.keywords.some((k) => (raw ? lower : viewLower).includes(k))) return;
-    if (raw) rawMatches(text, base, starts, end, rule, ruleIndex, matches);
-    else viewMatches(text, view as Required<TextView>, base, starts, end, rule, ruleIndex, matches);
+    if (raw) rawMatches(chunk, rule, ruleIndex);
+    else viewMatches(chunk, rule, ruleIndex);
   });
 }
 
-function rawMatches(
-  text: string,
-  base: number,
-  starts: number,
-  end: number,
-  rule: Rule,
-  ruleIndex: number,
-  matches: StreamMatch[],
-): void {
+/** What {@link collectMatches} scans: `text` at stream position `base`, matches starting in `text[0, starts)`. */
+interface Chunk {
+  readonly text: string;
+  readonly view: TextView;
+  readonly base: number;
+  readonly starts: number;
+  /** Where the stream ends (a match whose window reaches past it is provisional). */
+  readonly end: number;
+  readonly matches: StreamMatch[];
+}
+
+function rawMatches({ text, base, starts, end, matches }: Chunk, rule: Rule, ruleIndex: number): void {
   const re = rule.pattern;
   re.lastIndex = 0;
   for (let m = re.exec(text); m !== null && m.index < starts; m = re.exec(text)) {
@@ -118,17 +122,8 @@ function rawMatches(
  * a start in a view is a match exactly when it is one in the view of the whole stream. Only the
  * first view character of a code point starts a match (`ﬁ` → `fi` starts once).
  */
-function viewMatches(
-  text: string,
-  view: Required<TextView>,
-  base: number,
-  starts: number,
-  end: number,
-  rule: Rule,
-  ruleIndex: number,
-  matches: StreamMatch[],
-): void {
-  const { at } = view;
+function viewMatches({ text, view, base, starts, end, matches }: Chunk, rule: Rule, ruleIndex: number): void {
+  const at = view.at as Int32Array;
   const re = rule.pattern;
   re.lastIndex = 0;
   for (let m = re.exec(view.text); m !== null && at[m.index] < starts; m = re.exec(view.text)) {
