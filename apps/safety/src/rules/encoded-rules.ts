@@ -22,8 +22,22 @@ function decodedText(bytes: Buffer): string | null {
   return bytes.toString('latin1');
 }
 
+/**
+ * Whether every byte `run` encodes can be below 0x80, read from one character per byte group
+ * without decoding: in base64, each 4-character group's first character holds its first byte's
+ * top 6 bits (below 0x80: `A`–`Z`, `a`–`f`); in hex, each pair's first digit is 0–7. Most runs of
+ * letters (identifiers, paths, words) fail within a few groups, before any allocation.
+ */
+function mayBeAscii(run: string, step: number, ok: RegExp): boolean {
+  for (let i = 0; i < run.length; i += step) if (!ok.test(run[i])) return false;
+  return true;
+}
+const B64_ASCII_LEAD = /[A-Za-f=]/;
+const HEX_ASCII_LEAD = /[0-7]/;
+
 /** `run` decoded as base64 (standard or URL-safe, padding optional), or null when it is not text. */
 export function decodeBase64(run: string): string | null {
+  if (!mayBeAscii(run, 4, B64_ASCII_LEAD)) return null;
   const body = run.replace(/=+$/, '');
   if (body.length % 4 === 1) return null;
   return decodedText(Buffer.from(body.replace(/-/g, '+').replace(/_/g, '/'), 'base64'));
@@ -31,6 +45,7 @@ export function decodeBase64(run: string): string | null {
 
 /** `run` decoded as hex (an odd last digit is dropped), or null when it is not text. */
 export function decodeHex(run: string): string | null {
+  if (!mayBeAscii(run, 2, HEX_ASCII_LEAD)) return null;
   return decodedText(Buffer.from(run.length % 2 === 0 ? run : run.slice(0, -1), 'hex'));
 }
 

@@ -22,17 +22,20 @@ export interface TextView {
 }
 
 // Not ASCII: the only text that can change (every stripped or NFKC-changed character is above U+007F).
-const NON_ASCII = /[^\u0000-\u007f]/g;
+const NON_ASCII = /[^\u0000-\u007f]/;
 const STRIPPED = /^[\p{Cf}\p{Mn}\p{Me}]$/u;
 const MARKS = /[\p{Cf}\p{Mn}\p{Me}]/gu;
 
-/** Images of the non-ASCII code points seen so far: NFKC per code point is ~1 µs, the lookup ~20 ns. */
-const images = new Map<number, string>();
+/**
+ * Images of the non-ASCII code points seen so far, `null` for a code point that is its own image
+ * (CJK, accented letters, dashes): NFKC per code point is ~1 µs, the lookup ~20 ns.
+ */
+const images = new Map<number, string | null>();
 /** Bound on {@link images}: there are ~150,000 assigned code points; past this it is cleared. */
 const MAX_IMAGES = 65_536;
 
-/** What one non-ASCII code point becomes in the view. */
-export function imageOf(cp: number): string {
+/** What one non-ASCII code point becomes in the view; `null`: itself. */
+export function imageOf(cp: number): string | null {
   let image = images.get(cp);
   if (image !== undefined) return image;
   if (cp >= 0xd800 && cp <= 0xdfff) image = '';
@@ -40,6 +43,7 @@ export function imageOf(cp: number): string {
     const ch = String.fromCodePoint(cp);
     // NFKC may decompose into a base and marks (`ǅ`, `ẛ̣`): the marks go too.
     image = STRIPPED.test(ch) ? '' : ch.normalize('NFKC').replace(MARKS, '');
+    if (image === ch) image = null;
   }
   if (images.size >= MAX_IMAGES) images.clear();
   images.set(cp, image);
@@ -51,34 +55,33 @@ export function imageOf(cp: number): string {
  * every code point is its own image (ASCII, CJK, most prose) is its own view, without a map.
  */
 export function normalise(text: string): TextView {
-  NON_ASCII.lastIndex = 0;
-  let m = NON_ASCII.exec(text);
-  if (m === null) return { text, at: null };
+  if (!NON_ASCII.test(text)) return { text, at: null };
   const pieces: string[] = [];
-  let at: Int32Array = new Int32Array(text.length + 16);
-  let n = 0;
-  let run = 0; // start of the current run of ASCII, copied as one slice
-  let changed = false;
-  while (m !== null) {
-    const i = m.index;
-    if (i > run) {
-      pieces.push(text.slice(run, i));
-      for (let k = run; k < i; k++) at[n++] = k;
+  let at: Int32Array | null = null;
+  let n = 0; // entries of `at` written
+  let run = 0; // start of the text not yet copied: unchanged code points are copied as one slice
+  for (let i = 0; i < text.length; ) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) {
+      i++;
+      continue;
     }
     const width = codePointEnd(text, i) - i;
-    const cp = width === 2 ? (text.codePointAt(i) as number) : text.charCodeAt(i);
-    const image = imageOf(cp);
-    if (image.length > 0) {
-      pieces.push(image);
-      if (n + image.length + (text.length - i) > at.length) at = grown(at, n + image.length + text.length - i);
-      for (let k = 0; k < image.length; k++) at[n++] = i;
+    const image = imageOf(width === 2 ? (text.codePointAt(i) as number) : c);
+    if (image === null) {
+      i += width;
+      continue;
     }
-    changed ||= image.length !== width || image !== text.slice(i, i + width);
-    run = i + width;
-    NON_ASCII.lastIndex = run;
-    m = NON_ASCII.exec(text);
+    at ??= new Int32Array(text.length + 16);
+    if (n + image.length + (text.length - run) >= at.length) at = grown(at, n + image.length + text.length - run + 1);
+    if (i > run) pieces.push(text.slice(run, i));
+    for (let k = run; k < i; k++) at[n++] = k;
+    if (image.length > 0) pieces.push(image);
+    for (let k = 0; k < image.length; k++) at[n++] = i;
+    i += width;
+    run = i;
   }
-  if (!changed) return { text, at: null };
+  if (at === null) return { text, at: null };
   pieces.push(text.slice(run));
   for (let k = run; k < text.length; k++) at[n++] = k;
   at[n] = text.length;
