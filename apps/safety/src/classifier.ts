@@ -348,7 +348,7 @@ function* scanOne(scan: StreamScan): Steps<StreamState> {
   let placed = 0;
   const streaming = output !== undefined && !output.final;
   for (const m of yield* scanStreamSteps(text, base, rules, sliceChars)) {
-    if (streaming && m.start - (m.rule.lead ?? 0) + m.rule.window > len) continue;
+    if (streaming && m.fixedAt > len) continue;
     // Placing ~150,000 matches of a wall of keys is ~100 ms: pause in between, as the scan does.
     if (++placed % PLACE_BETWEEN_PAUSES === 0) yield;
     if (m.provisional && !settled) settled = [score, crossed];

@@ -14,6 +14,12 @@ export interface StreamMatch {
    * reaches the model unjudged, and again, settled, once the window is complete.
    */
   readonly provisional: boolean;
+  /**
+   * Stream length from which text to come can no longer change this match (its start plus its
+   * rule's window, counted in view characters for a rule that reads the view). Streamed output
+   * reports a match only from there.
+   */
+  readonly fixedAt: number;
 }
 
 /**
@@ -108,7 +114,8 @@ function rawMatches({ text, base, starts, end, matches }: Chunk, rule: Rule, rul
     if (rule.verify && !rule.verify(m[0])) continue;
     const at = base + m.index;
     const start = at + (rule.lead ?? 0);
-    matches.push({ rule, ruleIndex, start, end: at + m[0].length, provisional: at + MAX_WINDOW > end });
+    const provisional = at + MAX_WINDOW > end;
+    matches.push({ rule, ruleIndex, start, end: at + m[0].length, provisional, fixedAt: at + rule.window });
   }
 }
 
@@ -131,11 +138,14 @@ function viewMatches({ text, view, base, starts, end, matches }: Chunk, rule: Ru
     re.lastIndex = j + 1;
     if (j > 0 && at[j - 1] === at[j]) continue;
     const s = at[j];
-    if (s + MAX_WINDOW <= text.length && viewIndex(at, s + MAX_WINDOW) - j < rule.window) continue;
+    const seen = viewIndex(at, Math.min(s + MAX_WINDOW, text.length)) - j; // view characters of the window so far
+    if (seen < rule.window && s + MAX_WINDOW <= text.length) continue;
     if (rule.verify && !rule.verify(m[0])) continue;
     const start = base + at[j + (rule.lead ?? 0)];
     const last = base + codePointEnd(text, at[j + m[0].length - 1]);
-    matches.push({ rule, ruleIndex, start, end: last, provisional: base + s + MAX_WINDOW > end });
+    // Fixed once the rule's window is all in view, or once the original window is complete (and drops it).
+    const fixedAt = base + (seen >= rule.window ? codePointEnd(text, at[j + rule.window - 1]) : s + MAX_WINDOW);
+    matches.push({ rule, ruleIndex, start, end: last, provisional: base + s + MAX_WINDOW > end, fixedAt });
   }
 }
 
