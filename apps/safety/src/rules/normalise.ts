@@ -60,7 +60,7 @@ export function normalise(text: string): TextView {
   let at: Int32Array | null = null;
   let n = 0; // entries of `at` written
   let run = 0; // start of the text not yet copied: unchanged code points are copied as one slice
-  for (let i = 0; i < text.length; ) {
+  for (let i = 0; i < text.length;) {
     const c = text.charCodeAt(i);
     if (c < 0x80) {
       i++;
