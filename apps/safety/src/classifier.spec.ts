@@ -224,6 +224,21 @@ describe('Classifier', () => {
   });
 });
 
+describe('Classifier, policy regexes', () => {
+  it('match what the model reads and mask the original characters', () => {
+    const c = testClassifier({
+      policies: {
+        tenants: {},
+        models: { m: { terms: [], regexes: ['ticket-\\d{4}'], actions: { policy: 'redact' } } },
+      },
+    });
+    const text = 'see ｔｉｃｋｅｔ-12\u200b34 now';
+    const res = c.classify({ state: EMPTY, items: [item(text)], model: 'm' });
+    const f = res.findings.find((x) => x.ruleId === 'policy-regex:model:0')!;
+    expect(text.slice(0, f.start) + text.slice(f.end)).toBe('see  now');
+  });
+});
+
 // --- incremental == full ---------------------------------------------------------------------
 
 const KINDS = [
