@@ -84,11 +84,13 @@ function collectMatches(
 ): void {
   const view = normalise(text);
   const chunk: Chunk = { text, view, base, starts, end, matches };
-  const lower = text.toLowerCase();
-  const viewLower = view.at === null ? lower : view.text.toLowerCase();
+  // Lower-cased once, for keywords, and only the texts some rule's keywords are looked up in.
+  const lowered: { raw?: string; view?: string } = {};
+  const lowerOf = (raw: boolean) =>
+    raw ? (lowered.raw ??= text.toLowerCase()) : (lowered.view ??= view.text.toLowerCase());
   rules.forEach((rule, ruleIndex) => {
     const raw = rule.raw === true || view.at === null;
-    if (rule.keywords.length > 0 && !rule.keywords.some((k) => (raw ? lower : viewLower).includes(k))) return;
+    if (rule.keywords.length > 0 && !rule.keywords.some((k) => lowerOf(raw).includes(k))) return;
     if (raw) rawMatches(chunk, rule, ruleIndex);
     else viewMatches(chunk, rule, ruleIndex);
   });
