@@ -259,6 +259,7 @@ const NOISE = fc.string({
     '𝐀',
     'ﬁ',
     '\u{e0041}',
+    '\u{1f600}',
     '\u200b'.repeat(40),
   ),
   maxLength: 120,

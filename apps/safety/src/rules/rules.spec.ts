@@ -98,9 +98,12 @@ describe('the scan of the normalised view (issue 17)', () => {
     // Windows of ~160 and ~360 original characters: found, and too wide to be seen.
     sprinkle(FAKE_SECRET_BY_RULE['github-token'](), ZWSP.repeat(3)),
     sprinkle(FAKE_SECRET_BY_RULE['github-token'](), ZWSP.repeat(8)),
+    // A tail cut inside an emoji's surrogate pair, then an encoded key: its start is on neither path.
+    '\u{1f600}' + Buffer.from(FAKE_SECRET_BY_RULE['github-token']()).toString('base64'),
   ];
   const unit = fc.constantFrom(
     ...'aZ9 _-=:\n'.split(''),
+    '\u{1f600}',
     ...EVASION_CHARACTERS,
     'ｓ',
     '𝐀',
@@ -141,6 +144,17 @@ describe('the scan of the normalised view (issue 17)', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('starts no match inside a surrogate pair, where a carried tail may begin', () => {
+    const head = `p \u{1f600}${Buffer.from(FAKE_SECRET_BY_RULE['github-token']()).toString('base64')} `;
+    // The tail (last 255 characters) begins at the emoji's second half, just before the encoded key.
+    const before = head + 'y'.repeat(255 + 3 - head.length);
+    const tail = tailOf(before);
+    expect(tail.charCodeAt(0)).toBe(0xde00);
+    const base = before.length - tail.length;
+    const whole = scanStream(before + ' z', 0, rules).filter((m) => m.start - (m.rule.lead ?? 0) >= base);
+    expect(scanStream(tail + ' z', base, rules).map(same)).toEqual(whole.map(same));
   });
 
   it('places a match on the original text: a key with a zero-width space inside is one match over it', () => {

@@ -91,7 +91,7 @@ function collectMatches(
   rules.forEach((rule, ruleIndex) => {
     const raw = rule.raw === true || view.at === null;
     if (rule.keywords.length > 0 && !rule.keywords.some((k) => lowerOf(raw).includes(k))) return;
-    if (raw) rawMatches(chunk, rule, ruleIndex);
+    if (raw) rawMatches(chunk, rule, ruleIndex, rule.raw !== true);
     else viewMatches(chunk, rule, ruleIndex);
   });
 }
@@ -107,12 +107,23 @@ interface Chunk {
   readonly matches: StreamMatch[];
 }
 
-function rawMatches({ text, base, starts, end, matches }: Chunk, rule: Rule, ruleIndex: number): void {
+/**
+ * A rule's matches on the text itself: a `raw` rule's, or any rule's where the text is its own
+ * view. Then, as on a view, a match starts at a code point, not inside a surrogate pair: a view
+ * of a tail cut inside a pair drops the half, so a start there would exist on one path only.
+ */
+function rawMatches(
+  { text, base, starts, end, matches }: Chunk,
+  rule: Rule,
+  ruleIndex: number,
+  codePoints: boolean,
+): void {
   const re = rule.pattern;
   re.lastIndex = 0;
   for (let m = re.exec(text); m !== null && m.index < starts; m = re.exec(text)) {
     // Every start is tried: the next search begins one past this match's start, not its end.
     re.lastIndex = m.index + 1;
+    if (codePoints && insidePair(text, m.index)) continue;
     if (rule.verify && !rule.verify(m[0])) continue;
     const at = base + m.index;
     const start = at + (rule.lead ?? 0);
@@ -138,7 +149,7 @@ function viewMatches({ text, view, base, starts, end, matches }: Chunk, rule: Ru
   for (let m = re.exec(view.text); m !== null && at[m.index] < starts; m = re.exec(view.text)) {
     const j = m.index;
     re.lastIndex = j + 1;
-    if (j > 0 && at[j - 1] === at[j]) continue;
+    if ((j > 0 && at[j - 1] === at[j]) || insidePair(text, at[j])) continue;
     const s = at[j];
     const seen = viewIndex(at, Math.min(s + MAX_WINDOW, text.length)) - j; // view characters of the window so far
     if (seen < rule.window && s + MAX_WINDOW <= text.length) continue;
@@ -149,6 +160,11 @@ function viewMatches({ text, view, base, starts, end, matches }: Chunk, rule: Ru
     const fixedAt = base + (seen >= rule.window ? codePointEnd(text, at[j + rule.window - 1]) : s + MAX_WINDOW);
     matches.push({ rule, ruleIndex, start, end: last, provisional: base + s + MAX_WINDOW > end, fixedAt });
   }
+}
+
+/** Whether `pos` is the second half of a surrogate pair. */
+function insidePair(text: string, pos: number): boolean {
+  return pos > 0 && codePointEnd(text, pos - 1) === pos + 1;
 }
 
 /** Report order: stream position, then rule order. */
