@@ -49,6 +49,11 @@ export function decodeHex(run: string): string | null {
   return decodedText(Buffer.from(run.length % 2 === 0 ? run : run.slice(0, -1), 'hex'));
 }
 
+const BASE64_RUN_SOURCE = `[^${B64}=][${B64}]{${BASE64_RUN.min},${BASE64_RUN.max}}={0,2}(?![${B64}=])`;
+const HEX_RUN_SOURCE = `[^${HEX}][${HEX}]{${HEX_RUN.min},${HEX_RUN.max}}(?![${HEX}])`;
+/** One pattern object for every encoded-run rule: the scan makes one pass for all of them (stream-scan.ts). */
+const ENCODED_RUN = new RegExp(`${BASE64_RUN_SOURCE}|${HEX_RUN_SOURCE}`, 'g');
+
 /**
  * A rule matching a bounded run of base64 or hex whose decoding contains a match of one of
  * `inner` (decoded once: the inner rules are never encoded ones, so nothing is decoded twice).
@@ -63,8 +68,6 @@ function encodedRule(
   inner: readonly Rule[],
   weight?: number,
 ): Rule {
-  const base64 = `[^${B64}=][${B64}]{${BASE64_RUN.min},${BASE64_RUN.max}}={0,2}(?![${B64}=])`;
-  const hex = `[^${HEX}][${HEX}]{${HEX_RUN.min},${HEX_RUN.max}}(?![${HEX}])`;
   const plain = inner.filter((r) => !r.raw);
   const contains = (decoded: string | null) => decoded !== null && scanStream(decoded, 0, plain).length > 0;
   return {
@@ -72,7 +75,7 @@ function encodedRule(
     category,
     description,
     keywords: [],
-    pattern: new RegExp(`${base64}|${hex}`, 'g'),
+    pattern: ENCODED_RUN,
     window: 256,
     lead: 1,
     // Hex digits are base64 characters too: a hex run is tried both ways.

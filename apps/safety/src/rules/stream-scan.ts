@@ -83,7 +83,7 @@ function collectMatches(
   matches: StreamMatch[],
 ): void {
   const view = normalise(text);
-  const chunk: Chunk = { text, view, base, starts, end, matches };
+  const chunk: Chunk = { text, view, base, starts, end, matches, found: new Map() };
   // Lower-cased once, for keywords, and only the texts some rule's keywords are looked up in.
   const lowered: { raw?: string; view?: string } = {};
   const lowerOf = (raw: boolean) =>
@@ -105,6 +105,8 @@ interface Chunk {
   /** Where the stream ends (a match whose window reaches past it is provisional). */
   readonly end: number;
   readonly matches: StreamMatch[];
+  /** Pattern matches per pattern object, for rules that share one (the encoded-run rules). */
+  readonly found: Map<RegExp, { subject: string; list: RegExpExecArray[] }>;
 }
 
 /**
@@ -113,16 +115,12 @@ interface Chunk {
  * of a tail cut inside a pair drops the half, so a start there would exist on one path only.
  */
 function rawMatches(
-  { text, base, starts, end, matches }: Chunk,
+  { text, base, starts, end, matches, found }: Chunk,
   rule: Rule,
   ruleIndex: number,
   codePoints: boolean,
 ): void {
-  const re = rule.pattern;
-  re.lastIndex = 0;
-  for (let m = re.exec(text); m !== null && m.index < starts; m = re.exec(text)) {
-    // Every start is tried: the next search begins one past this match's start, not its end.
-    re.lastIndex = m.index + 1;
+  for (const m of patternMatches(found, rule.pattern, text, (index) => index < starts)) {
     if (codePoints && insidePair(text, m.index)) continue;
     if (rule.verify && !rule.verify(m[0])) continue;
     const at = base + m.index;
@@ -130,6 +128,29 @@ function rawMatches(
     const provisional = at + MAX_WINDOW > end;
     matches.push({ rule, ruleIndex, start, end: at + m[0].length, provisional, fixedAt: at + rule.window });
   }
+}
+
+/**
+ * Every start at which `re` matches `subject` while `inRange(start)`, each start tried (the next
+ * search begins one past a match's start, not its end). Computed once per pattern object and
+ * chunk: rules that share a pattern (the two encoded-run rules) share its pass over the text.
+ */
+function patternMatches(
+  found: Chunk['found'],
+  re: RegExp,
+  subject: string,
+  inRange: (index: number) => boolean,
+): RegExpExecArray[] {
+  const known = found.get(re);
+  if (known?.subject === subject) return known.list;
+  const list: RegExpExecArray[] = [];
+  re.lastIndex = 0;
+  for (let m = re.exec(subject); m !== null && inRange(m.index); m = re.exec(subject)) {
+    re.lastIndex = m.index + 1;
+    list.push(m);
+  }
+  found.set(re, { subject, list });
+  return list;
 }
 
 /**
@@ -142,13 +163,10 @@ function rawMatches(
  * a start in a view is a match exactly when it is one in the view of the whole stream. Only the
  * first view character of a code point starts a match (`ﬁ` → `fi` starts once).
  */
-function viewMatches({ text, view, base, starts, end, matches }: Chunk, rule: Rule, ruleIndex: number): void {
+function viewMatches({ text, view, base, starts, end, matches, found }: Chunk, rule: Rule, ruleIndex: number): void {
   const at = view.at as Int32Array;
-  const re = rule.pattern;
-  re.lastIndex = 0;
-  for (let m = re.exec(view.text); m !== null && at[m.index] < starts; m = re.exec(view.text)) {
+  for (const m of patternMatches(found, rule.pattern, view.text, (index) => at[index] < starts)) {
     const j = m.index;
-    re.lastIndex = j + 1;
     if ((j > 0 && at[j - 1] === at[j]) || insidePair(text, at[j])) continue;
     const s = at[j];
     const seen = viewIndex(at, Math.min(s + MAX_WINDOW, text.length)) - j; // view characters of the window so far
