@@ -8,6 +8,7 @@ import {
   pemPrivateKey,
   stripeKey,
 } from './testing/fake-secrets';
+import { EVASION_CHARACTERS, evasions } from './testing/evasions';
 import { testClassifier } from './testing/test-classifier';
 
 const { VERDICT_ALLOW, VERDICT_BLOCK } = safetyV1.Verdict;
@@ -223,6 +224,21 @@ describe('Classifier', () => {
   });
 });
 
+describe('Classifier, policy regexes', () => {
+  it('match what the model reads and mask the original characters', () => {
+    const c = testClassifier({
+      policies: {
+        tenants: {},
+        models: { m: { terms: [], regexes: ['ticket-\\d{4}'], actions: { policy: 'redact' } } },
+      },
+    });
+    const text = 'see ｔｉｃｋｅｔ-12\u200b34 now';
+    const res = c.classify({ state: EMPTY, items: [item(text)], model: 'm' });
+    const f = res.findings.find((x) => x.ruleId === 'policy-regex:model:0')!;
+    expect(text.slice(0, f.start) + text.slice(f.end)).toBe('see  now');
+  });
+});
+
 // --- incremental == full ---------------------------------------------------------------------
 
 const KINDS = [
@@ -232,8 +248,27 @@ const KINDS = [
   ['function_call_output', ''],
   ['reasoning', ''],
 ] as const;
-const NOISE = fc.string({ unit: fc.constantFrom(...'aZ9 _-.:="\n\u200b/'.split('')), maxLength: 120 });
-const planted = [...Object.values(FAKE_SECRET_BY_RULE), ...Object.values(FAKE_INJECTION_BY_RULE)];
+// Evasion characters among the noise (issue 17): dropped or mapped by the rules' view, split
+// anywhere by item and turn cuts (a surrogate pair's halves included); runs of zero-width
+// characters push a disguised value's window past what the carried tail holds.
+const NOISE = fc.string({
+  unit: fc.constantFrom(
+    ...'aZ9 _-.:="\n\u200b/'.split(''),
+    ...EVASION_CHARACTERS,
+    'ｓ',
+    '𝐀',
+    'ﬁ',
+    '\u{e0041}',
+    '\u{1f600}',
+    '\u200b'.repeat(40),
+  ),
+  maxLength: 120,
+});
+const planted = [
+  ...Object.values(FAKE_SECRET_BY_RULE),
+  ...Object.values(FAKE_INJECTION_BY_RULE),
+  ...evasions().map((e) => () => e.hidden),
+];
 
 /** A document: noise with planted secrets and injection cues. */
 const documentArb = fc

@@ -3,6 +3,7 @@ import { safetyItemTooLarge, safetyRequestTooLarge } from './errors';
 import { byItemOrder, ItemLocator, smallest, toFinding, type Hit } from './hits';
 import type { Action, CompiledPolicy, PolicyBook } from './policy';
 import { MAX_WINDOW, type Rule } from './rules/rule';
+import { codePointEnd, normalise, type TextView } from './rules/normalise';
 import { outputFrontier } from './rules/output-frontier';
 import { scanStreamSteps, tailOf, type StreamMatch } from './rules/stream-scan';
 import { SafetyStateCodec, type BlockKey, type SafetyStateContent, type StreamState } from './safety-state';
@@ -348,7 +349,7 @@ function* scanOne(scan: StreamScan): Steps<StreamState> {
   let placed = 0;
   const streaming = output !== undefined && !output.final;
   for (const m of yield* scanStreamSteps(text, base, rules, sliceChars)) {
-    if (streaming && m.start - (m.rule.lead ?? 0) + m.rule.window > len) continue;
+    if (streaming && m.fixedAt > len) continue;
     // Placing ~150,000 matches of a wall of keys is ~100 ms: pause in between, as the scan does.
     if (++placed % PLACE_BETWEEN_PAUSES === 0) yield;
     if (m.provisional && !settled) settled = [score, crossed];
@@ -365,10 +366,9 @@ function* scanOne(scan: StreamScan): Steps<StreamState> {
   [score, crossed] = settled ?? [score, crossed];
   if (streaming) {
     const blocking = rules.filter((r) => policy.actions[r.category] === 'block');
-    // The previous frontier in `text`, less the longest lead (a rule's start may sit that far before it).
-    const lead = Math.max(0, ...blocking.map((r) => r.lead ?? 0));
+    // The previous frontier in `text` (each rule starts its lead before it).
     const before = output.heldBefore;
-    const from = before === undefined ? 0 : text.length - (delta?.text.length ?? 0) - before - lead;
+    const from = before === undefined ? 0 : text.length - (delta?.text.length ?? 0) - before;
     output.heldChars = len - outputFrontier(text, base, blocking, Math.max(0, from));
   }
   const tail = tailOf(text);
@@ -404,6 +404,8 @@ function* itemRegexHits(
   const hits: Hit[] = [];
   for (const [i, item] of items.entries()) {
     if (i > 0) yield;
+    // Matched on what the model reads, as the windowed rules are (rules/normalise.ts).
+    const view = normalise(item.text);
     policy.itemRegexes.forEach((r, k) => {
       const rule = {
         id: r.id,
@@ -414,16 +416,17 @@ function* itemRegexHits(
         window: 0,
       };
       r.pattern.lastIndex = 0;
-      for (let m = r.pattern.exec(item.text); m !== null; m = r.pattern.exec(item.text)) {
+      for (let m = r.pattern.exec(view.text); m !== null; m = r.pattern.exec(view.text)) {
         if (m[0].length === 0) r.pattern.lastIndex++;
         const itemIndex = firstIndex + i;
+        const [start, end] = placeInItem(item.text, view, m.index, m[0].length);
         hits.push({
           rule,
           ruleIndex: offset + k,
           itemIndex,
-          start: m.index,
+          start,
           endItemIndex: itemIndex,
-          end: m.index + m[0].length,
+          end,
           provisional: false,
           score: 0,
         });
@@ -431,6 +434,13 @@ function* itemRegexHits(
     });
   }
   return hits;
+}
+
+/** A match `[index, index + length)` of an item's view, as a span of the item's text. */
+function placeInItem(text: string, view: TextView, index: number, length: number): [number, number] {
+  if (view.at === null) return [index, index + length];
+  const start = view.at[index];
+  return [start, length === 0 ? start : codePointEnd(text, view.at[index + length - 1])];
 }
 
 function actionOf(policy: CompiledPolicy, hit: Hit): Action {

@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { INJECTION_RULES } from './rules/injection-rules';
 import { MAX_WINDOW, type Rule, type RuleCategory } from './rules/rule';
 import { SECRET_RULES } from './rules/secret-rules';
+import { encodedInjectionRule, encodedSecretRule } from './rules/encoded-rules';
+import { normalise } from './rules/normalise';
 
 /** What happens when a category's rule matches. */
 export type Action = 'allow' | 'flag' | 'redact' | 'block';
@@ -128,8 +130,10 @@ export class PolicyBook {
     );
     const actions: Actions = Object.freeze({ ...o.defaultActions, ...model?.actions, ...tenant?.actions });
     const injectionThreshold = tenant?.injectionThreshold ?? model?.injectionThreshold ?? o.injectionThreshold;
-    const rules = [...(o.secretRules ?? SECRET_RULES), ...terms];
-    const injectionRules = o.injectionRules ?? INJECTION_RULES;
+    const secretRules = o.secretRules ?? SECRET_RULES;
+    const injection = o.injectionRules ?? INJECTION_RULES;
+    const rules = [...secretRules, encodedSecretRule(secretRules), ...terms];
+    const injectionRules = [...injection, encodedInjectionRule(injection)];
     const guard = tenant?.guard ?? model?.guard ?? o.guardDefault ?? false;
     const hash = hashPolicy(
       o.revision ?? 1,
@@ -143,7 +147,9 @@ export class PolicyBook {
   }
 }
 
-function termRule(id: string, term: string): Rule {
+/** A literal term, in the form the rules read (normalise.ts: a term with combining marks still matches). */
+function termRule(id: string, literal: string): Rule {
+  const term = normalise(literal).text || literal;
   const source = term.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
   return {
     id,

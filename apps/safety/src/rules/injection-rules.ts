@@ -1,6 +1,9 @@
 import type { Rule } from './rule';
 
 const S = '\\s{1,3}';
+// Between the words of a fixed phrase: none too, since a zero-width space standing for the space is
+// dropped from the view (normalise.ts) though a model still reads two words.
+const W = '\\s{0,3}';
 
 /** An injection signal: case-insensitive, scored by `weight` points (threshold in the policy). */
 function signal(
@@ -11,6 +14,7 @@ function signal(
   window: number,
   weight: number,
   ignoreCase = true,
+  raw = false,
 ): Rule {
   return {
     id,
@@ -20,6 +24,7 @@ function signal(
     pattern: new RegExp(source, ignoreCase ? 'gi' : 'g'),
     window,
     weight,
+    ...(raw ? { raw } : {}),
   };
 }
 
@@ -34,7 +39,7 @@ export const INJECTION_RULES: readonly Rule[] = [
     'injection-ignore-instructions',
     'an attempt to override earlier instructions',
     ['ignore'],
-    `ignore${S}(?:all${S}|any${S})?(?:of${S})?(?:the${S}|your${S}|my${S})?(?:previous|prior|above|earlier|preceding|system|original)${S}(?:instructions|prompts?|rules|directions|messages|guidelines)`,
+    `ignore${W}(?:all${W}|any${W})?(?:of${W})?(?:the${W}|your${W}|my${W})?(?:previous|prior|above|earlier|preceding|system|original)${W}(?:instructions|prompts?|rules|directions|messages|guidelines)`,
     96,
     6,
   ),
@@ -42,7 +47,7 @@ export const INJECTION_RULES: readonly Rule[] = [
     'injection-disregard-instructions',
     'an attempt to make the model forget its instructions',
     ['disregard', 'forget', 'override'],
-    `(?:disregard|forget|override)${S}(?:all${S}|any${S})?(?:the${S}|your${S}|my${S})?(?:previous${S}|prior${S}|above${S}|system${S}|original${S})?(?:instructions|prompt|rules|guidelines|directives)`,
+    `(?:disregard|forget|override)${W}(?:all${W}|any${W})?(?:the${W}|your${W}|my${W})?(?:previous${W}|prior${W}|above${W}|system${W}|original${W})?(?:instructions|prompt|rules|guidelines|directives)`,
     90,
     5,
   ),
@@ -58,7 +63,7 @@ export const INJECTION_RULES: readonly Rule[] = [
     'injection-role-hijack',
     'an attempt to give the model a new role',
     ['you are now', 'act as', 'pretend'],
-    `(?:you${S}are${S}now|from${S}now${S}on${S}you${S}are|pretend${S}(?:to${S}be|you${S}are)|act${S}as${S}(?:an?${S})?(?:unrestricted|jailbroken|dan|developer${S}mode))`,
+    `(?:you${W}are${W}now|from${W}now${W}on${W}you${W}are|pretend${W}(?:to${W}be|you${W}are)|act${W}as${W}(?:an?${W})?(?:unrestricted|jailbroken|dan|developer${W}mode))`,
     60,
     3,
   ),
@@ -105,6 +110,7 @@ export const INJECTION_RULES: readonly Rule[] = [
     4,
     10,
     false,
+    true,
   ),
   signal(
     'hidden-bidi-control',
@@ -114,6 +120,7 @@ export const INJECTION_RULES: readonly Rule[] = [
     1,
     4,
     false,
+    true,
   ),
   signal(
     'hidden-zero-width',
@@ -123,5 +130,6 @@ export const INJECTION_RULES: readonly Rule[] = [
     3,
     4,
     false,
+    true,
   ),
 ];

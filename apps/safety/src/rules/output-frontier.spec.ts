@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { safetyV1 } from '@fastloop/proto';
 import { FAKE_SECRET_BY_RULE } from '../testing/fake-secrets';
+import { EVASION_CHARACTERS, evasions, sprinkle, ZWSP } from '../testing/evasions';
 import { testClassifier } from '../testing/test-classifier';
 import { SECRET_RULES } from './secret-rules';
 
@@ -70,11 +71,21 @@ const words = [
   'forbidden ',
 ];
 /** Output made of prose, credential shapes, their prefixes and the policy term, in any order. */
+// Disguised credentials (issue 17): the frontier must hold a key whose characters are split by
+// invisible ones, or written in fullwidth or mathematical letters, as it holds the plain key.
+const disguised = [
+  ...evasions()
+    .filter((e) => e.stream === 'input')
+    .map((e) => e.hidden),
+  sprinkle(FAKE_SECRET_BY_RULE['github-token'](), ZWSP.repeat(30), 2),
+];
+/** Output made of prose, credential shapes (plain and disguised), their prefixes and the policy term, in any order. */
 const fragment = fc.oneof(
   fc.constantFrom(...words),
-  fc.constantFrom(...secrets, TERM),
-  fc.tuple(fc.constantFrom(...secrets, TERM), fc.nat()).map(([s, n]) => s.slice(0, n % s.length)),
+  fc.constantFrom(...secrets, ...disguised, TERM),
+  fc.tuple(fc.constantFrom(...secrets, ...disguised, TERM), fc.nat()).map(([s, n]) => s.slice(0, n % s.length)),
   fc.string({ unit: fc.constantFrom(...'aZ09_-= .:/\n'), maxLength: 12 }),
+  fc.string({ unit: fc.constantFrom(...EVASION_CHARACTERS, 'ｓ', '𝐀', 'ﬁ'), maxLength: 4 }),
 );
 const output = fc.array(fragment, { minLength: 1, maxLength: 12 }).map((f) => f.join(''));
 
@@ -151,6 +162,15 @@ describe('output frontier', () => {
     const output = classifier.classify({ state: input.state, items: [out('fine')], output: { final: false } });
     expect(output.findings).toEqual([]);
     expect(output.itemsSeen).toBe(1); // output batches are not items: the output comes back as the items it becomes
+  });
+
+  it('holds a key being streamed with invisible characters inside it from its first character', () => {
+    const key = FAKE_SECRET_BY_RULE['github-token']();
+    const text = `Here it is: ${sprinkle(key, ZWSP, 4)} ok`;
+    const keyStart = 'Here it is: '.length;
+    const answers = moderate(EMPTY, [...text]);
+    expect(answers.some((a) => a.blocked)).toBe(true);
+    for (const a of answers) if (!a.blocked) expect(a.released).toBeLessThanOrEqual(keyStart);
   });
 
   it('releases everything once the output is final', () => {

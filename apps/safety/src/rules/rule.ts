@@ -29,6 +29,11 @@ export interface Rule {
   readonly verify?: (match: string) => boolean;
   /** Characters of context at the match's start that are not part of the reported span (default 0). */
   readonly lead?: number;
+  /**
+   * Reads the original text, not the normalised view (normalise.ts): for signals that look for
+   * the invisible characters the view drops.
+   */
+  readonly raw?: boolean;
   /** Injection rules: points added to the stream's score per match (threshold in the policy). */
   readonly weight?: number;
 }

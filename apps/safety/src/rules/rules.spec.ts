@@ -1,5 +1,8 @@
 import { crc32 } from 'node:zlib';
-import { scanStream } from './stream-scan';
+import fc from 'fast-check';
+import { encodedInjectionRule, encodedSecretRule } from './encoded-rules';
+import { scanStream, scanStreamSteps, tailOf, type StreamMatch } from './stream-scan';
+import { EVASION_CHARACTERS, evasions, RLO, SOFT_HYPHEN, sprinkle, ZWSP } from '../testing/evasions';
 import { hasBase62Crc32, isPlaceholder, looksRandom } from './checksums';
 import { INJECTION_RULES } from './injection-rules';
 import { MAX_WINDOW } from './rule';
@@ -78,5 +81,101 @@ describe('injection signals', () => {
     const prose =
       'The README explains how to ignore files with .gitignore and how the previous version sent logs to stdout.';
     expect(scanStream(prose, 0, INJECTION_RULES)).toEqual([]);
+  });
+});
+
+describe('the scan of the normalised view (issue 17)', () => {
+  const rules = [
+    ...SECRET_RULES,
+    ...INJECTION_RULES,
+    encodedSecretRule(SECRET_RULES),
+    encodedInjectionRule(INJECTION_RULES),
+  ];
+  const planted = [
+    ...Object.values(FAKE_SECRET_BY_RULE).map((make) => make()),
+    ...Object.values(FAKE_INJECTION_BY_RULE).map((make) => make()),
+    ...evasions().map((e) => e.hidden),
+    // Windows of ~160 and ~360 original characters: found, and too wide to be seen.
+    sprinkle(FAKE_SECRET_BY_RULE['github-token'](), ZWSP.repeat(3)),
+    sprinkle(FAKE_SECRET_BY_RULE['github-token'](), ZWSP.repeat(8)),
+    // A tail cut inside an emoji's surrogate pair, then an encoded key: its start is on neither path.
+    '\u{1f600}' + Buffer.from(FAKE_SECRET_BY_RULE['github-token']()).toString('base64'),
+  ];
+  const unit = fc.constantFrom(
+    ...'aZ9 _-=:\n'.split(''),
+    '\u{1f600}',
+    ...EVASION_CHARACTERS,
+    'ｓ',
+    '𝐀',
+    'ﬁ',
+    '\u{e0041}',
+    ZWSP.repeat(60),
+  );
+  const textArb = fc
+    .array(fc.oneof(fc.string({ unit, maxLength: 30 }), fc.constantFrom(...planted)), { maxLength: 8 })
+    .map((parts) => parts.join(''));
+  const same = (m: StreamMatch) => `${m.rule.id}@${m.start}-${m.end}${m.provisional ? '?' : ''}`;
+
+  it('finds, from a carried tail plus the new text, exactly the full scan’s matches from the tail on', () => {
+    fc.assert(
+      fc.property(textArb, fc.nat(), (text, cut) => {
+        const before = text.slice(0, cut % (text.length + 1));
+        const after = text.slice(before.length);
+        const tail = tailOf(before);
+        const base = before.length - tail.length;
+        const whole = scanStream(before + after, 0, rules).filter((m) => m.start - (m.rule.lead ?? 0) >= base);
+        expect(scanStream(tail + after, base, rules).map(same)).toEqual(whole.map(same));
+        // Settled before the new text came: found the same then, since a match reads its window only.
+        const earlier = scanStream(before, 0, rules).filter((m) => !m.provisional);
+        const settled = scanStream(before + after, 0, rules).filter((m) => m.start - (m.rule.lead ?? 0) < base);
+        expect(settled.map(same)).toEqual(earlier.filter((m) => m.start - (m.rule.lead ?? 0) < base).map(same));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('finds the same in slices as in one scan', () => {
+    fc.assert(
+      fc.property(textArb, fc.integer({ min: 1, max: 300 }), (text, slice) => {
+        const steps = scanStreamSteps(text, 7, rules, slice);
+        let step = steps.next();
+        while (!step.done) step = steps.next();
+        expect(step.value.map(same)).toEqual(scanStream(text, 7, rules).map(same));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('starts no match inside a surrogate pair, where a carried tail may begin', () => {
+    const head = `p \u{1f600}${Buffer.from(FAKE_SECRET_BY_RULE['github-token']()).toString('base64')} `;
+    // The tail (last 255 characters) begins at the emoji's second half, just before the encoded key.
+    const before = head + 'y'.repeat(255 + 3 - head.length);
+    const tail = tailOf(before);
+    expect(tail.charCodeAt(0)).toBe(0xde00);
+    const base = before.length - tail.length;
+    const whole = scanStream(before + ' z', 0, rules).filter((m) => m.start - (m.rule.lead ?? 0) >= base);
+    expect(scanStream(tail + ' z', base, rules).map(same)).toEqual(whole.map(same));
+  });
+
+  it('places a match on the original text: a key with a zero-width space inside is one match over it', () => {
+    const key = FAKE_SECRET_BY_RULE['github-token']();
+    const text = `x ${key.slice(0, 10)}${ZWSP}${key.slice(10)} y`;
+    const [m] = scanStream(text, 100, SECRET_RULES);
+    expect([m.rule.id, m.start, m.end]).toEqual(['github-token', 102, 102 + key.length + 1]);
+  });
+
+  it('does not see a value whose 256-character window is mostly invisible characters', () => {
+    const key = FAKE_SECRET_BY_RULE['github-token']();
+    const hidden = sprinkle(key, ZWSP.repeat(8));
+    expect(scanStream(`x ${hidden} y`, 0, SECRET_RULES)).toEqual([]);
+    // What a model would read there is flagged anyway: a run of zero-width characters.
+    expect(scanStream(hidden, 0, INJECTION_RULES).map((m) => m.rule.id)).toContain('hidden-zero-width');
+  });
+
+  it('normalises a megabyte of mixed evasions in linear time', () => {
+    const text = ('ｓｋ－' + ZWSP + 'abc' + SOFT_HYPHEN + '𝐀' + RLO + 'de\u0301 ' + 'QUJD'.repeat(5) + ' ').repeat(
+      30_000,
+    );
+    expect(cpuMsOf(() => scanStream(text, 0, rules))).toBeLessThan(20_000);
   });
 });

@@ -1,3 +1,4 @@
+import { codePointEnd, normalise, viewIndex, type TextView } from './normalise';
 import { MAX_WINDOW, type Rule } from './rule';
 
 /** A rule match in a stream, in stream coordinates (UTF-16 code units from the stream's start). */
@@ -13,6 +14,12 @@ export interface StreamMatch {
    * reaches the model unjudged, and again, settled, once the window is complete.
    */
   readonly provisional: boolean;
+  /**
+   * Stream length from which text to come can no longer change this match (its start plus its
+   * rule's window, counted in view characters for a rule that reads the view). Streamed output
+   * reports a match only from there.
+   */
+  readonly fixedAt: number;
 }
 
 /**
@@ -62,7 +69,11 @@ export function* scanStreamSteps(
   return matches;
 }
 
-/** The matches starting in `text[0, starts)`, where `text` sits at stream position `base` and the stream ends at `end`. */
+/**
+ * The matches starting in `text[0, starts)`, where `text` sits at stream position `base` and the
+ * stream ends at `end`. Rules read the normalised view of `text` ({@link normalise}), except
+ * `raw` ones (hidden-text signals, which look for the very characters the view drops).
+ */
 function collectMatches(
   text: string,
   base: number,
@@ -71,20 +82,107 @@ function collectMatches(
   rules: readonly Rule[],
   matches: StreamMatch[],
 ): void {
-  const lower = text.toLowerCase();
+  const view = normalise(text);
+  const chunk: Chunk = { text, view, base, starts, end, matches, found: new Map() };
+  // Lower-cased once, for keywords, and only the texts some rule's keywords are looked up in.
+  const lowered: { raw?: string; view?: string } = {};
+  const lowerOf = (raw: boolean) =>
+    raw ? (lowered.raw ??= text.toLowerCase()) : (lowered.view ??= view.text.toLowerCase());
   rules.forEach((rule, ruleIndex) => {
-    if (rule.keywords.length > 0 && !rule.keywords.some((k) => lower.includes(k))) return;
-    const re = rule.pattern;
-    re.lastIndex = 0;
-    for (let m = re.exec(text); m !== null && m.index < starts; m = re.exec(text)) {
-      // Every start is tried: the next search begins one past this match's start, not its end.
-      re.lastIndex = m.index + 1;
-      if (rule.verify && !rule.verify(m[0])) continue;
-      const at = base + m.index;
-      const start = at + (rule.lead ?? 0);
-      matches.push({ rule, ruleIndex, start, end: at + m[0].length, provisional: at + MAX_WINDOW > end });
-    }
+    const raw = rule.raw === true || view.at === null;
+    if (rule.keywords.length > 0 && !rule.keywords.some((k) => lowerOf(raw).includes(k))) return;
+    if (raw) rawMatches(chunk, rule, ruleIndex, rule.raw !== true);
+    else viewMatches(chunk, rule, ruleIndex);
   });
+}
+
+/** What {@link collectMatches} scans: `text` at stream position `base`, matches starting in `text[0, starts)`. */
+interface Chunk {
+  readonly text: string;
+  readonly view: TextView;
+  readonly base: number;
+  readonly starts: number;
+  /** Where the stream ends (a match whose window reaches past it is provisional). */
+  readonly end: number;
+  readonly matches: StreamMatch[];
+  /** Pattern matches per pattern object, for rules that share one (the encoded-run rules). */
+  readonly found: Map<RegExp, { subject: string; list: RegExpExecArray[] }>;
+}
+
+/**
+ * A rule's matches on the text itself: a `raw` rule's, or any rule's where the text is its own
+ * view. Then, as on a view, a match starts at a code point, not inside a surrogate pair: a view
+ * of a tail cut inside a pair drops the half, so a start there would exist on one path only.
+ */
+function rawMatches(
+  { text, base, starts, end, matches, found }: Chunk,
+  rule: Rule,
+  ruleIndex: number,
+  codePoints: boolean,
+): void {
+  for (const m of patternMatches(found, rule.pattern, text, (index) => index < starts)) {
+    if (codePoints && insidePair(text, m.index)) continue;
+    if (rule.verify && !rule.verify(m[0])) continue;
+    const at = base + m.index;
+    const start = at + (rule.lead ?? 0);
+    const provisional = at + MAX_WINDOW > end;
+    matches.push({ rule, ruleIndex, start, end: at + m[0].length, provisional, fixedAt: at + rule.window });
+  }
+}
+
+/**
+ * Every start at which `re` matches `subject` while `inRange(start)`, each start tried (the next
+ * search begins one past a match's start, not its end). Computed once per pattern object and
+ * chunk: rules that share a pattern (the two encoded-run rules) share its pass over the text.
+ */
+function patternMatches(
+  found: Chunk['found'],
+  re: RegExp,
+  subject: string,
+  inRange: (index: number) => boolean,
+): RegExpExecArray[] {
+  const known = found.get(re);
+  if (known?.subject === subject) return known.list;
+  const list: RegExpExecArray[] = [];
+  re.lastIndex = 0;
+  for (let m = re.exec(subject); m !== null && inRange(m.index); m = re.exec(subject)) {
+    re.lastIndex = m.index + 1;
+    list.push(m);
+  }
+  found.set(re, { subject, list });
+  return list;
+}
+
+/**
+ * A rule's matches on the view, placed on the original text. The Rule contract holds in original
+ * positions: the rule's decision at a code point `s` reads the view of `text[s, s + MAX_WINDOW)`
+ * only. When that view is shorter than the rule's window although the text goes on (invisible
+ * characters are dropped, a pair of code units is one letter), the rule cannot see its whole
+ * window there and does not match; otherwise it reads at most `window` view characters, all
+ * inside. So a match spans at most MAX_WINDOW original characters, the carried tail suffices, and
+ * a start in a view is a match exactly when it is one in the view of the whole stream. Only the
+ * first view character of a code point starts a match (`ﬁ` → `fi` starts once).
+ */
+function viewMatches({ text, view, base, starts, end, matches, found }: Chunk, rule: Rule, ruleIndex: number): void {
+  const at = view.at as Int32Array;
+  for (const m of patternMatches(found, rule.pattern, view.text, (index) => at[index] < starts)) {
+    const j = m.index;
+    if ((j > 0 && at[j - 1] === at[j]) || insidePair(text, at[j])) continue;
+    const s = at[j];
+    const seen = viewIndex(at, Math.min(s + MAX_WINDOW, text.length)) - j; // view characters of the window so far
+    if (seen < rule.window && s + MAX_WINDOW <= text.length) continue;
+    if (rule.verify && !rule.verify(m[0])) continue;
+    const start = base + at[j + (rule.lead ?? 0)];
+    const last = base + codePointEnd(text, at[j + m[0].length - 1]);
+    // Fixed once the rule's window is all in view, or once the original window is complete (and drops it).
+    const fixedAt = base + (seen >= rule.window ? codePointEnd(text, at[j + rule.window - 1]) : s + MAX_WINDOW);
+    matches.push({ rule, ruleIndex, start, end: last, provisional: base + s + MAX_WINDOW > end, fixedAt });
+  }
+}
+
+/** Whether `pos` is the second half of a surrogate pair. */
+function insidePair(text: string, pos: number): boolean {
+  return pos > 0 && codePointEnd(text, pos - 1) === pos + 1;
 }
 
 /** Report order: stream position, then rule order. */
