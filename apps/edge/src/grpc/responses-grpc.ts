@@ -105,7 +105,8 @@ function open(options: ResponsesGrpcOptions, call: SessionCall, connections: Set
  * Writes server events to the call: one message each, or, `batched`, the events emitted before the
  * microtasks already queued have run as one message (as microtask-cork.ts does for WebSocket
  * frames), so a chunk's deltas and item boundaries, or an item's done events with the terminal
- * event, cost one serialization and one HTTP/2 DATA frame instead of one each.
+ * event, cost one serialization and one HTTP/2 DATA frame instead of one each: a fake turn's 9
+ * messages become 6 and its edge CPU ≈ 1,000–1,100 → 870–920 µs (apps/edge/bench/grpc-batch.bench.ts).
  */
 function eventWriter(
   call: SessionCall,
