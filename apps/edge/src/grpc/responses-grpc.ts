@@ -2,13 +2,7 @@ import { status as GrpcStatus, type ServerDuplexStream, type UntypedServiceImple
 import { responsesV1 } from '@fastloop/proto';
 import type { GrpcServiceBinding } from '@fastloop/service-kit';
 import type { ApiKeyAuth } from '../auth';
-import {
-  Connection,
-  TIMING_HEADER,
-  wantsTiming,
-  type ConnectionIo,
-  type ConnectionSettings,
-} from '../session/connection';
+import { Connection, TIMING_HEADER, saysTrue, type ConnectionIo, type ConnectionSettings } from '../session/connection';
 import { eventJson } from '../session/event-json';
 import type { ConnectionLimits } from '../session/connection-limits';
 
@@ -75,14 +69,14 @@ function open(options: ResponsesGrpcOptions, call: SessionCall, connections: Set
     return undefined;
   }
   const ended = () => call.writableEnded || call.destroyed;
-  const writer = eventWriter(call, wantsTiming(call.metadata.get(EVENT_BATCH_HEADER)[0]), ended);
+  const writer = eventWriter(call, saysTrue(call.metadata.get(EVENT_BATCH_HEADER)[0]), ended);
   const connection: Connection = new Connection(
     options,
     {
       principal,
       transport: 'grpc',
       releaseSlot,
-      timing: wantsTiming(call.metadata.get(TIMING_HEADER)[0]),
+      timing: saysTrue(call.metadata.get(TIMING_HEADER)[0]),
       onReleased: () => connections.delete(connection),
     },
     {
