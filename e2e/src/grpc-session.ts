@@ -5,7 +5,8 @@ import { stackEnv } from './clients';
 
 /**
  * A gRPC bidi session: write response.create events, read the same events WebSocket mode sends.
- * `metadata` is added to the call's (e.g. `x-responsesapi-include-timing-metrics`).
+ * `metadata` is added to the call's (e.g. `x-responsesapi-include-timing-metrics`, or
+ * `x-fastloop-event-batch`: then a message carries several events, `messages` counts them).
  */
 export function openSession(key = stackEnv().key, metadata: Record<string, string> = {}) {
   const client = createGrpcClient(responsesV1.ResponsesServiceClient, stackEnv().grpc);
@@ -15,10 +16,14 @@ export function openSession(key = stackEnv().key, metadata: Record<string, strin
   const call = client.session(md);
   const events: any[] = [];
   const waiters: (() => void)[] = [];
+  let messages = 0;
   call.on('data', (m: responsesV1.SessionResponse) => {
-    const e = JSON.parse(m.eventJson);
-    expect(e.type).toBe(m.type);
-    events.push(e);
+    messages++;
+    for (const one of [m, ...m.more]) {
+      const e = JSON.parse(one.eventJson);
+      expect(e.type).toBe(one.type);
+      events.push(e);
+    }
     waiters.splice(0).forEach((w) => w());
   });
   call.on('error', () => waiters.splice(0).forEach((w) => w()));
@@ -31,6 +36,10 @@ export function openSession(key = stackEnv().key, metadata: Record<string, strin
   };
   return {
     call,
+    /** Messages received so far (each one event, unless batches were asked for). */
+    get messages() {
+      return messages;
+    },
     async create(body: Record<string, unknown>) {
       const from = events.length;
       call.write({ eventJson: JSON.stringify({ type: 'response.create', ...body }) });

@@ -59,6 +59,17 @@ describe('gRPC bidi stream (fastloop.responses.v1)', () => {
     }
   });
 
+  it('sends a client that asks for batches the events one piece of work emits as one message', async () => {
+    const s = openSession(undefined, { 'x-fastloop-event-batch': 'true' });
+    try {
+      const events = await s.create({ model: MODEL, input: 'Weather in Oslo?', tools: [weatherTool], store: false });
+      expect(expectWellFormedStream(events).type).toBe('response.completed');
+      expect(s.messages).toBeLessThan(events.length);
+    } finally {
+      s.close();
+    }
+  });
+
   it('refuses a stream without a valid key', async () => {
     const s = openSession('wrong');
     const err = await new Promise<any>((resolve) => s.call.on('error', resolve));

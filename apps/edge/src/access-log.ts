@@ -61,6 +61,7 @@ export interface TurnAccessLine {
 
 /** Logs one WebSocket or gRPC turn, at info: `{"msg":"access","access":"websocket","event":"response.create",…}`. */
 export function logTurnAccess(logger: Logger, line: TurnAccessLine): void {
+  if (!logger.isLevelEnabled('info')) return; // nothing to build: bindings() parses the logger's JSON
   const { turn, ...rest } = line;
   // A connection's logger already carries its tenant and transport: once per line is enough.
   const bound = logger.bindings();

@@ -5,7 +5,9 @@ import { EventClock, TurnError, type TurnClient, type TurnResult } from './turn-
 
 /**
  * The edge's gRPC bidi `fastloop.responses.v1.ResponsesService/Session`: one stream per rollout,
- * `{eventJson}` in, `{type, eventJson}` out (the type outside the JSON, so deltas are not parsed).
+ * `{eventJson}` in, `{type, eventJson}` out (the type outside the JSON, so deltas are not parsed),
+ * batched: the events one piece of work emits come as one message (`more`), as a WebSocket client
+ * gets them in one read.
  */
 export class GrpcTurnClient implements TurnClient {
   readonly mode = 'grpc' as const;
@@ -17,8 +19,10 @@ export class GrpcTurnClient implements TurnClient {
     private readonly call: ClientDuplexStream<responsesV1.SessionRequest, responsesV1.SessionResponse>,
   ) {
     call.on('data', (m: responsesV1.SessionResponse) => {
-      const clock = this.current;
-      if (clock && clock.onEvent(m.type, () => JSON.parse(m.eventJson))) this.current = undefined;
+      for (const one of [m, ...m.more]) {
+        const clock = this.current;
+        if (clock && clock.onEvent(one.type, () => JSON.parse(one.eventJson))) this.current = undefined;
+      }
     });
     call.on('error', (err) => this.current?.fail(err));
     call.on('end', () => this.current?.fail(new TurnError('grpc: the stream ended during a turn')));
@@ -30,6 +34,7 @@ export class GrpcTurnClient implements TurnClient {
     await waitForClientReady(client, 10_000);
     const md = new Metadata();
     md.set('authorization', `Bearer ${apiKey}`);
+    md.set('x-fastloop-event-batch', 'true');
     return new GrpcTurnClient(client, client.session(md));
   }
 

@@ -8,6 +8,7 @@ import {
   startGrpcServer,
   toGrpcError,
   type GrpcServer,
+  KEEP_ON_CANCEL,
   type InternalErrorCode,
   type StreamingCall,
 } from '@fastloop/service-kit';
@@ -15,6 +16,8 @@ import { BackendClients } from './backend-clients';
 
 const silent = createLogger({ service: 'test', level: 'silent' });
 type GenCall = StreamingCall<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse>;
+/** Per cancelled `hold` call (one chunk, then it waits): whether its caller let the worker keep the session. */
+const kept: boolean[] = [];
 
 /** Safety and a worker on one real gRPC server, with or without the multiplexed stream methods. */
 async function startPeers(
@@ -30,6 +33,13 @@ async function startPeers(
         'error',
         toGrpcError(new DomainError('prefix_miss', 'no prefix', GrpcStatus.FAILED_PRECONDITION, true)),
       );
+      return;
+    }
+    if (call.request.sessionKey === 'hold') {
+      call.on('cancelled', () => kept.push((call as { keepOnCancel?: boolean }).keepOnCancel === true));
+      call.write({
+        event: { $case: 'chunk', value: { tokens: [1], engineElapsedMs: 1, promptTokens: 0, cachedTokens: 0 } },
+      });
       return;
     }
     for (const t of call.request.tokens)
@@ -138,6 +148,26 @@ describe('BackendClients', () => {
       await server.close(1000);
     }
   });
+  it('passes the reason its caller cancels a Generate call with on to the worker: KEEP_ON_CANCEL keeps the session', async () => {
+    const { server } = await startPeers(true);
+    const address = `127.0.0.1:${server.port}`;
+    const backends = new BackendClients(options(address));
+    const cancelWith = async (reason?: string) => {
+      const abort = new AbortController();
+      const request = inferenceV1.GenerateRequest.fromPartial({ sessionKey: 'hold', tokens: [1] });
+      for await (const r of backends.generate(address, request, abort.signal)) if (r) abort.abort(reason);
+    };
+    try {
+      await expect(cancelWith(KEEP_ON_CANCEL)).rejects.toMatchObject({ code: 'cancelled' });
+      await expect(cancelWith()).rejects.toMatchObject({ code: 'cancelled' });
+      for (let i = 0; i < 100 && kept.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(kept).toEqual([true, false]);
+    } finally {
+      backends.close();
+      await server.close(1000);
+    }
+  });
+
   it('sends a Classify again (3 times at most) when a safety replica answers unavailable, and nothing else twice', async () => {
     let calls = 0;
     let failing: InternalErrorCode[] = [];

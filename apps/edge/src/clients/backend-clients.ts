@@ -1,6 +1,7 @@
 import { status as GrpcStatus, type ClientReadableStream } from '@grpc/grpc-js';
 import { inferenceV1, routerV1, safetyV1 } from '@fastloop/proto';
 import {
+  CALL_DONE,
   callUnary,
   createGrpcClient,
   DomainError,
@@ -111,7 +112,7 @@ export class BackendClients {
   ): AsyncGenerator<inferenceV1.GenerateResponse> {
     const cancel = new AbortController();
     const source = this.generateSource(address, request, cancel.signal);
-    const onAbort = () => cancel.abort();
+    const onAbort = () => cancel.abort(signal?.reason); // KEEP_ON_CANCEL goes on: the worker keeps the session
     if (signal?.aborted) onAbort();
     signal?.addEventListener('abort', onAbort, { once: true });
     let idle: NodeJS.Timeout | undefined;
@@ -139,7 +140,7 @@ export class BackendClients {
     } finally {
       clearTimeout(idle);
       signal?.removeEventListener('abort', onAbort);
-      cancel.abort();
+      cancel.abort(CALL_DONE);
     }
   }
 

@@ -2,11 +2,17 @@ import { status as GrpcStatus, type ServerDuplexStream, type UntypedServiceImple
 import { responsesV1 } from '@fastloop/proto';
 import type { GrpcServiceBinding } from '@fastloop/service-kit';
 import type { ApiKeyAuth } from '../auth';
-import { Connection, TIMING_HEADER, wantsTiming, type ConnectionSettings } from '../session/connection';
+import { Connection, TIMING_HEADER, saysTrue, type ConnectionIo, type ConnectionSettings } from '../session/connection';
 import { eventJson } from '../session/event-json';
 import type { ConnectionLimits } from '../session/connection-limits';
 
 type SessionCall = ServerDuplexStream<responsesV1.SessionRequest, responsesV1.SessionResponse>;
+
+/**
+ * The metadata key by which a client asks for batched messages: the events one piece of work emits
+ * together come as one `SessionResponse` (the first, then `more`), not one message each.
+ */
+export const EVENT_BATCH_HEADER = 'x-fastloop-event-batch';
 
 /**
  * The gRPC session's options: the connection core's settings, as WebSocket mode has them (an
@@ -63,26 +69,58 @@ function open(options: ResponsesGrpcOptions, call: SessionCall, connections: Set
     return undefined;
   }
   const ended = () => call.writableEnded || call.destroyed;
+  const writer = eventWriter(call, saysTrue(call.metadata.get(EVENT_BATCH_HEADER)[0]), ended);
   const connection: Connection = new Connection(
     options,
     {
       principal,
       transport: 'grpc',
       releaseSlot,
-      timing: wantsTiming(call.metadata.get(TIMING_HEADER)[0]),
+      timing: saysTrue(call.metadata.get(TIMING_HEADER)[0]),
       onReleased: () => connections.delete(connection),
     },
     {
       writable: () => !ended(),
       bufferedBytes: () => call.writableLength,
-      write: (event) => call.write({ type: event.type, eventJson: eventJson(event) }),
+      write: writer.write,
       cut: () => call.destroy(new Error('client too slow')),
       end: () => {
         connection.release();
+        writer.flush();
         if (!ended()) call.end();
       },
     },
   );
   connections.add(connection);
   return connection;
+}
+
+/**
+ * Writes server events to the call: one message each, or, `batched`, the events emitted before the
+ * microtasks already queued have run as one message (as microtask-cork.ts does for WebSocket
+ * frames), so a chunk's deltas and item boundaries, or an item's done events with the terminal
+ * event, cost one serialization and one HTTP/2 DATA frame instead of one each: a fake turn's 9
+ * messages become 6 and its edge CPU ≈ 1,000–1,100 → 870–920 µs (apps/edge/bench/grpc-batch.bench.ts).
+ */
+function eventWriter(
+  call: SessionCall,
+  batched: boolean,
+  ended: () => boolean,
+): { write: ConnectionIo['write']; flush: () => void } {
+  let batch: responsesV1.SessionResponse | undefined;
+  const flush = () => {
+    const message = batch;
+    batch = undefined;
+    if (message && !ended()) call.write(message);
+  };
+  const write: ConnectionIo['write'] = (event) => {
+    const message = { type: event.type, eventJson: eventJson(event), more: [] };
+    if (!batched) call.write(message);
+    else if (batch) batch.more.push(message);
+    else {
+      batch = message;
+      queueMicrotask(flush);
+    }
+  };
+  return { write, flush };
 }

@@ -69,8 +69,8 @@ export interface ConnectionPeer {
  */
 export const TIMING_HEADER = 'x-responsesapi-include-timing-metrics';
 
-/** Whether a header value asks for the timing sideband (`true`, any case). */
-export function wantsTiming(value: unknown): boolean {
+/** Whether a header (or gRPC metadata) value says `true`, any case: the timing sideband's, the event batches'. */
+export function saysTrue(value: unknown): boolean {
   return typeof value === 'string' && value.trim().toLowerCase() === 'true';
 }
 

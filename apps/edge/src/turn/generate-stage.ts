@@ -1,5 +1,5 @@
 import type { inferenceV1 } from '@fastloop/proto';
-import { ErrorCode, errorCodeOf, KEEP_ON_CANCEL, type InternalErrorCode } from '@fastloop/service-kit';
+import { CALL_DONE, ErrorCode, errorCodeOf, KEEP_ON_CANCEL, type InternalErrorCode } from '@fastloop/service-kit';
 import { cacheSaltOf } from './cache-salt';
 import { generateConstraints } from './generate-constraints';
 import { planFor, type GeneratePlan } from './generate-plan';
@@ -154,6 +154,6 @@ function generateRequest(turn: Turn, plan: GeneratePlan, maxOutput: number): inf
  * call open, blocked on flow control, that long. `return()` runs the stream's cleanup now.
  */
 function endStream(call: AbortController, stream: AsyncIterator<inferenceV1.GenerateResponse> | undefined): void {
-  call.abort();
+  call.abort(CALL_DONE);
   stream?.return?.(undefined).catch(() => undefined);
 }

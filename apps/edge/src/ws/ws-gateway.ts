@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { WebSocketServer, type WebSocket, type RawData } from 'ws';
 import { ApiError, ApiErrors, toHttpErrorBody } from '@fastloop/protocol';
 import type { ApiKeyAuth, Principal } from '../auth';
-import { Connection, TIMING_HEADER, wantsTiming, type ConnectionSettings } from '../session/connection';
+import { Connection, TIMING_HEADER, saysTrue, type ConnectionSettings } from '../session/connection';
 import { eventJson } from '../session/event-json';
 import type { ConnectionLimits } from '../session/connection-limits';
 import { microtaskCork } from '../session/microtask-cork';
@@ -81,7 +81,7 @@ export class WsGateway {
       this.options.deps.metrics.errors.inc({ transport: 'websocket', code: slot.code ?? 'too_many_connections' });
       return reject(socket, 429, slot);
     }
-    const timing = wantsTiming(req.headers[TIMING_HEADER]);
+    const timing = saysTrue(req.headers[TIMING_HEADER]);
     this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, socket, { principal, timing }, slot));
   }
 

@@ -438,16 +438,43 @@ describe('parseClientEvent with the tools validated before', () => {
     { requiredKeys: [] },
   );
 
-  it('answers exactly as validating everything (property)', () => {
+  // Tight limits, so that the limits' walk refuses some events (in their tools or elsewhere).
+  const limitsArb = fc.record({
+    maxInputItems: fc.constantFrom(1, 10),
+    maxTools: fc.constantFrom(2, 512),
+    maxSchemaDepth: fc.constantFrom(2, 64),
+    maxSchemaNodes: fc.constantFrom(4, 10_000),
+    maxStringChars: fc.constantFrom(8, 1 << 20),
+    maxJsonDepth: fc.constantFrom(3, 5, 128),
+  });
+  const inputArb = fc.constantFrom<unknown>(
+    'hi',
+    'a longer input text',
+    [{ role: 'user', content: 'hi' }],
+    [
+      { role: 'user', content: [{ type: 'input_text', text: 'hi' }] },
+      { role: 'user', content: 'again' },
+    ],
+  );
+
+  it('answers exactly as validating everything, limits included (property)', () => {
     fc.assert(
-      fc.property(toolsArb, toolsArb, extraArb, fc.boolean(), (before, now, extra, same) => {
-        const first = parseClientEvent(event(before, {}));
-        if (first instanceof ApiError) return;
-        const previous = { raw: event(before, {}).tools, parsed: (first as ResponseCreateEvent).tools };
-        const next = event(same ? before : now, extra);
-        expect(parseClientEvent(next, undefined, previous)).toEqual(parseClientEvent(next));
-      }),
-      { numRuns: 400 },
+      fc.property(
+        toolsArb,
+        toolsArb,
+        extraArb,
+        fc.boolean(),
+        limitsArb,
+        inputArb,
+        (before, now, extra, same, limits, input) => {
+          const first = parseClientEvent(event(before, {}), limits);
+          if (first instanceof ApiError) return;
+          const previous = { raw: event(before, {}).tools, parsed: (first as ResponseCreateEvent).tools };
+          const next = event(same ? before : now, { ...extra, input });
+          expect(parseClientEvent(next, limits, previous)).toEqual(parseClientEvent(next, limits));
+        },
+      ),
+      { numRuns: 600 },
     );
   });
 

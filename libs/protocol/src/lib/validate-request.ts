@@ -76,7 +76,7 @@ export function validateItems(items: readonly unknown[], offset = 0): InputItem[
  * `response.processed`, `response.steer`), or the {@link ApiError} to send back as an error frame —
  * the connection stays open either way. Rejects unknown event types (`invalid_value` on `type`,
  * naming the event) and `background: true` (`unsupported_parameter`), which has no meaning on a socket.
- * `previousTools`: the connection's last validated tools, reused when `tools` equals them.
+ * `previousTools`: the connection's last validated tools (under the same `limits`), reused when `tools` equals them.
  */
 export function parseClientEvent(
   json: unknown,
@@ -84,7 +84,12 @@ export function parseClientEvent(
   previousTools?: ValidatedTools,
 ): ClientEvent | ApiError {
   if (!isObject(json)) return notAnObject('event', json);
-  const tooLarge = checkRequestLimits(json, limits);
+  // The tools an agent resends every turn: equal as JSON to ones validated before, they validate
+  // the same, so their result is reused (validating ten tools was ~0.17 ms a turn,
+  // bench/micro/turn-cpu.bench.ts), and, at the same place under the same limits, they passed
+  // the limits' walk too (jsonEqual goes no deeper than the tools validated before).
+  const reuse = previousTools !== undefined && json['tools'] != null && jsonEqual(json['tools'], previousTools.raw);
+  const tooLarge = checkRequestLimits(reuse ? { ...json, tools: undefined } : json, limits);
   if (tooLarge) return tooLarge;
   const type = json['type'];
   if (type === undefined || type === null) {
@@ -93,10 +98,6 @@ export function parseClientEvent(
   if (type !== 'response.create') return parseControlEvent(json, String(type));
   const badLane = checkStreamId(json['stream_id']);
   if (badLane) return badLane;
-  // The tools an agent resends every turn: equal as JSON to ones validated before, they validate
-  // the same, so their result is reused (validating ten tools was ~0.17 ms a turn,
-  // bench/micro/turn-cpu.bench.ts); everything else is validated as always.
-  const reuse = previousTools !== undefined && json['tools'] != null && jsonEqual(json['tools'], previousTools.raw);
   const result = ResponseCreateEventSchema.safeParse(reuse ? { ...json, tools: undefined } : json, PARSE_OPTIONS);
   if (!result.success) return issueToApiError(firstIssue(result.error));
   if (result.data.background === true) {

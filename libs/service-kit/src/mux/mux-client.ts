@@ -391,6 +391,13 @@ function deadlineExceeded(): DomainError {
  */
 export const KEEP_ON_CANCEL = 'fastloop.mux.keep-on-cancel';
 
+/**
+ * Abort a call's controller with this reason when its caller is done with it (read to its end, or
+ * left): `abort()` without a reason builds a DOMException with its stack trace, ~10 µs more per
+ * abort (measured), twice at every turn's end.
+ */
+export const CALL_DONE = 'fastloop.call-done';
+
 function cancelled(): DomainError {
   return new DomainError(ErrorCode.cancelled, 'Cancelled on client', GrpcStatus.CANCELLED, false);
 }

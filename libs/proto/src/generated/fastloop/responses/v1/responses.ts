@@ -32,6 +32,19 @@ export interface SessionResponse {
   type: string;
   /** The event as JSON, exactly as WebSocket mode would send it. */
   eventJson: string;
+  /**
+   * The events emitted together with this one, in order after it (a chunk's deltas and item
+   * boundaries, an item's done events with the terminal event). Only a call whose metadata has
+   * `x-fastloop-event-batch: true` gets them; any other gets one event per message, so a client
+   * that does not know this field loses nothing.
+   */
+  more: SessionEvent[];
+}
+
+/** One more server event of a batch: as `SessionResponse`'s own `type` and `event_json`. */
+export interface SessionEvent {
+  type: string;
+  eventJson: string;
 }
 
 function createBaseSessionRequest(): SessionRequest {
@@ -108,7 +121,7 @@ export const SessionRequest: MessageFns<SessionRequest> = {
 };
 
 function createBaseSessionResponse(): SessionResponse {
-  return { type: "", eventJson: "" };
+  return { type: "", eventJson: "", more: [] };
 }
 
 export const SessionResponse: MessageFns<SessionResponse> = {
@@ -118,6 +131,9 @@ export const SessionResponse: MessageFns<SessionResponse> = {
     }
     if (message.eventJson !== "") {
       writer.uint32(18).string(message.eventJson);
+    }
+    for (const v of message.more) {
+      SessionEvent.encode(v!, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -151,6 +167,14 @@ export const SessionResponse: MessageFns<SessionResponse> = {
             message.eventJson = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.more.push(SessionEvent.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -171,6 +195,7 @@ export const SessionResponse: MessageFns<SessionResponse> = {
         : isSet(object.event_json)
         ? globalThis.String(object.event_json)
         : "",
+      more: globalThis.Array.isArray(object?.more) ? object.more.map((e: any) => SessionEvent.fromJSON(e)) : [],
     };
   },
 
@@ -182,6 +207,9 @@ export const SessionResponse: MessageFns<SessionResponse> = {
     if (message.eventJson !== "") {
       obj.eventJson = message.eventJson;
     }
+    if (message.more?.length) {
+      obj.more = message.more.map((e) => SessionEvent.toJSON(e));
+    }
     return obj;
   },
 
@@ -192,6 +220,96 @@ export const SessionResponse: MessageFns<SessionResponse> = {
     const message = createBaseSessionResponse();
     message.type = object.type ?? "";
     message.eventJson = object.eventJson ?? "";
+    message.more = object.more?.map((e) => SessionEvent.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseSessionEvent(): SessionEvent {
+  return { type: "", eventJson: "" };
+}
+
+export const SessionEvent: MessageFns<SessionEvent> = {
+  encode(message: SessionEvent, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.type !== "") {
+      writer.uint32(10).string(message.type);
+    }
+    if (message.eventJson !== "") {
+      writer.uint32(18).string(message.eventJson);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionEvent {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionEvent();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.type = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.eventJson = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionEvent {
+    return {
+      type: isSet(object.type) ? globalThis.String(object.type) : "",
+      eventJson: isSet(object.eventJson)
+        ? globalThis.String(object.eventJson)
+        : isSet(object.event_json)
+        ? globalThis.String(object.event_json)
+        : "",
+    };
+  },
+
+  toJSON(message: SessionEvent): unknown {
+    const obj: any = {};
+    if (message.type !== "") {
+      obj.type = message.type;
+    }
+    if (message.eventJson !== "") {
+      obj.eventJson = message.eventJson;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SessionEvent>, I>>(base?: I): SessionEvent {
+    return SessionEvent.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SessionEvent>, I>>(object: I): SessionEvent {
+    const message = createBaseSessionEvent();
+    message.type = object.type ?? "";
+    message.eventJson = object.eventJson ?? "";
     return message;
   },
 };
@@ -199,7 +317,8 @@ export const SessionResponse: MessageFns<SessionResponse> = {
 /**
  * The Responses API over a gRPC bidirectional stream, for internal callers. It carries the same
  * JSON as WebSocket mode: each client message is one client event (`response.create`), each server
- * message one streaming event or error, so both transports share one session core.
+ * message one streaming event or error (or, for a client that asks, the events one piece of work
+ * emitted together), so both transports share one session core.
  */
 export type ResponsesServiceService = typeof ResponsesServiceService;
 export const ResponsesServiceService = {
