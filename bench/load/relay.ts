@@ -209,7 +209,7 @@ export async function runRelay(
 
 /** Batches of streamed output the safety service moderated so far, from its /metrics page. */
 export function outputBatches(metricsText: string): number {
-  const m = /^safety_output_batches_total\s+(\S+)/m.exec(metricsText);
+  const m = /^safety_output_batches_total(?:\{[^}]*\})?\s+(\S+)/m.exec(metricsText);
   return m ? Number(m[1]) : 0;
 }
 
