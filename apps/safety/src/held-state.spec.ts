@@ -20,7 +20,7 @@ const user = (text: string): safetyV1.SafetyItem => ({
   itemType: 'message',
   role: 'user',
   text,
-  source: safetyV1.ItemSource.ITEM_SOURCE_USER,
+  source: safetyV1.ItemSource.ITEM_SOURCE_INPUT,
 });
 
 const secrets = Object.values(FAKE_SECRET_BY_RULE).map((make) => make());
