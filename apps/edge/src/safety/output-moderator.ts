@@ -1,7 +1,7 @@
 import { safetyV1 } from '@fastloop/proto';
-import { ReleaseQueue, type OutputSink, type QueuedOp } from './release-queue';
+import type { OutputSink, QueuedOp } from './output-sink';
 
-export type { OutputSink } from './release-queue';
+export type { OutputSink } from './output-sink';
 
 /** Options of an {@link OutputModerator}. */
 export interface OutputModeratorOptions {
@@ -19,12 +19,7 @@ export interface OutputModeratorOptions {
   flushMs: number;
   /** New characters that are sent without waiting for `flushMs` (`EDGE_OUTPUT_MODERATION_FLUSH_CHARS`). */
   flushChars: number;
-  /**
-   * Batches sent before the previous ones are answered (`EDGE_OUTPUT_MODERATION_IN_FLIGHT`; default
-   * 1). Above 1, `classify` must judge its calls in order on the state each previous answer left
-   * (a ModerateStream session does; moderation-session.ts orders Classify calls so): the requests
-   * then carry the input state only.
-   */
+  /** Calls at once (`EDGE_OUTPUT_MODERATION_IN_FLIGHT`; default 1); above 1, `classify` must order them (moderation-session.ts). */
   inFlight?: number;
   /** Called once when the output is blocked, to stop generation. */
   onBlock: () => void;
@@ -40,7 +35,9 @@ export interface OutputModeratorOptions {
  * receives the matched text, and stops generation.
  */
 export class OutputModerator implements OutputSink {
-  private readonly queue: ReleaseQueue;
+  /** Writer calls held until the frontier (`releasable`) passes them. */
+  private readonly queue: QueuedOp[] = [];
+  private releasable = 0;
   private kind: OutputSink['currentKind'] = null;
   /** Output text received so far. */
   private received = '';
@@ -68,15 +65,9 @@ export class OutputModerator implements OutputSink {
   private readonly flaggedKeys = new Set<string>();
 
   constructor(
-    target: OutputSink,
+    private readonly target: OutputSink,
     private readonly options: OutputModeratorOptions,
-  ) {
-    this.queue = new ReleaseQueue(target);
-  }
-
-  private get depth(): number {
-    return Math.max(1, this.options.inFlight ?? 1);
-  }
+  ) {}
 
   get currentKind(): OutputSink['currentKind'] {
     return this.kind;
@@ -124,12 +115,13 @@ export class OutputModerator implements OutputSink {
     this.finishing = true;
     this.close();
     while (!this.blocked && this.failure === undefined && !this.judgedAll) {
-      if (!this.finalSent && this.inFlight < this.depth) this.send(true);
+      if (!this.finalSent && this.inFlight < (this.options.inFlight ?? 1)) this.send(true);
       await this.lastCall;
     }
     if (this.failure) throw this.failure;
     if (this.blocked) return false;
-    this.queue.releaseUpTo(Infinity);
+    this.releasable = Infinity;
+    this.release();
     return true;
   }
 
@@ -142,6 +134,7 @@ export class OutputModerator implements OutputSink {
   private push(op: QueuedOp): void {
     if (this.blocked) return;
     this.queue.push(op);
+    this.release();
   }
 
   /**
@@ -150,7 +143,8 @@ export class OutputModerator implements OutputSink {
    * cadence for fewer calls.
    */
   private schedule(): void {
-    if (this.finishing || this.inFlight >= this.depth || this.blocked || this.failure !== undefined) return;
+    if (this.finishing || this.inFlight >= (this.options.inFlight ?? 1) || this.blocked || this.failure !== undefined)
+      return;
     const waiting = this.received.length - this.sent;
     if (waiting === 0) return;
     if (this.sent === 0 || this.options.flushMs <= 0 || waiting >= this.options.flushChars) this.send(false);
@@ -197,7 +191,7 @@ export class OutputModerator implements OutputSink {
   private onVerdict(res: safetyV1.ClassifyResponse, end: number, final: boolean): void {
     if (res.verdict === safetyV1.Verdict.VERDICT_BLOCK) {
       this.blocked = res.findings[0];
-      this.queue.drop();
+      this.queue.length = 0;
       this.options.onBlock();
       return;
     }
@@ -214,7 +208,43 @@ export class OutputModerator implements OutputSink {
     // A service from before `held_chars` says only its longest window: hold that much back.
     this.held = res.heldChars;
     const held = res.heldChars ?? Math.max(0, res.windowChars - 1);
-    if (!final) this.queue.releaseUpTo(end - held);
+    if (!final) this.releasable = Math.max(this.releasable, end - held);
+    this.release();
     this.schedule();
   }
+
+  /**
+   * Hands the writer every op whose text is releasable (splitting a delta at the boundary). The
+   * text of consecutive deltas goes out as one delta: a verdict releases what several chunks
+   * queued, and one delta per item per release is one event and one frame instead of several.
+   */
+  private release(): void {
+    let text = '';
+    while (this.queue.length > 0) {
+      const op = this.queue[0];
+      if ('run' in op) {
+        if (op.pos > this.releasable) break;
+        if (text !== '') this.target.delta(text);
+        text = '';
+        op.run(this.target);
+      } else {
+        let room = this.releasable - op.pos;
+        // Never split a surrogate pair across two deltas.
+        if (room > 0 && room < op.text.length && isLowSurrogate(op.text.charCodeAt(room))) room--;
+        if (room <= 0) break;
+        if (room < op.text.length) {
+          text += op.text.slice(0, room);
+          this.queue[0] = { pos: op.pos + room, text: op.text.slice(room) };
+          break;
+        }
+        text += op.text;
+      }
+      this.queue.shift();
+    }
+    if (text !== '') this.target.delta(text);
+  }
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
 }
