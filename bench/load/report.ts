@@ -30,7 +30,7 @@ export function buildLoadReport(options: LoadOptions, parts: Pick<LoadReport, 'l
 /** The relay's chunking settings, and where its measured chunk sizes come from. */
 function chunkingInEffect(options: LoadReport['options']): string {
   const moderation = options.outputModeration
-    ? `on: deltas leave as Classify verdicts release them up to safety's frontier, one call in flight per response, new text batched for EDGE_OUTPUT_MODERATION_FLUSH_MS=${options.moderationFlushMs ?? "the edge's default"}`
+    ? `on: deltas leave as Classify verdicts release them up to safety's frontier, up to EDGE_OUTPUT_MODERATION_IN_FLIGHT (the edge's default: 2) calls in flight per response, new text batched for EDGE_OUTPUT_MODERATION_FLUSH_MS=${options.moderationFlushMs ?? "the edge's default"}`
     : 'off';
   return (
     `Chunking in effect: INFERENCE_MAX_CHUNK_TOKENS=${options.chunkTokens ?? "the worker's default"}; the edge writes one delta per output item per TokenChunk ` +
