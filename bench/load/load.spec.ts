@@ -129,6 +129,8 @@ describe('the load report', () => {
           addedP99Ms: 0,
           edgeCpuPercent: 3,
           edgeCpuMsPer1kTokens: 7.7,
+          safetyCpuMsPer1kTokens: 1,
+          moderationBatchesPerS: 100,
           tokensPerChunk: 21,
           tokensPerDelta: 63,
           errors: 0,
@@ -143,6 +145,8 @@ describe('the load report', () => {
           addedP99Ms: 1.5,
           edgeCpuPercent: 40,
           edgeCpuMsPer1kTokens: 6.7,
+          safetyCpuMsPer1kTokens: 1,
+          moderationBatchesPerS: 100,
           tokensPerChunk: 22,
           tokensPerDelta: 64,
           errors: 0,
@@ -169,7 +173,9 @@ describe('the load report', () => {
     expect(md).toContain('after a forced full GC');
     expect(md).toContain("Live heap from the first level's start to the last level's end: **40.0 → 41.0 MB**");
     expect(md).toContain('**Ceiling: 60000 tokens/s** (16 streams)');
-    expect(md).toContain('| 16 | 60000 | 0.50 / 8.50 | 5.00 / 8.50 | 1.50 | 40.0 | 6.70 | 22.0 | 64.0 | 0 |');
+    expect(md).toContain(
+      '| 16 | 60000 | 0.50 / 8.50 | 5.00 / 8.50 | 1.50 | 40.0 | 6.70 | 1.00 | 100 | 22.0 | 64.0 | 0 |',
+    );
     expect(md).toContain("INFERENCE_MAX_CHUNK_TOKENS=the worker's default");
     expect(md).toContain('**20.5 KB RSS per connection**');
     expect(md).toContain('target < 30.0 KB: met');

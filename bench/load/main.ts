@@ -61,6 +61,8 @@ const target = (stack: Stack) => ({
   edgePid: stack.services.edge.pid,
   edgeAdminPort: stack.services.edge.ports.admin,
   workerAdminPort: stack.services.inference.ports.admin,
+  safetyPid: stack.services.safety.pid,
+  safetyAdminPort: stack.services.safety.ports.admin,
 });
 
 async function agentLoops(options: LoadOptions): Promise<LoopsResult[]> {

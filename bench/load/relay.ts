@@ -1,7 +1,7 @@
 import WebSocket from 'ws';
 import { percentile } from '../agent-loop/summary';
 import { EdgeWatch } from './phase-stats';
-import { fetchMetrics } from './process-stats';
+import { fetchMetrics, sampleProcess } from './process-stats';
 
 /** The p99 stall (time-weighted inter-delta gap) may grow by at most this much over one stream's before a stream count counts as relayed. */
 export const MAX_ADDED_P99_GAP_MS = 2;
@@ -22,6 +22,10 @@ export interface RelayStep {
   edgeCpuPercent: number;
   /** Edge CPU time per 1,000 tokens relayed, ms. */
   edgeCpuMsPer1kTokens: number;
+  /** Safety service CPU time per 1,000 tokens relayed, ms (its output moderation's share of the relay). */
+  safetyCpuMsPer1kTokens: number;
+  /** Batches of output safety moderated per second (`safety_output_batches_total` over the step). */
+  moderationBatchesPerS: number;
   /** Tokens per TokenChunk message the worker wrote (its inference_* counters over the step). */
   tokensPerChunk: number;
   /** Tokens per `response.output_text.delta` frame the client received. */
@@ -137,7 +141,15 @@ export function timeWeightedPercentile(gaps: readonly number[], q: number): numb
  * Stops after the first step out of bound.
  */
 export async function runRelay(
-  target: { wsUrl: string; apiKey: string; edgePid: number; edgeAdminPort: number; workerAdminPort: number },
+  target: {
+    wsUrl: string;
+    apiKey: string;
+    edgePid: number;
+    edgeAdminPort: number;
+    workerAdminPort: number;
+    safetyPid: number;
+    safetyAdminPort: number;
+  },
   streamCounts: readonly number[],
   durationS: number,
   streamTps: number,
@@ -150,6 +162,10 @@ export async function runRelay(
     const watch = new EdgeWatch(target.edgePid, target.edgeAdminPort);
     await watch.start();
     const workerBefore = chunkCounters(await fetchMetrics(target.workerAdminPort));
+    const safetyBefore = {
+      cpuMs: sampleProcess(target.safetyPid).cpuMs,
+      batches: outputBatches(await fetchMetrics(target.safetyAdminPort)),
+    };
     const gaps: number[] = [];
     const t0 = performance.now();
     const results = await Promise.all(
@@ -157,6 +173,8 @@ export async function runRelay(
     );
     const elapsedS = (performance.now() - t0) / 1000;
     await watch.loadEnded();
+    const safetyCpuMs = sampleProcess(target.safetyPid).cpuMs - safetyBefore.cpuMs;
+    const batches = outputBatches(await fetchMetrics(target.safetyAdminPort)) - safetyBefore.batches;
     const edge = await watch.finish(500);
     const workerAfter = chunkCounters(await fetchMetrics(target.workerAdminPort));
     const tokens = results.reduce((s, r) => s + r.tokens, 0);
@@ -172,6 +190,8 @@ export async function runRelay(
       addedP99Ms: stallP99Ms - baseline,
       edgeCpuPercent: (edge.cpuMs / (elapsedS * 1000)) * 100,
       edgeCpuMsPer1kTokens: (edge.cpuMs / tokens) * 1000,
+      safetyCpuMsPer1kTokens: (safetyCpuMs / tokens) * 1000,
+      moderationBatchesPerS: batches / elapsedS,
       tokensPerChunk: (workerAfter.tokens - workerBefore.tokens) / (workerAfter.chunks - workerBefore.chunks),
       tokensPerDelta: tokens / results.reduce((s, r) => s + r.deltas, 0),
       errors: results.reduce((s, r) => s + r.errors, 0),
@@ -185,6 +205,12 @@ export async function runRelay(
     undefined,
   );
   return { streamTps, steps, ceilingTokensPerS: best?.tokensPerS ?? NaN, ceilingStreams: best?.streams ?? 0 };
+}
+
+/** Batches of streamed output the safety service moderated so far, from its /metrics page. */
+export function outputBatches(metricsText: string): number {
+  const m = /^safety_output_batches_total(?:\{[^}]*\})?\s+(\S+)/m.exec(metricsText);
+  return m ? Number(m[1]) : 0;
 }
 
 /** The worker's completion tokens and TokenChunk messages so far, from its /metrics page. */

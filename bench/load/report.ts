@@ -30,7 +30,7 @@ export function buildLoadReport(options: LoadOptions, parts: Pick<LoadReport, 'l
 /** The relay's chunking settings, and where its measured chunk sizes come from. */
 function chunkingInEffect(options: LoadReport['options']): string {
   const moderation = options.outputModeration
-    ? `on: deltas leave as Classify verdicts release them up to safety's frontier, one call in flight per response, new text batched for EDGE_OUTPUT_MODERATION_FLUSH_MS=${options.moderationFlushMs ?? "the edge's default"}`
+    ? `on: deltas leave as Classify verdicts release them up to safety's frontier, up to EDGE_OUTPUT_MODERATION_IN_FLIGHT (the edge's default: 2) calls in flight per response, new text batched for EDGE_OUTPUT_MODERATION_FLUSH_MS=${options.moderationFlushMs ?? "the edge's default"}`
     : 'off';
   return (
     `Chunking in effect: INFERENCE_MAX_CHUNK_TOKENS=${options.chunkTokens ?? "the worker's default"}; the edge writes one delta per output item per TokenChunk ` +
@@ -102,12 +102,12 @@ export function renderLoadMarkdown(report: LoadReport): string {
       '',
       chunkingInEffect(options),
       '',
-      '| streams | tokens/s relayed | gap per frame p50 / p99 (ms) | stall p50 / p99 (ms) | added p99 stall (ms) | edge CPU (%) | edge CPU per 1k tokens (ms) | tokens per TokenChunk | tokens per delta frame | errors |',
-      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      '| streams | tokens/s relayed | gap per frame p50 / p99 (ms) | stall p50 / p99 (ms) | added p99 stall (ms) | edge CPU (%) | edge CPU per 1k tokens (ms) | safety CPU per 1k tokens (ms) | moderated batches/s | tokens per TokenChunk | tokens per delta frame | errors |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
       ...r.steps.map(
         (s) =>
           `| ${s.streams} | ${fmt(s.tokensPerS)} | ${fmt(s.gapP50Ms)} / ${fmt(s.gapP99Ms)} | ${fmt(s.stallP50Ms)} / ${fmt(s.stallP99Ms)} | ${fmt(s.addedP99Ms)} | ${fmt(s.edgeCpuPercent)} | ` +
-          `${fmt(s.edgeCpuMsPer1kTokens)} | ${fmt(s.tokensPerChunk)} | ${fmt(s.tokensPerDelta)} | ${s.errors} |`,
+          `${fmt(s.edgeCpuMsPer1kTokens)} | ${fmt(s.safetyCpuMsPer1kTokens)} | ${fmt(s.moderationBatchesPerS)} | ${fmt(s.tokensPerChunk)} | ${fmt(s.tokensPerDelta)} | ${s.errors} |`,
       ),
       '',
       `**Ceiling: ${fmt(r.ceilingTokensPerS)} tokens/s** (${r.ceilingStreams} streams) relayed with ≤ ${MAX_ADDED_P99_GAP_MS} ms added p99 stall.`,

@@ -67,6 +67,12 @@ export const edgeConfigSchema = z.object({
   EDGE_OUTPUT_MODERATION_FLUSH_MS: env.int(0, 0),
   /** New output characters that are sent without waiting for `EDGE_OUTPUT_MODERATION_FLUSH_MS`. */
   EDGE_OUTPUT_MODERATION_FLUSH_CHARS: env.int(256, 1),
+  /**
+   * Output batches of one response sent to safety before the previous ones are answered (1: one
+   * at a time). Above 1, new text goes while an answer is on its way, so it waits about one round
+   * trip instead of up to two; safety judges the batches in order on the state it keeps.
+   */
+  EDGE_OUTPUT_MODERATION_IN_FLIGHT: env.int(2, 1),
   /** Deadline for a Route call. */
   ROUTER_TIMEOUT_MS: env.int(2_000, 1),
   /** Longest silence between two chunks of a Generate stream before the turn fails. */

@@ -110,7 +110,11 @@ async function main(): Promise<void> {
     limits: edgeLimitsFromConfig(config),
     headerVerdicts: new HeaderVerdicts(config.EDGE_SAFETY_HEADER_CACHE_ENTRIES),
     outputModeration: config.EDGE_OUTPUT_MODERATION
-      ? { flushMs: config.EDGE_OUTPUT_MODERATION_FLUSH_MS, flushChars: config.EDGE_OUTPUT_MODERATION_FLUSH_CHARS }
+      ? {
+          flushMs: config.EDGE_OUTPUT_MODERATION_FLUSH_MS,
+          flushChars: config.EDGE_OUTPUT_MODERATION_FLUSH_CHARS,
+          inFlight: config.EDGE_OUTPUT_MODERATION_IN_FLIGHT,
+        }
       : undefined,
     reasoningSeal,
     compaction: {

@@ -1,5 +1,5 @@
 import { safetyV1 } from '@fastloop/proto';
-import { safetyItemTooLarge, safetyRequestTooLarge } from './errors';
+import { invalidSafetyState, safetyItemTooLarge, safetyRequestTooLarge } from './errors';
 import { byItemOrder, ItemLocator, smallest, toFinding, type Hit } from './hits';
 import type { Action, CompiledPolicy, PolicyBook } from './policy';
 import { MAX_WINDOW, type Rule } from './rules/rule';
@@ -47,6 +47,20 @@ export interface ClassifyScheduling {
   pause?: () => Promise<void>;
   /** Called once the rules are done, before waiting on the guard model (no CPU is used meanwhile). */
   rulesDone?: () => void;
+  /** A moderation session's state, kept decoded between its batches ({@link HeldState}). */
+  held?: HeldState;
+}
+
+/**
+ * A conversation's state kept in memory by its caller (a moderation session) instead of carried
+ * as bytes: `previous`, when set, is used instead of decoding the request's state, and `keep`, when
+ * set, receives the next state instead of it being encoded (the answer's `state` is then empty).
+ * The content is what the bytes would carry (decode(encode(x)) equals x), so the answers are the
+ * same; a session saves a decode and an encode (a MAC and a cipher each way) per batch.
+ */
+export interface HeldState {
+  previous?: { policyHash: string; content: SafetyStateContent };
+  keep?: (next: { policyHash: string; content: SafetyStateContent }) => void;
 }
 
 /** One step of the rules' scan; the classifier pauses between steps when asked to. */
@@ -106,7 +120,7 @@ export class Classifier {
    * A guard that fails blocks (fail-closed) or flags (`failOpen`).
    */
   async classifyAsync(request: ClassifyInput, scheduling: ClassifyScheduling = {}): Promise<safetyV1.ClassifyResponse> {
-    const steps = this.evaluate(request);
+    const steps = this.evaluate(request, scheduling.held);
     const pauseAfter = this.options.pauseAfterMs ?? DEFAULT_PAUSE_AFTER_MS;
     let lastPause = performance.now();
     let step = steps.next();
@@ -144,10 +158,13 @@ export class Classifier {
    * Decodes the state and runs the rules over the new items, in steps (slices of scanning). Sizes
    * are checked first: an oversized call is refused before any scanning.
    */
-  private *evaluate(request: ClassifyInput): Steps<Evaluation> {
+  private *evaluate(request: ClassifyInput, held?: HeldState): Steps<Evaluation> {
     const policy = this.options.policies.resolve(request.tenant ?? '', request.model ?? '');
     const codec = this.codec(policy);
-    const previous = codec.decode(request.state);
+    // A held state vouches for its policy as the bytes' MAC does: refused under another.
+    if (held?.previous && held.previous.policyHash !== policy.hash)
+      throw invalidSafetyState('made under a different rule set or policy');
+    const previous = held?.previous?.content ?? codec.decode(request.state);
     this.checkSizes(request.items, previous.itemsSeen);
 
     const deltas = splitByStream(request.items, previous);
@@ -174,7 +191,7 @@ export class Classifier {
     // it becomes, so the state goes on from here (the guard's session too) with the same count.
     const itemsSeen = previous.itemsSeen + (output ? 0 : request.items.length);
     const next: SafetyStateContent = { itemsSeen, streams, block: null };
-    return { policy, codec, previous, hits, next, heldChars: output?.heldChars };
+    return { policy, codec, previous, hits, next, heldChars: output?.heldChars, keep: held?.keep };
   }
 
   private respond(e: Evaluation, hits: Hit[], next: SafetyStateContent): safetyV1.ClassifyResponse {
@@ -220,7 +237,8 @@ export class Classifier {
     };
     return {
       verdict: first ? safetyV1.Verdict.VERDICT_BLOCK : safetyV1.Verdict.VERDICT_ALLOW,
-      state: codec.encode({ ...next, block: blockKey }),
+      // A blocking answer ends a session: its state goes in the answer, as a Classify call's would.
+      state: keepOrEncode(e, { ...next, block: blockKey }, first !== null),
       findings,
       itemsSeen: next.itemsSeen,
       windowChars: MAX_WINDOW,
@@ -271,6 +289,8 @@ export class Classifier {
 
 /** What the rules found, before the guard model and before the response is built. */
 interface Evaluation {
+  /** {@link HeldState.keep}: the next state goes there instead of into the answer's bytes. */
+  keep?: HeldState['keep'];
   policy: CompiledPolicy;
   codec: SafetyStateCodec;
   previous: SafetyStateContent;
@@ -278,6 +298,14 @@ interface Evaluation {
   next: SafetyStateContent;
   /** Output moderation: characters at the end of the model stream still held. */
   heldChars?: number;
+}
+
+const NO_STATE = Buffer.alloc(0);
+
+function keepOrEncode(e: Evaluation, content: SafetyStateContent, blocks: boolean): Buffer {
+  if (!e.keep || blocks) return e.codec.encode(content);
+  e.keep({ policyHash: e.policy.hash, content });
+  return NO_STATE;
 }
 
 /** Matches placed on items between two pauses (a few ms of work). */

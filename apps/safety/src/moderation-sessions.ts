@@ -1,8 +1,13 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { safetyV1 } from '@fastloop/proto';
 import { DomainError, ErrorCode, type MuxServerCall } from '@fastloop/service-kit';
+import type { HeldState } from './classifier';
 
-type Classify = (request: safetyV1.ClassifyRequest, signal?: AbortSignal) => Promise<safetyV1.ClassifyResponse>;
+type Classify = (
+  request: safetyV1.ClassifyRequest,
+  signal?: AbortSignal,
+  held?: HeldState,
+) => Promise<safetyV1.ClassifyResponse>;
 
 const EMPTY = Buffer.alloc(0);
 
@@ -10,7 +15,8 @@ const EMPTY = Buffer.alloc(0);
  * One output moderation session (ModerateStream): the start is the first batch with the
  * conversation's state; each message the next batch, classified on the state this call keeps, in
  * order, by the same `classify` as a Classify call (tenant turns, limits, metrics). Answers carry no
- * state but the final one, which ends the call. A failed batch fails the call: the caller opens a
+ * state but the final one, which ends the call; between batches the session keeps the state
+ * decoded ({@link HeldState}), so a batch pays for neither a decode nor an encode. A failed batch fails the call: the caller opens a
  * new session from the state it started with and the text so far (classification does not depend
  * on how the text is cut, so the answers are the same).
  */
@@ -23,6 +29,7 @@ export function serveModeration(
   call.on('cancelled', () => cancelled.abort());
   let state = call.request.state;
   let held: number | undefined;
+  let kept: HeldState['previous'];
   let done = false;
   let chain = Promise.resolve();
   const judge = (next: () => safetyV1.ClassifyRequest) => {
@@ -31,8 +38,11 @@ export function serveModeration(
       const request = next();
       const final = request.output?.final === true;
       try {
-        const res = await classify(request, cancelled.signal);
-        state = res.state;
+        const res = await classify(request, cancelled.signal, {
+          previous: kept,
+          keep: final ? undefined : (next) => (kept = next),
+        });
+        if (res.state.length > 0) state = res.state;
         held = res.heldChars;
         done = final || res.verdict === safetyV1.Verdict.VERDICT_BLOCK;
         call.write(done ? res : { ...res, state: EMPTY });

@@ -1,7 +1,7 @@
 import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
 import { safetyV1 } from '@fastloop/proto';
 import { DomainError, MuxServer, toGrpcError, type GrpcServiceBinding, type Logger } from '@fastloop/service-kit';
-import type { Classifier } from './classifier';
+import type { Classifier, HeldState } from './classifier';
 import type { SafetyMetrics } from './metrics';
 import { serveModeration } from './moderation-sessions';
 import { TenantTurns, type ClassifierTurn } from './tenant-turns';
@@ -62,15 +62,15 @@ export function createSafetyService(deps: SafetyServiceDeps): GrpcServiceBinding
  */
 export function createClassifyHandler(
   deps: SafetyServiceDeps,
-): (request: safetyV1.ClassifyRequest, signal?: AbortSignal) => Promise<safetyV1.ClassifyResponse> {
+): (request: safetyV1.ClassifyRequest, signal?: AbortSignal, held?: HeldState) => Promise<safetyV1.ClassifyResponse> {
   const turns = deps.turns ?? new TenantTurns({ queueTimeoutMs: 4_000, maxQueuedPerTenant: 256 });
-  return async (request, signal) => {
+  return async (request, signal, held) => {
     const endTimer = deps.metrics.classifyDuration.startTimer();
     let turn: ClassifierTurn | undefined;
     try {
       turn = await turns.begin(request.tenant, signal);
       const { pause, end } = turn;
-      const response = await deps.classifier.classifyAsync(request, { pause, rulesDone: end });
+      const response = await deps.classifier.classifyAsync(request, { pause, rulesDone: end, held });
       record(deps.metrics, request, response);
       return response;
     } catch (err) {

@@ -1,4 +1,4 @@
-import { createCipheriv, createHmac, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { invalidSafetyState } from './errors';
 import { MAX_WINDOW } from './rules/rule';
 import { STREAMS, type StreamName } from './streams';
@@ -60,8 +60,10 @@ const EMPTY_STREAM: StreamState = Object.freeze({ len: 0, tail: '', items: [], s
  * Layout (ASCII): `v2.<ciphertext b64url>.<tag b64url>`.
  */
 export class SafetyStateCodec {
-  private readonly macKey: Buffer;
-  private readonly encKey: Buffer;
+  // KeyObjects, not Buffers: given a Buffer, every createHmac / createCipheriv imports the key
+  // anew (~100 µs each on Node 24, four per output batch); a KeyObject is imported once.
+  private readonly macKey: KeyObject;
+  private readonly encKey: KeyObject;
 
   /**
    * @param secret `SAFETY_STATE_SECRET`; states made with another key are refused.
@@ -71,8 +73,8 @@ export class SafetyStateCodec {
     secret: string | Buffer,
     private readonly policyHash: string,
   ) {
-    this.macKey = createHmac('sha256', secret).update('fastloop-safety-state-mac').digest();
-    this.encKey = createHmac('sha256', secret).update('fastloop-safety-state-enc').digest();
+    this.macKey = createSecretKey(createHmac('sha256', secret).update('fastloop-safety-state-mac').digest());
+    this.encKey = createSecretKey(createHmac('sha256', secret).update('fastloop-safety-state-enc').digest());
   }
 
   static readonly EMPTY: SafetyStateContent = Object.freeze({ itemsSeen: 0, streams: {}, block: null });

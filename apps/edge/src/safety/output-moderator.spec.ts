@@ -2,6 +2,8 @@ import fc from 'fast-check';
 import { fakeDeps, FakeBackends } from '../testing/fake-deps';
 import { ResponsesSession } from '../session/responses-session';
 import { ConnectionStateCache, StateCacheBudget } from '../session/state-cache';
+import { safetyV1 } from '@fastloop/proto';
+import { moderationCalls } from '../clients/moderation-session';
 import { OutputModerator, type OutputSink } from './output-moderator';
 
 /** A sink that records what the client would receive. */
@@ -36,13 +38,24 @@ class Recorder implements OutputSink {
 }
 
 const EMPTY = () => Promise.resolve(Buffer.alloc(0));
+const settle = () => new Promise((r) => setImmediate(r));
 
-function moderated(flushChars: number, flushMs = 0, inputState = EMPTY) {
+/**
+ * A moderator over the fake safety. `inFlight` above 1 sends batches before the previous answer,
+ * through moderationCalls without a mux: Classify calls it orders, each on the previous answer's state.
+ */
+function moderated(flushChars: number, flushMs = 0, inputState = EMPTY, inFlight = 1, delay = 0) {
   const backends = new FakeBackends();
   const client = new Recorder();
   let stops = 0;
+  const later = async (turns: number) => {
+    for (let i = 0; i < turns; i++) await settle();
+  };
+  // Answers `delay` turns of the event loop late: the deltas that come meanwhile go in later batches.
+  const direct = (r: safetyV1.ClassifyRequest) => later(delay).then(() => backends.classify(r));
   const moderator = new OutputModerator(client, {
-    classify: (r) => backends.classify(r),
+    classify: inFlight > 1 ? moderationCalls(undefined, { deadlineMs: 1000 }, direct).classify : direct,
+    inFlight,
     tenant: 't',
     model: 'm',
     inputState,
@@ -52,8 +65,6 @@ function moderated(flushChars: number, flushMs = 0, inputState = EMPTY) {
   });
   return { moderator, client, backends, stops: () => stops };
 }
-
-const settle = () => new Promise((r) => setImmediate(r));
 
 describe('OutputModerator', () => {
   it('finds a match that straddles two chunks and never releases it', async () => {
@@ -209,9 +220,11 @@ describe('OutputModerator', () => {
         fc.option(fc.nat(60), { nil: undefined }),
         fc.array(fc.nat(80), { maxLength: 8 }),
         fc.integer({ min: 1, max: 20 }),
-        async (noise, at, cuts, chunkChars) => {
+        fc.integer({ min: 1, max: 3 }),
+        fc.nat(3),
+        async (noise, at, cuts, chunkChars, inFlight, delay) => {
           const text = at === undefined ? noise : noise.slice(0, at) + marker + noise.slice(at);
-          const m = moderated(chunkChars);
+          const m = moderated(chunkChars, 0, EMPTY, inFlight, delay);
           const points = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
           m.moderator.startMessage();
           let from = 0;

@@ -1,15 +1,7 @@
 import { safetyV1 } from '@fastloop/proto';
+import type { OutputSink, QueuedOp } from './output-sink';
 
-/** What parsed output is written to: the TurnWriter, or an {@link OutputModerator} in front of it. */
-export interface OutputSink {
-  readonly currentKind: 'message' | 'reasoning' | 'function_call' | 'custom_tool_call' | null;
-  startMessage(): void;
-  startReasoning(): void;
-  startFunctionCall(name: string, namespace?: string): void;
-  startCustomToolCall(name: string, namespace?: string): void;
-  delta(text: string): void;
-  endItem(): void;
-}
+export type { OutputSink } from './output-sink';
 
 /** Options of an {@link OutputModerator}. */
 export interface OutputModeratorOptions {
@@ -27,38 +19,41 @@ export interface OutputModeratorOptions {
   flushMs: number;
   /** New characters that are sent without waiting for `flushMs` (`EDGE_OUTPUT_MODERATION_FLUSH_CHARS`). */
   flushChars: number;
+  /** Calls at once (`EDGE_OUTPUT_MODERATION_IN_FLIGHT`; default 1); above 1, `classify` must order them (moderation-session.ts). */
+  inFlight?: number;
   /** Called once when the output is blocked, to stop generation. */
   onBlock: () => void;
 }
 
-/** A writer call waiting for its text to be judged; `pos` is its place in the output text. */
-type Op = { pos: number; text: string } | { pos: number; run: (sink: OutputSink) => void };
-
 /**
  * Output moderation while streaming. Parsed output goes through here on its way to the writer:
- * new text is sent to safety in batches (one call in flight, each carrying the state the previous
- * one returned, starting from the input's), and released up to safety's frontier: every character
+ * new text is sent to safety in batches (up to `inFlight` calls at once, answered in order, each
+ * on the state the previous one left, starting from the input's), and released up to safety's frontier: every character
  * no match could still cover (`held_chars` says how many at the end could). Clean prose is shown
  * as soon as its verdict is back, all but a word that could still begin a credential or a policy
  * term; the rest goes once the output is finished. A block drops what is held, so the client never
  * receives the matched text, and stops generation.
  */
 export class OutputModerator implements OutputSink {
-  private readonly queue: Op[] = [];
+  /** Writer calls held until the frontier (`releasable`) passes them. */
+  private readonly queue: QueuedOp[] = [];
+  private releasable = 0;
   private kind: OutputSink['currentKind'] = null;
   /** Output text received so far. */
   private received = '';
   /** Characters sent to safety (judged, or in flight). */
   private sent = 0;
-  private releasable = 0;
   /** `held_chars` of the last answer (unset before one, or from a service without it). */
   private held: number | undefined;
   private state: Promise<Buffer> | undefined;
-  private inFlight: Promise<void> | undefined;
+  /** Calls sent and not answered yet, and the last one sent (answers come in order). */
+  private inFlight = 0;
+  private lastCall: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private failure: unknown;
   /** finish() was called: the next call is the final one. */
   private finishing = false;
+  private finalSent = false;
   /** The final call (no more output comes) has been answered. */
   private judgedAll = false;
   /** The first blocking finding, once the output is blocked. */
@@ -120,8 +115,8 @@ export class OutputModerator implements OutputSink {
     this.finishing = true;
     this.close();
     while (!this.blocked && this.failure === undefined && !this.judgedAll) {
-      if (!this.inFlight) this.send(true);
-      await this.inFlight;
+      if (!this.finalSent && this.inFlight < (this.options.inFlight ?? 1)) this.send(true);
+      await this.lastCall;
     }
     if (this.failure) throw this.failure;
     if (this.blocked) return false;
@@ -136,7 +131,7 @@ export class OutputModerator implements OutputSink {
     this.timer = undefined;
   }
 
-  private push(op: Op): void {
+  private push(op: QueuedOp): void {
     if (this.blocked) return;
     this.queue.push(op);
     this.release();
@@ -148,7 +143,8 @@ export class OutputModerator implements OutputSink {
    * cadence for fewer calls.
    */
   private schedule(): void {
-    if (this.finishing || this.inFlight || this.blocked || this.failure !== undefined) return;
+    if (this.finishing || this.inFlight >= (this.options.inFlight ?? 1) || this.blocked || this.failure !== undefined)
+      return;
     const waiting = this.received.length - this.sent;
     if (waiting === 0) return;
     if (this.sent === 0 || this.options.flushMs <= 0 || waiting >= this.options.flushChars) this.send(false);
@@ -160,8 +156,14 @@ export class OutputModerator implements OutputSink {
     const end = this.received.length;
     const text = this.received.slice(this.sent, end);
     this.sent = end;
+    this.finalSent = final;
+    // `held` is the frontier after the last batch only when none is in flight.
+    const heldBefore = this.inFlight === 0 ? this.held : undefined;
+    this.inFlight++;
+    // Calls are made in the order sent: every send before the first answer waits on the input
+    // state, and a later one on an answer's (resolved, so its call is made before the next send's).
     this.state ??= this.options.inputState();
-    this.inFlight = this.state
+    this.lastCall = this.state
       .then((state) =>
         this.options.classify({
           state,
@@ -169,16 +171,17 @@ export class OutputModerator implements OutputSink {
           tenant: this.options.tenant,
           model: this.options.model,
           // Where the last frontier stood: safety tries only the starts from there on.
-          output: { final, ...(this.held !== undefined ? { heldBefore: this.held } : {}) },
+          output: { final, ...(heldBefore !== undefined ? { heldBefore } : {}) },
         }),
       )
       .then(
         (res) => {
-          this.inFlight = undefined;
-          this.onVerdict(res, end, final);
+          this.inFlight--;
+          if (!this.blocked && this.failure === undefined) this.onVerdict(res, end, final);
         },
         (err: unknown) => {
-          this.inFlight = undefined;
+          this.inFlight--;
+          if (this.failure !== undefined || this.blocked) return;
           this.failure = err;
           this.options.onBlock();
         },

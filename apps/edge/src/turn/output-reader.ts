@@ -94,6 +94,8 @@ function moderatorFor(turn: Turn, classify: OutputModeratorOptions['classify']):
     inputState: inputStateOf(turn),
     flushMs: options.flushMs,
     flushChars: options.flushChars,
+    // moderationCalls orders the calls, so several may be in flight.
+    inFlight: options.inFlight,
     onBlock: () => turn.stop.abort(),
   });
 }

@@ -45,7 +45,7 @@ export interface TurnDeps {
   /** Verdicts of request headers (instructions, tools), classified once per distinct header. */
   headerVerdicts: HeaderVerdicts;
   /** Classify streamed output incrementally and stop a response whose output is blocked; absent = off. */
-  outputModeration?: { flushMs: number; flushChars: number };
+  outputModeration?: { flushMs: number; flushChars: number; inFlight?: number };
   /** Stored items by id, for `item_reference` to items outside the connection's conversation. */
   items?: ItemLookup;
   /** Bounds on one request's shape and rendering; DEFAULT_EDGE_LIMITS when absent. */
