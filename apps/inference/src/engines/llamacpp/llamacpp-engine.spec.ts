@@ -284,11 +284,12 @@ describeModel('LlamaCppEngine on stories260K (real llama.cpp, one thread)', () =
         if (tokens.length >= 300) return;
         expect(schemaProblems(schema, JSON.parse(text))).toEqual([]);
       }),
-      // Each run samples up to 300 tokens under a grammar on one llama.cpp thread (~1 s idle); 12 keep
-      // the file well inside its budget on a loaded 2-core CI machine (20 took over 300 s there once).
-      { numRuns: 12 },
+      // Each run samples up to 300 tokens under a grammar on one llama.cpp thread (~1 s idle); 8 keep
+      // the file inside its budget on a loaded 2-core machine (20 took over 300 s there once, and 12
+      // did at a load average of 11). The budget is a hang guard, not a speed claim.
+      { numRuns: 8 },
     );
-  }, 300_000);
+  }, 600_000);
 
   it('refuses a prompt that leaves no room in the context window', async () => {
     await expect(run(new Array(engine.contextSize).fill(100))).rejects.toMatchObject({
