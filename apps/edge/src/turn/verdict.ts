@@ -1,10 +1,11 @@
 import { safetyV1 } from '@fastloop/proto';
-import { DomainError, ErrorCode } from '@fastloop/service-kit';
+import { checkScanBounds, DomainError, ErrorCode } from '@fastloop/service-kit';
 import { failureOf } from '../api-errors';
 import { headerSafetyItems, TEXT_FORMAT_ITEM } from '../safety/header-items';
 import { HeaderVerdicts } from '../safety/header-verdicts';
 import { blockedError, noticed, type NoticedFinding } from '../safety/safety-findings';
 import type { HeaderVerdictCarry, RouteDecision } from './conversation-state';
+import { DEFAULT_EDGE_LIMITS } from './edge-limits';
 import type { TurnInput } from './input-stage';
 import { toScan } from './item-scan';
 import { ownedCopy } from '../safety/owned-copy';
@@ -63,7 +64,7 @@ async function classify(deps: TurnDeps, req: TurnRequest, input: TurnInput, mode
   const prev = req.previous;
   const request = (from: number, state: Buffer) => ({
     state,
-    items: scansFrom(input, from),
+    items: checkedScans(deps, scansFrom(input, from), from),
     tenant: req.principal.tenant,
     model,
   });
@@ -89,6 +90,16 @@ async function classify(deps: TurnDeps, req: TurnRequest, input: TurnInput, mode
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/**
+ * `items`, refused as safety would refuse them (`safety_item_too_large`, `safety_request_too_large`)
+ * before they are encoded: writing megabytes of text to protobuf stalls the event loop (issue 17).
+ */
+function checkedScans(deps: TurnDeps, items: safetyV1.SafetyItem[], firstIndex: number): safetyV1.SafetyItem[] {
+  const bounds = (deps.limits ?? DEFAULT_EDGE_LIMITS).scan;
+  if (bounds) checkScanBounds(items, firstIndex, bounds);
+  return items;
+}
 
 /**
  * The scans of the conversation's items from `from` on: this turn's from the input stage's
@@ -121,7 +132,7 @@ async function classifyHeader(
   const carried = previous?.headerVerdict;
   if (carried && input.sameHeader && carried.model === model && previous?.tenant === req.principal.tenant)
     return carried;
-  const items = headerSafetyItems(body);
+  const items = checkedScans(deps, headerSafetyItems(body), 0);
   if (items.length === 0) return { model, noticed: [] };
   const { tenant } = req.principal;
   const key = HeaderVerdicts.key(tenant, model, items);
