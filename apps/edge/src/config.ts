@@ -57,6 +57,13 @@ export const edgeConfigSchema = z.object({
    */
   EDGE_SAFETY_MAX_ITEM_BYTES: env.int(4 * 1024 * 1024, 0),
   EDGE_SAFETY_MAX_REQUEST_BYTES: env.int(8 * 1024 * 1024, 0),
+  /**
+   * Bodies (HTTP bodies, Classify calls' text) from this many bytes take turns for their CPU
+   * stages (JSON parse, validation, Classify encoding): one such stage at a time in the process,
+   * tenants round robin, the event loop turning between two, so small requests never wait behind
+   * several large ones in a row (issue 17). 0: no turns.
+   */
+  EDGE_LARGE_BODY_BYTES: env.int(256 * 1024, 0),
   /** Deadline for a Classify call. */
   SAFETY_TIMEOUT_MS: env.int(5_000, 1),
   /** Distinct request headers (instructions + tools) whose safety verdict is remembered (LRU). */

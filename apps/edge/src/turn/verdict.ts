@@ -68,14 +68,13 @@ async function classify(deps: TurnDeps, req: TurnRequest, input: TurnInput, mode
     tenant: req.principal.tenant,
     model,
   });
+  const send = (r: safetyV1.ClassifyRequest) => gatedClassify(deps, r, req.signal);
   // The items' request leaves first: checking the header against the carried one is work of its own.
-  const items = deps.backends
-    .classify(request(prev ? prev.safetyItems : 0, prev ? prev.safetyState : EMPTY), req.signal)
-    .catch((err: unknown) => {
-      if (!DomainError.is(err, ErrorCode.invalidSafetyState)) failureOf('safety')(err);
-      // The state was minted under another secret, rule set or policy: classify the whole conversation again.
-      return deps.backends.classify(request(0, EMPTY), req.signal).catch(failureOf('safety'));
-    });
+  const items = send(request(prev ? prev.safetyItems : 0, prev ? prev.safetyState : EMPTY)).catch((err: unknown) => {
+    if (!DomainError.is(err, ErrorCode.invalidSafetyState)) failureOf('safety')(err);
+    // The state was minted under another secret, rule set or policy: classify the whole conversation again.
+    return send(request(0, EMPTY)).catch(failureOf('safety'));
+  });
   const header = classifyHeader(deps, req, input, model);
   header.catch(() => undefined); // awaited below, after the items' verdict
   const res = await items;
@@ -95,6 +94,22 @@ const EMPTY = Buffer.alloc(0);
  * `items`, refused as safety would refuse them (`safety_item_too_large`, `safety_request_too_large`)
  * before they are encoded: writing megabytes of text to protobuf stalls the event loop (issue 17).
  */
+/**
+ * A Classify call whose encoding (synchronous, in the call's start) takes its turn with the other
+ * large bodies' CPU stages when its text is large (see LargeBodyGate).
+ */
+async function gatedClassify(
+  deps: TurnDeps,
+  request: safetyV1.ClassifyRequest,
+  signal?: AbortSignal,
+): Promise<safetyV1.ClassifyResponse> {
+  const gate = deps.largeBodies;
+  if (!gate) return deps.backends.classify(request, signal);
+  let chars = 0;
+  for (const item of request.items) chars += item.text.length;
+  return gate.run(request.tenant, chars, () => deps.backends.classify(request, signal));
+}
+
 function checkedScans(deps: TurnDeps, items: safetyV1.SafetyItem[], firstIndex: number): safetyV1.SafetyItem[] {
   const bounds = (deps.limits ?? DEFAULT_EDGE_LIMITS).scan;
   if (bounds) checkScanBounds(items, firstIndex, bounds);
@@ -137,7 +152,7 @@ async function classifyHeader(
   const { tenant } = req.principal;
   const key = HeaderVerdicts.key(tenant, model, items);
   const res = await deps.headerVerdicts
-    .get(key, () => deps.backends.classify({ state: EMPTY, items, tenant, model }))
+    .get(key, () => gatedClassify(deps, { state: EMPTY, items, tenant, model }))
     .catch(failureOf('safety'));
   if (res.verdict === safetyV1.Verdict.VERDICT_BLOCK) throw blockedError(res, (i) => headerItemName(items, i));
   return { model, noticed: noticed(res, 'header') };
