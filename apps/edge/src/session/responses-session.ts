@@ -19,7 +19,8 @@ import * as steering from './steering';
 import { loadPrevious } from './previous-response';
 import { holdBytes, type ByteHolder } from './queued-bytes';
 import { OrderedInbox } from './ordered-inbox';
-import { evictParent, keepLatest } from './lane-cache';
+import { settleLane } from './lane-cache';
+import type { ConversationState } from '../turn/conversation-state';
 
 export type { ServerEvent, SessionOptions } from './session-options';
 
@@ -214,6 +215,7 @@ export class ResponsesSession {
     const access = { transport: this.options.transport, tenant: principal.tenant, previousResponseId: prevId };
     const current: NonNullable<Lane['current']> = { stop: new AbortController(), steer: new AbortController() };
     lane.current = current;
+    let kept: ConversationState | undefined; // the state the next turn goes on from, when the turn left one
     try {
       const sources = { cache, loader, metrics: deps.metrics, tenant: principal.tenant };
       const { previous, loadMs } = await loadPrevious(prevId, sources);
@@ -227,14 +229,12 @@ export class ResponsesSession {
           if (!this.closed) this.options.send(lane.tag(event));
         },
       );
-      if (outcome.state) keepLatest(cache, lane, outcome.state);
-      else evictParent(cache, this.lanes, lane, prevId);
+      kept = outcome.state;
       const response = this.ending ? undefined : outcome.response; // a draining connection starts no successor
       for (const e of steering.afterSteeredTurn(lane, body, response)) this.sendSteer(lane, e);
       const status = outcome.error ? outcome.error.status : 200;
       logTurnAccess(logger, { ...access, status, turn: outcome.access, ms: performance.now() - received });
     } catch (err) {
-      evictParent(cache, this.lanes, lane, prevId);
       for (const e of steering.steersOfUncreated(lane, item)) this.sendSteer(lane, e);
       const apiErr = toApiError(err);
       if (apiErr.status >= 500) logger.error({ err }, 'turn failed');
@@ -242,6 +242,7 @@ export class ResponsesSession {
       const code = apiErr.code ?? apiErr.type;
       logTurnAccess(logger, { ...access, status: apiErr.status, code, ms: performance.now() - received });
     } finally {
+      settleLane(cache, this.lanes, lane, prevId, kept);
       lane.current = undefined;
     }
   }
