@@ -49,6 +49,21 @@ export const edgeConfigSchema = z.object({
   EDGE_GRPC_MUX: env.bool(true),
   /** Multiplexed streams kept to safety; each is one pick of the channel's round robin (one pod). */
   EDGE_SAFETY_STREAMS: env.int(4, 1),
+  /**
+   * Safety's bounds on one Classify call (its `SAFETY_MAX_ITEM_BYTES`, `SAFETY_MAX_REQUEST_BYTES`:
+   * keep them equal), in UTF-8 bytes of item text, checked before the call is encoded: an item
+   * over them gets safety's 400 (`safety_item_too_large`, `safety_request_too_large`) without
+   * megabytes written to protobuf on the event loop. 0: not checked at the edge.
+   */
+  EDGE_SAFETY_MAX_ITEM_BYTES: env.int(4 * 1024 * 1024, 0),
+  EDGE_SAFETY_MAX_REQUEST_BYTES: env.int(8 * 1024 * 1024, 0),
+  /**
+   * Bodies (HTTP bodies, Classify calls' text) from this many bytes take turns for their CPU
+   * stages (JSON parse, validation, Classify encoding): one such stage at a time in the process,
+   * tenants round robin, the event loop turning between two, so small requests never wait behind
+   * several large ones in a row (issue 17). 0: no turns.
+   */
+  EDGE_LARGE_BODY_BYTES: env.int(256 * 1024, 0),
   /** Deadline for a Classify call. */
   SAFETY_TIMEOUT_MS: env.int(5_000, 1),
   /** Distinct request headers (instructions + tools) whose safety verdict is remembered (LRU). */

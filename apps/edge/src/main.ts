@@ -34,6 +34,7 @@ import { RouteCache } from './turn/route-cache';
 import { DEV_REASONING_KEYS, parseReasoningKeys, ReasoningSeal } from './turn/reasoning-seal';
 import type { TurnDeps } from './turn/turn-deps';
 import { edgeLimitsFromConfig } from './turn/edge-limits';
+import { LargeBodyGate } from './turn/large-body-gate';
 import { UsageOutbox, usageOutboxOptionsFromConfig, UsageReporter } from './usage';
 import { WsGateway } from './ws/ws-gateway';
 import { wsDeflateFromConfig } from './ws/ws-deflate';
@@ -108,6 +109,7 @@ async function main(): Promise<void> {
     items,
     safetyOverlap: config.EDGE_SAFETY_OVERLAP,
     limits: edgeLimitsFromConfig(config),
+    largeBodies: new LargeBodyGate(config.EDGE_LARGE_BODY_BYTES),
     headerVerdicts: new HeaderVerdicts(config.EDGE_SAFETY_HEADER_CACHE_ENTRIES),
     outputModeration: config.EDGE_OUTPUT_MODERATION
       ? {

@@ -1,5 +1,6 @@
 import { safetyV1 } from '@fastloop/proto';
-import { invalidSafetyState, safetyItemTooLarge, safetyRequestTooLarge } from './errors';
+import { checkScanBounds } from '@fastloop/service-kit';
+import { invalidSafetyState } from './errors';
 import { byItemOrder, ItemLocator, smallest, toFinding, type Hit } from './hits';
 import type { Action, CompiledPolicy, PolicyBook } from './policy';
 import { MAX_WINDOW, type Rule } from './rules/rule';
@@ -270,20 +271,7 @@ export class Classifier {
 
   /** Refuses an item over `maxItemBytes` or a call over `maxRequestBytes`, before anything is scanned. */
   private checkSizes(items: readonly safetyV1.SafetyItem[], firstIndex: number): void {
-    const { maxItemBytes, maxRequestBytes = Number.POSITIVE_INFINITY } = this.options;
-    // A UTF-16 code unit is 1 to 3 UTF-8 bytes, so exact O(n) counts are only needed near a limit.
-    let units = 0;
-    for (const item of items) units += item.text.length;
-    if (units > maxRequestBytes) throw safetyRequestTooLarge(items.length, maxRequestBytes);
-    const exactTotal = units * 3 > maxRequestBytes;
-    let total = 0;
-    items.forEach((item, i) => {
-      if (item.text.length * 3 <= maxItemBytes && !exactTotal) return;
-      const bytes = Buffer.byteLength(item.text, 'utf8');
-      if (bytes > maxItemBytes) throw safetyItemTooLarge(firstIndex + i, bytes, maxItemBytes);
-      total += bytes;
-    });
-    if (total > maxRequestBytes) throw safetyRequestTooLarge(items.length, maxRequestBytes);
+    checkScanBounds(items, firstIndex, this.options);
   }
 }
 

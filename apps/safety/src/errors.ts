@@ -8,7 +8,8 @@ import { DomainError, ErrorCode } from '@fastloop/service-kit';
 // - `safety_item_too_large`: an item's text is over `SAFETY_MAX_ITEM_BYTES`; the request is
 //   refused, never half-scanned.
 // - `safety_request_too_large`: the call's items together are over `SAFETY_MAX_REQUEST_BYTES`;
-//   refused before any scanning.
+//   refused before any scanning. Both are built by service-kit's scan-bounds.ts, whose check the
+//   edge runs too before it encodes a call.
 // - `safety_overloaded` (RESOURCE_EXHAUSTED, retryable): the caller's tenant has too many calls
 //   waiting, or this one waited past `SAFETY_QUEUE_TIMEOUT_MS` behind them: its own backlog, which
 //   other tenants do not wait on.
@@ -21,26 +22,6 @@ export function invalidSafetyState(reason: string, cause?: unknown): DomainError
     GrpcStatus.INVALID_ARGUMENT,
     false,
     { cause },
-  );
-}
-
-/** An item too large to scan within the configured bound. */
-export function safetyItemTooLarge(itemIndex: number, bytes: number, maxBytes: number): DomainError {
-  return new DomainError(
-    ErrorCode.safetyItemTooLarge,
-    `item ${itemIndex} has ${bytes} bytes of text, over the ${maxBytes}-byte limit (SAFETY_MAX_ITEM_BYTES)`,
-    GrpcStatus.INVALID_ARGUMENT,
-    false,
-  );
-}
-
-/** A call whose items together are too large to scan within the configured bound. */
-export function safetyRequestTooLarge(items: number, maxBytes: number): DomainError {
-  return new DomainError(
-    ErrorCode.safetyRequestTooLarge,
-    `the ${items} items of this call have more than ${maxBytes} bytes of text together (SAFETY_MAX_REQUEST_BYTES)`,
-    GrpcStatus.INVALID_ARGUMENT,
-    false,
   );
 }
 

@@ -8,6 +8,7 @@ export * from './debug-gc';
 export * from './health';
 export * from './error-codes';
 export * from './grpc-errors';
+export * from './scan-bounds';
 export * from './grpc-server';
 export * from './grpc-client';
 export * from './mux';

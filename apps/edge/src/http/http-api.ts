@@ -172,10 +172,7 @@ export class HttpApi {
       return taken instanceof ApiError ? taken : undefined;
     };
     const bytes = await readBody(req, this.options.maxBodyBytes, reserve);
-    // Parsing and validation are timed as the turn's validate stage (the body's arrival is not).
-    const start = performance.now();
-    const body = validateRequest(parseJson(bytes), (deps.limits ?? DEFAULT_EDGE_LIMITS).request);
-    const validateMs = performance.now() - start;
+    const { body, validateMs } = await parseRequest(deps, principal.tenant, bytes);
     if (body.background === true)
       throw ApiErrors.unsupportedParameter('background', 'background mode is not supported.');
     const abort = new AbortController();
@@ -207,6 +204,33 @@ export class HttpApi {
       data: models.map((m) => ({ id: m.id, object: 'model', created: m.created, owned_by: m.ownedBy })),
     });
   }
+}
+
+/**
+ * Parses and validates a body, timed as the turn's validate stage (neither the body's arrival nor
+ * its wait for a turn counts). A large body's parse and validation are two stages that take turns
+ * with other large bodies' (LargeBodyGate): the event loop turns between them.
+ */
+async function parseRequest(
+  deps: TurnDeps,
+  tenant: string,
+  bytes: Buffer,
+): Promise<{ body: ReturnType<typeof validateRequest>; validateMs: number }> {
+  let validateMs = 0;
+  const stage = <T>(work: () => T): Promise<T> => {
+    const timed = () => {
+      const start = performance.now();
+      try {
+        return work();
+      } finally {
+        validateMs += performance.now() - start;
+      }
+    };
+    return deps.largeBodies ? deps.largeBodies.run(tenant, bytes.length, timed) : Promise.resolve(timed());
+  };
+  const json = await stage(() => parseJson(bytes));
+  const body = await stage(() => validateRequest(json, (deps.limits ?? DEFAULT_EDGE_LIMITS).request));
+  return { body, validateMs };
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {

@@ -12,13 +12,15 @@ import { logTurnAccess } from '../access-log';
 import { toApiError } from '../api-errors';
 import { runTurn } from '../turn/run-turn';
 import { DEFAULT_EDGE_LIMITS } from '../turn/edge-limits';
-import type { ConversationState } from '../turn/conversation-state';
 import { DEFAULT_LANE_LIMITS, LaneTable, type Lane, type LaneJob } from './lanes';
 import { decodeClientEvent } from './decode-client-event';
 import { DEFAULT_MAX_PENDING_STEERS, type SessionOptions } from './session-options';
 import * as steering from './steering';
 import { loadPrevious } from './previous-response';
 import { holdBytes, type ByteHolder } from './queued-bytes';
+import { OrderedInbox } from './ordered-inbox';
+import { settleLane } from './lane-cache';
+import type { ConversationState } from '../turn/conversation-state';
 
 export type { ServerEvent, SessionOptions } from './session-options';
 
@@ -46,10 +48,13 @@ export class ResponsesSession {
   private steerSequence = 0;
   /** Where `responsesapi.websocket_timing` goes when the client asked for it. */
   private readonly timing?: (event: WebSocketTimingEvent) => void;
+  /** Large messages are parsed when their turn comes (issue 17); the others keep their order behind them. */
+  private readonly inbox: OrderedInbox;
 
   constructor(private readonly options: SessionOptions) {
     this.holder = options.queuedBytes?.holder(options.principal.tenant);
     if (options.timing) this.timing = (event) => this.closed || options.send(event);
+    this.inbox = new OrderedInbox(options.deps.largeBodies, options.principal.tenant, () => this.wakeIdle());
     this.lanes = new LaneTable(options.lanes ?? DEFAULT_LANE_LIMITS, (lane) => {
       if (lane.latest) options.cache.unpin(lane.latest);
     });
@@ -58,10 +63,15 @@ export class ResponsesSession {
   /** Handles one client message (a text frame's payload; `bytes` its size when known). Never throws. */
   receive(text: string, bytes?: number): void {
     if (this.closed) return;
-    const start = performance.now();
     // Held from here until the turn ends: refused before parsing when over a byte bound.
     const release = holdBytes(this.options.queuedBytes, this.holder, bytes ?? text.length);
     if (release instanceof ApiError) return this.sendError(release);
+    this.inbox.submit(bytes ?? text.length, () => this.decode(text, bytes, release));
+  }
+
+  private decode(text: string, bytes: number | undefined, release: () => void): void {
+    if (this.closed) return release();
+    const start = performance.now();
     const limits = (this.options.deps.limits ?? DEFAULT_EDGE_LIMITS).request;
     const { maxPayloadBytes } = this.options;
     const parsed = decodeClientEvent(text, { maxPayloadBytes, limits, bytes, tools: this.tools });
@@ -123,7 +133,7 @@ export class ResponsesSession {
 
   /** True while a response runs or waits. */
   get busy(): boolean {
-    return this.lanes.all().some((lane) => lane.busy);
+    return this.inbox.pending > 0 || this.lanes.all().some((lane) => lane.busy);
   }
 
   /** Resolves once nothing runs or waits. */
@@ -175,12 +185,13 @@ export class ResponsesSession {
     } finally {
       slot?.();
       lane.running = false;
-      if (!this.busy) {
-        const waiters = this.idleWaiters;
-        this.idleWaiters = [];
-        for (const w of waiters) w();
-      }
+      this.wakeIdle();
     }
+  }
+
+  private wakeIdle(): void {
+    if (this.busy) return;
+    for (const w of this.idleWaiters.splice(0)) w();
   }
 
   /** A tenant slot for a lane that runs beside another (the connection's own slot covers the first). */
@@ -204,6 +215,7 @@ export class ResponsesSession {
     const access = { transport: this.options.transport, tenant: principal.tenant, previousResponseId: prevId };
     const current: NonNullable<Lane['current']> = { stop: new AbortController(), steer: new AbortController() };
     lane.current = current;
+    let kept: ConversationState | undefined; // the state the next turn goes on from, when the turn left one
     try {
       const sources = { cache, loader, metrics: deps.metrics, tenant: principal.tenant };
       const { previous, loadMs } = await loadPrevious(prevId, sources);
@@ -217,14 +229,12 @@ export class ResponsesSession {
           if (!this.closed) this.options.send(lane.tag(event));
         },
       );
-      if (outcome.state) this.keepLatest(lane, outcome.state);
-      else this.evictParent(lane, prevId);
+      kept = outcome.state;
       const response = this.ending ? undefined : outcome.response; // a draining connection starts no successor
       for (const e of steering.afterSteeredTurn(lane, body, response)) this.sendSteer(lane, e);
       const status = outcome.error ? outcome.error.status : 200;
       logTurnAccess(logger, { ...access, status, turn: outcome.access, ms: performance.now() - received });
     } catch (err) {
-      this.evictParent(lane, prevId);
       for (const e of steering.steersOfUncreated(lane, item)) this.sendSteer(lane, e);
       const apiErr = toApiError(err);
       if (apiErr.status >= 500) logger.error({ err }, 'turn failed');
@@ -232,19 +242,8 @@ export class ResponsesSession {
       const code = apiErr.code ?? apiErr.type;
       logTurnAccess(logger, { ...access, status: apiErr.status, code, ms: performance.now() - received });
     } finally {
+      settleLane(cache, this.lanes, lane, prevId, kept);
       lane.current = undefined;
     }
-  }
-
-  /** Caches a lane's new latest response, pinned (each lane's latest stays while others are evicted). */
-  private keepLatest(lane: Lane, state: ConversationState): void {
-    const { cache } = this.options;
-    cache.set(state);
-    if (lane.latest) cache.unpin(lane.latest);
-    cache.pin((lane.latest = state.response.id));
-  }
-
-  private evictParent(lane: Lane, prevId: string | undefined): void {
-    if (prevId && this.lanes.evictsParent(lane, prevId)) this.options.cache.evict(prevId, 'failed_continuation');
   }
 }

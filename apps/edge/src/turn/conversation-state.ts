@@ -77,7 +77,29 @@ export interface ConversationState {
   readonly bytes: number;
 }
 
-/** A rough byte size of a value's JSON, used only for cache budgets. */
+/**
+ * A rough byte size of a value (about its JSON's length: a string counts its characters, as
+ * UTF-16 units), used only for cache budgets. Walks the value instead of stringifying it: a
+ * continuation state of megabytes of text cost 45 ms of JSON.stringify on the event loop (issue 17).
+ */
 export function approxBytes(value: unknown): number {
-  return JSON.stringify(value)?.length ?? 0;
+  let bytes = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') bytes += v.length + 2;
+    else if (typeof v === 'number' || typeof v === 'boolean') bytes += 8;
+    else if (v === null) bytes += 4;
+    else if (Array.isArray(v)) {
+      bytes += 2 + v.length;
+      for (const e of v) stack.push(e);
+    } else if (typeof v === 'object') {
+      bytes += 2;
+      for (const [k, e] of Object.entries(v as object)) {
+        bytes += k.length + 4;
+        stack.push(e);
+      }
+    }
+  }
+  return bytes;
 }

@@ -1,4 +1,5 @@
 import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from '@fastloop/protocol';
+import type { ScanBounds } from '@fastloop/service-kit';
 import type { EdgeConfig } from '../config';
 
 /**
@@ -12,13 +13,21 @@ export interface EdgeLimits {
   maxToolRenderedChars: number;
   /** Longest rendered text of the header (system and developer messages: instructions and tools). */
   maxHeaderRenderedChars: number;
+  /**
+   * Safety's bounds on one Classify call, checked before the call is encoded (a multi-megabyte
+   * item is refused with safety's own 400 without being written to protobuf); absent: not checked.
+   */
+  scan?: ScanBounds;
 }
+
+const SCAN_NAMES = { item: 'EDGE_SAFETY_MAX_ITEM_BYTES', request: 'EDGE_SAFETY_MAX_REQUEST_BYTES' };
 
 /** The defaults (as in the edge's config): what applies when a caller passes none. */
 export const DEFAULT_EDGE_LIMITS: Readonly<EdgeLimits> = Object.freeze({
   request: DEFAULT_REQUEST_LIMITS,
   maxToolRenderedChars: 256 * 1024,
   maxHeaderRenderedChars: 4 * 1024 * 1024,
+  scan: { maxItemBytes: 4 * 1024 * 1024, maxRequestBytes: 8 * 1024 * 1024, names: SCAN_NAMES },
 });
 
 /** The limits named by the edge's configuration. */
@@ -33,6 +42,8 @@ export function edgeLimitsFromConfig(
     | 'EDGE_MAX_JSON_DEPTH'
     | 'EDGE_MAX_TOOL_RENDERED_CHARS'
     | 'EDGE_MAX_HEADER_RENDERED_CHARS'
+    | 'EDGE_SAFETY_MAX_ITEM_BYTES'
+    | 'EDGE_SAFETY_MAX_REQUEST_BYTES'
   >,
 ): EdgeLimits {
   return {
@@ -46,5 +57,16 @@ export function edgeLimitsFromConfig(
     },
     maxToolRenderedChars: config.EDGE_MAX_TOOL_RENDERED_CHARS,
     maxHeaderRenderedChars: config.EDGE_MAX_HEADER_RENDERED_CHARS,
+    scan: scanBounds(config.EDGE_SAFETY_MAX_ITEM_BYTES, config.EDGE_SAFETY_MAX_REQUEST_BYTES),
+  };
+}
+
+/** 0 turns a bound off; both 0: no check at the edge (safety still checks its own). */
+function scanBounds(maxItemBytes: number, maxRequestBytes: number): ScanBounds | undefined {
+  if (maxItemBytes === 0 && maxRequestBytes === 0) return undefined;
+  return {
+    maxItemBytes: maxItemBytes || Number.POSITIVE_INFINITY,
+    maxRequestBytes: maxRequestBytes || Number.POSITIVE_INFINITY,
+    names: SCAN_NAMES,
   };
 }

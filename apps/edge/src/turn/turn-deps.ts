@@ -6,6 +6,7 @@ import type { Principal } from '../auth';
 import type { EntryRenderCache } from './entry-render-cache';
 import type { RenderOffload } from './render-offload';
 import type { EdgeLimits } from './edge-limits';
+import type { LargeBodyGate } from './large-body-gate';
 import type { RouteCache } from './route-cache';
 import type { HeaderVerdicts } from '../safety/header-verdicts';
 import type { ConversationState } from './conversation-state';
@@ -48,6 +49,8 @@ export interface TurnDeps {
   outputModeration?: { flushMs: number; flushChars: number; inFlight?: number };
   /** Stored items by id, for `item_reference` to items outside the connection's conversation. */
   items?: ItemLookup;
+  /** Takes turns for the CPU stages of large bodies (parse, validate, Classify encoding); absent: none wait. */
+  largeBodies?: LargeBodyGate;
   /** Bounds on one request's shape and rendering; DEFAULT_EDGE_LIMITS when absent. */
   limits?: EdgeLimits;
   /**

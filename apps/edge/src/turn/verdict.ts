@@ -1,10 +1,11 @@
 import { safetyV1 } from '@fastloop/proto';
-import { DomainError, ErrorCode } from '@fastloop/service-kit';
+import { checkScanBounds, DomainError, ErrorCode } from '@fastloop/service-kit';
 import { failureOf } from '../api-errors';
 import { headerSafetyItems, TEXT_FORMAT_ITEM } from '../safety/header-items';
 import { HeaderVerdicts } from '../safety/header-verdicts';
 import { blockedError, noticed, type NoticedFinding } from '../safety/safety-findings';
 import type { HeaderVerdictCarry, RouteDecision } from './conversation-state';
+import { DEFAULT_EDGE_LIMITS } from './edge-limits';
 import type { TurnInput } from './input-stage';
 import { toScan } from './item-scan';
 import { ownedCopy } from '../safety/owned-copy';
@@ -63,18 +64,17 @@ async function classify(deps: TurnDeps, req: TurnRequest, input: TurnInput, mode
   const prev = req.previous;
   const request = (from: number, state: Buffer) => ({
     state,
-    items: scansFrom(input, from),
+    items: checkedScans(deps, scansFrom(input, from), from),
     tenant: req.principal.tenant,
     model,
   });
+  const send = (r: safetyV1.ClassifyRequest) => gatedClassify(deps, r, req.signal);
   // The items' request leaves first: checking the header against the carried one is work of its own.
-  const items = deps.backends
-    .classify(request(prev ? prev.safetyItems : 0, prev ? prev.safetyState : EMPTY), req.signal)
-    .catch((err: unknown) => {
-      if (!DomainError.is(err, ErrorCode.invalidSafetyState)) failureOf('safety')(err);
-      // The state was minted under another secret, rule set or policy: classify the whole conversation again.
-      return deps.backends.classify(request(0, EMPTY), req.signal).catch(failureOf('safety'));
-    });
+  const items = send(request(prev ? prev.safetyItems : 0, prev ? prev.safetyState : EMPTY)).catch((err: unknown) => {
+    if (!DomainError.is(err, ErrorCode.invalidSafetyState)) failureOf('safety')(err);
+    // The state was minted under another secret, rule set or policy: classify the whole conversation again.
+    return send(request(0, EMPTY)).catch(failureOf('safety'));
+  });
   const header = classifyHeader(deps, req, input, model);
   header.catch(() => undefined); // awaited below, after the items' verdict
   const res = await items;
@@ -89,6 +89,32 @@ async function classify(deps: TurnDeps, req: TurnRequest, input: TurnInput, mode
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/**
+ * `items`, refused as safety would refuse them (`safety_item_too_large`, `safety_request_too_large`)
+ * before they are encoded: writing megabytes of text to protobuf stalls the event loop (issue 17).
+ */
+/**
+ * A Classify call whose encoding (synchronous, in the call's start) takes its turn with the other
+ * large bodies' CPU stages when its text is large (see LargeBodyGate).
+ */
+async function gatedClassify(
+  deps: TurnDeps,
+  request: safetyV1.ClassifyRequest,
+  signal?: AbortSignal,
+): Promise<safetyV1.ClassifyResponse> {
+  const gate = deps.largeBodies;
+  if (!gate) return deps.backends.classify(request, signal);
+  let chars = 0;
+  for (const item of request.items) chars += item.text.length;
+  return gate.run(request.tenant, chars, () => deps.backends.classify(request, signal));
+}
+
+function checkedScans(deps: TurnDeps, items: safetyV1.SafetyItem[], firstIndex: number): safetyV1.SafetyItem[] {
+  const bounds = (deps.limits ?? DEFAULT_EDGE_LIMITS).scan;
+  if (bounds) checkScanBounds(items, firstIndex, bounds);
+  return items;
+}
 
 /**
  * The scans of the conversation's items from `from` on: this turn's from the input stage's
@@ -121,12 +147,12 @@ async function classifyHeader(
   const carried = previous?.headerVerdict;
   if (carried && input.sameHeader && carried.model === model && previous?.tenant === req.principal.tenant)
     return carried;
-  const items = headerSafetyItems(body);
+  const items = checkedScans(deps, headerSafetyItems(body), 0);
   if (items.length === 0) return { model, noticed: [] };
   const { tenant } = req.principal;
   const key = HeaderVerdicts.key(tenant, model, items);
   const res = await deps.headerVerdicts
-    .get(key, () => deps.backends.classify({ state: EMPTY, items, tenant, model }))
+    .get(key, () => gatedClassify(deps, { state: EMPTY, items, tenant, model }))
     .catch(failureOf('safety'));
   if (res.verdict === safetyV1.Verdict.VERDICT_BLOCK) throw blockedError(res, (i) => headerItemName(items, i));
   return { model, noticed: noticed(res, 'header') };

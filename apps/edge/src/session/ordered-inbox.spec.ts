@@ -1,0 +1,68 @@
+import { LargeBodyGate } from '../turn/large-body-gate';
+import { fakeDeps } from '../testing/fake-deps';
+import { OrderedInbox } from './ordered-inbox';
+import { ResponsesSession } from './responses-session';
+import { ConnectionStateCache, StateCacheBudget } from './state-cache';
+
+const BIG = 1_000;
+
+describe('OrderedInbox', () => {
+  it('handles messages at once without a gate, whatever their size', () => {
+    const order: string[] = [];
+    const inbox = new OrderedInbox(undefined, 't', () => order.push('drained'));
+    inbox.submit(BIG * 10, () => order.push('large'));
+    inbox.submit(1, () => order.push('small'));
+    expect(order).toEqual(['large', 'small']);
+  });
+
+  it('keeps arrival order: a small message waits behind a large one that waits for its turn', async () => {
+    const gate = new LargeBodyGate(BIG);
+    const order: string[] = [];
+    let drained!: () => void;
+    const done = new Promise<void>((r) => (drained = r));
+    const inbox = new OrderedInbox(gate, 't', () => drained());
+    void gate.run('other', BIG, () => order.push('other tenant'));
+    inbox.submit(BIG, () => order.push('large'));
+    inbox.submit(1, () => order.push('small'));
+    expect(inbox.pending).toBe(2);
+    expect(order).toEqual(['other tenant']);
+    await done;
+    expect(order).toEqual(['other tenant', 'large', 'small']);
+    expect(inbox.pending).toBe(0);
+    inbox.submit(1, () => order.push('at once'));
+    expect(order.at(-1)).toBe('at once');
+  });
+});
+
+describe('ResponsesSession with large messages taking turns', () => {
+  it('answers a large response.create and the one after it in order, and whenIdle waits for both', async () => {
+    const { deps, backends } = fakeDeps();
+    const gate = new LargeBodyGate(BIG);
+    deps.largeBodies = gate;
+    const events: any[] = [];
+    const session = new ResponsesSession({
+      deps,
+      principal: { tenant: 't', keyId: 'k' },
+      transport: 'websocket',
+      cache: new ConnectionStateCache(new StateCacheBudget(1 << 24), 1 << 22),
+      send: (e) => events.push(e),
+      logger: deps.logger,
+      maxQueued: 4,
+    });
+    const create = (input: string) =>
+      JSON.stringify({ type: 'response.create', model: 'fake-model', store: false, input, max_output_tokens: 16 });
+    void gate.run('other', BIG, () => undefined); // another tenant's large stage holds the gate
+    session.receive(create('a'.repeat(2 * BIG)));
+    session.receive(create('second'));
+    expect(events).toHaveLength(0);
+    expect(session.busy).toBe(true);
+    await session.whenIdle();
+    session.close();
+    const completed = events.filter((e) => e.type === 'response.completed');
+    expect(completed).toHaveLength(2);
+    const classified = backends.classifyCalls.map((c) => c.items.map((i) => i.text).join(''));
+    expect(classified.filter((t) => t === 'second' || t.startsWith('aaa'))).toEqual(['a'.repeat(2 * BIG), 'second']);
+    const created = events.filter((e) => e.type === 'response.created').map((e) => e.response.id);
+    expect(created).toEqual(completed.map((e) => e.response.id));
+  });
+});

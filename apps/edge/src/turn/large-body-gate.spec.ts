@@ -1,0 +1,61 @@
+import { LargeBodyGate } from './large-body-gate';
+
+const BIG = 1_000;
+
+describe('LargeBodyGate', () => {
+  it('runs a small stage at once, even while a large one holds the gate', async () => {
+    const gate = new LargeBodyGate(BIG);
+    const order: string[] = [];
+    const large = gate.run('a', BIG, () => order.push('large'));
+    const small = gate.run('b', BIG - 1, () => order.push('small'));
+    expect(order).toEqual(['large', 'small']);
+    await Promise.all([large, small]);
+  });
+
+  it('lets the event loop turn between two large stages (I/O queued meanwhile runs first)', async () => {
+    const gate = new LargeBodyGate(BIG);
+    const order: string[] = [];
+    setImmediate(() => order.push('probe'));
+    await Promise.all([gate.run('a', BIG, () => order.push('first')), gate.run('a', BIG, () => order.push('second'))]);
+    expect(order).toEqual(['first', 'probe', 'second']);
+  });
+
+  it('runs large stages back to back when off (minBytes 0), which is what it prevents', async () => {
+    const gate = new LargeBodyGate(0);
+    const order: string[] = [];
+    setImmediate(() => order.push('probe'));
+    await Promise.all([gate.run('a', BIG, () => order.push('first')), gate.run('a', BIG, () => order.push('second'))]);
+    expect(order).toEqual(['first', 'second']);
+    await new Promise((r) => setImmediate(r));
+  });
+
+  it('takes waiting stages a tenant at a time, round robin', async () => {
+    const gate = new LargeBodyGate(BIG);
+    const order: string[] = [];
+    const stage = (tenant: string, name: string) => gate.run(tenant, BIG, () => order.push(name));
+    const all = [stage('h', 'h0'), stage('h', 'h1'), stage('h', 'h2'), stage('h', 'h3'), stage('n', 'n1')];
+    expect(gate.queued).toBe(4);
+    await Promise.all(all);
+    expect(order).toEqual(['h0', 'h1', 'n1', 'h2', 'h3']);
+    expect(gate.queued).toBe(0);
+  });
+
+  it('passes the gate on when a stage throws', async () => {
+    const gate = new LargeBodyGate(BIG);
+    const failed = gate.run('a', BIG, () => {
+      throw new Error('bad body');
+    });
+    const next = gate.run('b', BIG, () => 'served');
+    await expect(failed).rejects.toThrow('bad body');
+    await expect(next).resolves.toBe('served');
+  });
+
+  it('holds the gate only for the synchronous part of a stage that returns a promise', async () => {
+    const gate = new LargeBodyGate(BIG);
+    let finish!: () => void;
+    const slow = gate.run('a', BIG, () => new Promise<void>((r) => (finish = r)));
+    await expect(gate.run('b', BIG, () => 'next')).resolves.toBe('next');
+    finish();
+    await slow;
+  });
+});

@@ -1,0 +1,70 @@
+/**
+ * Takes turns for the CPU stages of large request bodies (issue 17): JSON.parse of megabytes, the
+ * validation walk over them, the protobuf encoding of a Classify call that carries them. Each such
+ * stage is synchronous work of tens of milliseconds; several bodies arriving together used to run
+ * back to back, so a small request waited behind all of them. Through the gate, at most one large
+ * stage runs at a time in the process, and the next one starts only after the event loop has had a
+ * turn (setImmediate: the I/O that arrived meanwhile, small requests included, runs first). Waiting
+ * stages are taken a tenant at a time, round robin, so one tenant's flood of large bodies delays
+ * another tenant's large body by at most one stage of each tenant ahead of it.
+ *
+ * A stage under `minBytes` runs at once: small requests never wait here.
+ */
+export class LargeBodyGate {
+  /** True from a large stage's start until the event loop has turned after it. */
+  private busy = false;
+  /** Waiting stages, per tenant in arrival order; the Map's order is the round robin's. */
+  private readonly waiting = new Map<string, (() => void)[]>();
+
+  /** @param minBytes size from which a body's stages take turns (`EDGE_LARGE_BODY_BYTES`); 0: never. */
+  constructor(readonly minBytes: number) {}
+
+  /** Whether a body of `bytes` takes turns. */
+  isLarge(bytes: number): boolean {
+    return this.minBytes > 0 && bytes >= this.minBytes;
+  }
+
+  /**
+   * Runs `stage` (synchronous work on a body of `bytes`) when its turn comes: at once when the
+   * body is small or nothing else is large; else after the stages ahead of it and a turn of the
+   * event loop. A stage that returns a promise holds the gate only for its synchronous part.
+   */
+  async run<T>(tenant: string, bytes: number, stage: () => T): Promise<T> {
+    if (!this.isLarge(bytes)) return stage();
+    if (this.busy) await new Promise<void>((resolve) => this.enqueue(tenant, resolve));
+    this.busy = true;
+    try {
+      return stage();
+    } finally {
+      setImmediate(() => this.next());
+    }
+  }
+
+  /** Stages waiting for their turn (for tests and metrics). */
+  get queued(): number {
+    let n = 0;
+    for (const queue of this.waiting.values()) n += queue.length;
+    return n;
+  }
+
+  private enqueue(tenant: string, resolve: () => void): void {
+    const queue = this.waiting.get(tenant);
+    if (queue) queue.push(resolve);
+    else this.waiting.set(tenant, [resolve]);
+  }
+
+  /** Hands the gate to the first waiting tenant's oldest stage; that tenant goes to the back. */
+  private next(): void {
+    const first = this.waiting.entries().next();
+    if (first.done) {
+      this.busy = false;
+      return;
+    }
+    const [tenant, queue] = first.value;
+    const resolve = queue.shift()!;
+    this.waiting.delete(tenant);
+    if (queue.length > 0) this.waiting.set(tenant, queue);
+    // busy stays true: the woken stage runs in a microtask, before anything else could take the gate.
+    resolve();
+  }
+}
