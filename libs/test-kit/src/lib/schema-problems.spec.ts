@@ -69,4 +69,9 @@ describe('schemaProblems (ajv)', () => {
   it('throws on a schema it cannot compile instead of passing everything', () => {
     expect(() => schemaProblems({ type: 'no-such-type' }, 1)).toThrow();
   });
+
+  it('refuses a schema with a property named __proto__, which ajv would not check', () => {
+    const schema = JSON.parse('{"type":"object","properties":{"a":{"properties":{"__proto__":{"type":"string"}}}}}');
+    expect(() => schemaProblems(schema, {})).toThrow(/__proto__/);
+  });
 });
