@@ -81,25 +81,24 @@ export interface ConversationState {
  * A rough byte size of a value (about its JSON's length: a string counts its characters, as
  * UTF-16 units), used only for cache budgets. Walks the value instead of stringifying it: a
  * continuation state of megabytes of text cost 45 ms of JSON.stringify on the event loop (issue 17).
+ * Throws on a cycle (`within`: the objects being walked), as JSON.stringify did, and a value
+ * nested deeper than the stack allows throws RangeError as it did: the caller then stores the turn
+ * without its state. A shared (not cyclic) object counts each time, as in its JSON.
  */
-export function approxBytes(value: unknown): number {
-  let bytes = 0;
-  const stack: unknown[] = [value];
-  while (stack.length > 0) {
-    const v = stack.pop();
-    if (typeof v === 'string') bytes += v.length + 2;
-    else if (typeof v === 'number' || typeof v === 'boolean') bytes += 8;
-    else if (v === null) bytes += 4;
-    else if (Array.isArray(v)) {
-      bytes += 2 + v.length;
-      for (const e of v) stack.push(e);
-    } else if (typeof v === 'object') {
-      bytes += 2;
-      for (const [k, e] of Object.entries(v as object)) {
-        bytes += k.length + 4;
-        stack.push(e);
-      }
-    }
+export function approxBytes(value: unknown, within: Set<object> = new Set()): number {
+  if (typeof value === 'string') return value.length + 2;
+  if (typeof value === 'number' || typeof value === 'boolean') return 8;
+  if (value === null) return 4;
+  if (typeof value !== 'object') return 0;
+  if (within.has(value)) throw new TypeError('approxBytes: the value is cyclic');
+  within.add(value);
+  let bytes = 2;
+  if (Array.isArray(value)) {
+    bytes += value.length;
+    for (const e of value) bytes += approxBytes(e, within);
+  } else {
+    for (const [k, e] of Object.entries(value)) bytes += k.length + 4 + approxBytes(e, within);
   }
+  within.delete(value);
   return bytes;
 }
