@@ -91,10 +91,6 @@ async function classify(deps: TurnDeps, req: TurnRequest, input: TurnInput, mode
 const EMPTY = Buffer.alloc(0);
 
 /**
- * `items`, refused as safety would refuse them (`safety_item_too_large`, `safety_request_too_large`)
- * before they are encoded: writing megabytes of text to protobuf stalls the event loop (issue 17).
- */
-/**
  * A Classify call whose encoding (synchronous, in the call's start) takes its turn with the other
  * large bodies' CPU stages when its text is large (see LargeBodyGate).
  */
@@ -110,6 +106,10 @@ async function gatedClassify(
   return gate.run(request.tenant, chars, () => deps.backends.classify(request, signal));
 }
 
+/**
+ * `items`, refused as safety would refuse them (`safety_item_too_large`, `safety_request_too_large`)
+ * before they are encoded: writing megabytes of text to protobuf stalls the event loop (issue 17).
+ */
 function checkedScans(deps: TurnDeps, items: safetyV1.SafetyItem[], firstIndex: number): safetyV1.SafetyItem[] {
   const bounds = (deps.limits ?? DEFAULT_EDGE_LIMITS).scan;
   if (bounds) checkScanBounds(items, firstIndex, bounds);
