@@ -6,4 +6,7 @@ export default {
   testMatch: ['**/*.e2e.spec.ts'],
   testPathIgnorePatterns: ['/node_modules/'],
   testTimeout: 60_000,
+  // The services run from bundles built once per run (src/global-setup.ts), as the image runs them.
+  globalSetup: '<rootDir>/src/global-setup.ts',
+  globalTeardown: '<rootDir>/src/global-teardown.ts',
 };

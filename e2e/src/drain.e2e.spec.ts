@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { WebSocket } from 'ws';
 import { startStack, type Stack } from '@fastloop/launcher';
 import { createRedis, getFreePort, spawnOwned, waitForReady, type OwnedProcess } from '@fastloop/service-kit';
+import { serviceEntries, serviceEntry } from './service-entries';
 
 const repoRoot = resolve(__dirname, '../..');
 const KEY = 'sk-e2e-drain';
@@ -63,6 +64,7 @@ runnable('draining', () => {
     let stack: Stack | undefined;
     try {
       stack = await startStack({
+        entries: serviceEntries(),
         port: 0,
         privateRedis: !process.env.REDIS_URL,
         logLevel: 'info',
@@ -122,6 +124,7 @@ runnable('draining', () => {
     const owners: OwnedProcess[] = [];
     try {
       stack = await startStack({
+        entries: serviceEntries(),
         port: 0,
         privateRedis: !process.env.REDIS_URL,
         logLevel: 'info',
@@ -144,14 +147,14 @@ runnable('draining', () => {
         const owner = spawnOwned({
           name: `owner of ${name}`,
           command: process.execPath,
-          args: [OWNER_FIXTURE, join(repoRoot, entry)],
+          args: [OWNER_FIXTURE, entry],
           cwd: repoRoot,
           env: { ...process.env, BIND_HOST: '127.0.0.1', LOG_LEVEL: 'info', FASTLOOP_INTERNAL_TOKEN: token, ...env },
         });
         owners.push(owner);
         return owner;
       };
-      const edgeOwner = owned('edge', 'apps/edge/src/main.ts', {
+      const edgeOwner = owned('edge', serviceEntry('edge'), {
         PORT: String(port),
         EDGE_GRPC_PORT: String(grpcPort),
         ADMIN_PORT: String(edgeAdmin),
@@ -162,7 +165,7 @@ runnable('draining', () => {
         FASTLOOP_API_KEYS: `${KEY}:drain-tenant`,
         USAGE_OUTBOX_DIR: mkdtempSync(join(tmpdir(), 'fastloop-drain-outbox-')),
       });
-      const safetyOwner = owned('safety', 'apps/safety/src/main.ts', {
+      const safetyOwner = owned('safety', serviceEntry('safety'), {
         GRPC_PORT: '0',
         ADMIN_PORT: String(safetyAdmin),
       });

@@ -5,6 +5,7 @@ import { describeWhenAvailable, testModel } from '@fastloop/test-kit';
 import { expectWellFormedStream, WsConversation } from './clients';
 import { stackForThisFile } from './file-stack';
 import { MetricsScrape } from './metrics';
+import { serviceEntry } from './service-entries';
 
 const repoRoot = resolve(__dirname, '../..');
 const GGUF = testModel().path;
@@ -22,7 +23,7 @@ describeWhenAvailable(testModel())('output moderation with a llamacpp guard', ()
     ports.admin = await getFreePort();
     worker = await startNodeService({
       name: 'guard-inference',
-      entry: join(repoRoot, 'apps/inference/src/main.ts'),
+      entry: serviceEntry('inference'),
       cwd: repoRoot,
       env: {
         ...process.env,

@@ -6,6 +6,7 @@ import { expectWellFormedStream, WsConversation } from './clients';
 import { stackForThisFile } from './file-stack';
 import { MetricsScrape } from './metrics';
 import { describeWhenAvailable, testModel } from '@fastloop/test-kit';
+import { serviceEntry } from './service-entries';
 
 const MODEL = 'fastloop-sim';
 const PLANTED = 'project falcon';
@@ -118,7 +119,7 @@ describeModel('a real guard model (llamacpp on stories260K) on a worker of its o
     ports.admin = await getFreePort();
     worker = await startNodeService({
       name: 'guard-inference',
-      entry: join(repoRoot, 'apps/inference/src/main.ts'),
+      entry: serviceEntry('inference'),
       cwd: repoRoot,
       env: {
         ...process.env,

@@ -1,6 +1,7 @@
 import WebSocket from 'ws';
 import { startStack, type Stack } from '@fastloop/launcher';
 import { MetricsScrape } from './metrics';
+import { serviceEntries } from './service-entries';
 
 const API_KEY = 'sk-e2e-moderation';
 
@@ -70,6 +71,7 @@ describe('output moderation when safety restarts mid-answer', () => {
   let stack: Stack | undefined;
   beforeAll(async () => {
     stack = await startStack({
+      entries: serviceEntries(),
       port: 0,
       privateRedis: !process.env.REDIS_URL,
       logLevel: 'warn',

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { routerV1 } from '@fastloop/proto';
 import { callUnary, createGrpcClient, getFreePort, startNodeService, type OwnedProcess } from '@fastloop/service-kit';
 import { startFakeDnsServer, type FakeDnsServer } from '@fastloop/service-kit/testing';
+import { serviceEntry } from './service-entries';
 
 const ROOT = join(__dirname, '../..');
 const TOKEN = 'e2e-dns-internal-token';
@@ -26,7 +27,7 @@ describe('workers from DNS', () => {
     const admin = await getFreePort();
     const proc = await startNodeService({
       name: `inference-${ip}`,
-      entry: join(ROOT, 'apps/inference/src/main.ts'),
+      entry: serviceEntry('inference'),
       cwd: ROOT,
       env: {
         ...process.env,
@@ -79,7 +80,7 @@ describe('workers from DNS', () => {
     procs.push(
       await startNodeService({
         name: 'router',
-        entry: join(ROOT, 'apps/router/src/main.ts'),
+        entry: serviceEntry('router'),
         cwd: ROOT,
         env: {
           ...process.env,

@@ -14,6 +14,7 @@ import { callUnary, createGrpcClient, getFreePort, startNodeService, type OwnedP
 import { useStack, WsConversation } from './clients';
 import { MetricsScrape } from './metrics';
 import { startTestStack } from './stack-fixture';
+import { serviceEntry } from './service-entries';
 
 const TOKEN = 'e2e-routing-internal-token';
 const TENANT = 'e2e-routing';
@@ -147,7 +148,7 @@ describe('routing over several workers', () => {
       const [grpcPort, adminPort] = [await getFreePort(), await getFreePort()];
       replica = await startNodeService({
         name: 'router-b',
-        entry: join(__dirname, '../../apps/router/src/main.ts'),
+        entry: serviceEntry('router'),
         cwd: join(__dirname, '../..'),
         env: {
           ...process.env,

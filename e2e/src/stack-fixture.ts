@@ -1,4 +1,5 @@
 import { startStack, type Stack } from '@fastloop/launcher';
+import { serviceEntries } from './service-entries';
 
 /**
  * Starts one real stack for a test file: five processes on free ports and a private redis-server
@@ -19,6 +20,7 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
 
 function startOnce(env: Record<string, string>): Promise<Stack> {
   return startStack({
+    entries: serviceEntries(),
     port: 0,
     privateRedis: !process.env.REDIS_URL,
     logLevel: 'warn',

@@ -14,6 +14,7 @@ import {
   type OwnedProcess,
   type WaitingFor,
 } from '@fastloop/service-kit';
+import { serviceEntry } from './service-entries';
 
 const repoRoot = resolve(__dirname, '../..');
 
@@ -46,7 +47,7 @@ describe('starting without a dependency', () => {
     const admin = await getFreePort();
     const billing = spawnNodeService({
       name: 'billing',
-      entry: join(repoRoot, 'apps/billing/src/main.ts'),
+      entry: serviceEntry('billing'),
       cwd: repoRoot,
       env: {
         ...process.env,
@@ -88,7 +89,7 @@ describe('starting without a dependency', () => {
     const admin = await getFreePort();
     const inference = spawnNodeService({
       name: 'inference',
-      entry: join(repoRoot, 'apps/inference/src/main.ts'),
+      entry: serviceEntry('inference'),
       cwd: repoRoot,
       env: {
         ...process.env,

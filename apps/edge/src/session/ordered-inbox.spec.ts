@@ -5,11 +5,14 @@ import { ResponsesSession } from './responses-session';
 import { ConnectionStateCache, StateCacheBudget } from './state-cache';
 
 const BIG = 1_000;
+const fail = (err: unknown) => {
+  throw new Error(`no handler should fail here: ${String(err)}`);
+};
 
 describe('OrderedInbox', () => {
   it('handles messages at once without a gate, whatever their size', () => {
     const order: string[] = [];
-    const inbox = new OrderedInbox(undefined, 't', () => order.push('drained'));
+    const inbox = new OrderedInbox(undefined, 't', () => order.push('drained'), fail);
     inbox.submit(BIG * 10, () => order.push('large'));
     inbox.submit(1, () => order.push('small'));
     expect(order).toEqual(['large', 'small']);
@@ -20,7 +23,7 @@ describe('OrderedInbox', () => {
     const order: string[] = [];
     let drained!: () => void;
     const done = new Promise<void>((r) => (drained = r));
-    const inbox = new OrderedInbox(gate, 't', () => drained());
+    const inbox = new OrderedInbox(gate, 't', () => drained(), fail);
     void gate.run('other', BIG, () => order.push('other tenant'));
     inbox.submit(BIG, () => order.push('large'));
     inbox.submit(1, () => order.push('small'));
@@ -31,6 +34,32 @@ describe('OrderedInbox', () => {
     expect(inbox.pending).toBe(0);
     inbox.submit(1, () => order.push('at once'));
     expect(order.at(-1)).toBe('at once');
+  });
+
+  it('reports a handler that throws and still hands on the messages behind it, waiting or not', async () => {
+    const gate = new LargeBodyGate(BIG);
+    const order: string[] = [];
+    const errors: string[] = [];
+    let drained!: () => void;
+    const done = new Promise<void>((r) => (drained = r));
+    const inbox = new OrderedInbox(
+      gate,
+      't',
+      () => drained(),
+      (err) => errors.push((err as Error).message),
+    );
+    inbox.submit(1, () => {
+      throw new Error('at once');
+    });
+    void gate.run('other', BIG, () => order.push('other tenant'));
+    inbox.submit(BIG, () => {
+      throw new Error('waiting');
+    });
+    inbox.submit(1, () => order.push('small'));
+    await done;
+    expect(errors).toEqual(['at once', 'waiting']);
+    expect(order).toEqual(['other tenant', 'small']);
+    expect(inbox.pending).toBe(0);
   });
 });
 

@@ -10,11 +10,15 @@ export class OrderedInbox {
   private waiting = 0;
   private tail: Promise<void> = Promise.resolve();
 
-  /** @param onDrained called when the last waiting message has been handled. */
+  /**
+   * @param onDrained called when the last waiting message has been handled.
+   * @param onError told when a handler threw: the message is lost but the ones behind it are not.
+   */
   constructor(
     private readonly gate: LargeBodyGate | undefined,
     private readonly tenant: string,
     private readonly onDrained: () => void,
+    private readonly onError: (err: unknown) => void,
   ) {}
 
   /** Messages waiting for their turn. */
@@ -22,15 +26,28 @@ export class OrderedInbox {
     return this.waiting;
   }
 
-  /** Runs `handle` (which must not throw) for a message of `bytes`, now or after those before it. */
+  /**
+   * Runs `handle` for a message of `bytes`, now or after those before it. A handler that throws is
+   * reported to `onError` either way; a waiting one must not reject the chain, or every message
+   * behind it would be dropped unanswered.
+   */
   submit(bytes: number, handle: () => void): void {
     const gate = this.gate;
-    if (!gate || (this.waiting === 0 && !gate.isLarge(bytes))) return handle();
+    if (!gate || (this.waiting === 0 && !gate.isLarge(bytes))) return this.guarded(handle);
     this.waiting++;
     this.tail = this.tail
-      .then(() => gate.run(this.tenant, bytes, handle))
+      .then(() => gate.run(this.tenant, bytes, () => this.guarded(handle)))
+      .catch(this.onError)
       .finally(() => {
         if (--this.waiting === 0) this.onDrained();
       });
+  }
+
+  private guarded(handle: () => void): void {
+    try {
+      handle();
+    } catch (err) {
+      this.onError(err);
+    }
   }
 }

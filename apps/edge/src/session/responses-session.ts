@@ -54,7 +54,16 @@ export class ResponsesSession {
   constructor(private readonly options: SessionOptions) {
     this.holder = options.queuedBytes?.holder(options.principal.tenant);
     if (options.timing) this.timing = (event) => this.closed || options.send(event);
-    this.inbox = new OrderedInbox(options.deps.largeBodies, options.principal.tenant, () => this.wakeIdle());
+    this.inbox = new OrderedInbox(
+      options.deps.largeBodies,
+      options.principal.tenant,
+      () => this.wakeIdle(),
+      (err) => {
+        // A defect, not the client's fault: say so (500) and keep the connection serving.
+        options.logger.error({ err }, 'handling a client message failed');
+        this.sendError(toApiError(err));
+      },
+    );
     this.lanes = new LaneTable(options.lanes ?? DEFAULT_LANE_LIMITS, (lane) => {
       if (lane.latest) options.cache.unpin(lane.latest);
     });
@@ -66,7 +75,14 @@ export class ResponsesSession {
     // Held from here until the turn ends: refused before parsing when over a byte bound.
     const release = holdBytes(this.options.queuedBytes, this.holder, bytes ?? text.length);
     if (release instanceof ApiError) return this.sendError(release);
-    this.inbox.submit(bytes ?? text.length, () => this.decode(text, bytes, release));
+    this.inbox.submit(bytes ?? text.length, () => {
+      try {
+        this.decode(text, bytes, release);
+      } catch (err) {
+        release(); // idempotent: a defect must not keep the connection's bytes held for ever
+        throw err;
+      }
+    });
   }
 
   private decode(text: string, bytes: number | undefined, release: () => void): void {
