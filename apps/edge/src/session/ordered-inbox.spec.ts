@@ -1,3 +1,5 @@
+import pino from 'pino';
+import type { ApiError } from '@fastloop/protocol';
 import { LargeBodyGate } from '../turn/large-body-gate';
 import { fakeDeps } from '../testing/fake-deps';
 import { OrderedInbox } from './ordered-inbox';
@@ -5,14 +7,22 @@ import { ResponsesSession } from './responses-session';
 import { ConnectionStateCache, StateCacheBudget } from './state-cache';
 
 const BIG = 1_000;
-const fail = (err: unknown) => {
-  throw new Error(`no handler should fail here: ${String(err)}`);
-};
+const logger = pino({ level: 'silent' });
+const on = (
+  drained: () => void,
+  failed = (err: ApiError): void => {
+    throw new Error(`no handler should fail here: ${err.message}`);
+  },
+) => ({ drained, failed, logger });
 
 describe('OrderedInbox', () => {
   it('handles messages at once without a gate, whatever their size', () => {
     const order: string[] = [];
-    const inbox = new OrderedInbox(undefined, 't', () => order.push('drained'), fail);
+    const inbox = new OrderedInbox(
+      undefined,
+      't',
+      on(() => order.push('drained')),
+    );
     inbox.submit(BIG * 10, () => order.push('large'));
     inbox.submit(1, () => order.push('small'));
     expect(order).toEqual(['large', 'small']);
@@ -23,7 +33,11 @@ describe('OrderedInbox', () => {
     const order: string[] = [];
     let drained!: () => void;
     const done = new Promise<void>((r) => (drained = r));
-    const inbox = new OrderedInbox(gate, 't', () => drained(), fail);
+    const inbox = new OrderedInbox(
+      gate,
+      't',
+      on(() => drained()),
+    );
     void gate.run('other', BIG, () => order.push('other tenant'));
     inbox.submit(BIG, () => order.push('large'));
     inbox.submit(1, () => order.push('small'));
@@ -39,25 +53,33 @@ describe('OrderedInbox', () => {
   it('reports a handler that throws and still hands on the messages behind it, waiting or not', async () => {
     const gate = new LargeBodyGate(BIG);
     const order: string[] = [];
-    const errors: string[] = [];
+    const errors: number[] = [];
     let drained!: () => void;
     const done = new Promise<void>((r) => (drained = r));
     const inbox = new OrderedInbox(
       gate,
       't',
-      () => drained(),
-      (err) => errors.push((err as Error).message),
+      on(
+        () => drained(),
+        (err) => void errors.push(err.status),
+      ),
     );
-    inbox.submit(1, () => {
-      throw new Error('at once');
-    });
+    let cleaned = 0;
+    inbox.submit(
+      1,
+      () => {
+        throw new Error('at once');
+      },
+      () => cleaned++,
+    );
     void gate.run('other', BIG, () => order.push('other tenant'));
     inbox.submit(BIG, () => {
       throw new Error('waiting');
     });
     inbox.submit(1, () => order.push('small'));
     await done;
-    expect(errors).toEqual(['at once', 'waiting']);
+    expect(errors).toEqual([500, 500]); // the client is told a server error, not the defect's message
+    expect(cleaned).toBe(1);
     expect(order).toEqual(['other tenant', 'small']);
     expect(inbox.pending).toBe(0);
   });

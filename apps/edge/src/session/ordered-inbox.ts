@@ -1,3 +1,6 @@
+import type { Logger } from 'pino';
+import type { ApiError } from '@fastloop/protocol';
+import { toApiError } from '../api-errors';
 import type { LargeBodyGate } from '../turn/large-body-gate';
 
 /**
@@ -11,14 +14,14 @@ export class OrderedInbox {
   private tail: Promise<void> = Promise.resolve();
 
   /**
-   * @param onDrained called when the last waiting message has been handled.
-   * @param onError told when a handler threw: the message is lost but the ones behind it are not.
+   * @param on.drained called when the last waiting message has been handled.
+   * @param on.failed told, as a 500, when a handler threw (a defect, logged here, not the client's
+   *   fault): that message is lost, the ones behind it are not, and the connection serves on.
    */
   constructor(
     private readonly gate: LargeBodyGate | undefined,
     private readonly tenant: string,
-    private readonly onDrained: () => void,
-    private readonly onError: (err: unknown) => void,
+    private readonly on: { drained: () => void; failed: (err: ApiError) => void; logger: Logger },
   ) {}
 
   /** Messages waiting for their turn. */
@@ -28,26 +31,33 @@ export class OrderedInbox {
 
   /**
    * Runs `handle` for a message of `bytes`, now or after those before it. A handler that throws is
-   * reported to `onError` either way; a waiting one must not reject the chain, or every message
-   * behind it would be dropped unanswered.
+   * reported (`on.failed`) after `cleanup` (e.g. giving back the bytes it held); a waiting one must
+   * not reject the chain, or every message behind it would be dropped unanswered.
    */
-  submit(bytes: number, handle: () => void): void {
+  submit(bytes: number, handle: () => void, cleanup?: () => void): void {
     const gate = this.gate;
-    if (!gate || (this.waiting === 0 && !gate.isLarge(bytes))) return this.guarded(handle);
+    const guarded = () => this.guarded(handle, cleanup);
+    if (!gate || (this.waiting === 0 && !gate.isLarge(bytes))) return guarded();
     this.waiting++;
     this.tail = this.tail
-      .then(() => gate.run(this.tenant, bytes, () => this.guarded(handle)))
-      .catch(this.onError)
+      .then(() => gate.run(this.tenant, bytes, guarded))
+      .catch((err) => this.failed(err))
       .finally(() => {
-        if (--this.waiting === 0) this.onDrained();
+        if (--this.waiting === 0) this.on.drained();
       });
   }
 
-  private guarded(handle: () => void): void {
+  private guarded(handle: () => void, cleanup?: () => void): void {
     try {
       handle();
     } catch (err) {
-      this.onError(err);
+      cleanup?.();
+      this.failed(err);
     }
+  }
+
+  private failed(err: unknown): void {
+    this.on.logger.error({ err }, 'handling a client message failed');
+    this.on.failed(toApiError(err));
   }
 }

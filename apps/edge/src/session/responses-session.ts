@@ -54,16 +54,8 @@ export class ResponsesSession {
   constructor(private readonly options: SessionOptions) {
     this.holder = options.queuedBytes?.holder(options.principal.tenant);
     if (options.timing) this.timing = (event) => this.closed || options.send(event);
-    this.inbox = new OrderedInbox(
-      options.deps.largeBodies,
-      options.principal.tenant,
-      () => this.wakeIdle(),
-      (err) => {
-        // A defect, not the client's fault: say so (500) and keep the connection serving.
-        options.logger.error({ err }, 'handling a client message failed');
-        this.sendError(toApiError(err));
-      },
-    );
+    const on = { drained: () => this.wakeIdle(), failed: (e: ApiError) => this.sendError(e), logger: options.logger };
+    this.inbox = new OrderedInbox(options.deps.largeBodies, options.principal.tenant, on);
     this.lanes = new LaneTable(options.lanes ?? DEFAULT_LANE_LIMITS, (lane) => {
       if (lane.latest) options.cache.unpin(lane.latest);
     });
@@ -75,14 +67,7 @@ export class ResponsesSession {
     // Held from here until the turn ends: refused before parsing when over a byte bound.
     const release = holdBytes(this.options.queuedBytes, this.holder, bytes ?? text.length);
     if (release instanceof ApiError) return this.sendError(release);
-    this.inbox.submit(bytes ?? text.length, () => {
-      try {
-        this.decode(text, bytes, release);
-      } catch (err) {
-        release(); // idempotent: a defect must not keep the connection's bytes held for ever
-        throw err;
-      }
-    });
+    this.inbox.submit(bytes ?? text.length, () => this.decode(text, bytes, release), release);
   }
 
   private decode(text: string, bytes: number | undefined, release: () => void): void {
