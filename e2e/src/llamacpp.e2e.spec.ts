@@ -213,6 +213,30 @@ describeModel('a real model behind the worker (llamacpp on stories260K)', () => 
     expect(r.output_text.length).toBeGreaterThan(0);
   });
 
+  it('ends an answer the context window cut as incomplete (max_output_tokens), never as a completed value', async () => {
+    // The user text fills the window to a few dozen tokens of room; the schema's 400 numbers need ~800.
+    const story = 'Tom and Lily went to the park to play with a big red ball. '.repeat(34);
+    const numbers = { type: 'array', items: { type: 'integer' }, minItems: 400 };
+    const r = await openaiClient().responses.create({
+      model: modelId,
+      input: story,
+      max_output_tokens: 600,
+      text: {
+        format: {
+          type: 'json_schema',
+          name: 'numbers',
+          schema: { type: 'object', properties: { n: numbers }, required: ['n'], additionalProperties: false },
+          strict: true,
+        },
+      },
+    });
+    expect(r.usage!.input_tokens + r.usage!.output_tokens).toBe(CONTEXT_SIZE);
+    expect(r.usage!.output_tokens).toBeLessThan(600);
+    expect(r.status).toBe('incomplete');
+    expect(r.incomplete_details).toEqual({ reason: 'max_output_tokens' });
+    expect(() => JSON.parse(r.output_text)).toThrow();
+  });
+
   it("evaluates only the new tokens of a WebSocket continuation, as llama.cpp's own meter counts them", async () => {
     const ws = new WsConversation();
     try {

@@ -52,6 +52,12 @@ export interface EngineRequest {
    */
   onAligned?(evaluatedTokens: number): void;
   /**
+   * Engines with a context window call this when they stop because it is full (before the caller's
+   * `maxOutputTokens`): the answer is cut by length, not finished, and the worker says so (LENGTH,
+   * `incomplete` at the edge) instead of passing a truncated value off as complete.
+   */
+  onContextFull?(): void;
+  /**
    * What the request forces (tool_choice, JSON text.format). The one source every chat format
    * carries: harmony prompts do not say it; chat-template prompts also do (llamacpp reads those).
    */

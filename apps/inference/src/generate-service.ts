@@ -267,6 +267,7 @@ export class GenerateService {
     let ttftMs: number | undefined;
     let finish: inferenceV1.FinishReason | undefined;
     let prefill: EnginePrefill | undefined;
+    let contextFull = false;
     const chunks = this.options.engine.generate({
       prompt: assembled.prompt,
       promptLog: assembled.log,
@@ -286,6 +287,7 @@ export class GenerateService {
           : undefined,
       cacheSalt: request.cacheSalt,
       onPrefill: (p) => (prefill = p),
+      onContextFull: () => (contextFull = true),
       onAligned: (n) => this.options.metrics.engineAlignedTokens.inc(this.engineLabel, n),
       constraints,
     });
@@ -323,8 +325,9 @@ export class GenerateService {
       writer.close();
     }
     if (signal.aborted) finish = FinishReason.FINISH_REASON_CANCELLED;
-    // An engine that ends without a stop token has hit its end of sequence: STOP.
-    return { completion, finish: finish ?? FinishReason.FINISH_REASON_STOP, ttftMs, prefill };
+    // An engine that ends without a stop token has hit its end of sequence (STOP), or its full context.
+    finish ??= contextFull ? FinishReason.FINISH_REASON_LENGTH : FinishReason.FINISH_REASON_STOP;
+    return { completion, finish, ttftMs, prefill };
   }
 
   private record(assembled: PreparedPrompt, result: StreamResult): void {

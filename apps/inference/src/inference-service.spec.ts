@@ -246,6 +246,31 @@ describe('InferenceService/Generate with the simulated engine', () => {
     expect(done).toMatchObject({ finishReason: FinishReason.FINISH_REASON_LENGTH, completionTokens: 3 });
   });
 
+  it('ends with LENGTH, not STOP, when the engine stopped because its context window was full', async () => {
+    const windowed = (full: boolean): Engine => ({
+      name: 'sim',
+      simulated: true,
+      async *generate(request: EngineRequest) {
+        yield [100_001, 100_002];
+        if (full) request.onContextFull?.();
+      },
+      close: async () => undefined,
+    });
+    for (const [full, finish] of [
+      [true, FinishReason.FINISH_REASON_LENGTH],
+      [false, FinishReason.FINISH_REASON_STOP],
+    ] as const) {
+      const w = await startTestWorker({}, windowed(full));
+      try {
+        const { tokens, done } = await generate(w.client, { tokens: [1, 2, 3], maxOutputTokens: 100 }).result;
+        expect(tokens).toEqual([100_001, 100_002]);
+        expect(done).toMatchObject({ finishReason: finish, completionTokens: 2 });
+      } finally {
+        await w.close();
+      }
+    }
+  });
+
   it('stops at a stop token of the request, sending it as the last token', async () => {
     const prompt = profile.render({ tools: [] }, [user('stop early')]);
     const full = await generate(t.client, { tokens: prompt }).result;

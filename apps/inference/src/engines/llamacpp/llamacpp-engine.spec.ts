@@ -293,6 +293,25 @@ describeModel('LlamaCppEngine on stories260K (real llama.cpp, one thread)', () =
     );
   }, 600_000);
 
+  it('says when it stopped because the context window was full, and only then', async () => {
+    // A grammar that cannot end within the few tokens left, so the window, not the model, ends it.
+    const schema = { type: 'array', items: { type: 'integer' }, minItems: 400 } as const;
+    const header = profile.renderHeader({ tools: [], responseFormat: { name: 'n', schema } });
+    let words = 0;
+    let prompt = [...header, ...turn('')];
+    while (prompt.length < engine.contextSize - 8) prompt = [...header, ...turn('Lily ran. '.repeat(++words))];
+    const room = engine.contextSize - prompt.length;
+    let full = 0;
+    const cut = await run(prompt, { maxOutputTokens: 50, onContextFull: () => full++, sessionKey: 'window' });
+    expect(cut.tokens).toHaveLength(room);
+    expect(full).toBe(1);
+    full = 0;
+    const short = [...header, ...turn('Lily ran.')];
+    const limited = await run(short, { maxOutputTokens: 3, onContextFull: () => full++, sessionKey: 'window' });
+    expect(limited.tokens).toHaveLength(3);
+    expect(full).toBe(0);
+  });
+
   it('refuses a prompt that leaves no room in the context window', async () => {
     await expect(run(new Array(engine.contextSize).fill(100))).rejects.toMatchObject({
       code: 'context_length_exceeded',

@@ -176,9 +176,13 @@ export class LlamaCppEngine implements Engine {
         }
         return out;
       };
-      const ended = () =>
-        completion.length >= limit ||
-        (completion.length > 0 && request.stopTokens.has(completion[completion.length - 1]));
+      const stopped = () => completion.length > 0 && request.stopTokens.has(completion[completion.length - 1]);
+      const ended = () => {
+        if (stopped()) return true;
+        if (completion.length < limit) return false;
+        if (limit < request.maxOutputTokens) request.onContextFull?.();
+        return true;
+      };
       let sampledAny = false;
       // Returning from this loop (limit, stop token, abort, or the caller leaving) ends llama.cpp's
       // evaluation at once and hands the sequence, KV state intact, to the next caller.
