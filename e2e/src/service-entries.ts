@@ -14,7 +14,7 @@ export const BUNDLE_DIR_ENV = 'FASTLOOP_E2E_SERVICE_BUNDLES';
 /**
  * The entry file a test starts `service` from: the bundle the image ships (deploy/build-bundles.mjs),
  * built fresh for this run, or the TypeScript source under tsx. Bundles start in about two thirds
- * of the time on two cores (~10 s against ~15 s for a stack), which the suite pays ~40 times.
+ * of the time on two cores (6.7 s against 10.6–10.9 s for an idle stack), which the suite pays ~35 times.
  */
 export function serviceEntry(service: Service): string {
   const dir = process.env[BUNDLE_DIR_ENV];

@@ -64,6 +64,13 @@ export const edgeConfigSchema = z.object({
    * several large ones in a row (issue 17). 0: no turns.
    */
   EDGE_LARGE_BODY_BYTES: env.int(256 * 1024, 0),
+  /**
+   * Each tenant's large bodies (from EDGE_LARGE_BODY_BYTES) are paced to this many bytes per second
+   * and this burst (a token bucket, turn/tenant-byte-pacer.ts): a body waits for its tenant's credit,
+   * so one tenant's megabytes cannot take the cores from the others (issue 17). 0: no pacing.
+   */
+  EDGE_TENANT_LARGE_BYTES_PER_SECOND: env.int(8 * 1024 * 1024, 0),
+  EDGE_TENANT_LARGE_BYTES_BURST: env.int(32 * 1024 * 1024, 1),
   /** Deadline for a Classify call. */
   SAFETY_TIMEOUT_MS: env.int(5_000, 1),
   /** Distinct request headers (instructions + tools) whose safety verdict is remembered (LRU). */

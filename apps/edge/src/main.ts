@@ -35,6 +35,7 @@ import { DEV_REASONING_KEYS, parseReasoningKeys, ReasoningSeal } from './turn/re
 import type { TurnDeps } from './turn/turn-deps';
 import { edgeLimitsFromConfig } from './turn/edge-limits';
 import { LargeBodyGate } from './turn/large-body-gate';
+import { TenantBytePacer } from './turn/tenant-byte-pacer';
 import { UsageOutbox, usageOutboxOptionsFromConfig, UsageReporter } from './usage';
 import { WsGateway } from './ws/ws-gateway';
 import { wsDeflateFromConfig } from './ws/ws-deflate';
@@ -109,7 +110,13 @@ async function main(): Promise<void> {
     items,
     safetyOverlap: config.EDGE_SAFETY_OVERLAP,
     limits: edgeLimitsFromConfig(config),
-    largeBodies: new LargeBodyGate(config.EDGE_LARGE_BODY_BYTES),
+    largeBodies: new LargeBodyGate(
+      config.EDGE_LARGE_BODY_BYTES,
+      new TenantBytePacer({
+        bytesPerSecond: config.EDGE_TENANT_LARGE_BYTES_PER_SECOND,
+        burstBytes: config.EDGE_TENANT_LARGE_BYTES_BURST,
+      }),
+    ),
     headerVerdicts: new HeaderVerdicts(config.EDGE_SAFETY_HEADER_CACHE_ENTRIES),
     outputModeration: config.EDGE_OUTPUT_MODERATION
       ? {

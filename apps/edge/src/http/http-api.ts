@@ -228,6 +228,7 @@ async function parseRequest(
     };
     return deps.largeBodies ? deps.largeBodies.run(tenant, bytes.length, timed) : Promise.resolve(timed());
   };
+  await deps.largeBodies?.admit(tenant, bytes.length);
   const json = await stage(() => parseJson(bytes));
   const body = await stage(() => validateRequest(json, (deps.limits ?? DEFAULT_EDGE_LIMITS).request));
   return { body, validateMs };

@@ -1,6 +1,7 @@
 import pino from 'pino';
 import type { ApiError } from '@fastloop/protocol';
 import { LargeBodyGate } from '../turn/large-body-gate';
+import { TenantBytePacer } from '../turn/tenant-byte-pacer';
 import { fakeDeps } from '../testing/fake-deps';
 import { OrderedInbox } from './ordered-inbox';
 import { ResponsesSession } from './responses-session';
@@ -48,6 +49,30 @@ describe('OrderedInbox', () => {
     expect(inbox.pending).toBe(0);
     inbox.submit(1, () => order.push('at once'));
     expect(order.at(-1)).toBe('at once');
+  });
+
+  it("paces a tenant's large messages to its byte rate, while another tenant's go at once", async () => {
+    // 10 KB/s and a 1 KB burst: h's second and third 2 KB messages wait ~0.1 s and ~0.3 s.
+    const gate = new LargeBodyGate(BIG, new TenantBytePacer({ bytesPerSecond: 10 * BIG, burstBytes: BIG }));
+    const order: string[] = [];
+    let drained!: () => void;
+    const done = new Promise<void>((r) => (drained = r));
+    const hostile = new OrderedInbox(
+      gate,
+      'h',
+      on(() => drained()),
+    );
+    const start = performance.now();
+    for (const name of ['h1', 'h2', 'h3']) hostile.submit(2 * BIG, () => order.push(name));
+    await new Promise((r) => setTimeout(r, 20));
+    new OrderedInbox(
+      gate,
+      'n',
+      on(() => undefined),
+    ).submit(2 * BIG, () => order.push('n1'));
+    await done;
+    expect(order).toEqual(['h1', 'n1', 'h2', 'h3']);
+    expect(performance.now() - start).toBeGreaterThanOrEqual(290); // a lower bound: the pace, not speed
   });
 
   it('reports a handler that throws and still hands on the messages behind it, waiting or not', async () => {

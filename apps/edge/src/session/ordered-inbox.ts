@@ -40,6 +40,7 @@ export class OrderedInbox {
     if (!gate || (this.waiting === 0 && !gate.isLarge(bytes))) return guarded();
     this.waiting++;
     this.tail = this.tail
+      .then(() => gate.admit(this.tenant, bytes))
       .then(() => gate.run(this.tenant, bytes, guarded))
       .catch((err) => this.failed(err))
       .finally(() => {

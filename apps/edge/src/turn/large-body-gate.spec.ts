@@ -1,4 +1,5 @@
 import { LargeBodyGate } from './large-body-gate';
+import { TenantBytePacer } from './tenant-byte-pacer';
 
 const BIG = 1_000;
 
@@ -57,5 +58,15 @@ describe('LargeBodyGate', () => {
     await expect(gate.run('b', BIG, () => 'next')).resolves.toBe('next');
     finish();
     await slow;
+  });
+
+  it("paces a tenant's large bodies on admission, never its small ones", async () => {
+    const gate = new LargeBodyGate(BIG, new TenantBytePacer({ bytesPerSecond: 10 * BIG, burstBytes: BIG }));
+    expect(gate.admit('h', 2 * BIG)).toBeUndefined(); // the burst, and a debt of 0.1 s
+    const paced = gate.admit('h', BIG);
+    expect(paced).toBeInstanceOf(Promise);
+    expect(gate.admit('h', BIG - 1)).toBeUndefined(); // small: not paced, not charged
+    expect(gate.admit('n', BIG)).toBeUndefined(); // another tenant's burst
+    await paced;
   });
 });

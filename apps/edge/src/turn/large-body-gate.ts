@@ -1,3 +1,5 @@
+import type { TenantBytePacer } from './tenant-byte-pacer';
+
 /**
  * Takes turns for the CPU stages of large request bodies (issue 17): JSON.parse of megabytes, the
  * validation walk over them, the protobuf encoding of a Classify call that carries them. Each such
@@ -8,7 +10,8 @@
  * stages are taken a tenant at a time, round robin, so one tenant's flood of large bodies delays
  * another tenant's large body by at most one stage of each tenant ahead of it.
  *
- * A stage under `minBytes` runs at once: small requests never wait here.
+ * A stage under `minBytes` runs at once: small requests never wait here. Large bodies are also
+ * paced per tenant (`admit`), which bounds the share of the cores one tenant's bodies take.
  */
 export class LargeBodyGate {
   /** True from a large stage's start until the event loop has turned after it. */
@@ -16,8 +19,22 @@ export class LargeBodyGate {
   /** Waiting stages, per tenant in arrival order; the Map's order is the round robin's. */
   private readonly waiting = new Map<string, (() => void)[]>();
 
-  /** @param minBytes size from which a body's stages take turns (`EDGE_LARGE_BODY_BYTES`); 0: never. */
-  constructor(readonly minBytes: number) {}
+  /**
+   * @param minBytes size from which a body's stages take turns (`EDGE_LARGE_BODY_BYTES`); 0: never.
+   * @param pacer paces each tenant's large bodies to a byte rate before their first stage.
+   */
+  constructor(
+    readonly minBytes: number,
+    private readonly pacer?: TenantBytePacer,
+  ) {}
+
+  /**
+   * Waits, for a large body, until its tenant's byte rate allows it (see TenantBytePacer); once per
+   * body, before its first stage. Undefined (no wait) for a small body or a tenant within its rate.
+   */
+  admit(tenant: string, bytes: number): Promise<void> | undefined {
+    return this.isLarge(bytes) ? this.pacer?.take(tenant, bytes) : undefined;
+  }
 
   /** Whether a body of `bytes` takes turns. */
   isLarge(bytes: number): boolean {
