@@ -66,7 +66,7 @@ export const edgeConfigSchema = z.object({
   EDGE_LARGE_BODY_BYTES: env.int(256 * 1024, 0),
   /**
    * Each tenant's large bodies (from EDGE_LARGE_BODY_BYTES) are paced to this many bytes per second
-   * and this burst (a token bucket, turn/tenant-byte-pacer.ts): a body waits for its tenant's credit,
+   * and this burst (a token bucket per tenant, service-kit's KeyedPacer): a body waits for its tenant's credit,
    * so one tenant's megabytes cannot take the cores from the others (issue 17). 0: no pacing.
    */
   EDGE_TENANT_LARGE_BYTES_PER_SECOND: env.int(8 * 1024 * 1024, 0),

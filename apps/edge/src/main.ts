@@ -34,8 +34,7 @@ import { RouteCache } from './turn/route-cache';
 import { DEV_REASONING_KEYS, parseReasoningKeys, ReasoningSeal } from './turn/reasoning-seal';
 import type { TurnDeps } from './turn/turn-deps';
 import { edgeLimitsFromConfig } from './turn/edge-limits';
-import { LargeBodyGate } from './turn/large-body-gate';
-import { TenantBytePacer } from './turn/tenant-byte-pacer';
+import { largeBodyGateFromConfig } from './turn/large-body-gate';
 import { UsageOutbox, usageOutboxOptionsFromConfig, UsageReporter } from './usage';
 import { WsGateway } from './ws/ws-gateway';
 import { wsDeflateFromConfig } from './ws/ws-deflate';
@@ -110,13 +109,7 @@ async function main(): Promise<void> {
     items,
     safetyOverlap: config.EDGE_SAFETY_OVERLAP,
     limits: edgeLimitsFromConfig(config),
-    largeBodies: new LargeBodyGate(
-      config.EDGE_LARGE_BODY_BYTES,
-      new TenantBytePacer({
-        bytesPerSecond: config.EDGE_TENANT_LARGE_BYTES_PER_SECOND,
-        burstBytes: config.EDGE_TENANT_LARGE_BYTES_BURST,
-      }),
-    ),
+    largeBodies: largeBodyGateFromConfig(config),
     headerVerdicts: new HeaderVerdicts(config.EDGE_SAFETY_HEADER_CACHE_ENTRIES),
     outputModeration: config.EDGE_OUTPUT_MODERATION
       ? {

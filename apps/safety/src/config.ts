@@ -69,6 +69,12 @@ export const safetyConfigSchema = z.object({
   SAFETY_QUEUE_TIMEOUT_MS: env.int(4_000, 1),
   /** Calls one tenant may have waiting (default 256); more get `safety_overloaded` at once. */
   SAFETY_MAX_QUEUED_PER_TENANT: env.int(256, 1),
+  /**
+   * Scanning time one tenant may take per second (default 500 ms: half the service's thread) and in
+   * one burst (default 1,000 ms); a tenant over it waits before its next slice. 0: unpaced.
+   */
+  SAFETY_TENANT_CPU_MS_PER_SECOND: env.int(500, 0),
+  SAFETY_TENANT_CPU_BURST_MS: env.int(1_000, 1),
   /** Action per category, overridable per tenant/model in SAFETY_POLICIES (default secret=block,injection=flag,policy=block). */
   SAFETY_ACTIONS: actionsSchema,
   /** Points at which untrusted content (tool output, tool definitions) counts as a prompt injection (default 10). */

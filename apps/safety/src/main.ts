@@ -68,6 +68,7 @@ async function main(): Promise<void> {
   const turns = new TenantTurns({
     queueTimeoutMs: config.SAFETY_QUEUE_TIMEOUT_MS,
     maxQueuedPerTenant: config.SAFETY_MAX_QUEUED_PER_TENANT,
+    cpu: { perSecond: config.SAFETY_TENANT_CPU_MS_PER_SECOND, burst: config.SAFETY_TENANT_CPU_BURST_MS },
   });
   const grpc = await startGrpcServer({
     port: config.GRPC_PORT,

@@ -1,5 +1,13 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { DomainError, ErrorCode, FairScheduler, FairSchedulerError, type SlotLease } from '@fastloop/service-kit';
+import {
+  DomainError,
+  ErrorCode,
+  FairScheduler,
+  FairSchedulerError,
+  KeyedPacer,
+  type Pace,
+  type SlotLease,
+} from '@fastloop/service-kit';
 import { safetyOverloaded } from './errors';
 
 /** Options of {@link TenantTurns}. */
@@ -8,6 +16,13 @@ export interface TenantTurnsOptions {
   queueTimeoutMs: number;
   /** Calls one tenant may have waiting (`SAFETY_MAX_QUEUED_PER_TENANT`). */
   maxQueuedPerTenant: number;
+  /**
+   * Each tenant's scanning time, in ms per second and a burst of ms (`SAFETY_TENANT_CPU_MS_PER_SECOND`,
+   * `SAFETY_TENANT_CPU_BURST_MS`); absent or 0 per second: unpaced.
+   */
+  cpu?: Pace;
+  /** The clock slices are timed with (tests). */
+  now?: () => number;
 }
 
 /** A call's hold on the classifier: `pause` lets other tenants' calls run, `end` gives the turn up. */
@@ -21,11 +36,21 @@ export interface ClassifierTurn {
  * ms), then pauses, and the next turn goes to the waiting tenant served longest ago, not to the
  * oldest call. So a tenant that sends megabytes, or a thousand calls, delays another tenant's call
  * by one slice at most, never by its own backlog (a FairScheduler with one slot per process).
+ *
+ * Turns share the thread, not the machine: a tenant scanning back to back keeps one of the two
+ * cores busy, which every other tenant's edge, worker and safety work then lacks. So each tenant's
+ * scanning time is also paced (a KeyedPacer in ms of CPU, 500 ms per second and a 1 s burst by
+ * default): each slice is charged after it ran, and a tenant in debt waits, off the thread, before
+ * its next slice; other tenants' calls run meanwhile.
  */
 export class TenantTurns {
   private readonly scheduler: FairScheduler;
+  private readonly cpu: KeyedPacer;
+  private readonly now: () => number;
 
   constructor(private readonly options: TenantTurnsOptions) {
+    this.now = options.now ?? (() => performance.now());
+    this.cpu = new KeyedPacer(options.cpu ?? { perSecond: 0, burst: 0 }, this.now);
     // The per-tenant bound is checked in `begin` only: a paused call must always get back in line.
     this.scheduler = new FairScheduler({
       capacity: 1,
@@ -44,19 +69,35 @@ export class TenantTurns {
    * tenant's queue is full or the wait outlasts the queue timeout, or when `signal` aborts.
    */
   async begin(tenant: string, signal?: AbortSignal): Promise<ClassifierTurn> {
-    if (this.scheduler.waiting(tenant) >= this.options.maxQueuedPerTenant)
+    if (this.scheduler.waiting(tenant) + this.cpu.waitingFor(tenant) >= this.options.maxQueuedPerTenant)
       throw safetyOverloaded(
         `this tenant has ${this.options.maxQueuedPerTenant} calls waiting (SAFETY_MAX_QUEUED_PER_TENANT)`,
       );
+    // Only a real wait yields: a call let through at once must be queued before the next call's
+    // bound check runs, as it was before pacing.
+    const due = this.cpu.take(tenant, 0);
+    if (due) await due;
     let lease = await this.acquire(tenant, { timeoutMs: this.options.queueTimeoutMs, signal });
+    let sliceStart = this.now();
+    let held = true;
+    const giveUp = () => {
+      if (!held) return;
+      held = false;
+      this.cpu.spend(tenant, this.now() - sliceStart);
+      lease.release();
+    };
     return {
       pause: async () => {
-        lease.release();
+        giveUp();
         // A macrotask: calls that arrived meanwhile reach the queue before this one asks again.
         await new Promise<void>((resolve) => setImmediate(resolve));
+        const resume = this.cpu.take(tenant, 0);
+        if (resume) await resume;
         lease = await this.acquire(tenant, { signal });
+        sliceStart = this.now();
+        held = true;
       },
-      end: () => lease.release(),
+      end: giveUp,
     };
   }
 

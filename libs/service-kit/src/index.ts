@@ -13,6 +13,7 @@ export * from './grpc-server';
 export * from './grpc-client';
 export * from './mux';
 export * from './fair-scheduler';
+export * from './keyed-pacer';
 export * from './tenant-salt';
 export * from './worker-pool';
 export * from './internal-auth';

@@ -1,7 +1,7 @@
 import pino from 'pino';
 import type { ApiError } from '@fastloop/protocol';
 import { LargeBodyGate } from '../turn/large-body-gate';
-import { TenantBytePacer } from '../turn/tenant-byte-pacer';
+import { KeyedPacer } from '@fastloop/service-kit';
 import { fakeDeps } from '../testing/fake-deps';
 import { OrderedInbox } from './ordered-inbox';
 import { ResponsesSession } from './responses-session';
@@ -53,7 +53,7 @@ describe('OrderedInbox', () => {
 
   it("paces a tenant's large messages to its byte rate, while another tenant's go at once", async () => {
     // 10 KB/s and a 1 KB burst: h's second and third 2 KB messages wait ~0.1 s and ~0.3 s.
-    const gate = new LargeBodyGate(BIG, new TenantBytePacer({ bytesPerSecond: 10 * BIG, burstBytes: BIG }));
+    const gate = new LargeBodyGate(BIG, new KeyedPacer({ perSecond: 10 * BIG, burst: BIG }));
     const order: string[] = [];
     let drained!: () => void;
     const done = new Promise<void>((r) => (drained = r));

@@ -1,5 +1,5 @@
 import { LargeBodyGate } from './large-body-gate';
-import { TenantBytePacer } from './tenant-byte-pacer';
+import { KeyedPacer } from '@fastloop/service-kit';
 
 const BIG = 1_000;
 
@@ -61,7 +61,7 @@ describe('LargeBodyGate', () => {
   });
 
   it("paces a tenant's large bodies on admission, never its small ones", async () => {
-    const gate = new LargeBodyGate(BIG, new TenantBytePacer({ bytesPerSecond: 10 * BIG, burstBytes: BIG }));
+    const gate = new LargeBodyGate(BIG, new KeyedPacer({ perSecond: 10 * BIG, burst: BIG }));
     expect(gate.admit('h', 2 * BIG)).toBeUndefined(); // the burst, and a debt of 0.1 s
     const paced = gate.admit('h', BIG);
     expect(paced).toBeInstanceOf(Promise);

@@ -1,4 +1,5 @@
-import type { TenantBytePacer } from './tenant-byte-pacer';
+import { KeyedPacer } from '@fastloop/service-kit';
+import type { EdgeConfig } from '../config';
 
 /**
  * Takes turns for the CPU stages of large request bodies (issue 17): JSON.parse of megabytes, the
@@ -25,11 +26,11 @@ export class LargeBodyGate {
    */
   constructor(
     readonly minBytes: number,
-    private readonly pacer?: TenantBytePacer,
+    private readonly pacer?: KeyedPacer,
   ) {}
 
   /**
-   * Waits, for a large body, until its tenant's byte rate allows it (see TenantBytePacer); once per
+   * Waits, for a large body, until its tenant's byte rate allows it (see KeyedPacer); once per
    * body, before its first stage. Undefined (no wait) for a small body or a tenant within its rate.
    */
   admit(tenant: string, bytes: number): Promise<void> | undefined {
@@ -84,4 +85,15 @@ export class LargeBodyGate {
     // busy stays true: the woken stage runs in a microtask, before anything else could take the gate.
     resolve();
   }
+}
+
+/** The gate and each tenant's byte pace as the edge's config sets them. */
+export function largeBodyGateFromConfig(
+  config: Pick<
+    EdgeConfig,
+    'EDGE_LARGE_BODY_BYTES' | 'EDGE_TENANT_LARGE_BYTES_PER_SECOND' | 'EDGE_TENANT_LARGE_BYTES_BURST'
+  >,
+): LargeBodyGate {
+  const pace = { perSecond: config.EDGE_TENANT_LARGE_BYTES_PER_SECOND, burst: config.EDGE_TENANT_LARGE_BYTES_BURST };
+  return new LargeBodyGate(config.EDGE_LARGE_BODY_BYTES, new KeyedPacer(pace));
 }

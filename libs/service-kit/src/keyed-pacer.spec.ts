@@ -1,13 +1,13 @@
-import { TenantBytePacer } from './tenant-byte-pacer';
+import { KeyedPacer } from './keyed-pacer';
 
 const MB = 1_000_000;
 
-describe('TenantBytePacer', () => {
+describe('KeyedPacer', () => {
   beforeEach(() => jest.useFakeTimers());
   afterEach(() => jest.useRealTimers());
 
   /** The times (ms after the start) at which each body of `sizes` got through, all sent at once. */
-  async function admitted(pacer: TenantBytePacer, tenant: string, sizes: number[], start = Date.now()) {
+  async function admitted(pacer: KeyedPacer, tenant: string, sizes: number[], start = Date.now()) {
     const at: number[] = [];
     const all = sizes.map((bytes, i) =>
       Promise.resolve(pacer.take(tenant, bytes)).then(() => (at[i] = Date.now() - start)),
@@ -18,7 +18,7 @@ describe('TenantBytePacer', () => {
   }
 
   it('lets a burst through at once, then one body per its bytes at the rate, in arrival order', async () => {
-    const pacer = new TenantBytePacer({ bytesPerSecond: 4 * MB, burstBytes: 8 * MB }, () => Date.now());
+    const pacer = new KeyedPacer({ perSecond: 4 * MB, burst: 8 * MB }, () => Date.now());
     const at = await admitted(pacer, 'h', [4 * MB, 4 * MB, 4 * MB, 4 * MB, 2 * MB]);
     // 8 MB of burst, then 4 MB/s: the third body goes when the second's debt (0) turns to credit.
     expect(at.slice(0, 2)).toEqual([0, 0]);
@@ -32,7 +32,7 @@ describe('TenantBytePacer', () => {
   });
 
   it('lets a body larger than the burst through into debt, which the next body waits out', async () => {
-    const pacer = new TenantBytePacer({ bytesPerSecond: 1 * MB, burstBytes: 1 * MB }, () => Date.now());
+    const pacer = new KeyedPacer({ perSecond: 1 * MB, burst: 1 * MB }, () => Date.now());
     const at = await admitted(pacer, 'h', [5 * MB, 1]);
     expect(at[0]).toBe(0);
     expect(at[1]).toBeGreaterThanOrEqual(4_000);
@@ -40,7 +40,7 @@ describe('TenantBytePacer', () => {
   });
 
   it("paces each tenant on its own: one tenant's debt never delays another", async () => {
-    const pacer = new TenantBytePacer({ bytesPerSecond: 1 * MB, burstBytes: 1 * MB }, () => Date.now());
+    const pacer = new KeyedPacer({ perSecond: 1 * MB, burst: 1 * MB }, () => Date.now());
     const start = Date.now();
     const hostile = admitted(pacer, 'h', [1 * MB, 1 * MB, 1 * MB], start);
     expect(pacer.take('n', 1 * MB)).toBeUndefined(); // at once, while h waits
@@ -49,7 +49,7 @@ describe('TenantBytePacer', () => {
   });
 
   it('earns credit back while idle, up to the burst', async () => {
-    const pacer = new TenantBytePacer({ bytesPerSecond: 1 * MB, burstBytes: 2 * MB }, () => Date.now());
+    const pacer = new KeyedPacer({ perSecond: 1 * MB, burst: 2 * MB }, () => Date.now());
     expect(pacer.take('h', 2 * MB)).toBeUndefined();
     expect(pacer.take('h', 1)).toBeDefined(); // no credit left
     await jest.advanceTimersByTimeAsync(60_000); // a minute idle earns the burst, not 60 MB
@@ -59,8 +59,18 @@ describe('TenantBytePacer', () => {
   });
 
   it('never waits when off (0 bytes per second)', () => {
-    const pacer = new TenantBytePacer({ bytesPerSecond: 0, burstBytes: 1 }, () => Date.now());
+    const pacer = new KeyedPacer({ perSecond: 0, burst: 1 }, () => Date.now());
     for (let i = 0; i < 10; i++) expect(pacer.take('h', 100 * MB)).toBeUndefined();
     expect(pacer.enabled).toBe(false);
+  });
+
+  it('charges work already done with spend, which the next take waits out', async () => {
+    const pacer = new KeyedPacer({ perSecond: 500, burst: 100 }, () => Date.now());
+    pacer.spend('h', 600); // 600 ms of CPU: a debt of 500
+    const start = Date.now();
+    const at = await admitted(pacer, 'h', [0], start);
+    expect(at[0]).toBeGreaterThanOrEqual(1_000);
+    expect(at[0]).toBeLessThanOrEqual(1_003);
+    expect(pacer.take('n', 0)).toBeUndefined();
   });
 });
