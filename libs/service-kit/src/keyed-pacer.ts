@@ -34,7 +34,7 @@ export class KeyedPacer {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /** Whether bodies are paced at all. */
+  /** Whether spends are paced at all. */
   get enabled(): boolean {
     return this.pace.perSecond > 0;
   }
