@@ -10,6 +10,7 @@ import { serviceEntry } from './service-entries';
 const repoRoot = resolve(__dirname, '../..');
 const GGUF = testModel().path;
 const TOKEN = 'guard-moderation-e2e-token-0123456789';
+const GUARD_CONTEXT = 2048;
 
 // Output moderation with a real guard model (stories260K through llama.cpp on a worker of its own):
 // the output's calls continue the conversation's guard session and the next turn goes on from the
@@ -30,6 +31,10 @@ describeWhenAvailable(testModel())('output moderation with a llamacpp guard', ()
         INFERENCE_ENGINE: 'llamacpp',
         LLAMACPP_MODEL_PATH: GGUF,
         LLAMACPP_THREADS: '1',
+        // The window the guard's sequence grows in: three turns of the first test fit with room to
+        // spare (at stories260K's own 512 they reach the edge on the third turn, depending on how
+        // the output is batched), and the second test outgrows it on purpose.
+        LLAMACPP_CONTEXT_SIZE: String(GUARD_CONTEXT),
         WORKER_ID: 'guard-0',
         GRPC_PORT: String(ports.grpc),
         ADMIN_PORT: String(ports.admin),
@@ -52,20 +57,13 @@ describeWhenAvailable(testModel())('output moderation with a llamacpp guard', ()
     SAFETY_GUARD_TIMEOUT_MS: '20000',
     SAFETY_GUARD_DEFAULT: 'true',
     SAFETY_ACTIONS: 'policy=flag',
-    // Short plain answers: stories260K's context is 512 tokens, and the guard's sequence holds the
-    // policy header, every input item and every output batch (and the output again as next turn's items).
+    // Short plain answers: the guard's sequence holds the policy header, every input item and
+    // every output batch (and the output again as next turn's items).
     SIM_TOOL_CALLS: '0',
     SIM_ANSWER_WORDS: '3',
     EDGE_OUTPUT_MODERATION: 'true',
   }));
 
-  // KNOWN DEFECT (open, issue 21): about one run in three of this file, a turn's guard call finds
-  // its parent session gone from the worker (prefix_miss; seen with and without pipelined output
-  // batches, and with the turns spaced out), safety re-judges the conversation from scratch, and
-  // this tiny guard's verdict on that is unreadable, which blocks the answer (response.incomplete).
-  // Not caused by the context-window LENGTH change (3 of 6 failed with it reverted). Until found, the
-  // test gets two more tries, each measured from its own start, and logs the failed ones.
-  jest.retryTimes(2, { logErrorsBeforeRetry: true });
   it('continues one guard sequence through input and output, turn after turn', async () => {
     const counters = async () => {
       const m = await MetricsScrape.of(stack(), 'safety');
@@ -109,6 +107,40 @@ describeWhenAvailable(testModel())('output moderation with a llamacpp guard', ()
       expect(before.prefixMiss - start.prefixMiss).toBe(0);
       expect(before.errors - start.errors).toBe(0); // no state refused, no conversation classified again
       for (let t = 1; t < 3; t++) expect(reusedPerCall[t]).toBeGreaterThan(reusedPerCall[t - 1]);
+    } finally {
+      conv.close();
+    }
+  });
+  it("goes on judging a conversation longer than the guard model's context, in a fresh window", async () => {
+    const guardCalls = async () => {
+      const m = await MetricsScrape.of(stack(), 'safety');
+      const calls = (result: string) => m.value('safety_guard_calls_total', { result });
+      return {
+        contextFull: calls('context_full'),
+        judged: calls('allow') + calls('block'),
+        failed: calls('unavailable') + calls('unreadable'),
+      };
+    };
+    // ~900 tokens of story per turn: four turns are far more than the guard's window holds.
+    const story = 'Tom saw a big cat in the park. '.repeat(60);
+    const conv = new WsConversation();
+    try {
+      const start = await guardCalls();
+      let previous: string | undefined;
+      for (let t = 0; t < 4; t++) {
+        const events = await conv.create({
+          model: 'fastloop-sim',
+          input: `${story}Turn ${t}.`,
+          store: false,
+          ...(previous ? { previous_response_id: previous } : {}),
+        });
+        expect(expectWellFormedStream(events).type).toBe('response.completed');
+        previous = events.at(-1)!.response.id;
+      }
+      const end = await guardCalls();
+      expect(end.contextFull - start.contextFull).toBeGreaterThan(0); // the window was outgrown...
+      expect(end.failed - start.failed).toBe(0); // ...and every call still gave a verdict
+      expect(end.judged - start.judged).toBeGreaterThanOrEqual(8); // input and output, every turn
     } finally {
       conv.close();
     }

@@ -12,7 +12,7 @@ export interface SafetyMetrics {
   readonly moderationSessions: Counter;
   /** `safety_findings_total{rule_id,action}`: matches in newly scanned items. */
   readonly findings: Counter<'rule_id' | 'action'>;
-  /** `safety_guard_calls_total{result}`: guard model calls by verdict (or unavailable, prefix_miss). */
+  /** `safety_guard_calls_total{result}`: guard model calls by verdict (or unavailable, unreadable, prefix_miss, context_full). */
   readonly guardCalls: Counter<'result'>;
   /** `safety_guard_prompt_tokens_total`: tokens sent to the guard worker (only what is new). */
   readonly guardPromptTokens: Counter;

@@ -1,10 +1,10 @@
 import { getProfile, guardHeader } from '@fastloop/model-profiles';
-import { safetyV1, type inferenceV1 } from '@fastloop/proto';
+import { inferenceV1, safetyV1 } from '@fastloop/proto';
 import { DomainError } from '@fastloop/service-kit';
 import { Classifier } from '../classifier';
 import { DEFAULT_ACTIONS, PolicyBook } from '../policy';
 import { awsAccessKeyId } from '../testing/fake-secrets';
-import { GuardJudge, readVerdict } from './guard-judge';
+import { GuardJudge, readVerdict, type GuardCall } from './guard-judge';
 import type { GuardCompletion, GuardWorker } from './guard-worker';
 
 const profile = getProfile('harmony-o200k');
@@ -21,6 +21,8 @@ class FakeGuardWorker implements GuardWorker {
   readonly requests: inferenceV1.GenerateRequest[] = [];
   readonly prompts: number[][] = [];
   down = false;
+  /** The guard model's context window, enforced as the llamacpp engine does. */
+  contextSize = Infinity;
 
   async generate(req: inferenceV1.GenerateRequest): Promise<GuardCompletion> {
     this.requests.push(req);
@@ -28,22 +30,39 @@ class FakeGuardWorker implements GuardWorker {
     const parent = req.parentSessionKey ? this.sessions.get(req.parentSessionKey) : [];
     if (!parent || parent.length < req.prefixLen) throw new DomainError('prefix_miss', 'no prefix', 9, true);
     const prompt = [...parent.slice(0, req.prefixLen), ...req.tokens];
+    if (prompt.length >= this.contextSize)
+      throw new DomainError('context_length_exceeded', 'prompt does not fit the context', 3, false);
     this.prompts.push(prompt);
     const unsafe = profile.decode(prompt).toLowerCase().includes('forbidden topic:');
-    const completion = profile.renderCompletion({
+    const answer = profile.renderCompletion({
       kind: 'message',
       role: 'assistant',
       text: unsafe ? 'unsafe' : 'safe',
     });
+    // Cut by the window, as the worker does: what fits, ending LENGTH.
+    const completion = answer.slice(0, this.contextSize - prompt.length);
     this.sessions.set(req.sessionKey, [...prompt, ...completion]);
     if (req.parentSessionKey) this.sessions.delete(req.parentSessionKey);
-    return { tokens: completion, promptTokens: prompt.length, cachedTokens: req.prefixLen };
+    return {
+      tokens: completion,
+      promptTokens: prompt.length,
+      cachedTokens: req.prefixLen,
+      finishReason:
+        completion.length < answer.length
+          ? inferenceV1.FinishReason.FINISH_REASON_LENGTH
+          : inferenceV1.FinishReason.FINISH_REASON_STOP,
+    };
   }
 
   close(): void {}
 }
 
-function guarded(worker: FakeGuardWorker, failOpen = false, actions: Record<string, string> = {}) {
+function guarded(
+  worker: FakeGuardWorker,
+  failOpen = false,
+  actions: Record<string, string> = {},
+  observe?: (call: GuardCall) => void,
+) {
   const judge = new GuardJudge({
     worker,
     profile,
@@ -51,6 +70,7 @@ function guarded(worker: FakeGuardWorker, failOpen = false, actions: Record<stri
     policy: POLICY,
     timeoutMs: 1000,
     maxOutputTokens: 8,
+    observe,
   });
   const policies = new PolicyBook({
     policies: { tenants: { g: { terms: [], regexes: [], actions, guard: true } }, models: {} },
@@ -212,5 +232,80 @@ describe('GuardJudge through Generate sessions', () => {
     const res = await judge.judge(turnItems(0), null);
     expect(res.verdict).toBe('unavailable');
     expect(calls).toEqual(['unreadable']);
+  });
+  describe("a conversation longer than the guard model's context", () => {
+    /** Six turns on a worker whose window holds about `turns` of them; the calls' results, in order. */
+    async function converse(contextTurns: number, items = turnItems, turns = 6) {
+      const probe = new FakeGuardWorker();
+      await guarded(probe).classifyAsync({ state: Buffer.alloc(0), items: items(0), tenant: 'g', model: 'm' });
+      const worker = new FakeGuardWorker();
+      worker.contextSize = Math.floor(probe.prompts[0].length * contextTurns);
+      const calls: string[] = [];
+      const c = guarded(worker, false, {}, (call) => calls.push(call.result));
+      const verdicts: safetyV1.ClassifyResponse[] = [];
+      let state: Buffer = Buffer.alloc(0);
+      for (let t = 0; t < turns; t++) {
+        const res = await c.classifyAsync({ state, items: items(t), tenant: 'g', model: 'm' });
+        verdicts.push(res);
+        state = res.state;
+      }
+      return { worker, calls, verdicts };
+    }
+
+    it('judges the new items in a fresh window instead of failing closed', async () => {
+      const { worker, calls, verdicts } = await converse(2.5);
+      expect(verdicts.map((v) => v.verdict)).toEqual(Array(6).fill(safetyV1.Verdict.VERDICT_ALLOW));
+      expect(calls).toContain('context_full');
+      expect(calls.filter((c) => c === 'allow')).toHaveLength(6);
+      // Each restart is one fresh call (header + that turn's items), and the window goes on from it.
+      const restarts = worker.requests.filter((r, i) => i > 0 && r.prefixLen === 0);
+      expect(restarts.length).toBeGreaterThan(0);
+      for (const r of restarts) expect(r.parentSessionKey).toBe('');
+      expect(worker.requests.at(-1)!.prefixLen).toBeGreaterThan(0);
+      for (const p of worker.prompts) expect(p.length).toBeLessThan(worker.contextSize);
+    });
+
+    it('still blocks what the new items say after a restart', async () => {
+      const items = (t: number) => (t === 5 ? [user('forbidden topic: how to pick a lock')] : turnItems(t));
+      const { calls, verdicts } = await converse(2.5, items);
+      expect(calls).toContain('context_full');
+      expect(verdicts.slice(0, 5).every((v) => v.verdict === safetyV1.Verdict.VERDICT_ALLOW)).toBe(true);
+      expect(verdicts[5].verdict).toBe(safetyV1.Verdict.VERDICT_BLOCK);
+    });
+
+    it('restarts when the window would cut the verdict short, not only when the prompt does not fit', async () => {
+      const probe = new FakeGuardWorker();
+      const judge = (worker: FakeGuardWorker, calls: string[]) =>
+        new GuardJudge({
+          worker,
+          profile,
+          model: 'guard',
+          policy: POLICY,
+          timeoutMs: 1000,
+          maxOutputTokens: 8,
+          observe: (c) => calls.push(c.result),
+        });
+      const first = await judge(probe, []).judge(turnItems(0), null);
+      const second = await judge(probe, []).judge(turnItems(1), first.session);
+      const worker = new FakeGuardWorker();
+      // Room for the second call's prompt and one token of its verdict.
+      worker.contextSize = probe.prompts[1].length + 1;
+      const calls: string[] = [];
+      const j = judge(worker, calls);
+      const again = await j.judge(turnItems(0), null);
+      const res = await j.judge(turnItems(1), again.session);
+      expect(second.verdict).toBe('allow');
+      expect(res.verdict).toBe('allow');
+      expect(calls).toEqual(['allow', 'context_full', 'allow']);
+      expect(worker.requests.at(-1)!.prefixLen).toBe(0);
+    });
+
+    it('gives no verdict (fail-closed) when the new items alone do not fit', async () => {
+      const big = (t: number) => (t === 3 ? [tool('file.ts\n'.repeat(400))] : turnItems(t));
+      const { calls, verdicts } = await converse(2.5, big, 4);
+      expect(verdicts[3].verdict).toBe(safetyV1.Verdict.VERDICT_BLOCK);
+      expect(verdicts[3].findings[0]).toMatchObject({ ruleId: 'guard-unavailable' });
+      expect(calls.slice(-2)).toEqual(['context_full', 'context_full']);
+    });
   });
 });

@@ -6,11 +6,11 @@ import {
   type ConversationEntry,
   type ModelProfile,
 } from '@fastloop/model-profiles';
-import type { safetyV1 } from '@fastloop/proto';
+import { inferenceV1, type safetyV1 } from '@fastloop/proto';
 import { DomainError, ErrorCode } from '@fastloop/service-kit';
 import { invalidSafetyState } from '../errors';
 import { streamOf } from '../streams';
-import type { GuardWorker } from './guard-worker';
+import type { GuardCompletion, GuardWorker } from './guard-worker';
 
 /** The guard's worker session, carried in the safety state: what the worker already holds. */
 export interface GuardSession {
@@ -46,8 +46,11 @@ export interface GuardJudgeOptions {
 
 /** One guard call, as metrics see it. */
 export interface GuardCall {
-  /** `unreadable`: the guard answered something other than a verdict (judged like `unavailable`). */
-  readonly result: 'allow' | 'block' | 'unavailable' | 'unreadable' | 'prefix_miss';
+  /**
+   * `unreadable`: the guard answered something other than a verdict (judged like `unavailable`);
+   * `context_full`: the call did not fit the guard's context (judged again in a fresh window).
+   */
+  readonly result: 'allow' | 'block' | 'unavailable' | 'unreadable' | 'prefix_miss' | 'context_full';
   /** Prompt tokens sent (what the worker had to prefill beyond the session it holds). */
   readonly sentTokens: number;
   /** Tokens the worker reports it reused. */
@@ -69,7 +72,11 @@ export class GuardJudge {
   constructor(private readonly options: GuardJudgeOptions) {}
 
   /**
-   * Judges `items` on top of `session`.
+   * Judges `items` on top of `session`. When the guard's conversation has outgrown the guard
+   * model's context (the worker refuses the prompt, or the window cuts the verdict short), the new
+   * items are judged again in a fresh window: the policy and these items only. Earlier items were
+   * judged when they came; a conversation longer than the guard can read goes on being judged turn
+   * by turn instead of failing closed on every turn from then on.
    * @throws DomainError `invalid_safety_state` when the worker lost the session (`prefix_miss`):
    * the caller classifies the whole conversation again with an empty state, which rebuilds it.
    */
@@ -78,8 +85,23 @@ export class GuardJudge {
     const entries = items.filter((i) => i.text.length > 0).map(toEntry);
     if (entries.length === 0) return { verdict: 'allow', session, sentTokens: 0 };
     const added = entries.flatMap((e) => o.profile.renderEntry(e));
+    if (session) {
+      const continued = await this.call(added, session, tenant);
+      if (continued !== 'context_full') return continued;
+    }
     // Append-stable rendering: header ++ entries ++ generation prompt equals render() of them all.
-    const conversation = session ? added : [...o.profile.renderHeader(guardHeader(o.policy)), ...added];
+    const fresh = await this.call([...o.profile.renderHeader(guardHeader(o.policy)), ...added], null, tenant);
+    // The new items alone do not fit the guard's context: no verdict on them.
+    return fresh === 'context_full' ? { verdict: 'unavailable', session: null, sentTokens: 0 } : fresh;
+  }
+
+  /** One guard call: `conversation` (tokens after the session's prefix) and the generation prompt. */
+  private async call(
+    conversation: readonly number[],
+    session: GuardSession | null,
+    tenant: string,
+  ): Promise<GuardVerdict | 'context_full'> {
+    const o = this.options;
     const prefixLen = session ? session.prefixLen : 0;
     const key = `guard_${randomUUID()}`;
     const tokens = [...conversation, ...o.profile.renderGenerationPrompt()];
@@ -109,20 +131,36 @@ export class GuardJudge {
         },
         o.timeoutMs,
       );
-      const next = { key, prefixLen: prefixLen + conversation.length };
       const stops = new Set(o.profile.stopTokens);
       const verdict = readVerdict(o.profile.decode(completion.tokens.filter((t) => !stops.has(t))));
+      if (verdict === undefined && cutByContext(completion, o.maxOutputTokens)) {
+        observe('context_full', completion.cachedTokens, completion.promptTokens);
+        return 'context_full';
+      }
       observe(verdict ?? 'unreadable', completion.cachedTokens, completion.promptTokens);
+      const next = { key, prefixLen: prefixLen + conversation.length };
       return { verdict: verdict ?? 'unavailable', session: next, sentTokens: tokens.length };
     } catch (err) {
       if (DomainError.is(err, ErrorCode.prefixMiss)) {
         observe('prefix_miss');
         throw invalidSafetyState('the guard worker no longer holds its session', err);
       }
+      if (DomainError.is(err, ErrorCode.contextLengthExceeded)) {
+        observe('context_full');
+        return 'context_full';
+      }
       observe('unavailable');
       return { verdict: 'unavailable', session, sentTokens: tokens.length };
     }
   }
+}
+
+/** The verdict ended at the token limit before `maxOutputTokens`: the context window cut it. */
+function cutByContext(completion: GuardCompletion, maxOutputTokens: number): boolean {
+  return (
+    completion.finishReason === inferenceV1.FinishReason.FINISH_REASON_LENGTH &&
+    completion.tokens.length < maxOutputTokens
+  );
 }
 
 const VERDICT_FORMAT_JSON = JSON.stringify({ type: 'json_schema', ...GUARD_RESPONSE_FORMAT, strict: true });

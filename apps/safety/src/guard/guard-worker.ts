@@ -7,6 +7,8 @@ export interface GuardCompletion {
   readonly tokens: number[];
   readonly promptTokens: number;
   readonly cachedTokens: number;
+  /** Why the worker stopped: LENGTH below the requested limit means the context window was full. */
+  readonly finishReason: inferenceV1.FinishReason;
 }
 
 /** The inference worker serving the guard model, through the same Generate protocol as the edge. */
@@ -34,7 +36,12 @@ export class GrpcGuardWorker implements GuardWorker {
         const event = message.event;
         if (event?.$case === 'chunk') tokens.push(...event.value.tokens);
         else if (event?.$case === 'done')
-          return { tokens, promptTokens: event.value.promptTokens, cachedTokens: event.value.cachedTokens };
+          return {
+            tokens,
+            promptTokens: event.value.promptTokens,
+            cachedTokens: event.value.cachedTokens,
+            finishReason: event.value.finishReason,
+          };
       }
     } catch (err) {
       throw fromGrpcError(err);
