@@ -13,7 +13,7 @@ import { startStack, type Stack } from '@fastloop/launcher';
 import { SERVICE_NODE_ARGS_ENV } from '@fastloop/service-kit';
 import { badJson, type Target } from '@fastloop/service-kit/testing';
 import { loadCorpus } from '../agent-loop/source-corpus';
-import { runLoops, type LoopsResult } from '../load/agent-loops';
+import { runLoops, type LoopsOptions, type LoopsResult } from '../load/agent-loops';
 import { fork, type ChildProcess } from 'node:child_process';
 import { CLASS_DESCRIPTIONS, CLASSES, type HostileClass } from './hostile';
 
@@ -61,11 +61,21 @@ interface ClassResult {
   hostileOutcomes: Record<string, number>;
 }
 
-/** Runs the loops with the edge-only probe beside them. */
-async function measure(run: () => Promise<LoopsResult>, probeTarget: Target): Promise<Phase> {
+/**
+ * Runs the loops with the edge-only probe beside them: from the loops' start to their end only, so
+ * the forced full GCs the loops' edge watch takes before and after (hundreds of ms with a big heap)
+ * are not timed as the probe's delay.
+ */
+async function measure(
+  run: (onLoad: LoopsOptions['onLoad']) => Promise<LoopsResult>,
+  probeTarget: Target,
+): Promise<Phase> {
   const loadStart = loadavg()[0];
   let running = true;
+  let started!: () => void;
+  const loadStarted = new Promise<void>((resolve) => (started = resolve));
   const probe = (async () => {
+    await loadStarted;
     const ms: number[] = [];
     let wrong = 0;
     while (running) {
@@ -77,8 +87,10 @@ async function measure(run: () => Promise<LoopsResult>, probeTarget: Target): Pr
     ms.sort((a, b) => a - b);
     return { p99: ms[Math.min(ms.length - 1, Math.floor(ms.length * 0.99))] ?? Number.NaN, wrong };
   })();
-  const r = await run();
-  running = false;
+  const r = await run({ started, ended: () => (running = false) }).finally(() => {
+    running = false;
+    started();
+  });
   const edgeOnly = await probe;
   return {
     firstOutputP50Ms: r.firstOutputP50Ms,
@@ -103,17 +115,28 @@ async function runClass(kind: HostileClass, durationS: number, loops: number, se
       edgeAdminPort: stack.services.edge.ports.admin,
     };
     progress(`${kind}: warm-up`);
-    await runLoops(target, loops, 3, 5, corpus, seed + 1, 500);
+    await runLoops(target, loops, 3, 5, corpus, seed + 1, { settleMs: 500, scope: 'fairness-warm-up' });
     progress(`${kind}: normal tenant alone for ${durationS} s`);
     const probeTarget = { url: stack.url, wsUrl: stack.wsUrl, apiKey: NORMAL_KEY };
-    const alone = await measure(() => runLoops(target, loops, durationS, 5, corpus, seed, 500), probeTarget);
+    // The same rollouts in both phases, under nonces of their own: the beside phase must not find the
+    // alone phase's prompts in the worker's prefix cache (it did until 2026-12-02, which halved its
+    // simulated prefill and flattered every ratio).
+    const alone = await measure(
+      (onLoad) =>
+        runLoops(target, loops, durationS, 5, corpus, seed, { settleMs: 500, scope: 'fairness-alone', onLoad }),
+      probeTarget,
+    );
     progress(`${kind}: normal tenant beside the hostile tenant for ${durationS} s`);
     const hostile = await forkHostile(kind, { url: stack.url, wsUrl: stack.wsUrl, apiKey: HOSTILE_KEY });
     let beside: Phase;
     let hostileOutcomes: Record<string, number>;
     try {
       await new Promise((r) => setTimeout(r, 1_000)); // the attack is under way before the first measured turn
-      beside = await measure(() => runLoops(target, loops, durationS, 5, corpus, seed, 500), probeTarget);
+      beside = await measure(
+        (onLoad) =>
+          runLoops(target, loops, durationS, 5, corpus, seed, { settleMs: 500, scope: 'fairness-beside', onLoad }),
+        probeTarget,
+      );
     } finally {
       hostileOutcomes = await hostile.stop();
     }
@@ -198,9 +221,12 @@ function write(results: ClassResult[], run: { quick: boolean; durationS: number;
     `repository's source) for ${run.durationS} s alone, then ${run.durationS} s beside one hostile tenant, on a fresh stack per class`,
     '(simulated engine at 1,000 tokens/s, INFERENCE_MAX_CONCURRENCY=16 (2 kept from any one tenant), output moderation off). First output = time from',
     '`response.create` to the first output item event. Target: p99 beside ≤ 1.2× alone and 0 failed turns. Beside the',
-    "loops, an edge-only request (bad JSON → 400) every 50 ms: its p99 (target: delayed ≤ 50 ms). Load: the machine's",
+    'loops, while they run, an edge-only request (bad JSON → 400) every 50 ms: its p99 (target: delayed ≤ 50 ms; the full',
+    "GCs the loops' edge watch forces before and after a phase are outside its window). Load: the machine's",
     '1-minute load average (2 cores, shared with other work) at the start and end of each phase. The hostile tenant',
-    'runs in a process of its own (building its megabytes must not stall the measuring event loop).',
+    'runs in a process of its own (building its megabytes must not stall the measuring event loop). Both phases play',
+    "the same rollouts under nonces of their own, so neither finds the other's prompts in the worker's prefix cache",
+    '(the simulated engine prefills what is not cached at 20,000 tokens/s).',
     '`npx tsx bench/fairness/main.ts`',
     '',
     '| class | p50 alone (ms) | p50 beside (ms) | p99 alone (ms) | p99 beside (ms) | p99 ratio | failed turns alone → beside | target | bad JSON p99 alone → beside (ms) | load (1 min) alone → beside |',

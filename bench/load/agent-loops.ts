@@ -24,6 +24,19 @@ export interface LoopsResult {
   edge: EdgeUsage;
 }
 
+/** Options of {@link runLoops}. */
+export interface LoopsOptions {
+  /** How long the edge settles after the load before its memory is read (ms; default 3,000). */
+  settleMs?: number;
+  /** Goes into every conversation's nonce (see {@link runLoops}); default `load`. */
+  scope?: string;
+  /**
+   * Told when the loops start and when they end: the window between the forced full GCs the edge
+   * watch takes before and after (a probe measuring beside the loops must not time those).
+   */
+  onLoad?: { started(): void; ended(): void };
+}
+
 /** Where and how the loops connect. */
 export interface LoopTarget {
   wsUrl: string;
@@ -36,8 +49,10 @@ export interface LoopTarget {
  * Runs `loops` concurrent WebSocket agent loops for `durationS`: each plays agent-loop rollouts
  * (instructions, ten tools, a tool output of real source per call) of up to `turns` turns on its
  * own socket, then starts a new conversation on a new socket, until the time is up. Each
- * conversation has its own nonce, so no two share a prefix. Starts are spread over the first
- * second (or tenth of the duration), as independent agents would arrive.
+ * conversation has its own nonce, so no two share a prefix; `scope` goes into the nonces, so two
+ * runs with the same seed play the same rollouts without finding each other's prompts in the
+ * worker's prefix cache. Starts are spread over the first second (or tenth of the duration), as
+ * independent agents would arrive.
  */
 export async function runLoops(
   target: LoopTarget,
@@ -46,10 +61,12 @@ export async function runLoops(
   turns: number,
   corpus: readonly CorpusFile[],
   seed: number,
-  settleMs = 3000,
+  options: LoopsOptions = {},
 ): Promise<LoopsResult> {
+  const { settleMs = 3000, scope = 'load', onLoad } = options;
   const watch = new EdgeWatch(target.edgePid, target.edgeAdminPort);
   await watch.start();
+  onLoad?.started();
   const firstOutput: number[] = [];
   let completed = 0;
   let errors = 0;
@@ -65,7 +82,7 @@ export async function runLoops(
         seed,
         outputBytes: [2800, 8192],
         corpus,
-        nonce: rolloutNonce(seed, `load|${loops}|${id}|${conv}`),
+        nonce: rolloutNonce(seed, `${scope}|${loops}|${id}|${conv}`),
       });
       const conversation = new Conversation('ws', workload);
       let client: WsTurnClient | undefined;
@@ -89,6 +106,7 @@ export async function runLoops(
     }
   };
   await Promise.all(Array.from({ length: loops }, (_, i) => loop(i)));
+  onLoad?.ended();
   const elapsedS = (performance.now() - t0) / 1000;
   await watch.loadEnded();
   const edge = await watch.finish(settleMs);

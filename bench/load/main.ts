@@ -78,15 +78,9 @@ async function agentLoops(options: LoadOptions): Promise<LoopsResult[]> {
     const out: LoopsResult[] = [];
     for (const n of options.loops) {
       progress(`loops: ${n} concurrent WebSocket agent loops for ${options.durationS} s`);
-      const r = await runLoops(
-        target(stack),
-        n,
-        options.durationS,
-        options.turns,
-        corpus,
-        options.seed,
-        options.quick ? 3000 : 10_000,
-      );
+      const r = await runLoops(target(stack), n, options.durationS, options.turns, corpus, options.seed, {
+        settleMs: options.quick ? 3000 : 10_000,
+      });
       progress(
         `  ${fmt(r.turnsPerS)} turns/s, first output p50 ${fmt(r.firstOutputP50Ms)} ms p99 ${fmt(r.firstOutputP99Ms)} ms, ${r.errors} errors`,
       );
