@@ -4,7 +4,7 @@ import { DomainError } from '@fastloop/service-kit';
 import { Classifier } from '../classifier';
 import { DEFAULT_ACTIONS, PolicyBook } from '../policy';
 import { awsAccessKeyId } from '../testing/fake-secrets';
-import { GuardJudge, readVerdict, type GuardCall } from './guard-judge';
+import { GuardJudge, readVerdict } from './guard-judge';
 import type { GuardCompletion, GuardWorker } from './guard-worker';
 
 const profile = getProfile('harmony-o200k');
@@ -57,21 +57,21 @@ class FakeGuardWorker implements GuardWorker {
   close(): void {}
 }
 
-function guarded(
-  worker: FakeGuardWorker,
-  failOpen = false,
-  actions: Record<string, string> = {},
-  observe?: (call: GuardCall) => void,
-) {
-  const judge = new GuardJudge({
+/** A judge on `worker`, telling `calls` each call's result. */
+function judgeOn(worker: FakeGuardWorker, calls?: string[]): GuardJudge {
+  return new GuardJudge({
     worker,
     profile,
     model: 'guard',
     policy: POLICY,
     timeoutMs: 1000,
     maxOutputTokens: 8,
-    observe,
+    observe: calls && ((c) => calls.push(c.result)),
   });
+}
+
+function guarded(worker: FakeGuardWorker, failOpen = false, actions: Record<string, string> = {}, calls?: string[]) {
+  const judge = judgeOn(worker, calls);
   const policies = new PolicyBook({
     policies: { tenants: { g: { terms: [], regexes: [], actions, guard: true } }, models: {} },
     defaultActions: DEFAULT_ACTIONS,
@@ -220,16 +220,7 @@ describe('GuardJudge through Generate sessions', () => {
     const generate = worker.generate.bind(worker);
     worker.generate = async (req) => ({ ...(await generate(req)), tokens: profile.encodeText('Once upon a time') });
     const calls: string[] = [];
-    const judge = new GuardJudge({
-      worker,
-      profile,
-      model: 'guard',
-      policy: POLICY,
-      timeoutMs: 1000,
-      maxOutputTokens: 8,
-      observe: (c) => calls.push(c.result),
-    });
-    const res = await judge.judge(turnItems(0), null);
+    const res = await judgeOn(worker, calls).judge(turnItems(0), null);
     expect(res.verdict).toBe('unavailable');
     expect(calls).toEqual(['unreadable']);
   });
@@ -241,7 +232,7 @@ describe('GuardJudge through Generate sessions', () => {
       const worker = new FakeGuardWorker();
       worker.contextSize = Math.floor(probe.prompts[0].length * contextTurns);
       const calls: string[] = [];
-      const c = guarded(worker, false, {}, (call) => calls.push(call.result));
+      const c = guarded(worker, false, {}, calls);
       const verdicts: safetyV1.ClassifyResponse[] = [];
       let state: Buffer = Buffer.alloc(0);
       for (let t = 0; t < turns; t++) {
@@ -275,23 +266,13 @@ describe('GuardJudge through Generate sessions', () => {
 
     it('restarts when the window would cut the verdict short, not only when the prompt does not fit', async () => {
       const probe = new FakeGuardWorker();
-      const judge = (worker: FakeGuardWorker, calls: string[]) =>
-        new GuardJudge({
-          worker,
-          profile,
-          model: 'guard',
-          policy: POLICY,
-          timeoutMs: 1000,
-          maxOutputTokens: 8,
-          observe: (c) => calls.push(c.result),
-        });
-      const first = await judge(probe, []).judge(turnItems(0), null);
-      const second = await judge(probe, []).judge(turnItems(1), first.session);
+      const first = await judgeOn(probe).judge(turnItems(0), null);
+      const second = await judgeOn(probe).judge(turnItems(1), first.session);
       const worker = new FakeGuardWorker();
       // Room for the second call's prompt and one token of its verdict.
       worker.contextSize = probe.prompts[1].length + 1;
       const calls: string[] = [];
-      const j = judge(worker, calls);
+      const j = judgeOn(worker, calls);
       const again = await j.judge(turnItems(0), null);
       const res = await j.judge(turnItems(1), again.session);
       expect(second.verdict).toBe('allow');
