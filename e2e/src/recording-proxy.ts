@@ -11,6 +11,8 @@ export interface RecordedTurn {
   terminal?: Record<string, any>;
   /** Every server event type for this request, in order (deltas included). */
   eventTypes: string[];
+  /** The WebSocket it came on: its index in `upgrades`. */
+  socket?: number;
 }
 
 /** Everything a client did through the proxy. */
@@ -20,6 +22,8 @@ export interface Recording {
   upgrades: { status: number; headers: IncomingHttpHeaders }[];
   /** Every HTTP request line, e.g. `POST /v1/responses` (upgrades excluded). */
   httpRequests: string[];
+  /** Each bridged WebSocket's end: which side closed it first (the client, or the edge), and the code. */
+  closes: { socket: number; by: 'client' | 'edge'; code: number }[];
 }
 
 /**
@@ -29,7 +33,7 @@ export interface Recording {
  * fixtures.
  */
 export class RecordingProxy {
-  readonly recording: Recording = { turns: [], upgrades: [], httpRequests: [] };
+  readonly recording: Recording = { turns: [], upgrades: [], httpRequests: [], closes: [] };
   private readonly server: Server;
   private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
   private readonly sockets = new Set<WebSocket>();
@@ -72,8 +76,8 @@ export class RecordingProxy {
       });
       upstream.on('error', () => socket.destroy());
       upstream.on('open', () => {
-        this.recording.upgrades.push({ status: 101, headers: req.headers });
-        this.wss.handleUpgrade(req, socket, head, (client) => this.bridge(client, upstream));
+        const index = this.recording.upgrades.push({ status: 101, headers: req.headers }) - 1;
+        this.wss.handleUpgrade(req, socket, head, (client) => this.bridge(client, upstream, index));
       });
     });
   }
@@ -102,13 +106,13 @@ export class RecordingProxy {
     await new Promise((resolve) => this.server.close(resolve));
   }
 
-  private bridge(client: WebSocket, upstream: WebSocket): void {
+  private bridge(client: WebSocket, upstream: WebSocket, socket: number): void {
     this.sockets.add(client).add(upstream);
     // Server events belong to the oldest request without a terminal event (one response at a time).
     const open: RecordedTurn[] = [];
     client.on('message', (data) => {
       const text = data.toString();
-      const turn: RecordedTurn = { transport: 'websocket', request: safeJson(text), eventTypes: [] };
+      const turn: RecordedTurn = { transport: 'websocket', request: safeJson(text), eventTypes: [], socket };
       this.recording.turns.push(turn);
       open.push(turn);
       upstream.send(text);
@@ -126,8 +130,19 @@ export class RecordingProxy {
       }
       client.send(text);
     });
-    client.on('close', (code, reason) => upstream.close(sendableCode(code), reason));
-    upstream.on('close', (code, reason) => client.close(sendableCode(code), reason));
+    let closed = false;
+    const closedBy = (by: 'client' | 'edge', code: number) => {
+      if (!closed) this.recording.closes.push({ socket, by, code });
+      closed = true;
+    };
+    client.on('close', (code, reason) => {
+      closedBy('client', code);
+      upstream.close(sendableCode(code), reason);
+    });
+    upstream.on('close', (code, reason) => {
+      closedBy('edge', code);
+      client.close(sendableCode(code), reason);
+    });
     client.on('error', () => upstream.terminate());
     upstream.on('error', () => client.terminate());
   }
