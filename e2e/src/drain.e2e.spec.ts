@@ -37,6 +37,19 @@ async function exitTime(pid: number, timeoutMs: number): Promise<number> {
   return Date.now();
 }
 
+/** Resolves once the admin port's `/readyz` stops answering 200 (polled every 10 ms, up to 10 s). */
+async function notReady(adminPort: number): Promise<void> {
+  for (let i = 0; i < 1000; i++) {
+    const status = await fetch(`http://127.0.0.1:${adminPort}/readyz`).then(
+      (r) => r.status,
+      () => 0,
+    );
+    if (status !== 200) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error('the edge still reports ready 10 s after SIGTERM');
+}
+
 /** A WebSocket-mode client that records every event, its close code and when each came. */
 function agent(wsUrl: string) {
   const ws = new WebSocket(wsUrl, { headers: { authorization: `Bearer ${KEY}` } });
@@ -87,7 +100,9 @@ runnable('draining', () => {
       const edgePid = stack.services.edge.pid;
       const sigterm = Date.now();
       process.kill(edgePid, 'SIGTERM');
-      // Not taking new connections meanwhile (a load balancer retries those on another edge).
+      // Once the edge has taken the signal (its readiness goes 503; a connection opened before that
+      // is still served), it takes no new connections (a load balancer retries those elsewhere).
+      await notReady(stack.services.edge.ports.admin);
       await expect(agent(stack.wsUrl).opened).rejects.toMatchObject({ status: 503 });
       const closes = await Promise.all(agents.map((a) => a.closed));
       const exitedAt = await exitTime(edgePid, 30_000);
