@@ -177,6 +177,12 @@ export const edgeConfigSchema = z.object({
    * render threads instead of the event loop; smaller turns stay in place (no thread hop).
    */
   EDGE_RENDER_POOL_MIN_CHARS: env.int(16 * 1024, 0),
+  /**
+   * Each tenant's time on the render threads per second, and burst (ms): a rendering waits while its
+   * tenant has used more, so one tenant's costly inputs take at most this share of a core (issue 17). 0: no pacing.
+   */
+  EDGE_TENANT_RENDER_MS_PER_SECOND: env.int(500, 0),
+  EDGE_TENANT_RENDER_BURST_MS: env.int(1_000, 1),
   /** Budget of one request's tokenizing on the render threads, waiting included; over it a 400 `render_deadline_exceeded`. */
   EDGE_RENDER_TIMEOUT_MS: env.int(2_000, 1),
   // Bounds on one request (see turn/edge-limits.ts and README "Limits"); each refusal is a 400

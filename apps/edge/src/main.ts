@@ -83,6 +83,7 @@ async function main(): Promise<void> {
   const renderPool = createRenderPool({
     size: config.EDGE_RENDER_THREADS || undefined,
     timeoutMs: config.EDGE_RENDER_TIMEOUT_MS,
+    pace: { perSecond: config.EDGE_TENANT_RENDER_MS_PER_SECOND, burst: config.EDGE_TENANT_RENDER_BURST_MS },
     logger: logger.child({ component: 'render-pool' }),
     registry,
   });

@@ -69,6 +69,29 @@ describe('createRenderPool', () => {
     expect(err).toMatchObject({ limit: 'tool_rendered_chars', value: 10, tool: { name: 'get_weather' } });
   });
 
+  it("paces each tenant's time on the threads: a tenant in debt waits, another tenant does not", async () => {
+    // 100 ms of thread time per second: after a rendering of tens of ms, tenant a owes a fraction of a second.
+    const paced = createRenderPool({ size: 2, pace: { perSecond: 100, burst: 1 }, execArgv: ['--import', 'tsx'] });
+    const word = (n: number): ConversationEntry => {
+      let text = '';
+      for (let i = 0; i < n; i++) text += String.fromCharCode(97 + ((i * 7919) % 26));
+      return { kind: 'message', role: 'user', text };
+    };
+    try {
+      await paced.warm!([PROFILE]);
+      await paced.render({ profileId: PROFILE, entries: [word(100_000)] }, { tenant: 'a' });
+      // Unpaced, a's tiny rendering would end before b's larger one; paced, a waits out its debt.
+      const order: string[] = [];
+      await Promise.all([
+        paced.render({ profileId: PROFILE, entries: entries.slice(0, 1) }, { tenant: 'a' }).then(() => order.push('a')),
+        paced.render({ profileId: PROFILE, entries: [word(20_000)] }, { tenant: 'b' }).then(() => order.push('b')),
+      ]);
+      expect(order).toEqual(['b', 'a']);
+    } finally {
+      await paced.close();
+    }
+  });
+
   it('stops a rendering that overruns its budget with a RenderDeadlineError', async () => {
     const tight = createRenderPool({ size: 1, timeoutMs: 5, execArgv: ['--import', 'tsx'] });
     try {

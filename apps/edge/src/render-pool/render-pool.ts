@@ -9,9 +9,11 @@ import {
   DomainError,
   ErrorCode,
   Gauge,
+  KeyedPacer,
   WorkerPool,
   WorkerTaskError,
   type Logger,
+  type Pace,
   type Registry,
 } from '@fastloop/service-kit';
 
@@ -21,6 +23,13 @@ export interface RenderPoolOptions {
   size?: number;
   /** Budget of one rendering, waiting for a thread included (default 2,000 ms). */
   timeoutMs?: number;
+  /**
+   * Each tenant's rendering time per second, and burst (ms of a thread; `EDGE_TENANT_RENDER_MS_PER_SECOND`,
+   * `EDGE_TENANT_RENDER_BURST_MS`): a rendering waits while its tenant has spent more than that, so
+   * one tenant's costly shapes (a random long word tokenizes at ~240 ms per MB) hold a thread, and so a
+   * core, for at most that share. Default: no pacing.
+   */
+  pace?: Pace;
   /** Tenant weights and caps (default: each tenant may hold all threads but one). */
   shares?: (tenant: string) => { weight?: number; maxConcurrent?: number } | undefined;
   /**
@@ -63,6 +72,7 @@ export interface RenderPool {
  */
 export function createRenderPool(options: RenderPoolOptions = {}): RenderPool {
   const timeoutMs = options.timeoutMs ?? 2_000;
+  const pacer = new KeyedPacer(options.pace ?? { perSecond: 0, burst: 0 });
   const pool = new WorkerPool<RenderTask, RenderTaskResult>({
     filename: options.filename ?? defaultWorkerFile(),
     size: options.size,
@@ -86,7 +96,9 @@ export function createRenderPool(options: RenderPoolOptions = {}): RenderPool {
   return {
     async render(task, { tenant, signal }) {
       try {
-        return await pool.run(task, { key: tenant, timeoutMs, signal });
+        await pacer.take(tenant, 0);
+        const held = (ms: number) => pacer.spend(tenant, ms);
+        return await pool.run(task, { key: tenant, timeoutMs, signal, held });
       } catch (err) {
         throw translate(err, timeoutMs);
       }

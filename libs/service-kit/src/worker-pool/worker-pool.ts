@@ -51,6 +51,8 @@ export interface RunOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
   transferList?: readonly import('node:worker_threads').TransferListItem[];
+  /** Told how long the task held its thread (ms, from dispatch to its end, however it ended): e.g. to pace a key's CPU. */
+  held?: (ms: number) => void;
 }
 
 interface Slot {
@@ -117,6 +119,7 @@ export class WorkerPool<Req = unknown, Res = unknown> {
     } catch (err) {
       throw this.schedulerError(err, options.timeoutMs);
     }
+    const dispatched = performance.now();
     try {
       const slot = this.slots.find((s) => s.task === undefined);
       // Unreachable: the scheduler grants at most `size` leases and a slot is freed before its lease.
@@ -124,6 +127,7 @@ export class WorkerPool<Req = unknown, Res = unknown> {
       return (await this.dispatch(slot, payload, deadlineAt, options)) as Res;
     } finally {
       lease.release();
+      options.held?.(performance.now() - dispatched);
     }
   }
 
