@@ -12,8 +12,10 @@ import { WebSocket } from 'ws';
 import {
   allocatePorts,
   buildServiceEnv,
-  START_PHASES,
+  SERVICE_NAMES,
+  START_AFTER,
   STOP_ORDER,
+  startInOrder,
   type ServiceName,
   type StackPorts,
 } from '@fastloop/launcher';
@@ -84,37 +86,32 @@ function envFor(service: ServiceName, ports: StackPorts, redisUrl: string): Reco
   });
 }
 
-async function startPhase(
+async function startService(
   runner: ContainerRunner,
-  names: readonly ServiceName[],
+  name: ServiceName,
   ports: StackPorts,
   redisUrl: string,
   running: Map<ServiceName, OwnedProcess>,
   report: Record<string, ServiceReport>,
 ): Promise<void> {
-  await Promise.all(
-    names.map(async (name) => {
-      const started = Date.now();
-      const container = runner.start({ name, cmd: [`dist/${name}.js`], env: envFor(name, ports, redisUrl) });
-      running.set(name, container);
-      const died = new AbortController();
-      void container.exited.then(() => died.abort());
-      const outcome = await waitForReady({
-        url: `http://127.0.0.1:${ports[name].admin}/readyz`,
-        deadline: started + READY_BUDGET_MS,
-        intervalMs: 20,
-        signal: died.signal,
-      });
-      if (outcome !== 'ready')
-        throw new Error(`${name} was not ready (${outcome}):\n  ${container.tail(30).join('\n  ')}`);
-      const readyMs = Date.now() - started;
-      const pid = runner.servicePid(container);
-      const status = pid ? readFileSync(`/proc/${pid}/status`, 'utf8') : '';
-      const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1] ?? -1);
-      const nspid = (/^NSpid:\s+(.*)$/m.exec(status)?.[1] ?? '').trim().split(/\s+/).map(Number);
-      report[name] = { readyMs, uid, pidInNamespace: nspid[nspid.length - 1] ?? -1 };
-    }),
-  );
+  const started = Date.now();
+  const container = runner.start({ name, cmd: [`dist/${name}.js`], env: envFor(name, ports, redisUrl) });
+  running.set(name, container);
+  const died = new AbortController();
+  void container.exited.then(() => died.abort());
+  const outcome = await waitForReady({
+    url: `http://127.0.0.1:${ports[name].admin}/readyz`,
+    deadline: started + READY_BUDGET_MS,
+    intervalMs: 20,
+    signal: died.signal,
+  });
+  if (outcome !== 'ready') throw new Error(`${name} was not ready (${outcome}):\n  ${container.tail(30).join('\n  ')}`);
+  const readyMs = Date.now() - started;
+  const pid = runner.servicePid(container);
+  const status = pid ? readFileSync(`/proc/${pid}/status`, 'utf8') : '';
+  const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1] ?? -1);
+  const nspid = (/^NSpid:\s+(.*)$/m.exec(status)?.[1] ?? '').trim().split(/\s+/).map(Number);
+  report[name] = { readyMs, uid, pidInNamespace: nspid[nspid.length - 1] ?? -1 };
 }
 
 async function httpTurn(base: string): Promise<{ id: string; outputTokens: number }> {
@@ -209,7 +206,13 @@ async function main(): Promise<number> {
     const ports = await allocatePorts(await getFreePort());
     const services: Record<string, ServiceReport> = {};
     const stackStarted = Date.now();
-    for (const phase of START_PHASES) await startPhase(runner, phase, ports, redis.url, running, services);
+    const [use, redisUrl] = [runner, redis.url];
+    await startInOrder(
+      SERVICE_NAMES,
+      (name) => START_AFTER[name],
+      (name) => startService(use, name, ports, redisUrl, running, services),
+      () => true,
+    );
     const stackReadyMs = Date.now() - stackStarted;
     for (const [name, r] of Object.entries(services)) {
       if (r.uid !== 10001) throw new Error(`${name} runs as uid ${r.uid}, not 10001`);

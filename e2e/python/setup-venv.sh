@@ -13,7 +13,11 @@ rm -rf "$venv"
 python3 -m venv "$venv"
 log="$(mktemp)"
 # pip's retry warnings (an unreachable extra index, say) go to the log, shown only if it fails.
-if ! "$venv/bin/pip" install --quiet --disable-pip-version-check --no-input -r "$req" >"$log" 2>&1; then
+# First without retries: where an index is unreachable (these machines reach only local mirrors),
+# pip's backoff on each package's page took 2 minutes of CI for a 3-second install. Where that
+# fails (a flaky network), once more with pip's retries.
+pip_install() { "$venv/bin/pip" install --quiet --disable-pip-version-check --no-input "$@" -r "$req" >"$log" 2>&1; }
+if ! pip_install --retries 0 --timeout 10 && ! pip_install; then
   cat "$log" >&2
   exit 1
 fi

@@ -6,7 +6,7 @@ import {
   probeHost,
   resolveApiKeys,
   SERVICE_NAMES,
-  START_PHASES,
+  START_AFTER,
   STOP_ORDER,
   type EnvInputs,
   type StackPorts,
@@ -32,11 +32,9 @@ function inputs(base: Record<string, string | undefined> = {}): EnvInputs {
 }
 
 describe('start and stop order', () => {
-  it('starts every service exactly once, the router after inference and the edge last', () => {
-    const flat = START_PHASES.flat();
-    expect([...flat].sort()).toEqual([...SERVICE_NAMES].sort());
-    expect(flat.indexOf('router')).toBeGreaterThan(flat.indexOf('inference'));
-    expect(flat.at(-1)).toBe('edge');
+  it('starts the router after the inference workers and everything else at once', () => {
+    expect(Object.keys(START_AFTER).sort()).toEqual([...SERVICE_NAMES].sort());
+    expect(START_AFTER).toEqual({ safety: [], inference: [], billing: [], router: ['inference'], edge: [] });
   });
 
   it('stops the edge first and then billing, inference, router and safety', () => {
@@ -96,7 +94,7 @@ describe('buildServiceEnv', () => {
       ADMIN_PORT: '6203',
       WORKER_ID: 'sim-2',
     });
-    expect(expandInstances(START_PHASES[0], 3)).toEqual([
+    expect(expandInstances(['safety', 'inference', 'billing'], 3)).toEqual([
       'safety',
       'inference',
       'inference-1',

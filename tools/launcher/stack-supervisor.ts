@@ -5,7 +5,6 @@ import {
   spawnNodeService,
   waitForReady,
   type WaitingFor,
-  type NotReadyReason,
   type OwnedProcess,
   type ServiceExit,
 } from '@fastloop/service-kit';
@@ -22,6 +21,7 @@ import {
   type ServiceName,
   type StackPorts,
 } from './service-specs';
+import { startInOrder } from './start-order';
 import { StackStartError } from './stack-errors';
 import type { ResolvedStackOptions } from './stack-options';
 
@@ -97,34 +97,39 @@ export class StackSupervisor {
   }
 
   /**
-   * Starts each phase's services together and waits for all of them to answer /readyz, phase by
-   * phase, before one shared deadline. Rejects with StackStartError after stopping everything.
+   * Starts every process once what its service starts after (`startAfter`) is ready, the others at
+   * once, and waits for all of them to answer /readyz before one shared deadline. Rejects with
+   * StackStartError after stopping everything.
    */
-  async start(phases: readonly (readonly ServiceName[])[], signal?: AbortSignal): Promise<void> {
+  async start(startAfter: Readonly<Record<ServiceName, readonly ServiceName[]>>, signal?: AbortSignal): Promise<void> {
     const onAbort = () => this.startAbort.abort();
     signal?.addEventListener('abort', onAbort, { once: true });
     if (signal?.aborted) onAbort();
     // One deadline for the whole stack: a test cares how long start takes, not how it splits.
     const deadline = Date.now() + this.inputs.opts.readyTimeoutMs;
+    const all = expandInstances(SERVICE_NAMES, this.inputs.opts.workers);
+    const after = (name: InstanceName) =>
+      all.filter((other) => startAfter[instanceKind(name).service].includes(instanceKind(other).service));
     try {
-      for (const phase of phases) {
-        const group = expandInstances(phase, this.inputs.opts.workers);
-        group.forEach((name) => this.spawn(name));
-        const results = await Promise.all(
-          group.map((name) =>
-            waitForReady({
-              url: `http://${this.inputs.host}:${portsOf(this.inputs.ports, name).admin}/readyz`,
-              deadline,
-              signal: this.startAbort.signal,
-              onWaiting: (waiting) => {
-                this.waiting.set(name, waiting);
-                this.inputs.onWaiting?.(name, waiting);
-              },
-            }),
-          ),
-        );
-        if (results.some((r) => r !== 'ready')) throw await this.startFailure(group, results, signal?.aborted === true);
-      }
+      const outcomes = await startInOrder(
+        all,
+        after,
+        (name) => {
+          this.spawn(name);
+          return waitForReady({
+            url: `http://${this.inputs.host}:${portsOf(this.inputs.ports, name).admin}/readyz`,
+            deadline,
+            signal: this.startAbort.signal,
+            onWaiting: (waiting) => {
+              this.waiting.set(name, waiting);
+              this.inputs.onWaiting?.(name, waiting);
+            },
+          });
+        },
+        (outcome) => outcome === 'ready',
+      );
+      const failed = [...outcomes].filter(([, o]) => o !== 'ready' && o !== 'skipped');
+      if (failed.length > 0) throw await this.startFailure(failed[0][0], signal?.aborted === true);
       this.state = 'up';
     } catch (err) {
       await this.stop(Math.min(this.inputs.opts.stopTimeoutMs, 5_000));
@@ -244,31 +249,20 @@ export class StackSupervisor {
     this.restartTimers.clear();
   }
 
-  /** The error for a phase that did not become ready, naming the service and quoting its log. */
-  private async startFailure(
-    group: readonly InstanceName[],
-    results: readonly ('ready' | NotReadyReason)[],
-    callerAborted: boolean,
-  ): Promise<StackStartError> {
+  /** The error for a service that did not become ready, naming it and quoting its log. */
+  private async startFailure(name: InstanceName, callerAborted: boolean): Promise<StackStartError> {
     const died = this.diedWhileStarting;
     if (died) {
       const exit = await died.exited; // flushed, so the tail holds its last words
       const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
-      const name = died.name as InstanceName;
-      return new StackStartError('service_exited', `${name} ${how} before the stack was ready`, {
-        service: name,
+      const diedName = died.name as InstanceName;
+      return new StackStartError('service_exited', `${diedName} ${how} before the stack was ready`, {
+        service: diedName,
         logLines: died.tail(),
         logFile: died.logFile,
       });
     }
     if (callerAborted) return new StackStartError('aborted', 'start was aborted');
-    const name =
-      group[
-        Math.max(
-          0,
-          results.findIndex((r) => r !== 'ready'),
-        )
-      ];
     const proc = this.procs.get(name);
     const waiting = this.waiting.get(name) ?? [];
     const why =

@@ -12,7 +12,7 @@ import {
   probeHost,
   resolveApiKeys,
   SERVICE_NAMES,
-  START_PHASES,
+  START_AFTER,
   workerId,
   workerInstance,
   type InstanceName,
@@ -24,6 +24,7 @@ import { resolveStackOptions, type StackOptions } from './stack-options';
 import { StackSupervisor, type ServiceCrash } from './stack-supervisor';
 
 export { StackStartError, type StackStartErrorCode } from './stack-errors';
+export { startInOrder } from './start-order';
 export type { StackOptions } from './stack-options';
 export type { ServiceExit } from '@fastloop/service-kit';
 export type { ServiceCrash, ServiceRestart } from './stack-supervisor';
@@ -31,7 +32,7 @@ export type { RestartPolicyOptions } from './restart-policy';
 export { modelStack, ModelOptionError, type ModelStack } from './model-option';
 export {
   SERVICE_NAMES,
-  START_PHASES,
+  START_AFTER,
   STOP_ORDER,
   DEV_API_KEY,
   allocatePorts,
@@ -104,8 +105,8 @@ export interface WorkerInfo extends ServiceInfo {
 }
 
 /**
- * Starts the stack on free internal ports: safety, inference and billing, then the router, then
- * the edge, each phase gated on every service's /readyz. Rejects with {@link StackStartError}
+ * Starts the stack on free internal ports: every service at once but the router, which starts
+ * once the inference workers are ready (START_AFTER); resolves when every service's /readyz says so. Rejects with {@link StackStartError}
  * (after stopping whatever it started) or with service-kit's RedisNotInstalledError. Installs no
  * signal handlers; it adds a process `exit` hook that SIGKILLs the services, removed by stop().
  */
@@ -145,7 +146,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       restart: options.restart,
       onRestart: options.onRestart,
     });
-    await supervisor.start(START_PHASES, options.signal);
+    await supervisor.start(START_AFTER, options.signal);
     const sup = supervisor;
     const services = {} as Record<ServiceName, ServiceInfo>;
     const info = (name: InstanceName): ServiceInfo => ({

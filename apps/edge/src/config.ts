@@ -97,6 +97,12 @@ export const edgeConfigSchema = z.object({
   EDGE_OUTPUT_MODERATION_IN_FLIGHT: env.int(2, 1),
   /** Deadline for a Route call. */
   ROUTER_TIMEOUT_MS: env.int(2_000, 1),
+  /**
+   * At startup, how long the edge asks a router that is not up yet for its model catalog (to load
+   * each model's tokenizer before reporting ready) before it starts without it: the edge starts
+   * beside its upstreams, as a Deployment's pods do.
+   */
+  EDGE_STARTUP_CATALOG_WAIT_MS: env.int(30_000, 0),
   /** Longest silence between two chunks of a Generate stream before the turn fails. */
   INFERENCE_IDLE_TIMEOUT_MS: env.int(60_000, 1),
   /** Overall deadline of one Generate call. */

@@ -195,7 +195,9 @@ async function main(): Promise<void> {
     logger,
     maxReceiveMessageLength: config.EDGE_MAX_BODY_BYTES * 2 + 1024,
   });
-  const profileIds = await warmCatalogProfiles(() => backends.listModels(), logger);
+  const profileIds = await warmCatalogProfiles(() => backends.listModels(), logger, {
+    waitMs: config.EDGE_STARTUP_CATALOG_WAIT_MS,
+  });
   await renderPool.warm?.(profileIds);
   let ready = true;
   const admin = await startAdminServer({

@@ -73,4 +73,42 @@ describe('KeyedPacer', () => {
     expect(at[0]).toBeLessThanOrEqual(1_003);
     expect(pacer.take('n', 0)).toBeUndefined();
   });
+
+  it('gives a taker up at its timeout: it rejects, is charged nothing, and the next taker is not held up', async () => {
+    const pacer = new KeyedPacer({ perSecond: 1_000, burst: 100 }, () => Date.now());
+    pacer.spend('h', 1_100); // a debt of 1,000 ms: the next take waits 1 s
+    const timedOut = new Error('out of time');
+    const late = pacer.take('h', 5_000, { timeoutMs: 200, onTimeout: () => timedOut });
+    const verdict = late!.then(
+      () => 'resolved',
+      (err: unknown) => err,
+    );
+    await jest.advanceTimersByTimeAsync(200);
+    expect(await verdict).toBe(timedOut);
+    // Had the 5,000 been charged, this take would wait 6 s; it waits out only the first debt.
+    const start = Date.now();
+    const at = await admitted(pacer, 'h', [0], start);
+    expect(at[0]).toBeLessThanOrEqual(1_000);
+  });
+
+  it('gives a taker up when its signal aborts, and rejects at once when it already has', async () => {
+    const pacer = new KeyedPacer({ perSecond: 1_000, burst: 100 }, () => Date.now());
+    pacer.spend('h', 1_100);
+    const controller = new AbortController();
+    const waiting = pacer.take('h', 0, { signal: controller.signal })!.catch((err: unknown) => err);
+    controller.abort(new Error('client gone'));
+    expect(await waiting).toEqual(new Error('client gone'));
+    await expect(pacer.take('h', 0, { signal: controller.signal })).rejects.toEqual(new Error('client gone'));
+    await jest.advanceTimersByTimeAsync(2_000);
+    expect(pacer.waiting).toBe(0);
+  });
+
+  it('resolves a taker whose credit comes before its timeout', async () => {
+    const pacer = new KeyedPacer({ perSecond: 1_000, burst: 100 }, () => Date.now());
+    pacer.spend('h', 150); // a debt of 50 ms
+    const done = pacer.take('h', 0, { timeoutMs: 1_000 })!.then(() => Date.now());
+    const start = Date.now();
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect((await done) - start).toBeLessThanOrEqual(60);
+  });
 });

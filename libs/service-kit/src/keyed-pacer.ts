@@ -14,6 +14,20 @@ interface Bucket {
   tail: Promise<void>;
 }
 
+/** How long a taker may wait for its credit. */
+export interface TakeOptions {
+  /** Give up after this many ms: the promise rejects with `onTimeout()`. */
+  timeoutMs?: number;
+  onTimeout?: () => unknown;
+  /** Give up when aborted: the promise rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** A waiting taker; one that gave up is skipped and charged nothing. */
+interface Ticket {
+  gaveUp: boolean;
+}
+
 /**
  * A token bucket per key (a tenant): spends of a resource are paced to a rate, with a burst. A taker
  * waits (it is not refused) until its key has credit, in arrival order per key; spending more than
@@ -41,19 +55,23 @@ export class KeyedPacer {
 
   /**
    * Spends `amount` of `key`'s credit: at once (undefined) while it has credit and nothing of its
-   * own waits, else a promise that resolves when its turn and its credit come.
+   * own waits, else a promise that resolves when its turn and its credit come. A taker that gives up
+   * (`options`: a timeout, an abort) rejects at once, leaves its place and is charged nothing, so a
+   * wait for credit counts inside the caller's own deadline.
    */
-  take(key: string, amount: number): Promise<void> | undefined {
+  take(key: string, amount: number, options: TakeOptions = {}): Promise<void> | undefined {
     if (!this.enabled) return undefined;
     const bucket = this.bucket(key);
     if (bucket.waiting === 0 && bucket.credit > 0) {
       bucket.credit -= amount;
       return undefined;
     }
+    if (options.signal?.aborted) return Promise.reject(options.signal.reason);
+    const ticket: Ticket = { gaveUp: false };
     bucket.waiting++;
-    const turn = bucket.tail.then(() => this.spendWhenDue(bucket, amount));
+    const turn = bucket.tail.then(() => this.spendWhenDue(bucket, amount, ticket));
     bucket.tail = turn.finally(() => void bucket.waiting--);
-    return turn;
+    return options.timeoutMs === undefined && !options.signal ? turn : this.within(turn, ticket, options);
   }
 
   /** Charges `amount` to `key` now, whatever its credit (work already done). */
@@ -90,12 +108,39 @@ export class KeyedPacer {
     bucket.at = now;
   }
 
-  private async spendWhenDue(bucket: Bucket, amount: number): Promise<void> {
-    for (this.refill(bucket); bucket.credit <= 0; this.refill(bucket)) {
+  private async spendWhenDue(bucket: Bucket, amount: number, ticket: Ticket): Promise<void> {
+    for (this.refill(bucket); bucket.credit <= 0 && !ticket.gaveUp; this.refill(bucket)) {
       const ms = Math.ceil((-bucket.credit / this.pace.perSecond) * 1_000) + 1;
       // Unref'd: a taker waiting for credit must not keep a stopping process alive.
       await new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
     }
-    bucket.credit -= amount;
+    if (!ticket.gaveUp) bucket.credit -= amount;
+  }
+
+  /** `turn`, or a rejection when the taker's time runs out or it is aborted first. */
+  private within(turn: Promise<void>, ticket: Ticket, options: TakeOptions): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const settle = (done: () => void): void => {
+        clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
+        done();
+      };
+      const giveUp = (reason: unknown): void => {
+        ticket.gaveUp = true;
+        settle(() => reject(reason));
+      };
+      const onAbort = (): void => giveUp(options.signal?.reason);
+      if (options.timeoutMs !== undefined)
+        timer = setTimeout(
+          () => giveUp(options.onTimeout?.() ?? new Error(`no credit within ${options.timeoutMs} ms`)),
+          Math.max(0, options.timeoutMs),
+        ).unref();
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      turn.then(
+        () => settle(resolve),
+        (err: unknown) => settle(() => reject(err)),
+      );
+    });
   }
 }

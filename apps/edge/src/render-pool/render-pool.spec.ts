@@ -71,7 +71,13 @@ describe('createRenderPool', () => {
 
   it("paces each tenant's time on the threads: a tenant in debt waits, another tenant does not", async () => {
     // 100 ms of thread time per second: after a rendering of tens of ms, tenant a owes a fraction of a second.
-    const paced = createRenderPool({ size: 2, pace: { perSecond: 100, burst: 1 }, execArgv: ['--import', 'tsx'] });
+    // The wait for the pace counts in the budget: a budget far above any debt here.
+    const paced = createRenderPool({
+      size: 2,
+      timeoutMs: 60_000,
+      pace: { perSecond: 100, burst: 1 },
+      execArgv: ['--import', 'tsx'],
+    });
     const word = (n: number): ConversationEntry => {
       let text = '';
       for (let i = 0; i < n; i++) text += String.fromCharCode(97 + ((i * 7919) % 26));
@@ -87,6 +93,37 @@ describe('createRenderPool', () => {
         paced.render({ profileId: PROFILE, entries: [word(20_000)] }, { tenant: 'b' }).then(() => order.push('b')),
       ]);
       expect(order).toEqual(['b', 'a']);
+    } finally {
+      await paced.close();
+    }
+  });
+
+  it("counts the wait for the tenant's pace in the budget, and gives up when the caller aborts", async () => {
+    // 1 ms of thread time per second: any rendering leaves tenant a in debt for far longer than the budget.
+    const paced = createRenderPool({
+      size: 1,
+      timeoutMs: 300,
+      pace: { perSecond: 1, burst: 1 },
+      execArgv: ['--import', 'tsx'],
+    });
+    try {
+      await paced.warm!([PROFILE]);
+      await paced.render({ profileId: PROFILE, entries: entries.slice(0, 1) }, { tenant: 'a' });
+      await paced.render({ profileId: PROFILE, entries: entries.slice(0, 1) }, { tenant: 'a' }).catch(() => undefined);
+      await expect(
+        paced.render({ profileId: PROFILE, entries: entries.slice(0, 1) }, { tenant: 'a' }),
+      ).rejects.toBeInstanceOf(RenderDeadlineError);
+      const controller = new AbortController();
+      const aborted = paced.render(
+        { profileId: PROFILE, entries: entries.slice(0, 1) },
+        { tenant: 'a', signal: controller.signal },
+      );
+      controller.abort(new Error('client gone'));
+      await expect(aborted).rejects.toThrow('client gone');
+      // Another tenant is not held by a's debt.
+      await expect(
+        paced.render({ profileId: PROFILE, entries: entries.slice(0, 1) }, { tenant: 'b' }),
+      ).resolves.toBeDefined();
     } finally {
       await paced.close();
     }

@@ -12,6 +12,7 @@ import {
   KeyedPacer,
   WorkerPool,
   WorkerTaskError,
+  workerTaskDeadline,
   type Logger,
   type Pace,
   type Registry,
@@ -95,10 +96,13 @@ export function createRenderPool(options: RenderPoolOptions = {}): RenderPool {
   }
   return {
     async render(task, { tenant, signal }) {
+      const started = performance.now();
       try {
-        await pacer.take(tenant, 0);
+        // The wait for the tenant's pace counts in the rendering's budget, as the wait for a thread does.
+        await pacer.take(tenant, 0, { timeoutMs, onTimeout: () => workerTaskDeadline(timeoutMs), signal });
+        const left = timeoutMs - (performance.now() - started);
         const held = (ms: number) => pacer.spend(tenant, ms);
-        return await pool.run(task, { key: tenant, timeoutMs, signal, held });
+        return await pool.run(task, { key: tenant, timeoutMs: left, signal, held });
       } catch (err) {
         throw translate(err, timeoutMs);
       }

@@ -23,8 +23,6 @@ export interface GuardSession {
 export interface GuardVerdict {
   readonly verdict: 'allow' | 'block' | 'unavailable';
   readonly session: GuardSession | null;
-  /** Prompt tokens sent this call (what the worker had to prefill). */
-  readonly sentTokens: number;
 }
 
 /** Options of a {@link GuardJudge}. */
@@ -83,7 +81,7 @@ export class GuardJudge {
   async judge(items: readonly safetyV1.SafetyItem[], session: GuardSession | null, tenant = ''): Promise<GuardVerdict> {
     const o = this.options;
     const entries = items.filter((i) => i.text.length > 0).map(toEntry);
-    if (entries.length === 0) return { verdict: 'allow', session, sentTokens: 0 };
+    if (entries.length === 0) return { verdict: 'allow', session };
     const added = entries.flatMap((e) => o.profile.renderEntry(e));
     if (session) {
       const continued = await this.call(added, session, tenant);
@@ -92,7 +90,7 @@ export class GuardJudge {
     // Append-stable rendering: header ++ entries ++ generation prompt equals render() of them all.
     const fresh = await this.call([...o.profile.renderHeader(guardHeader(o.policy)), ...added], null, tenant);
     // The new items alone do not fit the guard's context: no verdict on them.
-    return fresh === 'context_full' ? { verdict: 'unavailable', session: null, sentTokens: 0 } : fresh;
+    return fresh === 'context_full' ? { verdict: 'unavailable', session: null } : fresh;
   }
 
   /** One guard call: `conversation` (tokens after the session's prefix) and the generation prompt. */
@@ -139,7 +137,7 @@ export class GuardJudge {
       }
       observe(verdict ?? 'unreadable', completion.cachedTokens, completion.promptTokens);
       const next = { key, prefixLen: prefixLen + conversation.length };
-      return { verdict: verdict ?? 'unavailable', session: next, sentTokens: tokens.length };
+      return { verdict: verdict ?? 'unavailable', session: next };
     } catch (err) {
       if (DomainError.is(err, ErrorCode.prefixMiss)) {
         observe('prefix_miss');
@@ -150,7 +148,7 @@ export class GuardJudge {
         return 'context_full';
       }
       observe('unavailable');
-      return { verdict: 'unavailable', session, sentTokens: tokens.length };
+      return { verdict: 'unavailable', session };
     }
   }
 }
