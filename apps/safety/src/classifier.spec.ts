@@ -210,6 +210,24 @@ describe('Classifier', () => {
       expect(safetyV1.ClassifyResponse.encode(res).finish().length).toBeLessThan(8_000);
     });
 
+    it('ranks the hits of a wall of keys in steps it can pause between, answering as in one go', async () => {
+      // 12,000 keys in one slice of scanning: the pauses the two calls differ by are the answer's,
+      // ranking the flagged hits (none when the keys are allowed), which ran in one go before.
+      const big = Array.from({ length: 12_000 }, () => awsAccessKeyId()).join('\n');
+      const pausesWith = async (secret: 'flag' | 'allow') => {
+        const c = testClassifier({ maxFindings: 10, actions: { secret }, sliceChars: 1 << 30, pauseAfterMs: 0 });
+        let pauses = 0;
+        const res = await c.classifyAsync({ state: EMPTY, items: [tool(big)] }, { pause: async () => void pauses++ });
+        expect(res).toEqual(c.classify({ state: EMPTY, items: [tool(big)] }));
+        return { pauses, res };
+      };
+      const flagged = await pausesWith('flag');
+      const allowed = await pausesWith('allow');
+      expect(flagged.res.findingsOmitted).toBeGreaterThanOrEqual(11_990);
+      expect(allowed.res.findings).toEqual([]);
+      expect(flagged.pauses - allowed.pauses).toBeGreaterThanOrEqual(2);
+    });
+
     it('blocks instead of leaving out a value it was to mask', () => {
       const redacting = testClassifier({ maxFindings: 10, actions: { secret: 'redact' } });
       const res = redacting.classify({ state: EMPTY, items: [tool(wall)] });

@@ -1,7 +1,7 @@
 import { safetyV1 } from '@fastloop/proto';
 import { checkScanBounds } from '@fastloop/service-kit';
 import { invalidSafetyState } from './errors';
-import { byItemOrder, ItemLocator, smallest, toFinding, type Hit } from './hits';
+import { byItemOrder, ItemLocator, ITEMS_PER_STEP, smallestSteps, toFinding, type Hit } from './hits';
 import type { Action, CompiledPolicy, PolicyBook } from './policy';
 import { MAX_WINDOW, type Rule } from './rules/rule';
 import { codePointEnd, normalise, type TextView } from './rules/normalise';
@@ -112,16 +112,32 @@ export class Classifier {
    * @throws DomainError `invalid_safety_state` or `safety_item_too_large` (both INVALID_ARGUMENT).
    */
   classify(request: ClassifyInput): safetyV1.ClassifyResponse {
-    return this.rulesOnly(runSteps(this.evaluate(request)));
+    return runSteps(this.rulesOnly(runSteps(this.evaluate(request))));
   }
 
   /**
    * {@link classify}, then, when the policy asks for it and the rules did not already block, the
    * guard model on the new items (only their tokens are sent: its session travels in the state).
-   * A guard that fails blocks (fail-closed) or flags (`failOpen`).
+   * A guard that fails blocks (fail-closed) or flags (`failOpen`). The scan and the answer (a wall
+   * of keys has ~150,000 hits to rank) run in steps, pausing between them when asked to.
    */
   async classifyAsync(request: ClassifyInput, scheduling: ClassifyScheduling = {}): Promise<safetyV1.ClassifyResponse> {
-    const steps = this.evaluate(request, scheduling.held);
+    const e = await this.stepped(this.evaluate(request, scheduling.held), scheduling);
+    const guard = this.options.guard;
+    const blockedByRules =
+      e.previous.block !== null || e.hits.some((h) => e.policy.actions[h.rule.category] === 'block');
+    if (!guard || !e.policy.guard || blockedByRules || request.items.length === 0)
+      return this.stepped(this.rulesOnly(e), scheduling);
+    scheduling.rulesDone?.();
+    const judged = await guard.judge.judge(request.items, e.previous.guard ?? null, request.tenant ?? '');
+    const hit = guardHit(judged.verdict, guard.failOpen, e.policy.actions.policy, e.previous.itemsSeen, request.items);
+    const hits = hit ? [...e.hits, hit] : e.hits;
+    const next = { ...e.next, ...(judged.session ? { guard: judged.session } : {}) };
+    return this.stepped(this.respond(e, hits, next), scheduling);
+  }
+
+  /** Runs `steps`, pausing between two once a pause's worth of work has run since the last. */
+  private async stepped<T>(steps: Steps<T>, scheduling: ClassifyScheduling): Promise<T> {
     const pauseAfter = this.options.pauseAfterMs ?? DEFAULT_PAUSE_AFTER_MS;
     let lastPause = performance.now();
     let step = steps.next();
@@ -132,22 +148,10 @@ export class Classifier {
       }
       step = steps.next();
     }
-    const e = step.value;
-    scheduling.rulesDone?.();
-    const guard = this.options.guard;
-    const blockedByRules =
-      e.previous.block !== null || e.hits.some((h) => e.policy.actions[h.rule.category] === 'block');
-    if (!guard || !e.policy.guard || blockedByRules || request.items.length === 0) return this.rulesOnly(e);
-    const judged = await guard.judge.judge(request.items, e.previous.guard ?? null, request.tenant ?? '');
-    const hit = guardHit(judged.verdict, guard.failOpen, e.policy.actions.policy, e.previous.itemsSeen, request.items);
-    const hits = hit ? [...e.hits, hit] : e.hits;
-    return this.respond(e, hits, {
-      ...e.next,
-      ...(judged.session ? { guard: judged.session } : {}),
-    });
+    return step.value;
   }
 
-  private rulesOnly(e: Evaluation): safetyV1.ClassifyResponse {
+  private rulesOnly(e: Evaluation): Steps<safetyV1.ClassifyResponse> {
     // The guard's session is carried unchanged (a call without new items, or already blocked).
     return this.respond(e, e.hits, {
       ...e.next,
@@ -195,16 +199,22 @@ export class Classifier {
     return { policy, codec, previous, hits, next, heldChars: output?.heldChars, keep: held?.keep };
   }
 
-  private respond(e: Evaluation, hits: Hit[], next: SafetyStateContent): safetyV1.ClassifyResponse {
+  private *respond(e: Evaluation, hits: Hit[], next: SafetyStateContent): Steps<safetyV1.ClassifyResponse> {
     const { policy, codec } = e;
     const carried = e.previous.block;
-    const acted = hits.filter((h) => actionOf(policy, h) !== 'allow');
-    const blocking = (h: Hit) => actionOf(policy, h) === 'block';
+    const acted: Hit[] = [];
+    let redactions = 0;
     // The earliest settled blocking hit of the whole conversation: carried, or found now.
     let block: Hit | null = carried && this.carriedHit(policy, carried);
     let firstProvisional: Hit | undefined;
-    for (const h of acted) {
-      if (!blocking(h)) continue;
+    for (let i = 0; i < hits.length; i++) {
+      if (i % ITEMS_PER_STEP === ITEMS_PER_STEP - 1) yield;
+      const h = hits[i];
+      const action = actionOf(policy, h);
+      if (action === 'allow') continue;
+      acted.push(h);
+      if (action === 'redact') redactions++;
+      if (action !== 'block') continue;
       if (!h.provisional && (!block || byItemOrder(h, block) < 0)) block = h;
       if (h.provisional && (!firstProvisional || byItemOrder(h, firstProvisional) < 0)) firstProvisional = h;
     }
@@ -212,16 +222,24 @@ export class Classifier {
     if (firstProvisional && (!first || byItemOrder(firstProvisional, first) < 0)) first = firstProvisional;
 
     const threshold = policy.injectionThreshold;
-    const others = first ? acted.filter((h) => h !== first) : acted;
+    let others = acted;
+    if (first) {
+      others = [];
+      for (let i = 0; i < acted.length; i++) {
+        if (i % ITEMS_PER_STEP === ITEMS_PER_STEP - 1) yield;
+        if (acted[i] !== first) others.push(acted[i]);
+      }
+    }
     const room = Math.max(0, (this.options.maxFindings ?? Number.POSITIVE_INFINITY) - (first ? 1 : 0));
     // Only the listed findings (and the first left out) are put in order: a wall of keys has
     // ~150,000 hits, and sorting them all was most of a call's time after the scan.
-    const listed = smallest(others, room + 1, byItemOrder);
+    const listed = yield* smallestSteps(others, room + 1, byItemOrder);
     const omitted = Math.max(0, others.length - room);
-    // Masks the caller cannot see would let those values through: refuse instead.
+    // Masks the caller cannot see would let those values through: refuse instead. (`first` blocks,
+    // so every redaction is among `others`.)
     if (!first && omitted > 0) {
-      const redacts = (list: readonly Hit[]) => list.filter((h) => actionOf(policy, h) === 'redact').length;
-      if (redacts(others) > redacts(listed.slice(0, room))) first = redactionOverflow(listed[room]);
+      const listedRedactions = listed.slice(0, room).filter((h) => actionOf(policy, h) === 'redact').length;
+      if (redactions > listedRedactions) first = redactionOverflow(listed[room]);
     }
     const findings = listed
       .slice(0, room)

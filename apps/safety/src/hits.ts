@@ -30,6 +30,19 @@ export function byItemOrder(
  * max-heap, O(n log k) instead of sorting all n.
  */
 export function smallest<T>(items: readonly T[], k: number, compare: (a: T, b: T) => number): T[] {
+  const steps = smallestSteps(items, k, compare);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** {@link smallest}, yielding after every {@link ITEMS_PER_STEP} items (a caller may pause there). */
+export function* smallestSteps<T>(
+  items: readonly T[],
+  k: number,
+  compare: (a: T, b: T) => number,
+): Generator<void, T[], void> {
   if (items.length <= k) return [...items].sort(compare);
   const heap: T[] = [];
   const down = (at: number): void => {
@@ -42,7 +55,9 @@ export function smallest<T>(items: readonly T[], k: number, compare: (a: T, b: T
       at = child;
     }
   };
-  for (const item of items) {
+  for (let i = 0; i < items.length; i++) {
+    if (i % ITEMS_PER_STEP === ITEMS_PER_STEP - 1) yield;
+    const item = items[i];
     if (heap.length < k) {
       heap.push(item);
       for (let at = heap.length - 1; at > 0;) {
@@ -58,6 +73,9 @@ export function smallest<T>(items: readonly T[], k: number, compare: (a: T, b: T
   }
   return heap.sort(compare);
 }
+
+/** Items a step of {@link smallestSteps} (or another pass over hits) handles: well under a millisecond. */
+export const ITEMS_PER_STEP = 4_096;
 
 /**
  * Places stream positions on items. `items` are `[item index, stream position]` of the non-empty
