@@ -179,7 +179,12 @@ function reasoningText(content: readonly { text: string }[], summary: readonly {
 function carriedText(item: CarriedInputItem): string {
   const texts: string[] = [];
   for (const [key, value] of Object.entries(item)) if (key !== 'type' && key !== 'id') collectStrings(value, texts);
-  return texts.join('\n');
+  // texts.join('\n'), as a rope: joining copies every string (a 3.9 MB tool output: ~13 ms of fresh
+  // pages here), which an item too large to scan is refused before it needs. What is scanned is
+  // flattened once, when it is encoded.
+  let text = texts[0] ?? '';
+  for (let i = 1; i < texts.length; i++) text = text + '\n' + texts[i];
+  return text;
 }
 
 /** Appends every string in `value`. */
