@@ -229,7 +229,8 @@ async function parseRequest(
     return deps.largeBodies ? deps.largeBodies.run(tenant, bytes.length, timed) : Promise.resolve(timed());
   };
   await deps.largeBodies?.admit(tenant, bytes.length);
-  const json = await stage(() => parseJson(bytes));
+  const text = deps.largeBodies?.isLarge(bytes.length) ? await stage(() => bytes.toString('utf8')) : bytes;
+  const json = await stage(() => parseJson(text));
   const body = await stage(() => validateRequest(json, (deps.limits ?? DEFAULT_EDGE_LIMITS).request));
   return { body, validateMs };
 }

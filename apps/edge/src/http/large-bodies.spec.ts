@@ -40,7 +40,7 @@ describe('large HTTP bodies take turns (issue 17)', () => {
     return { status: res.status, json: (await res.json()) as any };
   };
 
-  it('parses and validates a large body in two turns, then encodes its Classify call in one, while a small request takes none', async () => {
+  it('decodes, parses and validates a large body in three turns, then encodes its Classify call in one, while a small request takes none', async () => {
     const text = 'word '.repeat(20_000); // 100,000 characters
     const large = JSON.stringify({ model: 'fake-model', input: text, max_output_tokens: 16 });
     const [hostile, neighbour] = await Promise.all([
@@ -49,8 +49,8 @@ describe('large HTTP bodies take turns (issue 17)', () => {
     ]);
     expect(hostile.status).toBe(200);
     expect(neighbour.status).toBe(200);
-    expect(gate.turns.map((t) => t.tenant)).toEqual(['hostile', 'hostile', 'hostile']);
-    expect(gate.turns.slice(0, 2).every((t) => t.bytes === Buffer.byteLength(large))).toBe(true);
+    expect(gate.turns.map((t) => t.tenant)).toEqual(['hostile', 'hostile', 'hostile', 'hostile']);
+    expect(gate.turns.slice(0, 3).every((t) => t.bytes === Buffer.byteLength(large))).toBe(true);
     expect(gate.queued).toBe(0);
   });
 
