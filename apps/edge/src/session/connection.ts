@@ -130,8 +130,8 @@ export class Connection {
   }
 
   /** Handles one client event (a text frame's payload; `bytes` its size when known). Never throws. */
-  receive(text: string, bytes?: number): void {
-    this.session.receive(text, bytes);
+  receive(message: string | Buffer, bytes?: number): void {
+    this.session.receive(message, bytes);
   }
 
   /** Sends an error event (the connection stays open). */

@@ -77,6 +77,26 @@ describe('a connection under a byte bound', () => {
     expect(queued.held()).toBe(0);
   });
 
+  it('decodes a frame as UTF-8 only once it holds its bytes: a refused one is never decoded', async () => {
+    const queued = new QueuedBytes({ perConnection: 100 * KB, perTenant: 1 << 30, perProcess: 1 << 30 });
+    const c = open('t', queued);
+    const decoded: number[] = [];
+    const payload = (i: number) => {
+      const bytes = Buffer.from(c.frame('x'.repeat(30 * KB)));
+      const toString = bytes.toString.bind(bytes);
+      return Object.assign(bytes, { toString: () => (decoded.push(i), toString()) });
+    };
+    for (let i = 0; i < 5; i++) {
+      const bytes = payload(i);
+      c.session.receive(bytes, bytes.length);
+    }
+    await c.session.whenIdle();
+    expect(errors(c.events)).toEqual(['too_many_queued_bytes', 'too_many_queued_bytes']);
+    expect(decoded).toEqual([0, 1, 2]);
+    expect(c.events.filter((e) => e.type === 'response.completed')).toHaveLength(3);
+    expect(queued.held()).toBe(0);
+  });
+
   it("serves another tenant while one tenant's queued frames hold its whole share", async () => {
     const queued = new QueuedBytes({ perConnection: 1 << 30, perTenant: 100 * KB, perProcess: 1 << 30 });
     const hostile = [open('hostile', queued), open('hostile', queued)];

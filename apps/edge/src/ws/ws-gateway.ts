@@ -120,8 +120,9 @@ export class WsGateway {
         return connection.sendError(
           ApiErrors.invalidRequest('Binary frames are not supported; send JSON text frames.', null, 'invalid_frame'),
         );
-      const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : (data as Buffer).byteLength;
-      connection.receive(data.toString(), size);
+      // Decoded by the session once it holds the bytes: a frame over the byte bounds never is.
+      const message = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+      connection.receive(message, message.byteLength);
     });
     ws.on('error', (err) => {
       // e.g. a frame over maxPayload: ws closes with 1009; tell the client why first when possible.
