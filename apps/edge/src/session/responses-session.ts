@@ -23,7 +23,6 @@ import { settleLane } from './lane-cache';
 import type { ConversationState } from '../turn/conversation-state';
 
 export type { ServerEvent, SessionOptions } from './session-options';
-
 type CreateEvent = Extract<ClientEvent, { type: 'response.create' }>;
 
 /**
@@ -64,10 +63,11 @@ export class ResponsesSession {
   /** Handles one client message (a text frame's payload, UTF-8 or decoded; `bytes` its size). Never throws. */
   receive(message: string | Buffer, bytes?: number): void {
     if (this.closed) return;
-    // Held from here until the turn ends: refused before decoding (4 MB: ~13 ms here) when over a byte bound.
+    // Held from here until the turn ends: refused before it is decoded when over a byte bound.
     const release = holdBytes(this.options.queuedBytes, this.holder, bytes ?? message.length);
     if (release instanceof ApiError) return this.sendError(release);
-    this.inbox.submit(bytes ?? message.length, () => this.decode(message.toString(), bytes, release), release);
+    const text = message.toString(); // at arrival, a stage apart from the parse (4 MB: ~13 ms each here)
+    this.inbox.submit(bytes ?? text.length, () => this.decode(text, bytes, release), release);
   }
 
   private decode(text: string, bytes: number | undefined, release: () => void): void {
