@@ -2303,9 +2303,9 @@ export const InferenceServiceService = {
     path: "/fastloop.inference.v1.InferenceService/Generate" as const,
     requestStream: false as const,
     responseStream: true as const,
-    requestSerialize: (value: GenerateRequest): Buffer => Buffer.from(GenerateRequest.encode(value).finish()),
+    requestSerialize: (value: GenerateRequest): Buffer => ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(GenerateRequest.encode(value).finish()),
     requestDeserialize: (value: Buffer): GenerateRequest => GenerateRequest.decode(value),
-    responseSerialize: (value: GenerateResponse): Buffer => Buffer.from(GenerateResponse.encode(value).finish()),
+    responseSerialize: (value: GenerateResponse): Buffer => ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(GenerateResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GenerateResponse => GenerateResponse.decode(value),
   },
   /**
@@ -2316,10 +2316,10 @@ export const InferenceServiceService = {
     path: "/fastloop.inference.v1.InferenceService/ForgetSession" as const,
     requestStream: false as const,
     responseStream: false as const,
-    requestSerialize: (value: ForgetSessionRequest): Buffer => Buffer.from(ForgetSessionRequest.encode(value).finish()),
+    requestSerialize: (value: ForgetSessionRequest): Buffer => ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(ForgetSessionRequest.encode(value).finish()),
     requestDeserialize: (value: Buffer): ForgetSessionRequest => ForgetSessionRequest.decode(value),
     responseSerialize: (value: ForgetSessionResponse): Buffer =>
-      Buffer.from(ForgetSessionResponse.encode(value).finish()),
+      ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(ForgetSessionResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ForgetSessionResponse => ForgetSessionResponse.decode(value),
   },
   /**
@@ -2332,10 +2332,10 @@ export const InferenceServiceService = {
     requestStream: true as const,
     responseStream: true as const,
     requestSerialize: (value: GenerateStreamRequest): Buffer =>
-      Buffer.from(GenerateStreamRequest.encode(value).finish()),
+      ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(GenerateStreamRequest.encode(value).finish()),
     requestDeserialize: (value: Buffer): GenerateStreamRequest => GenerateStreamRequest.decode(value),
     responseSerialize: (value: GenerateStreamResponse): Buffer =>
-      Buffer.from(GenerateStreamResponse.encode(value).finish()),
+      ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(GenerateStreamResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GenerateStreamResponse => GenerateStreamResponse.decode(value),
   },
   /**
@@ -2349,9 +2349,9 @@ export const InferenceServiceService = {
     requestStream: false as const,
     responseStream: true as const,
     requestSerialize: (value: WatchWorkerStatsRequest): Buffer =>
-      Buffer.from(WatchWorkerStatsRequest.encode(value).finish()),
+      ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(WatchWorkerStatsRequest.encode(value).finish()),
     requestDeserialize: (value: Buffer): WatchWorkerStatsRequest => WatchWorkerStatsRequest.decode(value),
-    responseSerialize: (value: WorkerStats): Buffer => Buffer.from(WorkerStats.encode(value).finish()),
+    responseSerialize: (value: WorkerStats): Buffer => ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(WorkerStats.encode(value).finish()),
     responseDeserialize: (value: Buffer): WorkerStats => WorkerStats.decode(value),
   },
 } as const;

@@ -326,9 +326,9 @@ export const ResponsesServiceService = {
     path: "/fastloop.responses.v1.ResponsesService/Session" as const,
     requestStream: true as const,
     responseStream: true as const,
-    requestSerialize: (value: SessionRequest): Buffer => Buffer.from(SessionRequest.encode(value).finish()),
+    requestSerialize: (value: SessionRequest): Buffer => ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(SessionRequest.encode(value).finish()),
     requestDeserialize: (value: Buffer): SessionRequest => SessionRequest.decode(value),
-    responseSerialize: (value: SessionResponse): Buffer => Buffer.from(SessionResponse.encode(value).finish()),
+    responseSerialize: (value: SessionResponse): Buffer => ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(SessionResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): SessionResponse => SessionResponse.decode(value),
   },
 } as const;

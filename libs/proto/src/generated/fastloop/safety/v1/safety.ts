@@ -1615,9 +1615,9 @@ export const SafetyServiceService = {
     path: "/fastloop.safety.v1.SafetyService/Classify" as const,
     requestStream: false as const,
     responseStream: false as const,
-    requestSerialize: (value: ClassifyRequest): Buffer => Buffer.from(ClassifyRequest.encode(value).finish()),
+    requestSerialize: (value: ClassifyRequest): Buffer => ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(ClassifyRequest.encode(value).finish()),
     requestDeserialize: (value: Buffer): ClassifyRequest => ClassifyRequest.decode(value),
-    responseSerialize: (value: ClassifyResponse): Buffer => Buffer.from(ClassifyResponse.encode(value).finish()),
+    responseSerialize: (value: ClassifyResponse): Buffer => ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(ClassifyResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ClassifyResponse => ClassifyResponse.decode(value),
   },
   /**
@@ -1629,10 +1629,10 @@ export const SafetyServiceService = {
     requestStream: true as const,
     responseStream: true as const,
     requestSerialize: (value: ClassifyStreamRequest): Buffer =>
-      Buffer.from(ClassifyStreamRequest.encode(value).finish()),
+      ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(ClassifyStreamRequest.encode(value).finish()),
     requestDeserialize: (value: Buffer): ClassifyStreamRequest => ClassifyStreamRequest.decode(value),
     responseSerialize: (value: ClassifyStreamResponse): Buffer =>
-      Buffer.from(ClassifyStreamResponse.encode(value).finish()),
+      ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(ClassifyStreamResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ClassifyStreamResponse => ClassifyStreamResponse.decode(value),
   },
   /**
@@ -1647,10 +1647,10 @@ export const SafetyServiceService = {
     requestStream: true as const,
     responseStream: true as const,
     requestSerialize: (value: ModerateStreamRequest): Buffer =>
-      Buffer.from(ModerateStreamRequest.encode(value).finish()),
+      ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(ModerateStreamRequest.encode(value).finish()),
     requestDeserialize: (value: Buffer): ModerateStreamRequest => ModerateStreamRequest.decode(value),
     responseSerialize: (value: ClassifyStreamResponse): Buffer =>
-      Buffer.from(ClassifyStreamResponse.encode(value).finish()),
+      ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(ClassifyStreamResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ClassifyStreamResponse => ClassifyStreamResponse.decode(value),
   },
 } as const;
