@@ -28,16 +28,8 @@ export function byItemOrder(
 /**
  * The `k` smallest of `items` by `compare`, in order (all of them when there are fewer): a bounded
  * max-heap, O(n log k) instead of sorting all n.
+ * Yields after every {@link ITEMS_PER_STEP} items: a caller may pause there.
  */
-export function smallest<T>(items: readonly T[], k: number, compare: (a: T, b: T) => number): T[] {
-  const steps = smallestSteps(items, k, compare);
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-  }
-}
-
-/** {@link smallest}, yielding after every {@link ITEMS_PER_STEP} items (a caller may pause there). */
 export function* smallestSteps<T>(
   items: readonly T[],
   k: number,
