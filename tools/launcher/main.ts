@@ -136,7 +136,9 @@ async function main(argv: readonly string[]): Promise<number> {
   const signals = installSignals(() => stack);
   const workerCount = args.workers ?? (process.env.FASTLOOP_WORKERS?.trim() ? Number(process.env.FASTLOOP_WORKERS) : 1);
   const inference = workerCount > 1 ? `${workerCount} inference workers` : 'inference';
-  process.stdout.write(`Starting fastloop: safety, ${inference}, billing → router → edge …\n`);
+  process.stdout.write(
+    `Starting fastloop: safety, ${inference}, billing and the edge; the router once inference is ready …\n`,
+  );
   try {
     stack = await startStack({
       port: args.port,
