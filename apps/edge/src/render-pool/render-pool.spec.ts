@@ -8,7 +8,7 @@ import {
 } from '@fastloop/model-profiles';
 import { Registry } from '@fastloop/service-kit';
 import { describeWhenAvailable, testModel } from '@fastloop/test-kit';
-import { createRenderPool, type RenderPool } from './render-pool';
+import { createRenderPool, type RenderPool, type RenderPoolOptions } from './render-pool';
 
 const PROFILE = 'harmony-o200k';
 const header: RenderHeader = {
@@ -69,22 +69,28 @@ describe('createRenderPool', () => {
     expect(err).toMatchObject({ limit: 'tool_rendered_chars', value: 10, tool: { name: 'get_weather' } });
   });
 
+  /** A long random word: no closed form, tokenized in chunks (tens of ms per 100,000 characters). */
+  const word = (n: number): ConversationEntry => {
+    let text = '';
+    for (let i = 0; i < n; i++) text += String.fromCharCode(97 + ((i * 7919) % 26));
+    return { kind: 'message', role: 'user', text };
+  };
+
+  /** Runs `test` on a warmed pool of `options`, closed after it however it ends. */
+  async function withPool(options: RenderPoolOptions, test: (pool: RenderPool) => Promise<void>): Promise<void> {
+    const pool = createRenderPool({ ...options, execArgv: ['--import', 'tsx'] });
+    try {
+      await pool.warm!([PROFILE]);
+      await test(pool);
+    } finally {
+      await pool.close();
+    }
+  }
+
   it("paces each tenant's time on the threads: a tenant in debt waits, another tenant does not", async () => {
     // 100 ms of thread time per second: after a rendering of tens of ms, tenant a owes a fraction of a second.
     // The wait for the pace counts in the budget: a budget far above any debt here.
-    const paced = createRenderPool({
-      size: 2,
-      timeoutMs: 60_000,
-      pace: { perSecond: 100, burst: 1 },
-      execArgv: ['--import', 'tsx'],
-    });
-    const word = (n: number): ConversationEntry => {
-      let text = '';
-      for (let i = 0; i < n; i++) text += String.fromCharCode(97 + ((i * 7919) % 26));
-      return { kind: 'message', role: 'user', text };
-    };
-    try {
-      await paced.warm!([PROFILE]);
+    await withPool({ size: 2, timeoutMs: 60_000, pace: { perSecond: 100, burst: 1 } }, async (paced) => {
       await paced.render({ profileId: PROFILE, entries: [word(100_000)] }, { tenant: 'a' });
       // Unpaced, a's tiny rendering would end before b's larger one; paced, a waits out its debt.
       const order: string[] = [];
@@ -93,23 +99,14 @@ describe('createRenderPool', () => {
         paced.render({ profileId: PROFILE, entries: [word(20_000)] }, { tenant: 'b' }).then(() => order.push('b')),
       ]);
       expect(order).toEqual(['b', 'a']);
-    } finally {
-      await paced.close();
-    }
+    });
   });
 
   it("counts the wait for the tenant's pace in the budget, and gives up when the caller aborts", async () => {
-    // 1 ms of thread time per second: any rendering leaves tenant a in debt for far longer than the budget.
-    const paced = createRenderPool({
-      size: 1,
-      timeoutMs: 300,
-      pace: { perSecond: 1, burst: 1 },
-      execArgv: ['--import', 'tsx'],
-    });
-    try {
-      await paced.warm!([PROFILE]);
-      await paced.render({ profileId: PROFILE, entries: entries.slice(0, 1) }, { tenant: 'a' });
-      await paced.render({ profileId: PROFILE, entries: entries.slice(0, 1) }, { tenant: 'a' }).catch(() => undefined);
+    // 1 ms of thread time per second: a rendering of a few ms leaves tenant a in debt for seconds,
+    // far longer than the 300 ms budget.
+    await withPool({ size: 1, timeoutMs: 300, pace: { perSecond: 1, burst: 1 } }, async (paced) => {
+      await paced.render({ profileId: PROFILE, entries: [word(20_000)] }, { tenant: 'a' });
       await expect(
         paced.render({ profileId: PROFILE, entries: entries.slice(0, 1) }, { tenant: 'a' }),
       ).rejects.toBeInstanceOf(RenderDeadlineError);
@@ -124,9 +121,7 @@ describe('createRenderPool', () => {
       await expect(
         paced.render({ profileId: PROFILE, entries: entries.slice(0, 1) }, { tenant: 'b' }),
       ).resolves.toBeDefined();
-    } finally {
-      await paced.close();
-    }
+    });
   });
 
   it('stops a rendering that overruns its budget with a RenderDeadlineError', async () => {
