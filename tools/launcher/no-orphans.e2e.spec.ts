@@ -119,6 +119,8 @@ runnable('no process outlives its owner', () => {
       () => launcher.tail(200).some((l) => l.includes('fastloop is running')) || launcher.exitInfo !== undefined,
       180_000,
     );
+    // A launcher that ended tells why (its StackStartError and the failing service's last words).
+    if (launcher.exitInfo) process.stderr.write(`launcher ended early:\n${launcher.tail(80).join('\n')}\n`);
     expect(launcher.exitInfo).toBeUndefined();
     const stack = childrenOf(launcher.pid);
     expect(stack.filter((c) => c.exe === 'node').length).toBe(5);
