@@ -5,25 +5,15 @@ import { serviceEntries } from './service-entries';
  * Starts one real stack for a test file: five processes on free ports and a private redis-server
  * (or REDIS_URL). A fast simulated accelerator keeps the suite quick; behaviour, not speed, is tested.
  */
-export async function startTestStack(env: Record<string, string> = {}): Promise<Stack> {
-  try {
-    return await startOnce(env);
-  } catch (err) {
-    // Internal ports are picked free-then-bound, which can race with another process on a busy
-    // machine; one more start (new ports) tells a race from a real failure, which fails again.
-    process.stderr.write(
-      `e2e: stack did not start, retrying once: ${err instanceof Error ? err.message : String(err)}\n`,
-    );
-    return startOnce(env);
-  }
-}
-
-function startOnce(env: Record<string, string>): Promise<Stack> {
+export function startTestStack(env: Record<string, string> = {}): Promise<Stack> {
+  // startStack itself starts again when a service loses a picked port to another process (the
+  // suite runs stacks side by side); any other failure is real and fails the file.
   return startStack({
     entries: serviceEntries(),
     port: 0,
     privateRedis: !process.env.REDIS_URL,
     logLevel: 'warn',
+    onPortRace: (err) => process.stderr.write(`e2e: ${err.message.split('\n')[0]}; starting again on new ports\n`),
     env: {
       SIM_TTFT_MS: '5',
       SIM_TOKENS_PER_SECOND: '20000',

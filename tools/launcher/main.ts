@@ -154,6 +154,10 @@ async function main(argv: readonly string[]): Promise<number> {
           `\n${r.service} ${how}; restarting it in ${r.delayMs} ms (restart ${r.attempt} within a minute)\n${r.logTail}\n`,
         );
       },
+      onPortRace: (err) =>
+        process.stderr.write(
+          `\n${err.service} lost one of its ports to another process; starting again on new ports\n`,
+        ),
       logDir: args.logDir ? resolve(args.logDir) : join(REPO_ROOT, '.fastloop', 'logs'),
       env: { ...keys, ...model?.env },
       signal: signals.signal,

@@ -9,6 +9,11 @@ export type StackStartErrorCode =
   | 'port_in_use'
   /** A service process exited before the stack was ready. */
   | 'service_exited'
+  /**
+   * A service exited because an internal port the launcher picked was taken before it bound it
+   * (EADDRINUSE); startStack starts again on new ports, and reports this only after its last try.
+   */
+  | 'address_in_use'
   /** A service did not answer 200 on /readyz before the deadline. */
   | 'ready_timeout'
   /** The caller's AbortSignal fired during start. */

@@ -1,6 +1,7 @@
 import { isAbsolute, join, resolve } from 'node:path';
 import { defaultReadyTimeoutMs, type WaitingFor } from '@fastloop/service-kit';
 import type { RestartPolicyOptions } from './restart-policy';
+import type { StackStartError } from './stack-errors';
 import type { ServiceRestart } from './stack-supervisor';
 import { SERVICE_ENTRIES, SERVICE_NAMES, type InstanceName, type ServiceName } from './service-specs';
 
@@ -56,6 +57,11 @@ export interface StackOptions {
   restart?: RestartPolicyOptions;
   /** Called before each restart, e.g. to say so in the terminal. */
   onRestart?: (restart: ServiceRestart) => void;
+  /**
+   * Called when a service lost the race for an internal port the launcher picked (another process
+   * bound it first), just before the stack starts again on new ports. Default: none.
+   */
+  onPortRace?: (err: StackStartError) => void;
   /** Aborts a start in progress: what was started is stopped and startStack rejects with code `aborted`. */
   signal?: AbortSignal;
   /**

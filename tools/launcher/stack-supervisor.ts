@@ -256,11 +256,14 @@ export class StackSupervisor {
       const exit = await died.exited; // flushed, so the tail holds its last words
       const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
       const diedName = died.name as InstanceName;
-      return new StackStartError('service_exited', `${diedName} ${how} before the stack was ready`, {
-        service: diedName,
-        logLines: died.tail(),
-        logFile: died.logFile,
-      });
+      const logLines = died.tail();
+      // Node's and grpc-js's bind errors both name the errno; the services log them as they die.
+      const lostPort = logLines.some((line) => line.includes('EADDRINUSE'));
+      return new StackStartError(
+        lostPort ? 'address_in_use' : 'service_exited',
+        `${diedName} ${how} before the stack was ready${lostPort ? ': a port it was given was taken (EADDRINUSE)' : ''}`,
+        { service: diedName, logLines, logFile: died.logFile },
+      );
     }
     if (callerAborted) return new StackStartError('aborted', 'start was aborted');
     const proc = this.procs.get(name);

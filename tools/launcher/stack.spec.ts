@@ -159,6 +159,25 @@ describe('startStack', () => {
     expect(stops).not.toContain('stop router');
   });
 
+  it('starts again on new ports when a service loses the race for one it was given', async () => {
+    const { options, events } = fakeOptions({ FAKE_BEHAVIOUR_BILLING: 'address-in-use-once' });
+    const races: StackStartError[] = [];
+    stack = await startStack({ ...options, onPortRace: (err) => races.push(err) });
+    expect(races).toHaveLength(1);
+    expect(races[0]).toMatchObject({ code: 'address_in_use', service: 'billing' });
+    expect(races[0].message).toContain('EADDRINUSE');
+    expect(events().filter((e) => e === 'start billing')).toHaveLength(2);
+    expect(await httpStatus(`http://127.0.0.1:${stack.services.billing.ports.admin}/readyz`)).toBe(true);
+  });
+
+  it('gives up with address_in_use when every try loses a port', async () => {
+    const { options, events } = fakeOptions({ FAKE_BEHAVIOUR_BILLING: 'address-in-use' });
+    const err = await startFailure(options);
+    expect(err).toMatchObject({ code: 'address_in_use', service: 'billing' });
+    expect(err.message).toContain('billing exited with code 1 before the stack was ready');
+    expect(events().filter((e) => e === 'start billing')).toHaveLength(3);
+  });
+
   it('fails naming the service that never became ready', async () => {
     const { options } = fakeOptions({ FAKE_BEHAVIOUR_EDGE: 'never-ready' });
     // Long enough for the fake to start under a loaded CI machine (tsx compiles it first): the

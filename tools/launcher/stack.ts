@@ -20,7 +20,10 @@ import {
   type ServicePorts,
 } from './service-specs';
 import { StackStartError } from './stack-errors';
-import { resolveStackOptions, type StackOptions } from './stack-options';
+import { resolveStackOptions, type ResolvedStackOptions, type StackOptions } from './stack-options';
+
+/** How often startStack starts afresh when a service lost the race for one of its picked ports. */
+const START_ATTEMPTS = 3;
 import { StackSupervisor, type ServiceCrash } from './stack-supervisor';
 
 export { StackStartError, type StackStartErrorCode } from './stack-errors';
@@ -121,6 +124,24 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       );
     }
   }
+  const logDir = options.logDir ?? mkdtempSync(join(tmpdir(), 'fastloop-stack-'));
+  mkdirSync(logDir, { recursive: true });
+  // Internal ports are picked free, then bound by another process: something else on the machine
+  // (another stack, a test) can take one in between. That is a race, not a fault: start again on
+  // new ports. A real conflict (a fixed PORT taken) is caught by ensurePortFree on the next try.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(opts, options, logDir);
+    } catch (err) {
+      const raced = err instanceof StackStartError && err.code === 'address_in_use';
+      if (!raced || attempt >= START_ATTEMPTS || options.signal?.aborted) throw err;
+      options.onPortRace?.(err);
+    }
+  }
+}
+
+/** Starts on one try's ports, each call picking them afresh. */
+async function startOnce(opts: ResolvedStackOptions, options: StackOptions, logDir: string): Promise<Stack> {
   const port = opts.port === 0 ? await getFreePort() : await ensurePortFree(opts.port, opts.bindHost);
   const ports = await allocatePorts(port, undefined, opts.workers);
   const redis = await resolveRedis({
@@ -130,8 +151,6 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   });
   let supervisor: StackSupervisor | undefined;
   try {
-    const logDir = options.logDir ?? mkdtempSync(join(tmpdir(), 'fastloop-stack-'));
-    mkdirSync(logDir, { recursive: true });
     const apiKeys = resolveApiKeys(opts.base);
     const host = probeHost(opts.bindHost);
     supervisor = new StackSupervisor({
