@@ -103,6 +103,37 @@ describe('KeyedPacer', () => {
     expect(pacer.waiting).toBe(0);
   });
 
+  it('stops counting a sleeping taker the moment its timeout gives it up, and clears its sleep timer', async () => {
+    const pacer = new KeyedPacer({ perSecond: 1_000, burst: 100 }, () => Date.now());
+    pacer.spend('h', 1_100); // a debt of 1,000 ms: the taker sleeps about 1 s for credit
+    const late = pacer.take('h', 0, { timeoutMs: 200 })!.catch((err: unknown) => err);
+    await jest.advanceTimersByTimeAsync(0); // its turn comes and it falls asleep
+    expect(pacer.waitingFor('h')).toBe(1);
+    expect(jest.getTimerCount()).toBe(2); // its timeout and its sleep
+    await jest.advanceTimersByTimeAsync(200);
+    expect(await late).toEqual(new Error('no credit within 200 ms'));
+    // 800 ms before its sleep would have ended: no longer counted, and no timer left behind.
+    expect(pacer.waitingFor('h')).toBe(0);
+    expect(pacer.waiting).toBe(0);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
+  it('stops counting a taker queued behind another the moment it is aborted', async () => {
+    const pacer = new KeyedPacer({ perSecond: 1_000, burst: 100 }, () => Date.now());
+    pacer.spend('h', 1_100);
+    const first = pacer.take('h', 0)!.then(() => 'served');
+    const controller = new AbortController();
+    const second = pacer.take('h', 0, { signal: controller.signal })!.catch((err: unknown) => err);
+    await jest.advanceTimersByTimeAsync(0);
+    expect(pacer.waitingFor('h')).toBe(2);
+    controller.abort(new Error('client gone'));
+    expect(await second).toEqual(new Error('client gone'));
+    expect(pacer.waitingFor('h')).toBe(1); // the first still sleeps; the second has left
+    await jest.advanceTimersByTimeAsync(1_001);
+    expect(await first).toBe('served');
+    expect(pacer.waitingFor('h')).toBe(0);
+  });
+
   it('resolves a taker whose credit comes before its timeout', async () => {
     const pacer = new KeyedPacer({ perSecond: 1_000, burst: 100 }, () => Date.now());
     pacer.spend('h', 150); // a debt of 50 ms

@@ -26,6 +26,10 @@ export interface TakeOptions {
 /** A waiting taker; one that gave up is skipped and charged nothing. */
 interface Ticket {
   gaveUp: boolean;
+  /** Whether it still counts in its bucket's `waiting` (it leaves once: when served or when it gives up). */
+  counted: boolean;
+  /** Its sleep for credit, while it is in one: the timer, and how to end the sleep early. */
+  sleep?: { timer: NodeJS.Timeout; wake: () => void };
 }
 
 /**
@@ -67,11 +71,12 @@ export class KeyedPacer {
       return undefined;
     }
     if (options.signal?.aborted) return Promise.reject(options.signal.reason);
-    const ticket: Ticket = { gaveUp: false };
+    const ticket: Ticket = { gaveUp: false, counted: true };
     bucket.waiting++;
     const turn = bucket.tail.then(() => this.spendWhenDue(bucket, amount, ticket));
-    bucket.tail = turn.finally(() => void bucket.waiting--);
-    return options.timeoutMs === undefined && !options.signal ? turn : this.within(turn, ticket, options);
+    bucket.tail = turn.finally(() => this.leave(bucket, ticket));
+    if (options.timeoutMs === undefined && !options.signal) return turn;
+    return this.within(turn, options, () => this.giveUp(bucket, ticket));
   }
 
   /** Charges `amount` to `key` now, whatever its credit (work already done). */
@@ -111,14 +116,36 @@ export class KeyedPacer {
   private async spendWhenDue(bucket: Bucket, amount: number, ticket: Ticket): Promise<void> {
     for (this.refill(bucket); bucket.credit <= 0 && !ticket.gaveUp; this.refill(bucket)) {
       const ms = Math.ceil((-bucket.credit / this.pace.perSecond) * 1_000) + 1;
-      // Unref'd: a taker waiting for credit must not keep a stopping process alive.
-      await new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+      await new Promise<void>((wake) => {
+        // Unref'd: a taker waiting for credit must not keep a stopping process alive.
+        ticket.sleep = { timer: setTimeout(wake, ms).unref(), wake };
+      });
+      ticket.sleep = undefined;
     }
     if (!ticket.gaveUp) bucket.credit -= amount;
   }
 
-  /** `turn`, or a rejection when the taker's time runs out or it is aborted first. */
-  private within(turn: Promise<void>, ticket: Ticket, options: TakeOptions): Promise<void> {
+  /** Takes `ticket` out of its bucket's count, once. */
+  private leave(bucket: Bucket, ticket: Ticket): void {
+    if (!ticket.counted) return;
+    ticket.counted = false;
+    bucket.waiting--;
+  }
+
+  /**
+   * A taker gives up: it leaves the count at once (not when its place in line comes), and a sleep
+   * of its own ends now, so its timer goes and the next taker in line starts its own wait.
+   */
+  private giveUp(bucket: Bucket, ticket: Ticket): void {
+    ticket.gaveUp = true;
+    this.leave(bucket, ticket);
+    if (!ticket.sleep) return;
+    clearTimeout(ticket.sleep.timer);
+    ticket.sleep.wake();
+  }
+
+  /** `turn`, or a rejection (after `onGiveUp`) when the taker's time runs out or it is aborted first. */
+  private within(turn: Promise<void>, options: TakeOptions, onGiveUp: () => void): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
       const settle = (done: () => void): void => {
@@ -127,7 +154,7 @@ export class KeyedPacer {
         done();
       };
       const giveUp = (reason: unknown): void => {
-        ticket.gaveUp = true;
+        onGiveUp();
         settle(() => reject(reason));
       };
       const onAbort = (): void => giveUp(options.signal?.reason);
