@@ -6,6 +6,8 @@ import { ApiKeyAuth } from '../auth';
 import { StateCacheBudget } from '../session/state-cache';
 import { fakeDeps, FakeBackends } from '../testing/fake-deps';
 import { ConnectionLimits } from '../session/connection-limits';
+import { QueuedBytes } from '../session/queued-bytes';
+import { ResponsesSession } from '../session/responses-session';
 import { WsGateway } from './ws-gateway';
 import { registryMetricValue } from '@fastloop/test-kit';
 
@@ -17,6 +19,7 @@ async function start(
     limits?: ConnectionLimits;
     backends?: FakeBackends;
     slowCloseGraceMs?: number;
+    queuedBytes?: QueuedBytes;
   } = {},
 ) {
   const { deps, backends, registry } = fakeDeps(options.backends);
@@ -31,6 +34,7 @@ async function start(
     maxQueued: 4,
     maxBufferedBytes: options.maxBufferedBytes ?? 1 << 24,
     slowCloseGraceMs: options.slowCloseGraceMs,
+    queuedBytes: options.queuedBytes,
   });
   const server: Server = createServer((_req, res) => res.end());
   server.on('upgrade', (req, socket, head) => gateway.handleUpgrade(req, socket, head));
@@ -151,6 +155,33 @@ describe('WsGateway', () => {
       c.ws.send(JSON.stringify({ type: 'response.create', model: 'fake-model', input: 'small', store: false }));
       await c.waitFor((f) => f.type === 'response.completed');
     } finally {
+      c.ws.close();
+      await g.close();
+    }
+  });
+
+  it('hands its session each text frame as the bytes received, so one over the queued-bytes bound is refused undecoded', async () => {
+    const queuedBytes = new QueuedBytes({ perConnection: 1000, perTenant: 1 << 30, perProcess: 1 << 30 });
+    const g = await start({ queuedBytes });
+    const received = jest.spyOn(ResponsesSession.prototype, 'receive');
+    const c = connect(g.url);
+    try {
+      await c.opened;
+      // 620 characters but 1,220 bytes: over the bound only when counted in bytes.
+      const frame = JSON.stringify({ type: 'response.create', model: 'fake-model', input: 'é'.repeat(600) });
+      c.ws.send(frame);
+      const err = await c.waitFor((f) => f.type === 'error');
+      expect(err).toMatchObject({ status: 429, error: { code: 'too_many_queued_bytes' } });
+      // The session, which holds the bytes before it decodes them (queued-bytes.spec), got them undecoded.
+      expect(received).toHaveBeenCalledTimes(1);
+      const [message, bytes] = received.mock.calls[0];
+      expect(Buffer.isBuffer(message)).toBe(true);
+      expect(bytes).toBe(Buffer.byteLength(frame));
+      expect(queuedBytes.held()).toBe(0);
+      c.ws.send(JSON.stringify({ type: 'response.create', model: 'fake-model', input: 'small', store: false }));
+      await c.waitFor((f) => f.type === 'response.completed');
+    } finally {
+      received.mockRestore();
       c.ws.close();
       await g.close();
     }
