@@ -1,44 +1,15 @@
-import { Metadata } from '@grpc/grpc-js';
-import { responsesV1 } from '@fastloop/proto';
-import { createGrpcClient, startGrpcServer, type GrpcServer } from '@fastloop/service-kit';
-import { ApiKeyAuth } from '../auth';
-import { ConnectionLimits } from '../session/connection-limits';
-import { StateCacheBudget } from '../session/state-cache';
-import { fakeDeps } from '../testing/fake-deps';
-import { EVENT_BATCH_HEADER, responsesGrpcService } from './responses-grpc';
+import type { responsesV1 } from '@fastloop/proto';
+import { serveGrpcSessions } from '../testing/grpc-session-server';
+import { EVENT_BATCH_HEADER } from './responses-grpc';
 
 const TERMINAL = /^(response\.(completed|failed|incomplete)|error)$/;
 
 /** A server with the gRPC session (the connection lifetime `maxConnectionMs`) and a client of it. */
 function serve(maxConnectionMs?: number) {
-  const limits = new ConnectionLimits({ maxConnections: 10, maxPerTenant: 10 });
-  const at: { server?: GrpcServer; client?: responsesV1.ResponsesServiceClient; limits: ConnectionLimits } = { limits };
-  beforeAll(async () => {
-    const { deps } = fakeDeps();
-    const binding = responsesGrpcService({
-      deps,
-      auth: new ApiKeyAuth('sk-a:t1'),
-      budget: new StateCacheBudget(1 << 30),
-      connectionCacheBytes: 1 << 26,
-      maxQueued: 4,
-      maxBufferedBytes: 1 << 24,
-      limits,
-      maxPayloadBytes: 1 << 20,
-      maxConnectionMs,
-    });
-    at.server = await startGrpcServer({ port: 0, services: [binding], logger: deps.logger });
-    at.client = createGrpcClient(responsesV1.ResponsesServiceClient, `127.0.0.1:${at.server.port}`);
-  });
-  afterAll(async () => {
-    at.client?.close();
-    await at.server?.close(100);
-  });
+  const grpc = serveGrpcSessions({ maxConnectionMs });
   /** Opens a session (asking for batches when `batched`): the call and every message it gets. */
   const open = (batched: boolean) => {
-    const md = new Metadata();
-    md.set('authorization', 'Bearer sk-a');
-    if (batched) md.set(EVENT_BATCH_HEADER, 'true');
-    const call = at.client!.session(md);
+    const call = grpc.open('sk-a', batched ? { [EVENT_BATCH_HEADER]: 'true' } : {});
     const messages: responsesV1.SessionResponse[] = [];
     const ended = new Promise<void>((resolve, reject) => {
       call.on('end', () => resolve());
@@ -47,7 +18,7 @@ function serve(maxConnectionMs?: number) {
     call.on('data', (msg: responsesV1.SessionResponse) => messages.push(msg));
     return { call, messages, ended };
   };
-  return { at, open };
+  return { limits: grpc.limits, open };
 }
 
 const eventsOf = (messages: responsesV1.SessionResponse[]) =>
@@ -60,7 +31,7 @@ const eventsOf = (messages: responsesV1.SessionResponse[]) =>
     });
 
 describe('ResponsesService/Session event batches', () => {
-  const { at, open } = serve();
+  const { limits, open } = serve();
 
   /** Runs `turns` turns on one stream (each a continuation of the last) and ends it: every message it got. */
   async function session(batched: boolean, turns: number): Promise<responsesV1.SessionResponse[]> {
@@ -98,7 +69,7 @@ describe('ResponsesService/Session event batches', () => {
     expect(batched.length).toBeLessThan(types(batched).length);
     expect(batched.some((m) => m.type === 'response.created' && m.more[0]?.type === 'response.in_progress')).toBe(true);
     await new Promise<void>((resolve) => {
-      const check = () => (at.limits.count() === 0 ? resolve() : setTimeout(check, 10));
+      const check = () => (limits.count() === 0 ? resolve() : setTimeout(check, 10));
       check();
     });
   });

@@ -1,11 +1,5 @@
-import { Metadata } from '@grpc/grpc-js';
-import { responsesV1 } from '@fastloop/proto';
-import { createGrpcClient, startGrpcServer, type GrpcServer } from '@fastloop/service-kit';
-import { ApiKeyAuth } from '../auth';
-import { ConnectionLimits } from '../session/connection-limits';
-import { StateCacheBudget } from '../session/state-cache';
-import { fakeDeps } from '../testing/fake-deps';
-import { responsesGrpcService } from './responses-grpc';
+import type { responsesV1 } from '@fastloop/proto';
+import { serveGrpcSessions } from '../testing/grpc-session-server';
 
 async function waitUntil(check: () => boolean, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -16,34 +10,11 @@ async function waitUntil(check: () => boolean, timeoutMs = 5_000): Promise<void>
 }
 
 describe('ResponsesService/Session connection caps', () => {
-  let server: GrpcServer;
-  let client: responsesV1.ResponsesServiceClient;
-  const limits = new ConnectionLimits({ maxConnections: 10, maxPerTenant: 1 });
-
-  beforeAll(async () => {
-    const { deps } = fakeDeps();
-    const binding = responsesGrpcService({
-      deps,
-      auth: new ApiKeyAuth('sk-a:t1,sk-b:t2'),
-      budget: new StateCacheBudget(1 << 30),
-      connectionCacheBytes: 1 << 26,
-      maxQueued: 4,
-      maxBufferedBytes: 1 << 24,
-      limits,
-      maxPayloadBytes: 1 << 20,
-    });
-    server = await startGrpcServer({ port: 0, services: [binding], logger: deps.logger });
-    client = createGrpcClient(responsesV1.ResponsesServiceClient, `127.0.0.1:${server.port}`);
-  });
-  afterAll(async () => {
-    client.close();
-    await server.close(100);
-  });
+  const grpc = serveGrpcSessions({ keys: 'sk-a:t1,sk-b:t2', maxPerTenant: 1 });
+  const { limits } = grpc;
 
   const open = (key: string) => {
-    const md = new Metadata();
-    md.set('authorization', `Bearer ${key}`);
-    const call = client.session(md);
+    const call = grpc.open(key);
     const failed = new Promise<{ code: number; details: string }>((resolve) => call.on('error', resolve));
     return { call, failed };
   };
@@ -73,35 +44,10 @@ describe('ResponsesService/Session connection caps', () => {
 });
 
 describe('ResponsesService/Session lifetime', () => {
-  let server: GrpcServer;
-  let client: responsesV1.ResponsesServiceClient;
-  const limits = new ConnectionLimits({ maxConnections: 10, maxPerTenant: 10 });
-
-  beforeAll(async () => {
-    const { deps } = fakeDeps();
-    const binding = responsesGrpcService({
-      deps,
-      auth: new ApiKeyAuth('sk-a:t1'),
-      budget: new StateCacheBudget(1 << 30),
-      connectionCacheBytes: 1 << 26,
-      maxQueued: 4,
-      maxBufferedBytes: 1 << 24,
-      limits,
-      maxPayloadBytes: 1 << 20,
-      maxConnectionMs: 300,
-    });
-    server = await startGrpcServer({ port: 0, services: [binding], logger: deps.logger });
-    client = createGrpcClient(responsesV1.ResponsesServiceClient, `127.0.0.1:${server.port}`);
-  });
-  afterAll(async () => {
-    client.close();
-    await server.close(100);
-  });
+  const { limits, open } = serveGrpcSessions({ maxConnectionMs: 300 });
 
   it('ends a stream at the connection lifetime limit, as WebSocket mode does: the running response finishes, then websocket_connection_limit_reached, then the end', async () => {
-    const md = new Metadata();
-    md.set('authorization', 'Bearer sk-a');
-    const call = client.session(md);
+    const call = open();
     const events: { type: string; error?: { code?: string } }[] = [];
     const ended = new Promise<void>((resolve, reject) => {
       call.on('end', () => resolve());
@@ -130,37 +76,13 @@ describe('ResponsesService/Session lifetime', () => {
 });
 
 describe('ResponsesService/Session lanes', () => {
-  let server: GrpcServer;
-  let client: responsesV1.ResponsesServiceClient;
-  const limits = new ConnectionLimits({ maxConnections: 10, maxPerTenant: 1 });
-  const { deps, backends } = fakeDeps();
-
-  beforeAll(async () => {
-    const binding = responsesGrpcService({
-      deps,
-      auth: new ApiKeyAuth('sk-a:t1'),
-      budget: new StateCacheBudget(1 << 30),
-      connectionCacheBytes: 1 << 26,
-      maxQueued: 4,
-      maxBufferedBytes: 1 << 24,
-      limits,
-      maxPayloadBytes: 1 << 20,
-    });
-    server = await startGrpcServer({ port: 0, services: [binding], logger: deps.logger });
-    client = createGrpcClient(responsesV1.ResponsesServiceClient, `127.0.0.1:${server.port}`);
-  });
-  afterAll(async () => {
-    client.close();
-    await server.close(100);
-  });
+  const { limits, backends, open } = serveGrpcSessions({ maxPerTenant: 1 });
 
   it('runs lanes through the same core: events echo stream_id, and a lane over the tenant’s cap is refused by name', async () => {
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
     backends.chunkGate = (call) => (call === 0 ? held : Promise.resolve());
-    const md = new Metadata();
-    md.set('authorization', 'Bearer sk-a');
-    const call = client.session(md);
+    const call = open();
     const events: any[] = [];
     call.on('data', (msg: responsesV1.SessionResponse) => events.push(JSON.parse(msg.eventJson)));
     call.on('error', () => undefined); // CANCELLED, from our own cancel() below
@@ -196,9 +118,7 @@ describe('ResponsesService/Session lanes', () => {
     const held = new Promise<void>((r) => (release = r));
     const first = backends.generateCalls.length;
     backends.chunkGate = (call, chunk) => (call === first && chunk >= 1 ? held : Promise.resolve());
-    const md = new Metadata();
-    md.set('authorization', 'Bearer sk-a');
-    const call = client.session(md);
+    const call = open();
     const events: any[] = [];
     call.on('data', (msg: responsesV1.SessionResponse) => events.push(JSON.parse(msg.eventJson)));
     call.on('error', () => undefined); // CANCELLED, from our own cancel() below
