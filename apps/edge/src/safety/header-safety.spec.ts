@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { getProfile } from '@fastloop/model-profiles';
 import { fakeDeps, FakeBackends } from '../testing/fake-deps';
+import { openWsSession } from '../testing/ws-session';
 import { ResponsesSession } from '../session/responses-session';
 import { ConnectionStateCache, StateCacheBudget } from '../session/state-cache';
 import { flattenStrings, headerSafetyItems } from './header-items';
@@ -15,24 +16,8 @@ import type { ResponseStore } from '../store/response-store';
 import type { StoreWriter } from '../store/store-writer';
 
 function open() {
-  const { deps, registry } = fakeDeps(new FakeBackends(), true);
-  const events: any[] = [];
-  const session = new ResponsesSession({
-    deps,
-    principal: { tenant: 't', keyId: 'k' },
-    transport: 'websocket',
-    cache: new ConnectionStateCache(new StateCacheBudget(1 << 30), 1 << 28),
-    send: (e) => events.push(e),
-    logger: deps.logger,
-    maxQueued: 4,
-  });
-  const create = async (body: Record<string, unknown>) => {
-    const from = events.length;
-    session.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', store: false, ...body }));
-    await session.whenIdle();
-    return events.slice(from);
-  };
-  return { create, backends: deps.backends as unknown as FakeBackends, registry };
+  const { deps, backends, registry } = fakeDeps(new FakeBackends(), true);
+  return { create: openWsSession(deps).create, backends, registry };
 }
 
 const tool = (description: string, extra: Record<string, unknown> = {}) => ({
@@ -270,22 +255,7 @@ describe('redaction', () => {
     async (overlap) => {
       const backends = new FakeBackends();
       const { deps } = fakeDeps(backends, overlap);
-      const events: any[] = [];
-      const session = new ResponsesSession({
-        deps,
-        principal: { tenant: 't', keyId: 'k' },
-        transport: 'websocket',
-        cache: new ConnectionStateCache(new StateCacheBudget(1 << 30), 1 << 28),
-        send: (e) => events.push(e),
-        logger: deps.logger,
-        maxQueued: 4,
-      });
-      const create = async (body: Record<string, unknown>) => {
-        const from = events.length;
-        session.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', store: false, ...body }));
-        await session.whenIdle();
-        return events.slice(from);
-      };
+      const { create } = openWsSession(deps);
       const decode = (tokens: number[]) => getProfile('harmony-o200k').decode(tokens);
       const first = (await create({ input: 'my key is REDACT-ME ok' })).at(-1).response;
       expect(first.status).toBe('completed');
@@ -315,25 +285,7 @@ describe('redaction', () => {
   ])('masks a redacted span inside %s at the span safety found in its scan text', async (_, input) => {
     const backends = new FakeBackends();
     const { deps } = fakeDeps(backends, false);
-    const events: any[] = [];
-    const session = new ResponsesSession({
-      deps,
-      principal: { tenant: 't', keyId: 'k' },
-      transport: 'websocket',
-      cache: new ConnectionStateCache(new StateCacheBudget(1 << 30), 1 << 28),
-      send: (e) => events.push(e),
-      logger: deps.logger,
-      maxQueued: 4,
-    });
-    session.receive(
-      JSON.stringify({
-        type: 'response.create',
-        model: 'fake-model',
-        store: false,
-        input: [{ role: 'user', content: 'go' }, ...input],
-      }),
-    );
-    await session.whenIdle();
+    const events = await openWsSession(deps).create({ input: [{ role: 'user', content: 'go' }, ...input] });
     expect(events.at(-1)).toMatchObject({ type: 'response.completed' });
     const prompt = getProfile('harmony-o200k').decode(backends.prompts.at(-1)!);
     expect(prompt).toContain('token [redacted marker] end');

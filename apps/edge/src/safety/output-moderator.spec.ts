@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { fakeDeps, FakeBackends } from '../testing/fake-deps';
-import { ResponsesSession } from '../session/responses-session';
-import { ConnectionStateCache, StateCacheBudget } from '../session/state-cache';
+import { openWsSession } from '../testing/ws-session';
 import { safetyV1 } from '@fastloop/proto';
 import { moderationCalls } from '../clients/moderation-session';
 import { OutputModerator, type OutputSink } from './output-moderator';
@@ -258,18 +257,7 @@ describe('output moderation in a turn', () => {
     });
     const { deps, registry } = fakeDeps(backends, true);
     deps.outputModeration = { flushMs: 0, flushChars: 5 };
-    const events: any[] = [];
-    const session = new ResponsesSession({
-      deps,
-      principal: { tenant: 't', keyId: 'k' },
-      transport: 'websocket',
-      cache: new ConnectionStateCache(new StateCacheBudget(1 << 30), 1 << 28),
-      send: (e) => events.push(e),
-      logger: deps.logger,
-      maxQueued: 4,
-    });
-    session.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', store: false, input: 'hi' }));
-    await session.whenIdle();
+    const events = await openWsSession(deps).create({ input: 'hi' });
     const last = events.at(-1);
     expect(last.type).toBe('response.incomplete');
     expect(last.response.incomplete_details).toEqual({ reason: 'content_filter' });
@@ -283,31 +271,11 @@ describe('output moderation in a turn', () => {
     backends.script = (turn) => ({ kind: 'message', role: 'assistant', text: `answer number ${turn} ends here` });
     const { deps } = fakeDeps(backends, true);
     deps.outputModeration = { flushMs: 0, flushChars: 5 };
-    const events: any[] = [];
-    const session = new ResponsesSession({
-      deps,
-      principal: { tenant: 't', keyId: 'k' },
-      transport: 'websocket',
-      cache: new ConnectionStateCache(new StateCacheBudget(1 << 30), 1 << 28),
-      send: (e) => events.push(e),
-      logger: deps.logger,
-      maxQueued: 4,
-    });
-    session.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', store: false, input: 'hi' }));
-    await session.whenIdle();
-    const first = events.at(-1).response;
+    const { create } = openWsSession(deps);
+    const first = (await create({ input: 'hi' })).at(-1).response;
     expect(first.status).toBe('completed');
     const turn1 = backends.classifyCalls.length;
-    session.receive(
-      JSON.stringify({
-        type: 'response.create',
-        model: 'fake-model',
-        store: false,
-        previous_response_id: first.id,
-        input: 'more',
-      }),
-    );
-    await session.whenIdle();
+    await create({ previous_response_id: first.id, input: 'more' });
     const calls = backends.classifyCalls;
     const outputCalls = calls.slice(0, turn1).filter((c) => c.output);
     // The output's first call carries the input's state (1 item seen), not an empty one.

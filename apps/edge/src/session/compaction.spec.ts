@@ -4,13 +4,12 @@ import { getProfile } from '@fastloop/model-profiles';
 import { CompactedResponseSchema } from '@fastloop/protocol';
 import { compactConversation } from '../http/compact-route';
 import { fakeDeps, FakeBackends } from '../testing/fake-deps';
+import { openWsSession } from '../testing/ws-session';
 import { SUMMARY_REQUEST } from '../turn/compaction';
 import { SUMMARY_PREFIX } from '../turn/narrow-item';
 import { ReasoningSeal } from '../turn/reasoning-seal';
 import type { TurnRequest } from '../turn/turn-deps';
 import { runTurn } from '../turn/run-turn';
-import { ResponsesSession } from './responses-session';
-import { ConnectionStateCache, StateCacheBudget } from './state-cache';
 
 const profile = getProfile('harmony-o200k');
 const seal = new ReasoningSeal([{ kid: 'k1', key: randomBytes(32) }]);
@@ -36,22 +35,7 @@ function open(tenant = 't', backends = new FakeBackends()) {
   const { deps, usage } = fakeDeps(backends);
   deps.reasoningSeal = seal;
   model(backends);
-  const events: any[] = [];
-  const session = new ResponsesSession({
-    deps,
-    principal: { tenant, keyId: 'k' },
-    transport: 'websocket',
-    cache: new ConnectionStateCache(new StateCacheBudget(1 << 30), 1 << 28),
-    send: (e) => events.push(e),
-    logger: deps.logger,
-    maxQueued: 4,
-  });
-  const create = async (body: Record<string, unknown>) => {
-    const from = events.length;
-    session.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', store: false, tools, ...body }));
-    await session.whenIdle();
-    return events.slice(from);
-  };
+  const { create } = openWsSession(deps, { tenant, defaults: { tools } });
   /** `POST /v1/responses/compact` with `body`, as the HTTP route runs it. */
   const compact = (body: Record<string, unknown>) => {
     const req: TurnRequest = {

@@ -2,9 +2,8 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { getProfile } from '@fastloop/model-profiles';
 import { fakeDeps, FakeBackends } from '../testing/fake-deps';
+import { openWsSession } from '../testing/ws-session';
 import { ReasoningSeal } from '../turn/reasoning-seal';
-import { ResponsesSession } from './responses-session';
-import { ConnectionStateCache, StateCacheBudget } from './state-cache';
 
 const profile = getProfile('harmony-o200k');
 const seal = new ReasoningSeal([{ kid: 'k1', key: randomBytes(32) }]);
@@ -21,22 +20,7 @@ const include = ['reasoning.encrypted_content'];
 function open(tenant = 't', backends = new FakeBackends(), reasoningSeal = seal) {
   const { deps } = fakeDeps(backends);
   deps.reasoningSeal = reasoningSeal;
-  const events: any[] = [];
-  const session = new ResponsesSession({
-    deps,
-    principal: { tenant, keyId: 'k' },
-    transport: 'websocket',
-    cache: new ConnectionStateCache(new StateCacheBudget(1 << 30), 1 << 28),
-    send: (e) => events.push(e),
-    logger: deps.logger,
-    maxQueued: 4,
-  });
-  const create = async (body: Record<string, unknown>) => {
-    const from = events.length;
-    session.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', store: false, tools, ...body }));
-    await session.whenIdle();
-    return events.slice(from);
-  };
+  const { create } = openWsSession(deps, { tenant, defaults: { tools } });
   return { create, backends };
 }
 
