@@ -1,62 +1,20 @@
-import { join, resolve } from 'node:path';
-import { ggufProfileId } from '@fastloop/model-profiles';
-import { getFreePort, startNodeService, type OwnedProcess } from '@fastloop/service-kit';
 import { describeWhenAvailable, testModel } from '@fastloop/test-kit';
 import { expectWellFormedStream, WsConversation } from './clients';
 import { stackForThisFile } from './file-stack';
+import { guardWorkerForThisFile } from './guard-worker';
 import { MetricsScrape } from './metrics';
-import { serviceEntry } from './service-entries';
-
-const repoRoot = resolve(__dirname, '../..');
-const GGUF = testModel().path;
-const TOKEN = 'guard-moderation-e2e-token-0123456789';
-const GUARD_CONTEXT = 2048;
 
 // Output moderation with a real guard model (stories260K through llama.cpp on a worker of its own):
 // the output's calls continue the conversation's guard session and the next turn goes on from the
 // output's, so the worker never loses the conversation's sequence (no prefix_miss, no conversation
 // classified again) and never prefills the history again.
 describeWhenAvailable(testModel())('output moderation with a llamacpp guard', () => {
-  let worker: OwnedProcess | undefined;
-  const ports = { grpc: 0, admin: 0 };
-  beforeAll(async () => {
-    ports.grpc = await getFreePort();
-    ports.admin = await getFreePort();
-    worker = await startNodeService({
-      name: 'guard-inference',
-      entry: serviceEntry('inference'),
-      cwd: repoRoot,
-      env: {
-        ...process.env,
-        INFERENCE_ENGINE: 'llamacpp',
-        LLAMACPP_MODEL_PATH: GGUF,
-        LLAMACPP_THREADS: '1',
-        // The window the guard's sequence grows in: three turns of the first test fit with room to
-        // spare (at stories260K's own 512 they reach the edge on the third turn, depending on how
-        // the output is batched), and the second test outgrows it on purpose.
-        LLAMACPP_CONTEXT_SIZE: String(GUARD_CONTEXT),
-        WORKER_ID: 'guard-0',
-        GRPC_PORT: String(ports.grpc),
-        ADMIN_PORT: String(ports.admin),
-        FASTLOOP_INTERNAL_TOKEN: TOKEN,
-        LOG_LEVEL: 'warn',
-      },
-      readyUrl: `http://127.0.0.1:${ports.admin}/readyz`,
-    });
-  }, 300_000);
-  afterAll(async () => {
-    await worker?.stop(5_000);
-  });
+  // The window the guard's sequence grows in: three turns of the first test fit with room to spare
+  // (at stories260K's own 512 they reach the edge on the third turn, depending on how the output is
+  // batched), and the second test outgrows it on purpose.
+  const guard = guardWorkerForThisFile({ contextSize: 2048 });
   const stack = stackForThisFile(() => ({
-    FASTLOOP_INTERNAL_TOKEN: TOKEN,
-    SAFETY_GUARD_ADDRESS: `127.0.0.1:${ports.grpc}`,
-    SAFETY_GUARD_PROFILE: ggufProfileId(GGUF),
-    SAFETY_GUARD_MODEL: 'stories260K',
-    SAFETY_GUARD_POLICY: 'Judge the story.',
-    SAFETY_GUARD_MAX_OUTPUT_TOKENS: '16',
-    SAFETY_GUARD_TIMEOUT_MS: '20000',
-    SAFETY_GUARD_DEFAULT: 'true',
-    SAFETY_ACTIONS: 'policy=flag',
+    ...guard.stackEnv(),
     // Short plain answers: the guard's sequence holds the policy header, every input item and
     // every output batch (and the output again as next turn's items).
     SIM_TOOL_CALLS: '0',
@@ -67,9 +25,7 @@ describeWhenAvailable(testModel())('output moderation with a llamacpp guard', ()
   it('continues one guard sequence through input and output, turn after turn', async () => {
     const counters = async () => {
       const m = await MetricsScrape.of(stack(), 'safety');
-      const worker = await (await fetch(`http://127.0.0.1:${ports.admin}/metrics`)).text();
-      const value = (name: string) =>
-        Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(worker)?.[1] ?? 0);
+      const { evaluated, cached } = await guard.tokens();
       return {
         calls:
           m.value('safety_guard_calls_total', { result: 'allow' }) +
@@ -77,8 +33,8 @@ describeWhenAvailable(testModel())('output moderation with a llamacpp guard', ()
         prefixMiss: m.value('safety_guard_calls_total', { result: 'prefix_miss' }),
         errors: m.value('safety_classifications_total', { verdict: 'error' }),
         sent: m.value('safety_guard_prompt_tokens_total'),
-        evaluated: value('inference_engine_evaluated_tokens_total'),
-        cached: value('inference_cached_tokens_total'),
+        evaluated,
+        cached,
         outputBatches: m.value('safety_output_batches_total'),
       };
     };

@@ -1,16 +1,12 @@
-import { join, resolve } from 'node:path';
 import type { Stack } from '@fastloop/launcher';
-import { ggufProfileId } from '@fastloop/model-profiles';
-import { getFreePort, startNodeService, type OwnedProcess } from '@fastloop/service-kit';
 import { expectWellFormedStream, WsConversation } from './clients';
 import { stackForThisFile } from './file-stack';
+import { guardWorkerForThisFile } from './guard-worker';
 import { MetricsScrape } from './metrics';
 import { describeWhenAvailable, testModel } from '@fastloop/test-kit';
-import { serviceEntry } from './service-entries';
 
 const MODEL = 'fastloop-sim';
 const PLANTED = 'project falcon';
-const repoRoot = resolve(__dirname, '../..');
 
 /** The safety service's guard counters. */
 async function counters(stack: Stack) {
@@ -106,49 +102,10 @@ describe('a guard model on the stack’s simulated worker', () => {
 // process, owned by this test. Its verdicts mean nothing; what is shown is that the verdict is
 // constrained (the grammar of the guard's response format), that each turn reuses the guard's KV
 // prefix, and that the worker prefills per turn about what is new.
-const testModelFile = testModel();
-const GGUF = testModelFile.path;
-const describeModel = describeWhenAvailable(testModelFile);
-const TOKEN = 'guard-e2e-internal-token-0123456789';
-
-describeModel('a real guard model (llamacpp on stories260K) on a worker of its own', () => {
-  let worker: OwnedProcess | undefined;
-  const ports = { grpc: 0, admin: 0 };
-  beforeAll(async () => {
-    ports.grpc = await getFreePort();
-    ports.admin = await getFreePort();
-    worker = await startNodeService({
-      name: 'guard-inference',
-      entry: serviceEntry('inference'),
-      cwd: repoRoot,
-      env: {
-        ...process.env,
-        INFERENCE_ENGINE: 'llamacpp',
-        LLAMACPP_MODEL_PATH: GGUF,
-        LLAMACPP_THREADS: '1',
-        WORKER_ID: 'guard-0',
-        GRPC_PORT: String(ports.grpc),
-        ADMIN_PORT: String(ports.admin),
-        FASTLOOP_INTERNAL_TOKEN: TOKEN,
-        LOG_LEVEL: 'warn',
-      },
-      readyUrl: `http://127.0.0.1:${ports.admin}/readyz`,
-    });
-  }, 300_000); // two starts (one retry) of up to the readiness budget each
-  afterAll(async () => {
-    await worker?.stop(5_000);
-  });
+describeWhenAvailable(testModel())('a real guard model (llamacpp on stories260K) on a worker of its own', () => {
+  const guard = guardWorkerForThisFile();
   const stack = stackForThisFile(() => ({
-    FASTLOOP_INTERNAL_TOKEN: TOKEN,
-    SAFETY_GUARD_ADDRESS: `127.0.0.1:${ports.grpc}`,
-    SAFETY_GUARD_PROFILE: ggufProfileId(GGUF),
-    SAFETY_GUARD_MODEL: 'stories260K',
-    SAFETY_GUARD_POLICY: 'Judge the story.',
-    SAFETY_GUARD_MAX_OUTPUT_TOKENS: '16',
-    SAFETY_GUARD_TIMEOUT_MS: '20000',
-    SAFETY_GUARD_DEFAULT: 'true',
-    // Its meaningless `unsafe` flags instead of blocking, so the conversation goes on.
-    SAFETY_ACTIONS: 'policy=flag',
+    ...guard.stackEnv(),
     SIM_ANSWER_WORDS: '3',
     // Output moderation's calls are guard calls of their own (continuing the conversation's session);
     // off here, the worker serves one guard call per turn and its per-turn prefill is what is new.
@@ -156,20 +113,12 @@ describeModel('a real guard model (llamacpp on stories260K) on a worker of its o
   }));
 
   it('answers only verdicts, reuses its KV prefix every turn and prefills about what is new', async () => {
-    const workerMetrics = async () => {
-      const text = await (await fetch(`http://127.0.0.1:${ports.admin}/metrics`)).text();
-      const value = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
-      return {
-        evaluated: value('inference_engine_evaluated_tokens_total'),
-        cached: value('inference_cached_tokens_total'),
-      };
-    };
     const conv = new WsConversation();
     try {
       const prefilled: number[] = [];
       const reused: number[] = [];
       let previous: string | undefined;
-      let before = { ...(await counters(stack())), ...(await workerMetrics()) };
+      let before = { ...(await counters(stack())), ...(await guard.tokens()) };
       for (let t = 0; t < 4; t++) {
         const events = await conv.create({
           model: MODEL,
@@ -180,7 +129,7 @@ describeModel('a real guard model (llamacpp on stories260K) on a worker of its o
         const done = expectWellFormedStream(events);
         expect(done.type).toBe('response.completed');
         previous = done.response.id;
-        const after = { ...(await counters(stack())), ...(await workerMetrics()) };
+        const after = { ...(await counters(stack())), ...(await guard.tokens()) };
         expect(after.allow + after.block).toBeGreaterThan(before.allow + before.block);
         expect(after.failed).toBe(0); // every completion was `safe` or `unsafe`: the grammar held
         // What safety was told was prefilled is what llama.cpp's own token meter counted on the
