@@ -209,7 +209,6 @@ export class FakeBackends {
   close(): void {}
 }
 
-/** TurnDeps over FakeBackends with silent logs and a private metrics registry. */
 /** Output moderation's frontier for one marker: the longest end of `text` that could begin it. */
 function heldSuffix(text: string, marker: string): number {
   for (let n = Math.min(text.length, marker.length - 1); n > 0; n--) if (marker.startsWith(text.slice(-n))) return n;
@@ -231,6 +230,7 @@ function markerFinding(itemIndex: number, start: number, length: number): safety
   };
 }
 
+/** TurnDeps over FakeBackends with silent logs and a private metrics registry. */
 export function fakeDeps(
   backends = new FakeBackends(),
   safetyOverlap = true,
