@@ -34,7 +34,8 @@ export interface StackOptions {
   logLevel?: string;
   /**
    * Folder for `<service>.log` (stdout and stderr, truncated at each start). Default: a fresh folder
-   * under the OS temp dir, so concurrent stacks never share files. `npm start` uses `.fastloop/logs`.
+   * under the OS temp dir, so concurrent stacks never share files; it outlives the stack, for reading
+   * after a failure, until a later stack prunes it a day after its last write. `npm start` uses `.fastloop/logs`.
    */
   logDir?: string;
   /** Called with every line a service writes, e.g. to echo it to a terminal. Default: none (files only). */

@@ -1,7 +1,7 @@
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { relative } from 'node:path';
+import { freshLogDir } from './log-dirs';
 import { resolveRedis, type ResolvedRedis } from './redis-setup';
 import { getFreePort, type ServiceExit } from '@fastloop/service-kit';
 import {
@@ -124,7 +124,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       );
     }
   }
-  const logDir = options.logDir ?? mkdtempSync(join(tmpdir(), 'fastloop-stack-'));
+  const logDir = options.logDir ?? freshLogDir();
   mkdirSync(logDir, { recursive: true });
   // Internal ports are picked free, then bound by another process: something else on the machine
   // (another stack, a test) can take one in between. That is a race, not a fault: start again on
