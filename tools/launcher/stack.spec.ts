@@ -2,7 +2,7 @@
  * startStack against a fake service (fixtures/fake-service.ts) in each of the five slots: the
  * launcher's own behaviour (order, wiring, failures, shutdown) without the real services.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { get } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -14,8 +14,14 @@ jest.setTimeout(30_000);
 const FAKE = join(__dirname, 'fixtures', 'fake-service.ts');
 const ENTRIES = { safety: FAKE, router: FAKE, inference: FAKE, billing: FAKE, edge: FAKE };
 
+/** Folders this file made, removed once it is done. */
+const scratch: string[] = [];
+afterAll(() => scratch.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
 function fakeOptions(env: Record<string, string> = {}): { options: StackOptions; events: () => string[] } {
-  const eventsFile = join(mkdtempSync(join(tmpdir(), 'launcher-spec-')), 'events.txt');
+  const dir = mkdtempSync(join(tmpdir(), 'launcher-spec-'));
+  scratch.push(dir);
+  const eventsFile = join(dir, 'events.txt');
   return {
     // Redis is never contacted by the fakes; an explicit URL keeps the spec from starting one.
     options: {
