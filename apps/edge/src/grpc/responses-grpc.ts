@@ -5,8 +5,9 @@ import type { ApiKeyAuth } from '../auth';
 import { Connection, TIMING_HEADER, saysTrue, type ConnectionIo, type ConnectionSettings } from '../session/connection';
 import { eventJson } from '../session/event-json';
 import type { ConnectionLimits } from '../session/connection-limits';
+import { decodeSessionRequestBytes, type SessionRequestBytes } from './session-request-bytes';
 
-type SessionCall = ServerDuplexStream<responsesV1.SessionRequest, responsesV1.SessionResponse>;
+type SessionCall = ServerDuplexStream<SessionRequestBytes, responsesV1.SessionResponse>;
 
 /**
  * The metadata key by which a client asks for batched messages: the events one piece of work emits
@@ -34,11 +35,11 @@ export function responsesGrpcService(
   options: ResponsesGrpcOptions,
 ): GrpcServiceBinding & { connections: Set<Connection> } {
   const connections = new Set<Connection>();
-  const implementation: responsesV1.ResponsesServiceServer = {
+  const implementation = {
     session(call: SessionCall) {
       const connection = open(options, call, connections);
       if (!connection) return;
-      call.on('data', (msg: responsesV1.SessionRequest) => connection.receive(msg.eventJson));
+      call.on('data', (msg: SessionRequestBytes) => connection.receive(msg.eventJson, msg.eventJson.length));
       // The client half-closing means "no more requests": finish what is queued, then end.
       call.on('end', () => void connection.finishInput());
       const release = () => connection.release();
@@ -49,7 +50,10 @@ export function responsesGrpcService(
   };
   return {
     name: 'fastloop.responses.v1.ResponsesService',
-    definition: responsesV1.ResponsesServiceService,
+    definition: {
+      ...responsesV1.ResponsesServiceService,
+      session: { ...responsesV1.ResponsesServiceService.session, requestDeserialize: decodeSessionRequestBytes },
+    },
     implementation: implementation as unknown as UntypedServiceImplementation,
     connections,
   };
