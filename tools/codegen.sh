@@ -13,11 +13,13 @@ mapfile -t files < <(cd proto && find . -name '*.proto' | sed 's|^\./||' | sort)
   --ts_proto_out="$target" \
   --ts_proto_opt=outputServices=grpc-js,esModuleInterop=true,env=node,useOptionals=messages,forceLong=number,oneof=unions-value \
   -I proto "${files[@]}"
-# gRPC serializers hand grpc-js a view of the encoded bytes instead of a copy (ts-proto writes
-# `Buffer.from(X.encode(value).finish())`, which copies): a multi-MB Classify call was copied once
-# more on the event loop for nothing (fresh memory costs ~3.3 ms per MB on these VMs; issue 17).
+# gRPC serializers encode with libs/proto/src/message-writer.ts and hand grpc-js a view of the
+# bytes: ts-proto writes `Buffer.from(X.encode(value).finish())`, and BinaryWriter reserves 3 bytes
+# per character of a string (zero-filled), copies on each growth and again in finish(); a multi-MB
+# Classify call touched ~6× its size in fresh memory on the event loop (~3.3 ms per MB on these VMs;
+# issue 17). Every file with a service is at the same depth under generated/.
 find "$target" -name '*.ts' -exec perl -0pi -e \
-  's/Buffer\.from\((\w+)\.encode\(value\)\.finish\(\)\)/((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))($1.encode(value).finish())/g' {} +
+  's/Buffer\.from\((\w+)\.encode\(value\)\.finish\(\)\)/encodeMessage($1, value)/g and s/^(import \{ BinaryWriter, BinaryReader \}|import \{ BinaryReader, BinaryWriter \})(.*\n)/$1$2import { encodeMessage } from "..\/..\/..\/..\/message-writer";\n/m' {} +
 if [ "${1:-}" = "--check" ]; then
   if ! diff -r "$out" "$target" >/dev/null; then
     diff -r "$out" "$target" | head -n 40

@@ -1,5 +1,5 @@
 import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
-import { safetyV1 } from '@fastloop/proto';
+import { encodeMessage, safetyV1 } from '@fastloop/proto';
 import { DomainError, MuxServer, toGrpcError, type GrpcServiceBinding, type Logger } from '@fastloop/service-kit';
 import type { Classifier, HeldState } from './classifier';
 import type { SafetyMetrics } from './metrics';
@@ -27,7 +27,7 @@ export function createSafetyService(deps: SafetyServiceDeps): GrpcServiceBinding
   // ClassifyStream's calls (mux.proto): the edge keeps a few such streams instead of a call each.
   // A response too large for the stream fails its own call (`response_too_large`), not the stream.
   const mux = new MuxServer({
-    messageBytes: (response: safetyV1.ClassifyResponse) => safetyV1.ClassifyResponse.encode(response).finish().length,
+    messageBytes: (response: safetyV1.ClassifyResponse) => encodeMessage(safetyV1.ClassifyResponse, response).length,
   });
   const implementation: safetyV1.SafetyServiceServer = {
     classify: (

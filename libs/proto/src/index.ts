@@ -9,3 +9,4 @@ export * as inferenceV1 from './generated/fastloop/inference/v1/inference';
 export * as responsesV1 from './generated/fastloop/responses/v1/responses';
 export * as billingV1 from './generated/fastloop/billing/v1/usage';
 export * as muxV1 from './generated/fastloop/mux/v1/mux';
+export { encodeMessage, messageWriter } from './message-writer';

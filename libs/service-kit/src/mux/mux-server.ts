@@ -19,7 +19,7 @@ export interface MuxServerOptions {
   /** Calls one stream may run at once; more get `too_many_calls` (RESOURCE_EXHAUSTED). Default 10,000. */
   maxCallsPerStream?: number;
   /**
-   * The encoded size of a call's message, e.g. `(m) => XResponse.encode(m).finish().length`. When
+   * The encoded size of a call's message, e.g. `(m) => encodeMessage(XResponse, m).length`. When
    * given, a message over `maxMessageBytes` fails its call with `response_too_large` instead of
    * reaching the stream (where the client would drop the stream and all its calls). Measuring
    * encodes the message once more: give it where messages can be large (not on token streams).

@@ -6,6 +6,7 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import { encodeMessage } from "../../../../message-writer";
 import {
   type CallOptions,
   type ChannelCredentials,
@@ -2303,9 +2304,9 @@ export const InferenceServiceService = {
     path: "/fastloop.inference.v1.InferenceService/Generate" as const,
     requestStream: false as const,
     responseStream: true as const,
-    requestSerialize: (value: GenerateRequest): Buffer => ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(GenerateRequest.encode(value).finish()),
+    requestSerialize: (value: GenerateRequest): Buffer => encodeMessage(GenerateRequest, value),
     requestDeserialize: (value: Buffer): GenerateRequest => GenerateRequest.decode(value),
-    responseSerialize: (value: GenerateResponse): Buffer => ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(GenerateResponse.encode(value).finish()),
+    responseSerialize: (value: GenerateResponse): Buffer => encodeMessage(GenerateResponse, value),
     responseDeserialize: (value: Buffer): GenerateResponse => GenerateResponse.decode(value),
   },
   /**
@@ -2316,10 +2317,10 @@ export const InferenceServiceService = {
     path: "/fastloop.inference.v1.InferenceService/ForgetSession" as const,
     requestStream: false as const,
     responseStream: false as const,
-    requestSerialize: (value: ForgetSessionRequest): Buffer => ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(ForgetSessionRequest.encode(value).finish()),
+    requestSerialize: (value: ForgetSessionRequest): Buffer => encodeMessage(ForgetSessionRequest, value),
     requestDeserialize: (value: Buffer): ForgetSessionRequest => ForgetSessionRequest.decode(value),
     responseSerialize: (value: ForgetSessionResponse): Buffer =>
-      ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(ForgetSessionResponse.encode(value).finish()),
+      encodeMessage(ForgetSessionResponse, value),
     responseDeserialize: (value: Buffer): ForgetSessionResponse => ForgetSessionResponse.decode(value),
   },
   /**
@@ -2332,10 +2333,10 @@ export const InferenceServiceService = {
     requestStream: true as const,
     responseStream: true as const,
     requestSerialize: (value: GenerateStreamRequest): Buffer =>
-      ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(GenerateStreamRequest.encode(value).finish()),
+      encodeMessage(GenerateStreamRequest, value),
     requestDeserialize: (value: Buffer): GenerateStreamRequest => GenerateStreamRequest.decode(value),
     responseSerialize: (value: GenerateStreamResponse): Buffer =>
-      ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(GenerateStreamResponse.encode(value).finish()),
+      encodeMessage(GenerateStreamResponse, value),
     responseDeserialize: (value: Buffer): GenerateStreamResponse => GenerateStreamResponse.decode(value),
   },
   /**
@@ -2349,9 +2350,9 @@ export const InferenceServiceService = {
     requestStream: false as const,
     responseStream: true as const,
     requestSerialize: (value: WatchWorkerStatsRequest): Buffer =>
-      ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(WatchWorkerStatsRequest.encode(value).finish()),
+      encodeMessage(WatchWorkerStatsRequest, value),
     requestDeserialize: (value: Buffer): WatchWorkerStatsRequest => WatchWorkerStatsRequest.decode(value),
-    responseSerialize: (value: WorkerStats): Buffer => ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(WorkerStats.encode(value).finish()),
+    responseSerialize: (value: WorkerStats): Buffer => encodeMessage(WorkerStats, value),
     responseDeserialize: (value: Buffer): WorkerStats => WorkerStats.decode(value),
   },
 } as const;

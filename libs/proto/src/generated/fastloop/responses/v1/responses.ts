@@ -6,6 +6,7 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import { encodeMessage } from "../../../../message-writer";
 import {
   type CallOptions,
   type ChannelCredentials,
@@ -326,9 +327,9 @@ export const ResponsesServiceService = {
     path: "/fastloop.responses.v1.ResponsesService/Session" as const,
     requestStream: true as const,
     responseStream: true as const,
-    requestSerialize: (value: SessionRequest): Buffer => ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(SessionRequest.encode(value).finish()),
+    requestSerialize: (value: SessionRequest): Buffer => encodeMessage(SessionRequest, value),
     requestDeserialize: (value: Buffer): SessionRequest => SessionRequest.decode(value),
-    responseSerialize: (value: SessionResponse): Buffer => ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(SessionResponse.encode(value).finish()),
+    responseSerialize: (value: SessionResponse): Buffer => encodeMessage(SessionResponse, value),
     responseDeserialize: (value: Buffer): SessionResponse => SessionResponse.decode(value),
   },
 } as const;

@@ -6,6 +6,7 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import { encodeMessage } from "../../../../message-writer";
 import {
   type CallOptions,
   type ChannelCredentials,
@@ -1054,18 +1055,18 @@ export const RouterServiceService = {
     path: "/fastloop.router.v1.RouterService/Route" as const,
     requestStream: false as const,
     responseStream: false as const,
-    requestSerialize: (value: RouteRequest): Buffer => ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(RouteRequest.encode(value).finish()),
+    requestSerialize: (value: RouteRequest): Buffer => encodeMessage(RouteRequest, value),
     requestDeserialize: (value: Buffer): RouteRequest => RouteRequest.decode(value),
-    responseSerialize: (value: RouteResponse): Buffer => ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(RouteResponse.encode(value).finish()),
+    responseSerialize: (value: RouteResponse): Buffer => encodeMessage(RouteResponse, value),
     responseDeserialize: (value: Buffer): RouteResponse => RouteResponse.decode(value),
   },
   listModels: {
     path: "/fastloop.router.v1.RouterService/ListModels" as const,
     requestStream: false as const,
     responseStream: false as const,
-    requestSerialize: (value: ListModelsRequest): Buffer => ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(ListModelsRequest.encode(value).finish()),
+    requestSerialize: (value: ListModelsRequest): Buffer => encodeMessage(ListModelsRequest, value),
     requestDeserialize: (value: Buffer): ListModelsRequest => ListModelsRequest.decode(value),
-    responseSerialize: (value: ListModelsResponse): Buffer => ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(ListModelsResponse.encode(value).finish()),
+    responseSerialize: (value: ListModelsResponse): Buffer => encodeMessage(ListModelsResponse, value),
     responseDeserialize: (value: Buffer): ListModelsResponse => ListModelsResponse.decode(value),
   },
 } as const;

@@ -6,6 +6,7 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import { encodeMessage } from "../../../../message-writer";
 import {
   type CallOptions,
   type ChannelCredentials,
@@ -1615,9 +1616,9 @@ export const SafetyServiceService = {
     path: "/fastloop.safety.v1.SafetyService/Classify" as const,
     requestStream: false as const,
     responseStream: false as const,
-    requestSerialize: (value: ClassifyRequest): Buffer => ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(ClassifyRequest.encode(value).finish()),
+    requestSerialize: (value: ClassifyRequest): Buffer => encodeMessage(ClassifyRequest, value),
     requestDeserialize: (value: Buffer): ClassifyRequest => ClassifyRequest.decode(value),
-    responseSerialize: (value: ClassifyResponse): Buffer => ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(ClassifyResponse.encode(value).finish()),
+    responseSerialize: (value: ClassifyResponse): Buffer => encodeMessage(ClassifyResponse, value),
     responseDeserialize: (value: Buffer): ClassifyResponse => ClassifyResponse.decode(value),
   },
   /**
@@ -1629,10 +1630,10 @@ export const SafetyServiceService = {
     requestStream: true as const,
     responseStream: true as const,
     requestSerialize: (value: ClassifyStreamRequest): Buffer =>
-      ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(ClassifyStreamRequest.encode(value).finish()),
+      encodeMessage(ClassifyStreamRequest, value),
     requestDeserialize: (value: Buffer): ClassifyStreamRequest => ClassifyStreamRequest.decode(value),
     responseSerialize: (value: ClassifyStreamResponse): Buffer =>
-      ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(ClassifyStreamResponse.encode(value).finish()),
+      encodeMessage(ClassifyStreamResponse, value),
     responseDeserialize: (value: Buffer): ClassifyStreamResponse => ClassifyStreamResponse.decode(value),
   },
   /**
@@ -1647,10 +1648,10 @@ export const SafetyServiceService = {
     requestStream: true as const,
     responseStream: true as const,
     requestSerialize: (value: ModerateStreamRequest): Buffer =>
-      ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(ModerateStreamRequest.encode(value).finish()),
+      encodeMessage(ModerateStreamRequest, value),
     requestDeserialize: (value: Buffer): ModerateStreamRequest => ModerateStreamRequest.decode(value),
     responseSerialize: (value: ClassifyStreamResponse): Buffer =>
-      ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(ClassifyStreamResponse.encode(value).finish()),
+      encodeMessage(ClassifyStreamResponse, value),
     responseDeserialize: (value: Buffer): ClassifyStreamResponse => ClassifyStreamResponse.decode(value),
   },
 } as const;

@@ -6,6 +6,7 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import { encodeMessage } from "../../../../message-writer";
 import {
   type CallOptions,
   type ChannelCredentials,
@@ -475,27 +476,27 @@ export const HealthService = {
     path: "/grpc.health.v1.Health/Check" as const,
     requestStream: false as const,
     responseStream: false as const,
-    requestSerialize: (value: HealthCheckRequest): Buffer => ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(HealthCheckRequest.encode(value).finish()),
+    requestSerialize: (value: HealthCheckRequest): Buffer => encodeMessage(HealthCheckRequest, value),
     requestDeserialize: (value: Buffer): HealthCheckRequest => HealthCheckRequest.decode(value),
-    responseSerialize: (value: HealthCheckResponse): Buffer => ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(HealthCheckResponse.encode(value).finish()),
+    responseSerialize: (value: HealthCheckResponse): Buffer => encodeMessage(HealthCheckResponse, value),
     responseDeserialize: (value: Buffer): HealthCheckResponse => HealthCheckResponse.decode(value),
   },
   list: {
     path: "/grpc.health.v1.Health/List" as const,
     requestStream: false as const,
     responseStream: false as const,
-    requestSerialize: (value: HealthListRequest): Buffer => ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(HealthListRequest.encode(value).finish()),
+    requestSerialize: (value: HealthListRequest): Buffer => encodeMessage(HealthListRequest, value),
     requestDeserialize: (value: Buffer): HealthListRequest => HealthListRequest.decode(value),
-    responseSerialize: (value: HealthListResponse): Buffer => ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(HealthListResponse.encode(value).finish()),
+    responseSerialize: (value: HealthListResponse): Buffer => encodeMessage(HealthListResponse, value),
     responseDeserialize: (value: Buffer): HealthListResponse => HealthListResponse.decode(value),
   },
   watch: {
     path: "/grpc.health.v1.Health/Watch" as const,
     requestStream: false as const,
     responseStream: true as const,
-    requestSerialize: (value: HealthCheckRequest): Buffer => ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(HealthCheckRequest.encode(value).finish()),
+    requestSerialize: (value: HealthCheckRequest): Buffer => encodeMessage(HealthCheckRequest, value),
     requestDeserialize: (value: Buffer): HealthCheckRequest => HealthCheckRequest.decode(value),
-    responseSerialize: (value: HealthCheckResponse): Buffer => ((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))(HealthCheckResponse.encode(value).finish()),
+    responseSerialize: (value: HealthCheckResponse): Buffer => encodeMessage(HealthCheckResponse, value),
     responseDeserialize: (value: Buffer): HealthCheckResponse => HealthCheckResponse.decode(value),
   },
 } as const;

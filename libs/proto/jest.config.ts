@@ -1,0 +1,5 @@
+export default {
+  displayName: 'proto',
+  preset: '../../jest.preset.js',
+  rootDir: '.',
+};
