@@ -22,9 +22,10 @@ import {
 import { StackStartError } from './stack-errors';
 import { resolveStackOptions, type ResolvedStackOptions, type StackOptions } from './stack-options';
 
+import { StackSupervisor, type ServiceCrash } from './stack-supervisor';
+
 /** How often startStack starts afresh when a service lost the race for one of its picked ports. */
 const START_ATTEMPTS = 3;
-import { StackSupervisor, type ServiceCrash } from './stack-supervisor';
 
 export { StackStartError, type StackStartErrorCode } from './stack-errors';
 export { startInOrder } from './start-order';
@@ -109,7 +110,9 @@ export interface WorkerInfo extends ServiceInfo {
 
 /**
  * Starts the stack on free internal ports: every service at once but the router, which starts
- * once the inference workers are ready (START_AFTER); resolves when every service's /readyz says so. Rejects with {@link StackStartError}
+ * once the inference workers are ready (START_AFTER); resolves when every service's /readyz says so. A
+ * service that loses one of its picked ports to another process (EADDRINUSE) makes it start again on
+ * new ports, up to START_ATTEMPTS tries. Rejects with {@link StackStartError}
  * (after stopping whatever it started) or with service-kit's RedisNotInstalledError. Installs no
  * signal handlers; it adds a process `exit` hook that SIGKILLs the services, removed by stop().
  */
