@@ -21,7 +21,6 @@ import {
 } from './service-specs';
 import { StackStartError } from './stack-errors';
 import { resolveStackOptions, type ResolvedStackOptions, type StackOptions } from './stack-options';
-
 import { StackSupervisor, type ServiceCrash } from './stack-supervisor';
 
 /** How often startStack starts afresh when a service lost the race for one of its picked ports. */
