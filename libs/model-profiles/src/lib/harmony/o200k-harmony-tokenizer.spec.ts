@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { encode } from 'gpt-tokenizer/encoding/o200k_harmony';
+import { decode as libraryDecode, encode } from 'gpt-tokenizer/encoding/o200k_harmony';
 import { decodeTokens } from '../token-text-decoder';
 import { HarmonyToken } from './harmony-tokens';
 import { encodeO200kText, O200K_HARMONY_TABLE, O200K_HARMONY_VOCAB_SIZE } from './o200k-harmony-tokenizer';
@@ -58,6 +58,14 @@ describe('O200K_HARMONY_TABLE', () => {
     };
     for (const [key, id] of Object.entries(HarmonyToken))
       expect(decodeTokens(O200K_HARMONY_TABLE, [id])).toBe(names[key]);
+  });
+
+  it("names every special and reserved id as gpt-tokenizer's own decoder does", () => {
+    // Every id past the 199,998 ranks (the library decodes each of them to a name).
+    for (let id = 199_998; id < O200K_HARMONY_VOCAB_SIZE; id++)
+      expect([id, O200K_HARMONY_TABLE.special(id)]).toEqual([id, libraryDecode([id])]);
+    expect(O200K_HARMONY_TABLE.special(200_018)).toBe('<|endofprompt|>');
+    expect(O200K_HARMONY_TABLE.special(1_000)).toBeUndefined();
   });
 
   it('knows every id below the vocabulary size and none above', () => {

@@ -1,5 +1,5 @@
 import bpeRanks from 'gpt-tokenizer/bpeRanks/o200k_base';
-import { decode as libraryDecode } from 'gpt-tokenizer/encoding/o200k_harmony';
+import { O200KHarmony } from 'gpt-tokenizer/encodingParams/o200k_harmony';
 import { type TokenTable } from '../token-text-decoder';
 import { fastEncodeO200k } from './fast-o200k-encoder';
 
@@ -19,25 +19,21 @@ export function encodeO200kText(text: string, maxTokens?: number, deadline?: num
  */
 export const O200K_HARMONY_VOCAB_SIZE = 201_088;
 
-/** Bounded by the ~1,090 special and reserved ids: other ids are rejected before the cache. */
-const specialCache = new Map<number, string | undefined>();
-
 /**
- * Names a special id (`<|end|>`, `<|reserved_200013|>`, ...) via gpt-tokenizer, whose special
- * tokens decode as strings, so this path never touches its shared streaming `TextDecoder`.
+ * The names of the ~1,090 special and reserved ids (`<|end|>`, `<|reserved_200013|>`, ...), from
+ * gpt-tokenizer's own o200k_harmony parameters, inverted as its decoder inverts them (a later entry
+ * wins: 200018 is `<|endofprompt|>`). Only the parameters are loaded, not its encoding: that builds
+ * maps over all 200k ranks (~8.6 MB of heap that every full GC of every process would mark) which
+ * fastloop never uses.
  */
+const SPECIAL_NAMES = new Map(
+  [...O200KHarmony(new Map() as never).specialTokensEncoder].map(([name, id]) => [id, name] as const),
+);
+
+/** Names a special id; undefined for an ordinary rank or an id outside the vocabulary. */
 function specialText(id: number): string | undefined {
   if (!Number.isInteger(id) || id < bpeRanks.length || id >= O200K_HARMONY_VOCAB_SIZE) return undefined;
-  if (!specialCache.has(id)) {
-    let text: string | undefined;
-    try {
-      text = libraryDecode([id]);
-    } catch {
-      text = undefined; // gpt-tokenizer throws for ids outside its vocabulary
-    }
-    specialCache.set(id, text);
-  }
-  return specialCache.get(id);
+  return SPECIAL_NAMES.get(id);
 }
 
 /** The o200k_harmony vocabulary as a {@link TokenTable}. */
