@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { ggufProfileId } from '@fastloop/model-profiles';
 import { getFreePort, startNodeService, type OwnedProcess } from '@fastloop/service-kit';
-import { testModel } from '@fastloop/test-kit';
+import { MetricsText, testModel } from '@fastloop/test-kit';
 import { serviceEntry } from './service-entries';
 
 const repoRoot = resolve(__dirname, '../..');
@@ -60,14 +60,14 @@ export function guardWorkerForThisFile(options: { contextSize?: number } = {}) {
     }),
     /**
      * The worker's own token meters (it serves only the guard): tokens llama.cpp evaluated, and
-     * tokens it reused from its KV cache; 0 for a meter the page lacks.
+     * tokens it reused from its KV cache. A meter the page does not declare throws (MetricsText);
+     * a declared one with no series yet (no call so far) is 0.
      */
     async tokens(): Promise<{ evaluated: number; cached: number }> {
-      const text = await (await fetch(`http://127.0.0.1:${ports.admin}/metrics`)).text();
-      const value = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+      const page = new MetricsText(await (await fetch(`http://127.0.0.1:${ports.admin}/metrics`)).text());
       return {
-        evaluated: value('inference_engine_evaluated_tokens_total'),
-        cached: value('inference_cached_tokens_total'),
+        evaluated: page.value('inference_engine_evaluated_tokens_total'),
+        cached: page.value('inference_cached_tokens_total'),
       };
     },
   };
