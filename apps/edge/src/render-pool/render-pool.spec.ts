@@ -103,10 +103,10 @@ describe('createRenderPool', () => {
   });
 
   it("counts the wait for the tenant's pace in the budget, and gives up when the caller aborts", async () => {
-    // 1 ms of thread time per second: a rendering of a few ms leaves tenant a in debt for seconds,
-    // far longer than the 300 ms budget.
-    await withPool({ size: 1, timeoutMs: 300, pace: { perSecond: 1, burst: 1 } }, async (paced) => {
-      await paced.render({ profileId: PROFILE, entries: [word(20_000)] }, { tenant: 'a' });
+    // 1 ms of thread time per second: a rendering of tens of ms leaves tenant a in debt for tens of seconds,
+    // far longer than the 2 s budget, which leaves the first rendering room on a loaded machine.
+    await withPool({ size: 1, timeoutMs: 2_000, pace: { perSecond: 1, burst: 1 } }, async (paced) => {
+      await paced.render({ profileId: PROFILE, entries: [word(100_000)] }, { tenant: 'a' });
       await expect(
         paced.render({ profileId: PROFILE, entries: entries.slice(0, 1) }, { tenant: 'a' }),
       ).rejects.toBeInstanceOf(RenderDeadlineError);
