@@ -110,7 +110,7 @@ async function main(): Promise<void> {
     items,
     safetyOverlap: config.EDGE_SAFETY_OVERLAP,
     limits: edgeLimitsFromConfig(config),
-    largeBodies: largeBodyGateFromConfig(config),
+    largeBodies: largeBodyGateFromConfig(config, renderPool),
     headerVerdicts: new HeaderVerdicts(config.EDGE_SAFETY_HEADER_CACHE_ENTRIES),
     outputModeration: config.EDGE_OUTPUT_MODERATION
       ? {

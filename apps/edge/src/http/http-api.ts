@@ -11,7 +11,7 @@ import { loadPrevious } from '../session/previous-response';
 import { compactConversation } from './compact-route';
 import type { QueuedBytes } from '../session/queued-bytes';
 import { sseStream } from './sse-stream';
-import { parseJson, readBody } from './read-body';
+import { parseBody, readBody } from './read-body';
 import type { ResponseStoreReader } from './store-routes';
 import { handleStoreRoute } from './store-routes';
 import { usageRoute, type UsageSource } from './usage-route';
@@ -229,8 +229,7 @@ async function parseRequest(
     return deps.largeBodies ? deps.largeBodies.run(tenant, bytes.length, timed) : Promise.resolve(timed());
   };
   await deps.largeBodies?.admit(tenant, bytes.length);
-  const text = deps.largeBodies?.isLarge(bytes.length) ? await stage(() => bytes.toString('utf8')) : bytes;
-  const json = await stage(() => parseJson(text));
+  const json = await parseBody(deps.largeBodies, tenant, bytes, stage, (ms) => (validateMs += ms));
   const body = await stage(() => validateRequest(json, (deps.limits ?? DEFAULT_EDGE_LIMITS).request));
   return { body, validateMs };
 }

@@ -63,3 +63,54 @@ describe('large HTTP bodies take turns (issue 17)', () => {
     expect(gate.queued).toBe(0);
   });
 });
+
+describe('large HTTP bodies parsed off the event loop', () => {
+  let server: Server;
+  let base: string;
+  const parsed: { tenant: string; bytes: number }[] = [];
+  const gate = new RecordingGate(64 * 1024, undefined, async (tenant, bytes) => {
+    parsed.push({ tenant, bytes: bytes.byteLength });
+    try {
+      return { ok: true, value: JSON.parse(Buffer.from(bytes).toString()) };
+    } catch {
+      return { ok: false };
+    }
+  });
+  const { deps } = fakeDeps();
+  deps.largeBodies = gate;
+
+  beforeAll(async () => {
+    const auth = new ApiKeyAuth('sk-hostile:hostile');
+    const api = new HttpApi({ deps, auth, maxBodyBytes: 1 << 22, maxBufferedBytes: 1 << 21 });
+    server = createServer((req, res) => api.handle(req, res));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterAll(() => new Promise((r) => server.close(r)));
+
+  const post = async (body: string) => {
+    const res = await fetch(`${base}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer sk-hostile', 'content-type': 'application/json' },
+      body,
+    });
+    return { status: res.status, json: (await res.json()) as any };
+  };
+
+  it('hands a large body to the parser and takes turns only to validate it and encode its Classify call; a small one is parsed here', async () => {
+    const large = JSON.stringify({ model: 'fake-model', input: 'word '.repeat(20_000), max_output_tokens: 16 });
+    const bad = '{"model":"fake-model","input":"' + 'x'.repeat(200_000);
+    const [ok, invalid, small] = await Promise.all([
+      post(large),
+      post(bad),
+      post(JSON.stringify({ model: 'fake-model', input: 'hi', max_output_tokens: 16 })),
+    ]);
+    expect(ok.status).toBe(200);
+    expect(ok.json.output.length).toBeGreaterThan(0);
+    expect(invalid).toMatchObject({ status: 400, json: { error: { code: 'invalid_json' } } });
+    expect(small.status).toBe(200);
+    expect(parsed.map((p) => p.bytes).sort()).toEqual([Buffer.byteLength(bad), Buffer.byteLength(large)].sort());
+    expect(gate.turns).toHaveLength(2); // the large body's validation and Classify encoding; no decode or parse turn
+  });
+});

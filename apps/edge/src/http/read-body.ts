@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { ApiErrors, type ApiError } from '@fastloop/protocol';
+import type { LargeBodyGate } from '../turn/large-body-gate';
 
 /**
  * Reads a request body up to `limitBytes`. Oversized bodies fail with 413 as soon as the limit is
@@ -78,4 +79,26 @@ export function parseJson(body: Buffer | string): unknown {
   } catch {
     throw ApiErrors.invalidJson();
   }
+}
+
+/**
+ * A body's JSON: parsed on a thread when large and the gate has a parser (its time counted in
+ * `spent`), else here; a large one decoded first, as a stage of its own.
+ */
+export async function parseBody(
+  gate: LargeBodyGate | undefined,
+  tenant: string,
+  bytes: Buffer,
+  stage: <T>(work: () => T) => Promise<T>,
+  spent: (ms: number) => void,
+): Promise<unknown> {
+  const start = performance.now();
+  const offThread = gate?.parse(tenant, bytes);
+  if (offThread) {
+    const parsed = await offThread.finally(() => spent(performance.now() - start));
+    if (!parsed.ok) throw ApiErrors.invalidJson();
+    return parsed.value;
+  }
+  const text = gate?.isLarge(bytes.length) ? await stage(() => bytes.toString('utf8')) : bytes;
+  return stage(() => parseJson(text));
 }

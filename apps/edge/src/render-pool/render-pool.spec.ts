@@ -6,6 +6,7 @@ import {
   type ConversationEntry,
   type RenderHeader,
 } from '@fastloop/model-profiles';
+import fc from 'fast-check';
 import { Registry } from '@fastloop/service-kit';
 import { describeWhenAvailable, testModel } from '@fastloop/test-kit';
 import { createRenderPool, type RenderPool, type RenderPoolOptions } from './render-pool';
@@ -39,6 +40,32 @@ describe('createRenderPool', () => {
     const result = await pool.render({ profileId: PROFILE, header, entries }, { tenant: 't' });
     expect(result.header).toEqual(profile.renderHeader(header));
     expect(result.entries).toEqual(entries.map((e) => profile.renderEntry(e)));
+  });
+
+  it('parses JSON on a thread to what JSON.parse gives in place, and says when bytes are not JSON', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.jsonValue(), async (value) => {
+        const text = JSON.stringify(value);
+        const parsed = await pool.parseJson(Buffer.from(text), { tenant: 't' });
+        // toEqual: the value is built in Node's realm, not the test's (toStrictEqual compares constructors).
+        expect(parsed).toEqual({ ok: true, value: JSON.parse(text) });
+      }),
+      { numRuns: 200 },
+    );
+    // An own `__proto__` key stays data, as JSON.parse makes it; the caller's bytes (a view into a
+    // larger buffer) are copied, not detached.
+    const backing = Buffer.from(' {"__proto__":{"polluted":1},"a":"日本語 🦀"} ');
+    const view = backing.subarray(1, backing.length - 1);
+    const parsed = await pool.parseJson(view, { tenant: 't' });
+    expect(parsed.ok && Object.keys(parsed.value as object)).toEqual(['__proto__', 'a']);
+    expect(parsed.ok && (parsed.value as { polluted?: number }).polluted).toBeUndefined();
+    expect(view.toString()).toBe(backing.toString().trim());
+    for (const bad of ['{', '', '{"a":1}x', '\uFEFF{}'])
+      await expect(pool.parseJson(Buffer.from(bad), { tenant: 't' })).resolves.toEqual({ ok: false });
+    await expect(pool.parseJson(Buffer.from([0x22, 0xff, 0x22]), { tenant: 't' })).resolves.toEqual({
+      ok: true,
+      value: '\uFFFD', // invalid UTF-8 decodes as Buffer#toString does, to the replacement character
+    });
   });
 
   it('shows its running and waiting renderings as a gauge', async () => {

@@ -17,6 +17,7 @@ import {
   type Pace,
   type Registry,
 } from '@fastloop/service-kit';
+import { jsonTaskOf, type JsonTask, type ParsedJson } from './json-task';
 
 /** Options of {@link createRenderPool}. */
 export interface RenderPoolOptions {
@@ -58,6 +59,11 @@ export interface RenderPool {
    */
   render(task: RenderTask, options: { tenant: string; signal?: AbortSignal }): Promise<RenderTaskResult>;
   /**
+   * Decodes and parses a JSON body (UTF-8 `bytes`, copied) on a thread, paced and bounded as a
+   * rendering is; bytes that are not JSON resolve `{ ok: false }`.
+   */
+  parseJson(bytes: Uint8Array, options: { tenant: string; signal?: AbortSignal }): Promise<ParsedJson>;
+  /**
    * Loads `profileIds` on every thread (a thread starts by building the built-in vocabularies;
    * a GGUF profile loads node-llama-cpp and its file): the edge awaits it before it reports ready,
    * so no request's deadline pays a thread's start. Never rejects; a failure is logged.
@@ -74,7 +80,7 @@ export interface RenderPool {
 export function createRenderPool(options: RenderPoolOptions = {}): RenderPool {
   const timeoutMs = options.timeoutMs ?? 2_000;
   const pacer = new KeyedPacer(options.pace ?? { perSecond: 0, burst: 0 });
-  const pool = new WorkerPool<RenderTask, RenderTaskResult>({
+  const pool = new WorkerPool<RenderTask | JsonTask, RenderTaskResult | ParsedJson>({
     filename: options.filename ?? defaultWorkerFile(),
     size: options.size,
     shares: options.shares,
@@ -94,18 +100,28 @@ export function createRenderPool(options: RenderPoolOptions = {}): RenderPool {
       },
     });
   }
+  /** Runs `task` once its tenant's pace allows, within one budget for the wait and the run. */
+  async function paced<R>(
+    task: RenderTask | JsonTask,
+    { tenant, signal }: { tenant: string; signal?: AbortSignal },
+    transferList?: ArrayBuffer[],
+  ): Promise<R> {
+    const started = performance.now();
+    try {
+      // The wait for the tenant's pace counts in the task's budget, as the wait for a thread does.
+      await pacer.take(tenant, 0, { timeoutMs, onTimeout: () => workerTaskDeadline(timeoutMs), signal });
+      const left = timeoutMs - (performance.now() - started);
+      const held = (ms: number) => pacer.spend(tenant, ms);
+      return (await pool.run(task, { key: tenant, timeoutMs: left, signal, held, transferList })) as R;
+    } catch (err) {
+      throw translate(err, timeoutMs);
+    }
+  }
   return {
-    async render(task, { tenant, signal }) {
-      const started = performance.now();
-      try {
-        // The wait for the tenant's pace counts in the rendering's budget, as the wait for a thread does.
-        await pacer.take(tenant, 0, { timeoutMs, onTimeout: () => workerTaskDeadline(timeoutMs), signal });
-        const left = timeoutMs - (performance.now() - started);
-        const held = (ms: number) => pacer.spend(tenant, ms);
-        return await pool.run(task, { key: tenant, timeoutMs: left, signal, held });
-      } catch (err) {
-        throw translate(err, timeoutMs);
-      }
+    render: (task, options) => paced<RenderTaskResult>(task, options),
+    parseJson(bytes, options) {
+      const { task, transferList } = jsonTaskOf(bytes);
+      return paced<ParsedJson>(task, options, transferList);
     },
     async warm(profileIds) {
       // One task per thread and profile, under keys of their own: a key may not hold every thread.

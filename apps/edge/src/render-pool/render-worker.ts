@@ -1,8 +1,17 @@
-// A thread of the edge's render pool (render-pool.ts): renders what the event loop should not.
-import { getProfile, listProfileIds, runRenderTask, type RenderTask } from '@fastloop/model-profiles';
+// A thread of the edge's render pool (render-pool.ts): renders, and parses large JSON bodies, off the event loop.
+import {
+  getProfile,
+  listProfileIds,
+  runRenderTask,
+  type RenderTask,
+  type RenderTaskResult,
+} from '@fastloop/model-profiles';
 import { serveWorkerTasks } from '@fastloop/service-kit';
+import { isJsonTask, runJsonTask, type JsonTask, type ParsedJson } from './json-task';
 
 // Vocabulary tables are per thread: build them before the first task needs them.
 for (const id of listProfileIds()) getProfile(id).warmUp();
 
-serveWorkerTasks((task: RenderTask, { deadline }) => runRenderTask(task, deadline));
+serveWorkerTasks<RenderTask | JsonTask, RenderTaskResult | ParsedJson>((task, { deadline }) =>
+  isJsonTask(task) ? runJsonTask(task) : runRenderTask(task, deadline),
+);

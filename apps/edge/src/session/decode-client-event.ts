@@ -7,25 +7,40 @@ import {
   type RequestLimits,
   type ValidatedTools,
 } from '@fastloop/protocol';
+import type { ParsedJson } from '../render-pool/json-task';
 
 /**
- * Decodes one client message (a text frame's payload; `bytes` its size when known; `tools` the
- * connection's last validated tools, reused when equal, and updated): the event, or
- * the error to answer with the `stream_id` it named (when valid), so a lane's error reaches its lane.
+ * Decodes one client message (a text frame's payload, or its JSON already parsed off the event
+ * loop; `bytes` its size when known; `tools` the connection's last validated tools, reused when
+ * equal, and updated): the event, or the error to answer with the `stream_id` it named (when
+ * valid), so a lane's error reaches its lane.
  */
 export function decodeClientEvent(
-  text: string,
+  message: string | ParsedJson,
   options: { maxPayloadBytes?: number; limits: RequestLimits; bytes?: number; tools?: { last?: ValidatedTools } },
 ): ClientEvent | { error: ApiError; streamId?: string; steer?: { previous_response_id: string; input: unknown } } {
   const limit = options.maxPayloadBytes;
-  if (limit !== undefined && utf8Exceeds(text, limit, options.bytes))
+  if (limit !== undefined && typeof message === 'string' && utf8Exceeds(message, limit, options.bytes))
     return { error: ApiErrors.payloadTooLarge(limit) };
-  let json: unknown;
+  if (limit !== undefined && typeof message !== 'string' && (options.bytes ?? 0) > limit)
+    return { error: ApiErrors.payloadTooLarge(limit) };
+  const parsed = typeof message === 'string' ? parseText(message) : message;
+  if (!parsed.ok) return { error: ApiErrors.invalidJson() };
+  return decodeJson(parsed.value, options);
+}
+
+function parseText(text: string): ParsedJson {
   try {
-    json = JSON.parse(text);
+    return { ok: true, value: JSON.parse(text) };
   } catch {
-    return { error: ApiErrors.invalidJson() };
+    return { ok: false };
   }
+}
+
+function decodeJson(
+  json: unknown,
+  options: { limits: RequestLimits; tools?: { last?: ValidatedTools } },
+): ReturnType<typeof decodeClientEvent> {
   const parsed = parseClientEvent(json, options.limits, options.tools?.last);
   if (!(parsed instanceof ApiError)) {
     const raw = (json as { tools?: unknown }).tools;

@@ -1,5 +1,5 @@
 import pino from 'pino';
-import type { ApiError } from '@fastloop/protocol';
+import { ApiError } from '@fastloop/protocol';
 import { LargeBodyGate } from '../turn/large-body-gate';
 import { KeyedPacer } from '@fastloop/service-kit';
 import { fakeDeps } from '../testing/fake-deps';
@@ -110,6 +110,64 @@ describe('OrderedInbox', () => {
   });
 });
 
+describe('OrderedInbox with work off the event loop', () => {
+  it('hands a prepared message its result in arrival order, even when nothing waits, and the small ones behind it wait', async () => {
+    const gate = new LargeBodyGate(BIG);
+    const order: string[] = [];
+    let drained!: () => void;
+    const done = new Promise<void>((r) => (drained = r));
+    const inbox = new OrderedInbox(
+      gate,
+      't',
+      on(() => drained()),
+    );
+    let finish!: (value: string) => void;
+    const prepared = new Promise<string>((r) => (finish = r));
+    inbox.submit(
+      1,
+      (value: string) => order.push(value),
+      undefined,
+      () => prepared,
+    );
+    inbox.submit(1, () => order.push('small'));
+    expect(inbox.pending).toBe(2);
+    await new Promise((r) => setImmediate(r));
+    expect(order).toEqual([]);
+    finish('prepared');
+    await done;
+    expect(order).toEqual(['prepared', 'small']);
+  });
+
+  it('gives back what a message held and reports it when its preparation fails; the messages behind it go on', async () => {
+    const gate = new LargeBodyGate(BIG);
+    const order: string[] = [];
+    const errors: ApiError[] = [];
+    let drained!: () => void;
+    const done = new Promise<void>((r) => (drained = r));
+    const inbox = new OrderedInbox(
+      gate,
+      't',
+      on(
+        () => drained(),
+        (err) => void errors.push(err),
+      ),
+    );
+    let cleaned = 0;
+    const busy = new ApiError({ status: 429, type: 'requests', code: 'rate_limit_exceeded', message: 'later' });
+    inbox.submit(
+      BIG,
+      () => order.push('never'),
+      () => cleaned++,
+      () => Promise.reject(busy),
+    );
+    inbox.submit(1, () => order.push('small'));
+    await done;
+    expect(cleaned).toBe(1);
+    expect(errors).toEqual([busy]);
+    expect(order).toEqual(['small']);
+  });
+});
+
 describe('ResponsesSession with large messages taking turns', () => {
   it('answers a large response.create and the one after it in order, and whenIdle waits for both', async () => {
     const { deps, backends } = fakeDeps();
@@ -140,5 +198,45 @@ describe('ResponsesSession with large messages taking turns', () => {
     expect(classified.filter((t) => t === 'second' || t.startsWith('aaa'))).toEqual(['a'.repeat(2 * BIG), 'second']);
     const created = events.filter((e) => e.type === 'response.created').map((e) => e.response.id);
     expect(created).toEqual(completed.map((e) => e.response.id));
+  });
+
+  it("parses a large frame with the gate's parser, validates it here, and answers bad JSON invalid_json", async () => {
+    const { deps, backends } = fakeDeps();
+    const parsed: number[] = [];
+    deps.largeBodies = new LargeBodyGate(BIG, undefined, async (_tenant, bytes) => {
+      parsed.push(bytes.byteLength);
+      try {
+        return { ok: true, value: JSON.parse(Buffer.from(bytes).toString()) };
+      } catch {
+        return { ok: false };
+      }
+    });
+    const events: any[] = [];
+    const session = new ResponsesSession({
+      deps,
+      principal: { tenant: 't', keyId: 'k' },
+      transport: 'websocket',
+      cache: new ConnectionStateCache(new StateCacheBudget(1 << 24), 1 << 22),
+      send: (e) => events.push(e),
+      logger: deps.logger,
+      maxQueued: 4,
+      maxPayloadBytes: 100 * BIG,
+    });
+    const large = Buffer.from(
+      JSON.stringify({ type: 'response.create', model: 'fake-model', store: false, input: 'b'.repeat(2 * BIG) }),
+    );
+    const bad = Buffer.from('{"type":"response.create","input":"' + 'c'.repeat(2 * BIG));
+    const oversized = Buffer.alloc(100 * BIG + 1, 0x20);
+    session.receive(large, large.length);
+    session.receive(bad, bad.length);
+    session.receive(oversized, oversized.length);
+    session.receive(Buffer.from('{'), 1);
+    await session.whenIdle();
+    session.close();
+    expect(parsed).toEqual([large.length, bad.length]); // the oversized frame is refused unparsed, the small one parsed here
+    expect(events.filter((e) => e.type === 'response.completed')).toHaveLength(1);
+    expect(backends.classifyCalls.some((c) => c.items.some((i) => i.text === 'b'.repeat(2 * BIG)))).toBe(true);
+    const errors = events.filter((e) => e.type === 'error').map((e) => e.error.code);
+    expect(errors).toEqual(['invalid_json', 'payload_too_large', 'invalid_json']);
   });
 });

@@ -32,16 +32,35 @@ export class OrderedInbox {
   /**
    * Runs `handle` for a message of `bytes`, now or after those before it. A handler that throws is
    * reported (`on.failed`) after `cleanup` (e.g. giving back the bytes it held); a waiting one must
-   * not reject the chain, or every message behind it would be dropped unanswered.
+   * not reject the chain, or every message behind it would be dropped unanswered. With `prepare`
+   * (work off the event loop, e.g. parsing a large message on a thread), the message takes the
+   * chain even when nothing waits, and `handle` gets what `prepare` resolved; a `prepare` that
+   * rejects is reported as a handler that throws.
    */
-  submit(bytes: number, handle: () => void, cleanup?: () => void): void {
+  submit(bytes: number, handle: () => void, cleanup?: () => void): void;
+  submit<P>(
+    bytes: number,
+    handle: (prepared: P) => void,
+    cleanup: (() => void) | undefined,
+    prepare: () => Promise<P>,
+  ): void;
+  submit<P>(bytes: number, handle: (prepared?: P) => void, cleanup?: () => void, prepare?: () => Promise<P>): void {
     const gate = this.gate;
-    const guarded = () => this.guarded(handle, cleanup);
-    if (!gate || (this.waiting === 0 && !gate.isLarge(bytes))) return guarded();
+    if (!prepare && (!gate || (this.waiting === 0 && !gate.isLarge(bytes)))) return this.guarded(handle, cleanup);
     this.waiting++;
     this.tail = this.tail
-      .then(() => gate.admit(this.tenant, bytes))
-      .then(() => gate.run(this.tenant, bytes, guarded))
+      .then(() => gate?.admit(this.tenant, bytes))
+      .then(() => prepare?.())
+      .then(
+        (prepared) => {
+          const run = () => this.guarded(() => handle(prepared), cleanup);
+          return gate ? gate.run(this.tenant, bytes, run) : run();
+        },
+        (err: unknown) => {
+          cleanup?.();
+          this.failed(err);
+        },
+      )
       .catch((err) => this.failed(err))
       .finally(() => {
         if (--this.waiting === 0) this.on.drained();

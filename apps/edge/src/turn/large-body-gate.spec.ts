@@ -1,5 +1,7 @@
-import { LargeBodyGate } from './large-body-gate';
-import { KeyedPacer } from '@fastloop/service-kit';
+import { RenderDeadlineError } from '@fastloop/model-profiles';
+import { ApiError } from '@fastloop/protocol';
+import { DomainError, ErrorCode, KeyedPacer } from '@fastloop/service-kit';
+import { LargeBodyGate, type JsonParser } from './large-body-gate';
 
 const BIG = 1_000;
 
@@ -68,5 +70,33 @@ describe('LargeBodyGate', () => {
     expect(gate.admit('h', BIG - 1)).toBeUndefined(); // small: not paced, not charged
     expect(gate.admit('n', BIG)).toBeUndefined(); // another tenant's burst
     await paced;
+  });
+
+  it('parses a large body with its parser, and leaves a small one, or any without a parser, to the caller', async () => {
+    const seen: { tenant: string; bytes: number }[] = [];
+    const parser: JsonParser = async (tenant, bytes) => {
+      seen.push({ tenant, bytes: bytes.byteLength });
+      return { ok: true, value: JSON.parse(Buffer.from(bytes).toString()) };
+    };
+    const gate = new LargeBodyGate(BIG, undefined, parser);
+    const large = Buffer.from(JSON.stringify({ a: 'x'.repeat(BIG) }));
+    expect(gate.parsesOffThread(large.length)).toBe(true);
+    await expect(gate.parse('t', large)).resolves.toEqual({ ok: true, value: { a: 'x'.repeat(BIG) } });
+    expect(gate.parsesOffThread(BIG - 1)).toBe(false);
+    expect(gate.parse('t', Buffer.alloc(BIG - 1))).toBeUndefined();
+    expect(new LargeBodyGate(BIG).parse('t', large)).toBeUndefined();
+    expect(new LargeBodyGate(BIG).parsesOffThread(large.length)).toBe(false);
+    expect(seen).toEqual([{ tenant: 't', bytes: large.length }]);
+  });
+
+  it("answers a parse that waited past the pool's budget 429, and passes the pool's other failures on", async () => {
+    const late = new LargeBodyGate(BIG, undefined, () => Promise.reject(new RenderDeadlineError(2_000)));
+    const err = await late.parse('t', Buffer.alloc(BIG)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err).toMatchObject({ status: 429, code: 'rate_limit_exceeded' });
+    expect((err as ApiError).message).toMatch(/EDGE_RENDER_TIMEOUT_MS/);
+    const crashed = new DomainError(ErrorCode.workerCrashed, 'thread died');
+    const failing = new LargeBodyGate(BIG, undefined, () => Promise.reject(crashed));
+    await expect(failing.parse('t', Buffer.alloc(BIG))).rejects.toBe(crashed);
   });
 });

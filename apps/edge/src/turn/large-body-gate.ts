@@ -1,5 +1,12 @@
+import { RenderDeadlineError } from '@fastloop/model-profiles';
+import { ApiErrors } from '@fastloop/protocol';
 import { KeyedPacer } from '@fastloop/service-kit';
 import type { EdgeConfig } from '../config';
+import type { ParsedJson } from '../render-pool/json-task';
+import type { RenderPool } from '../render-pool/render-pool';
+
+/** Parses a tenant's JSON body off the event loop (the render pool's threads). */
+export type JsonParser = (tenant: string, bytes: Uint8Array) => Promise<ParsedJson>;
 
 /**
  * Takes turns for the CPU stages of large request bodies (issue 17): JSON.parse of megabytes, the
@@ -12,7 +19,9 @@ import type { EdgeConfig } from '../config';
  * another tenant's large body by at most one stage of each tenant ahead of it.
  *
  * A stage under `minBytes` runs at once: small requests never wait here. Large bodies are also
- * paced per tenant (`admit`), which bounds the share of the cores one tenant's bodies take.
+ * paced per tenant (`admit`), which bounds the share of the cores one tenant's bodies take. With a
+ * `parser`, a large body is decoded and parsed on a thread instead (`parse`): the event loop then
+ * only receives the parsed value, and takes turns for its validation.
  */
 export class LargeBodyGate {
   /** True from a large stage's start until the event loop has turned after it. */
@@ -23,11 +32,34 @@ export class LargeBodyGate {
   /**
    * @param minBytes size from which a body's stages take turns (`EDGE_LARGE_BODY_BYTES`); 0: never.
    * @param pacer paces each tenant's large bodies to a byte rate before their first stage.
+   * @param parser parses large bodies off the event loop; absent: in place, as a stage.
    */
   constructor(
     readonly minBytes: number,
     private readonly pacer?: KeyedPacer,
+    private readonly parser?: JsonParser,
   ) {}
+
+  /**
+   * Parses a large body on a thread: undefined when the body is small or there is no parser (the
+   * caller parses in place). Rejects with a 429 when the tenant's share of the threads kept the
+   * parse waiting past its budget; other pool failures as the pool reports them.
+   */
+  parse(tenant: string, bytes: Uint8Array): Promise<ParsedJson> | undefined {
+    if (!this.parser || !this.isLarge(bytes.byteLength)) return undefined;
+    return this.parser(tenant, bytes).catch((err: unknown) => {
+      if (!(err instanceof RenderDeadlineError)) throw err;
+      throw ApiErrors.rateLimited(
+        1,
+        "Parsing this request waited longer than the edge allows (EDGE_RENDER_TIMEOUT_MS): this tenant's large requests are over their share of the edge's threads; retry shortly.",
+      );
+    });
+  }
+
+  /** Whether a large body of `bytes` is parsed off the event loop. */
+  parsesOffThread(bytes: number): boolean {
+    return this.parser !== undefined && this.isLarge(bytes);
+  }
 
   /**
    * Waits, for a large body, until its tenant's byte rate allows it (see KeyedPacer); once per
@@ -87,13 +119,15 @@ export class LargeBodyGate {
   }
 }
 
-/** The gate and each tenant's byte pace as the edge's config sets them. */
+/** The gate and each tenant's byte pace as the edge's config sets them; large bodies parse on `pool`'s threads. */
 export function largeBodyGateFromConfig(
   config: Pick<
     EdgeConfig,
     'EDGE_LARGE_BODY_BYTES' | 'EDGE_TENANT_LARGE_BYTES_PER_SECOND' | 'EDGE_TENANT_LARGE_BYTES_BURST'
   >,
+  pool?: Pick<RenderPool, 'parseJson'>,
 ): LargeBodyGate {
   const pace = { perSecond: config.EDGE_TENANT_LARGE_BYTES_PER_SECOND, burst: config.EDGE_TENANT_LARGE_BYTES_BURST };
-  return new LargeBodyGate(config.EDGE_LARGE_BODY_BYTES, new KeyedPacer(pace));
+  const parser: JsonParser | undefined = pool && ((tenant, bytes) => pool.parseJson(bytes, { tenant }));
+  return new LargeBodyGate(config.EDGE_LARGE_BODY_BYTES, new KeyedPacer(pace), parser);
 }

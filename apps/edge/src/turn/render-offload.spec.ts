@@ -27,6 +27,7 @@ const counted = (inner: () => RenderPool): RenderPool => ({
     tasks.push(task);
     return inner().render(task, options);
   },
+  parseJson: (bytes, options) => inner().parseJson(bytes, options),
   close: async () => undefined,
 });
 
@@ -178,6 +179,7 @@ describe('a turn with a render pool', () => {
         rendering = 'running';
         return pool.render(task, options).finally(() => (rendering = 'done'));
       },
+      parseJson: (bytes, options) => pool.parseJson(bytes, options),
       close: async () => undefined,
     };
     const hostile = open('hostile', { pool: tracked, minCost: 16 * 1024 });

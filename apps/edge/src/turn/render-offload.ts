@@ -13,7 +13,7 @@ import type { RenderJob } from './render-limits';
 
 /** Where a turn renders text that would hold the event loop for more than a few milliseconds. */
 export interface RenderOffload {
-  pool: RenderPool;
+  pool: Pick<RenderPool, 'render'>;
   /**
    * Cost of the text a turn tokenizes (characters, each non-ASCII UTF-16 unit counting
    * {@link NON_ASCII_COST}) from which it renders on the pool; below it, in place (no thread hop on
