@@ -58,10 +58,11 @@ export const edgeConfigSchema = z.object({
   EDGE_SAFETY_MAX_ITEM_BYTES: env.int(4 * 1024 * 1024, 0),
   EDGE_SAFETY_MAX_REQUEST_BYTES: env.int(8 * 1024 * 1024, 0),
   /**
-   * Bodies (HTTP bodies, Classify calls' text) from this many bytes take turns for their CPU
-   * stages (JSON parse, validation, Classify encoding): one such stage at a time in the process,
-   * tenants round robin, the event loop turning between two, so small requests never wait behind
-   * several large ones in a row (issue 17). 0: no turns.
+   * Bodies (HTTP bodies, WebSocket/gRPC events, Classify calls' text) from this many bytes are
+   * decoded and parsed on the render threads, and take turns for their CPU stages on the event loop
+   * (validation, Classify encoding): one such stage at a time in the process, tenants round robin,
+   * the event loop turning between two, so small requests never wait behind several large ones in
+   * a row (issue 17). 0: parsed in place, no turns.
    */
   EDGE_LARGE_BODY_BYTES: env.int(256 * 1024, 0),
   /**
