@@ -208,8 +208,8 @@ export class HttpApi {
 
 /**
  * Parses and validates a body, timed as the turn's validate stage (neither the body's arrival nor
- * its wait for a turn counts). A large body's parse and validation are two stages that take turns
- * with other large bodies' (LargeBodyGate): the event loop turns between them.
+ * its wait for a turn counts). A large body is parsed on a thread (its bytes handed over: detached
+ * here) and its validation takes a turn with other large bodies' stages (LargeBodyGate).
  */
 async function parseRequest(
   deps: TurnDeps,
@@ -217,6 +217,7 @@ async function parseRequest(
   bytes: Buffer,
 ): Promise<{ body: ReturnType<typeof validateRequest>; validateMs: number }> {
   let validateMs = 0;
+  const size = bytes.length;
   const stage = <T>(work: () => T): Promise<T> => {
     const timed = () => {
       const start = performance.now();
@@ -226,9 +227,9 @@ async function parseRequest(
         validateMs += performance.now() - start;
       }
     };
-    return deps.largeBodies ? deps.largeBodies.run(tenant, bytes.length, timed) : Promise.resolve(timed());
+    return deps.largeBodies ? deps.largeBodies.run(tenant, size, timed) : Promise.resolve(timed());
   };
-  await deps.largeBodies?.admit(tenant, bytes.length);
+  await deps.largeBodies?.admit(tenant, size);
   const json = await parseBody(deps.largeBodies, tenant, bytes, stage, (ms) => (validateMs += ms));
   const body = await stage(() => validateRequest(json, (deps.limits ?? DEFAULT_EDGE_LIMITS).request));
   return { body, validateMs };

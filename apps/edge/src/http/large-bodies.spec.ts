@@ -40,7 +40,7 @@ describe('large HTTP bodies take turns (issue 17)', () => {
     return { status: res.status, json: (await res.json()) as any };
   };
 
-  it('decodes, parses and validates a large body in three turns, then encodes its Classify call in one, while a small request takes none', async () => {
+  it("decodes, parses and validates a large body in three turns, then checks its Classify call against safety's bounds and encodes it in two, while a small request takes none", async () => {
     const text = 'word '.repeat(20_000); // 100,000 characters
     const large = JSON.stringify({ model: 'fake-model', input: text, max_output_tokens: 16 });
     const [hostile, neighbour] = await Promise.all([
@@ -49,7 +49,7 @@ describe('large HTTP bodies take turns (issue 17)', () => {
     ]);
     expect(hostile.status).toBe(200);
     expect(neighbour.status).toBe(200);
-    expect(gate.turns.map((t) => t.tenant)).toEqual(['hostile', 'hostile', 'hostile', 'hostile']);
+    expect(gate.turns.map((t) => t.tenant)).toEqual(['hostile', 'hostile', 'hostile', 'hostile', 'hostile']);
     expect(gate.turns.slice(0, 3).every((t) => t.bytes === Buffer.byteLength(large))).toBe(true);
     expect(gate.queued).toBe(0);
   });
@@ -98,7 +98,7 @@ describe('large HTTP bodies parsed off the event loop', () => {
     return { status: res.status, json: (await res.json()) as any };
   };
 
-  it('hands a large body to the parser and takes turns only to validate it and encode its Classify call; a small one is parsed here', async () => {
+  it('hands a large body to the parser and takes turns only to validate it, and to check and encode its Classify call; a small one is parsed here', async () => {
     const large = JSON.stringify({ model: 'fake-model', input: 'word '.repeat(20_000), max_output_tokens: 16 });
     const bad = '{"model":"fake-model","input":"' + 'x'.repeat(200_000);
     const [ok, invalid, small] = await Promise.all([
@@ -111,6 +111,6 @@ describe('large HTTP bodies parsed off the event loop', () => {
     expect(invalid).toMatchObject({ status: 400, json: { error: { code: 'invalid_json' } } });
     expect(small.status).toBe(200);
     expect(parsed.map((p) => p.bytes).sort()).toEqual([Buffer.byteLength(bad), Buffer.byteLength(large)].sort());
-    expect(gate.turns).toHaveLength(2); // the large body's validation and Classify encoding; no decode or parse turn
+    expect(gate.turns).toHaveLength(3); // validation, the Classify call's check and its encoding; no decode or parse turn
   });
 });

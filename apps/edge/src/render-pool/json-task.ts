@@ -24,10 +24,17 @@ export function runJsonTask(task: JsonTask): ParsedJson {
   }
 }
 
-/** A task carrying a copy of `bytes` in a buffer of its own, and that buffer to transfer. */
+/**
+ * A task carrying `bytes`, and the buffer to transfer with it. Bytes that fill an ArrayBuffer of
+ * their own (a body read into place, a WebSocket message) travel in it, detached from the caller,
+ * who hands them over; a view into a larger buffer (a gRPC message, Node's pool) travels as a copy.
+ * Copying 23 MB into fresh memory held the event loop for ~90 ms here.
+ */
 export function jsonTaskOf(bytes: Uint8Array): { task: JsonTask; transferList: ArrayBuffer[] } {
-  // A copy: the caller's bytes may be a view into a buffer that is not ours to detach (a gRPC message, Node's pool).
-  const json = new Uint8Array(bytes.byteLength);
+  const { buffer } = bytes;
+  if (buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength)
+    return { task: { json: new Uint8Array(buffer) }, transferList: [buffer] };
+  const json = Buffer.allocUnsafeSlow(bytes.byteLength); // every byte is written next
   json.set(bytes);
   return { task: { json }, transferList: [json.buffer] };
 }

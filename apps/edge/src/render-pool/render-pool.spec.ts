@@ -60,6 +60,14 @@ describe('createRenderPool', () => {
     expect(parsed.ok && Object.keys(parsed.value as object)).toEqual(['__proto__', 'a']);
     expect(parsed.ok && (parsed.value as { polluted?: number }).polluted).toBeUndefined();
     expect(view.toString()).toBe(backing.toString().trim());
+    // Bytes that fill a buffer of their own are handed over: detached, not copied.
+    const own = Buffer.from(new TextEncoder().encode(JSON.stringify({ big: 'x'.repeat(300_000) })).buffer);
+    expect(own.byteOffset === 0 && own.byteLength === own.buffer.byteLength).toBe(true);
+    await expect(pool.parseJson(own, { tenant: 't' })).resolves.toEqual({
+      ok: true,
+      value: { big: 'x'.repeat(300_000) },
+    });
+    expect(own.buffer.byteLength).toBe(0);
     for (const bad of ['{', '', '{"a":1}x', '\uFEFF{}'])
       await expect(pool.parseJson(Buffer.from(bad), { tenant: 't' })).resolves.toEqual({ ok: false });
     await expect(pool.parseJson(Buffer.from([0x22, 0xff, 0x22]), { tenant: 't' })).resolves.toEqual({

@@ -59,8 +59,9 @@ export interface RenderPool {
    */
   render(task: RenderTask, options: { tenant: string; signal?: AbortSignal }): Promise<RenderTaskResult>;
   /**
-   * Decodes and parses a JSON body (UTF-8 `bytes`, copied) on a thread, paced and bounded as a
-   * rendering is; bytes that are not JSON resolve `{ ok: false }`.
+   * Decodes and parses a JSON body (UTF-8 `bytes`, handed over: detached when they fill a buffer of
+   * their own, else copied) on a thread, paced and bounded as a rendering is; bytes that are not
+   * JSON resolve `{ ok: false }`.
    */
   parseJson(bytes: Uint8Array, options: { tenant: string; signal?: AbortSignal }): Promise<ParsedJson>;
   /**

@@ -129,7 +129,7 @@ export class Connection {
     }
   }
 
-  /** Handles one client event (a text frame's payload; `bytes` its size when known). Never throws. */
+  /** Handles one client event (a text frame's payload, handed over; `bytes` its size when known). Never throws. */
   receive(message: string | Buffer, bytes?: number): void {
     this.session.receive(message, bytes);
   }

@@ -61,7 +61,10 @@ export class ResponsesSession {
     });
   }
 
-  /** Handles one client message (a text frame's payload, UTF-8 or decoded; `bytes` its size). Never throws. */
+  /**
+   * Handles one client message (a text frame's payload, UTF-8 or decoded; `bytes` its size). Never
+   * throws. A Buffer is handed over: a large one's bytes may move to a render thread (detached here).
+   */
   receive(message: string | Buffer, bytes?: number): void {
     if (this.closed) return;
     // Held from here until the turn ends: refused before it is decoded when over a byte bound.

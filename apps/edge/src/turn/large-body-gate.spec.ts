@@ -91,7 +91,7 @@ describe('LargeBodyGate', () => {
 
   it("answers a parse that waited past the pool's budget 429, and passes the pool's other failures on", async () => {
     const late = new LargeBodyGate(BIG, undefined, () => Promise.reject(new RenderDeadlineError(2_000)));
-    const err = await late.parse('t', Buffer.alloc(BIG)).catch((e: unknown) => e);
+    const err = await late.parse('t', Buffer.alloc(BIG))!.catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect(err).toMatchObject({ status: 429, code: 'rate_limit_exceeded' });
     expect((err as ApiError).message).toMatch(/EDGE_RENDER_TIMEOUT_MS/);

@@ -5,7 +5,7 @@ import type { EdgeConfig } from '../config';
 import type { ParsedJson } from '../render-pool/json-task';
 import type { RenderPool } from '../render-pool/render-pool';
 
-/** Parses a tenant's JSON body off the event loop (the render pool's threads). */
+/** Parses a tenant's JSON body off the event loop (the render pool's threads); the bytes are handed over. */
 export type JsonParser = (tenant: string, bytes: Uint8Array) => Promise<ParsedJson>;
 
 /**
@@ -41,8 +41,9 @@ export class LargeBodyGate {
   ) {}
 
   /**
-   * Parses a large body on a thread: undefined when the body is small or there is no parser (the
-   * caller parses in place). Rejects with a 429 when the tenant's share of the threads kept the
+   * Parses a large body on a thread, its bytes handed over (the caller must not read them after:
+   * they may be detached): undefined when the body is small or there is no parser (the caller
+   * parses in place). Rejects with a 429 when the tenant's share of the threads kept the
    * parse waiting past its budget; other pool failures as the pool reports them.
    */
   parse(tenant: string, bytes: Uint8Array): Promise<ParsedJson> | undefined {

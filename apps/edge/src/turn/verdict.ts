@@ -62,18 +62,15 @@ export class Verdict {
  */
 async function classify(deps: TurnDeps, req: TurnRequest, input: TurnInput, model: string): Promise<SafetyResult> {
   const prev = req.previous;
-  const request = (from: number, state: Buffer) => ({
-    state,
-    items: checkedScans(deps, scansFrom(input, from), from),
-    tenant: req.principal.tenant,
-    model,
-  });
-  const send = (r: safetyV1.ClassifyRequest) => gatedClassify(deps, r, req.signal);
+  const send = (from: number, state: Buffer) => {
+    const r = { state, items: scansFrom(input, from), tenant: req.principal.tenant, model };
+    return gatedClassify(deps, r, from, req.signal);
+  };
   // The items' request leaves first: checking the header against the carried one is work of its own.
-  const items = send(request(prev ? prev.safetyItems : 0, prev ? prev.safetyState : EMPTY)).catch((err: unknown) => {
+  const items = send(prev ? prev.safetyItems : 0, prev ? prev.safetyState : EMPTY).catch((err: unknown) => {
     if (!DomainError.is(err, ErrorCode.invalidSafetyState)) failureOf('safety')(err);
     // The state was minted under another secret, rule set or policy: classify the whole conversation again.
-    return send(request(0, EMPTY)).catch(failureOf('safety'));
+    return send(0, EMPTY).catch(failureOf('safety'));
   });
   const header = classifyHeader(deps, req, input, model);
   header.catch(() => undefined); // awaited below, after the items' verdict
@@ -91,29 +88,30 @@ async function classify(deps: TurnDeps, req: TurnRequest, input: TurnInput, mode
 const EMPTY = Buffer.alloc(0);
 
 /**
- * A Classify call whose encoding (synchronous, in the call's start) takes its turn with the other
- * large bodies' CPU stages when its text is large (see LargeBodyGate).
+ * A Classify call (its items from conversation index `firstIndex`), refused as safety would refuse
+ * it (`safety_item_too_large`, `safety_request_too_large`) before it is encoded: writing megabytes
+ * of text to protobuf stalls the event loop (issue 17). When its text is large, the check and the
+ * encoding (synchronous, in the call's start) are two stages that take turns with the other large
+ * bodies' (see LargeBodyGate): measuring a text joined from parts flattens it, a copy into fresh
+ * memory as costly as the encoding (~3 ms per MB on these VMs).
  */
 async function gatedClassify(
   deps: TurnDeps,
   request: safetyV1.ClassifyRequest,
+  firstIndex: number,
   signal?: AbortSignal,
 ): Promise<safetyV1.ClassifyResponse> {
+  const bounds = (deps.limits ?? DEFAULT_EDGE_LIMITS).scan;
+  const check = () => bounds && checkScanBounds(request.items, firstIndex, bounds);
   const gate = deps.largeBodies;
-  if (!gate) return deps.backends.classify(request, signal);
+  if (!gate) {
+    check();
+    return deps.backends.classify(request, signal);
+  }
   let chars = 0;
   for (const item of request.items) chars += item.text.length;
+  await gate.run(request.tenant, chars, check);
   return gate.run(request.tenant, chars, () => deps.backends.classify(request, signal));
-}
-
-/**
- * `items`, refused as safety would refuse them (`safety_item_too_large`, `safety_request_too_large`)
- * before they are encoded: writing megabytes of text to protobuf stalls the event loop (issue 17).
- */
-function checkedScans(deps: TurnDeps, items: safetyV1.SafetyItem[], firstIndex: number): safetyV1.SafetyItem[] {
-  const bounds = (deps.limits ?? DEFAULT_EDGE_LIMITS).scan;
-  if (bounds) checkScanBounds(items, firstIndex, bounds);
-  return items;
 }
 
 /**
@@ -147,12 +145,14 @@ async function classifyHeader(
   const carried = previous?.headerVerdict;
   if (carried && input.sameHeader && carried.model === model && previous?.tenant === req.principal.tenant)
     return carried;
-  const items = checkedScans(deps, headerSafetyItems(body), 0);
+  const items = headerSafetyItems(body);
+  const bounds = (deps.limits ?? DEFAULT_EDGE_LIMITS).scan;
+  if (bounds) checkScanBounds(items, 0, bounds); // before the items are hashed for the cache's key
   if (items.length === 0) return { model, noticed: [] };
   const { tenant } = req.principal;
   const key = HeaderVerdicts.key(tenant, model, items);
   const res = await deps.headerVerdicts
-    .get(key, () => gatedClassify(deps, { state: EMPTY, items, tenant, model }))
+    .get(key, () => gatedClassify(deps, { state: EMPTY, items, tenant, model }, 0))
     .catch(failureOf('safety'));
   if (res.verdict === safetyV1.Verdict.VERDICT_BLOCK) throw blockedError(res, (i) => headerItemName(items, i));
   return { model, noticed: noticed(res, 'header') };
