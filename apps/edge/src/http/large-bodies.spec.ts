@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { ApiKeyAuth } from '../auth';
 import { LargeBodyGate } from '../turn/large-body-gate';
 import { fakeDeps } from '../testing/fake-deps';
+import { inPlaceJsonParser } from '../testing/in-place-json-parser';
 import { HttpApi } from './http-api';
 
 /** A gate that records which stages took turns. */
@@ -68,14 +69,7 @@ describe('large HTTP bodies parsed off the event loop', () => {
   let server: Server;
   let base: string;
   const parsed: { tenant: string; bytes: number }[] = [];
-  const gate = new RecordingGate(64 * 1024, undefined, async (tenant, bytes) => {
-    parsed.push({ tenant, bytes: bytes.byteLength });
-    try {
-      return { ok: true, value: JSON.parse(Buffer.from(bytes).toString()) };
-    } catch {
-      return { ok: false };
-    }
-  });
+  const gate = new RecordingGate(64 * 1024, undefined, inPlaceJsonParser(parsed));
   const { deps } = fakeDeps();
   deps.largeBodies = gate;
 
@@ -98,7 +92,7 @@ describe('large HTTP bodies parsed off the event loop', () => {
     return { status: res.status, json: (await res.json()) as any };
   };
 
-  it('hands a large body to the parser and takes turns only to validate it, and to check and encode its Classify call; a small one is parsed here', async () => {
+  it('hands a large body to the parser and takes turns only to read its value back, validate it, and check and encode its Classify call; a small one is parsed here', async () => {
     const large = JSON.stringify({ model: 'fake-model', input: 'word '.repeat(20_000), max_output_tokens: 16 });
     const bad = '{"model":"fake-model","input":"' + 'x'.repeat(200_000);
     const [ok, invalid, small] = await Promise.all([
@@ -111,6 +105,7 @@ describe('large HTTP bodies parsed off the event loop', () => {
     expect(invalid).toMatchObject({ status: 400, json: { error: { code: 'invalid_json' } } });
     expect(small.status).toBe(200);
     expect(parsed.map((p) => p.bytes).sort()).toEqual([Buffer.byteLength(bad), Buffer.byteLength(large)].sort());
-    expect(gate.turns).toHaveLength(3); // validation, the Classify call's check and its encoding; no decode or parse turn
+    // Reading the value back, validation, the Classify call's check and its encoding; no decode or parse turn.
+    expect(gate.turns).toHaveLength(4);
   });
 });

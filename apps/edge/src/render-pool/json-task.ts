@@ -1,7 +1,11 @@
+import { deserialize, serialize } from 'node:v8';
+
 /**
  * A JSON body parsed on one of the edge's threads (issue 17): decoding and parsing megabytes took
- * 7–45 ms of the event loop per 4 MB here (CJK decodes slowest), where the parsed value's structured
- * clone back costs 2–9 ms. The bytes travel in a transferred buffer of their own.
+ * 7–45 ms of the event loop per 4 MB here (CJK decodes slowest), where reading the parsed value
+ * back (V8's serialization, what structured clone uses) costs 2–9 ms. The bytes travel in a
+ * transferred buffer of their own, and the value comes back serialized, also transferred, so the
+ * event loop reads it when the caller chooses (a turn of LargeBodyGate), not when the reply lands.
  */
 export interface JsonTask {
   json: Uint8Array;
@@ -10,18 +14,36 @@ export interface JsonTask {
 /** The parsed value, or `ok: false` for bytes that are not JSON (answered `invalid_json` by the caller). */
 export type ParsedJson = { ok: true; value: unknown } | { ok: false };
 
+/** A {@link ParsedJson} as a thread sends it back: the value in V8's serialization. */
+export type SerializedJson = { ok: true; serialized: Uint8Array } | { ok: false };
+
 export function isJsonTask(task: object): task is JsonTask {
   return 'json' in task;
 }
 
 /** Parses a task's UTF-8 bytes as the event loop would (`Buffer#toString('utf8')`, then `JSON.parse`). */
-export function runJsonTask(task: JsonTask): ParsedJson {
+export function runJsonTask(task: JsonTask): SerializedJson {
   const { buffer, byteOffset, byteLength } = task.json;
+  let value: unknown;
   try {
-    return { ok: true, value: JSON.parse(Buffer.from(buffer, byteOffset, byteLength).toString('utf8')) };
+    value = JSON.parse(Buffer.from(buffer, byteOffset, byteLength).toString('utf8'));
   } catch {
     return { ok: false };
   }
+  return { ok: true, serialized: serialize(value) };
+}
+
+/** The buffers a task's reply transfers rather than copies. */
+export function jsonReplyTransfer(result: unknown): ArrayBuffer[] {
+  const serialized = (result as { serialized?: unknown }).serialized;
+  if (!(serialized instanceof Uint8Array) || !(serialized.buffer instanceof ArrayBuffer)) return [];
+  const whole = serialized.byteOffset === 0 && serialized.byteLength === serialized.buffer.byteLength;
+  return whole ? [serialized.buffer] : []; // a view into a larger buffer is copied, never detached
+}
+
+/** The value a thread parsed (synchronous, in proportion to its size). */
+export function deserializeJson(result: SerializedJson): ParsedJson {
+  return result.ok ? { ok: true, value: deserialize(result.serialized) } : result;
 }
 
 /**

@@ -9,6 +9,7 @@ import {
 import fc from 'fast-check';
 import { Registry } from '@fastloop/service-kit';
 import { describeWhenAvailable, testModel } from '@fastloop/test-kit';
+import { deserializeJson } from './json-task';
 import { createRenderPool, type RenderPool, type RenderPoolOptions } from './render-pool';
 
 const PROFILE = 'harmony-o200k';
@@ -46,7 +47,7 @@ describe('createRenderPool', () => {
     await fc.assert(
       fc.asyncProperty(fc.jsonValue(), async (value) => {
         const text = JSON.stringify(value);
-        const parsed = await pool.parseJson(Buffer.from(text), { tenant: 't' });
+        const parsed = deserializeJson(await pool.parseJson(Buffer.from(text), { tenant: 't' }));
         // toEqual: the value is built in Node's realm, not the test's (toStrictEqual compares constructors).
         expect(parsed).toEqual({ ok: true, value: JSON.parse(text) });
       }),
@@ -56,21 +57,21 @@ describe('createRenderPool', () => {
     // larger buffer) are copied, not detached.
     const backing = Buffer.from(' {"__proto__":{"polluted":1},"a":"日本語 🦀"} ');
     const view = backing.subarray(1, backing.length - 1);
-    const parsed = await pool.parseJson(view, { tenant: 't' });
+    const parsed = deserializeJson(await pool.parseJson(view, { tenant: 't' }));
     expect(parsed.ok && Object.keys(parsed.value as object)).toEqual(['__proto__', 'a']);
     expect(parsed.ok && (parsed.value as { polluted?: number }).polluted).toBeUndefined();
     expect(view.toString()).toBe(backing.toString().trim());
     // Bytes that fill a buffer of their own are handed over: detached, not copied.
     const own = Buffer.from(new TextEncoder().encode(JSON.stringify({ big: 'x'.repeat(300_000) })).buffer);
     expect(own.byteOffset === 0 && own.byteLength === own.buffer.byteLength).toBe(true);
-    await expect(pool.parseJson(own, { tenant: 't' })).resolves.toEqual({
+    expect(deserializeJson(await pool.parseJson(own, { tenant: 't' }))).toEqual({
       ok: true,
       value: { big: 'x'.repeat(300_000) },
     });
     expect(own.buffer.byteLength).toBe(0);
     for (const bad of ['{', '', '{"a":1}x', '\uFEFF{}'])
       await expect(pool.parseJson(Buffer.from(bad), { tenant: 't' })).resolves.toEqual({ ok: false });
-    await expect(pool.parseJson(Buffer.from([0x22, 0xff, 0x22]), { tenant: 't' })).resolves.toEqual({
+    expect(deserializeJson(await pool.parseJson(Buffer.from([0x22, 0xff, 0x22]), { tenant: 't' }))).toEqual({
       ok: true,
       value: '\uFFFD', // invalid UTF-8 decodes as Buffer#toString does, to the replacement character
     });

@@ -17,7 +17,7 @@ import {
   type Pace,
   type Registry,
 } from '@fastloop/service-kit';
-import { jsonTaskOf, type JsonTask, type ParsedJson } from './json-task';
+import { jsonTaskOf, type JsonTask, type SerializedJson } from './json-task';
 
 /** Options of {@link createRenderPool}. */
 export interface RenderPoolOptions {
@@ -60,10 +60,10 @@ export interface RenderPool {
   render(task: RenderTask, options: { tenant: string; signal?: AbortSignal }): Promise<RenderTaskResult>;
   /**
    * Decodes and parses a JSON body (UTF-8 `bytes`, handed over: detached when they fill a buffer of
-   * their own, else copied) on a thread, paced and bounded as a rendering is; bytes that are not
-   * JSON resolve `{ ok: false }`.
+   * their own, else copied) on a thread, paced and bounded as a rendering is; the value comes back
+   * serialized (read it with `deserializeJson`), and bytes that are not JSON resolve `{ ok: false }`.
    */
-  parseJson(bytes: Uint8Array, options: { tenant: string; signal?: AbortSignal }): Promise<ParsedJson>;
+  parseJson(bytes: Uint8Array, options: { tenant: string; signal?: AbortSignal }): Promise<SerializedJson>;
   /**
    * Loads `profileIds` on every thread (a thread starts by building the built-in vocabularies;
    * a GGUF profile loads node-llama-cpp and its file): the edge awaits it before it reports ready,
@@ -81,7 +81,7 @@ export interface RenderPool {
 export function createRenderPool(options: RenderPoolOptions = {}): RenderPool {
   const timeoutMs = options.timeoutMs ?? 2_000;
   const pacer = new KeyedPacer(options.pace ?? { perSecond: 0, burst: 0 });
-  const pool = new WorkerPool<RenderTask | JsonTask, RenderTaskResult | ParsedJson>({
+  const pool = new WorkerPool<RenderTask | JsonTask, RenderTaskResult | SerializedJson>({
     filename: options.filename ?? defaultWorkerFile(),
     size: options.size,
     shares: options.shares,
@@ -122,7 +122,7 @@ export function createRenderPool(options: RenderPoolOptions = {}): RenderPool {
     render: (task, options) => paced<RenderTaskResult>(task, options),
     parseJson(bytes, options) {
       const { task, transferList } = jsonTaskOf(bytes);
-      return paced<ParsedJson>(task, options, transferList);
+      return paced<SerializedJson>(task, options, transferList);
     },
     async warm(profileIds) {
       // One task per thread and profile, under keys of their own: a key may not hold every thread.

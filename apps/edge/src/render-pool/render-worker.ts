@@ -7,11 +7,12 @@ import {
   type RenderTaskResult,
 } from '@fastloop/model-profiles';
 import { serveWorkerTasks } from '@fastloop/service-kit';
-import { isJsonTask, runJsonTask, type JsonTask, type ParsedJson } from './json-task';
+import { isJsonTask, jsonReplyTransfer, runJsonTask, type JsonTask, type SerializedJson } from './json-task';
 
 // Vocabulary tables are per thread: build them before the first task needs them.
 for (const id of listProfileIds()) getProfile(id).warmUp();
 
-serveWorkerTasks<RenderTask | JsonTask, RenderTaskResult | ParsedJson>((task, { deadline }) =>
-  isJsonTask(task) ? runJsonTask(task) : runRenderTask(task, deadline),
+serveWorkerTasks<RenderTask | JsonTask, RenderTaskResult | SerializedJson>(
+  (task, { deadline }) => (isJsonTask(task) ? runJsonTask(task) : runRenderTask(task, deadline)),
+  jsonReplyTransfer,
 );

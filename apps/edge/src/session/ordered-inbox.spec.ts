@@ -3,6 +3,7 @@ import { ApiError } from '@fastloop/protocol';
 import { LargeBodyGate } from '../turn/large-body-gate';
 import { KeyedPacer } from '@fastloop/service-kit';
 import { fakeDeps } from '../testing/fake-deps';
+import { inPlaceJsonParser } from '../testing/in-place-json-parser';
 import { OrderedInbox } from './ordered-inbox';
 import { ResponsesSession } from './responses-session';
 import { ConnectionStateCache, StateCacheBudget } from './state-cache';
@@ -202,15 +203,8 @@ describe('ResponsesSession with large messages taking turns', () => {
 
   it("parses a large frame with the gate's parser, validates it here, and answers bad JSON invalid_json", async () => {
     const { deps, backends } = fakeDeps();
-    const parsed: number[] = [];
-    deps.largeBodies = new LargeBodyGate(BIG, undefined, async (_tenant, bytes) => {
-      parsed.push(bytes.byteLength);
-      try {
-        return { ok: true, value: JSON.parse(Buffer.from(bytes).toString()) };
-      } catch {
-        return { ok: false };
-      }
-    });
+    const parsed: { tenant: string; bytes: number }[] = [];
+    deps.largeBodies = new LargeBodyGate(BIG, undefined, inPlaceJsonParser(parsed));
     const events: any[] = [];
     const session = new ResponsesSession({
       deps,
@@ -233,7 +227,7 @@ describe('ResponsesSession with large messages taking turns', () => {
     session.receive(Buffer.from('{'), 1);
     await session.whenIdle();
     session.close();
-    expect(parsed).toEqual([large.length, bad.length]); // the oversized frame is refused unparsed, the small one parsed here
+    expect(parsed.map((p) => p.bytes)).toEqual([large.length, bad.length]); // the oversized frame is refused unparsed, the small one parsed here
     expect(events.filter((e) => e.type === 'response.completed')).toHaveLength(1);
     expect(backends.classifyCalls.some((c) => c.items.some((i) => i.text === 'b'.repeat(2 * BIG)))).toBe(true);
     const errors = events.filter((e) => e.type === 'error').map((e) => e.error.code);

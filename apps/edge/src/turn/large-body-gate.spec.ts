@@ -1,7 +1,8 @@
 import { RenderDeadlineError } from '@fastloop/model-profiles';
 import { ApiError } from '@fastloop/protocol';
 import { DomainError, ErrorCode, KeyedPacer } from '@fastloop/service-kit';
-import { LargeBodyGate, type JsonParser } from './large-body-gate';
+import { inPlaceJsonParser } from '../testing/in-place-json-parser';
+import { LargeBodyGate } from './large-body-gate';
 
 const BIG = 1_000;
 
@@ -74,10 +75,7 @@ describe('LargeBodyGate', () => {
 
   it('parses a large body with its parser, and leaves a small one, or any without a parser, to the caller', async () => {
     const seen: { tenant: string; bytes: number }[] = [];
-    const parser: JsonParser = async (tenant, bytes) => {
-      seen.push({ tenant, bytes: bytes.byteLength });
-      return { ok: true, value: JSON.parse(Buffer.from(bytes).toString()) };
-    };
+    const parser = inPlaceJsonParser(seen);
     const gate = new LargeBodyGate(BIG, undefined, parser);
     const large = Buffer.from(JSON.stringify({ a: 'x'.repeat(BIG) }));
     expect(gate.parsesOffThread(large.length)).toBe(true);
@@ -98,5 +96,20 @@ describe('LargeBodyGate', () => {
     const crashed = new DomainError(ErrorCode.workerCrashed, 'thread died');
     const failing = new LargeBodyGate(BIG, undefined, () => Promise.reject(crashed));
     await expect(failing.parse('t', Buffer.alloc(BIG))).rejects.toBe(crashed);
+  });
+
+  it('reads a parsed value back as a stage that takes its turn with the others', async () => {
+    const gate = new LargeBodyGate(BIG, undefined, inPlaceJsonParser());
+    const order: string[] = [];
+    const first = gate.run('other', BIG, () => order.push('other'));
+    const parsed = gate.parse('t', Buffer.from(JSON.stringify({ a: 'x'.repeat(BIG) })))!.then((p) => {
+      order.push('parsed');
+      return p;
+    });
+    const second = gate.run('other', BIG, () => order.push('other again'));
+    await Promise.all([first, second]);
+    await expect(parsed).resolves.toEqual({ ok: true, value: { a: 'x'.repeat(BIG) } });
+    // Read back at once, the value would have come before the stage queued ahead of it.
+    expect(order).toEqual(['other', 'other again', 'parsed']);
   });
 });

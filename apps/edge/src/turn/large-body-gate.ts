@@ -2,11 +2,14 @@ import { RenderDeadlineError } from '@fastloop/model-profiles';
 import { ApiErrors } from '@fastloop/protocol';
 import { KeyedPacer } from '@fastloop/service-kit';
 import type { EdgeConfig } from '../config';
-import type { ParsedJson } from '../render-pool/json-task';
+import { deserializeJson, type ParsedJson, type SerializedJson } from '../render-pool/json-task';
 import type { RenderPool } from '../render-pool/render-pool';
 
-/** Parses a tenant's JSON body off the event loop (the render pool's threads); the bytes are handed over. */
-export type JsonParser = (tenant: string, bytes: Uint8Array) => Promise<ParsedJson>;
+/**
+ * Parses a tenant's JSON body off the event loop (the render pool's threads); the bytes are handed
+ * over, the value comes back serialized.
+ */
+export type JsonParser = (tenant: string, bytes: Uint8Array) => Promise<SerializedJson>;
 
 /**
  * Takes turns for the CPU stages of large request bodies (issue 17): JSON.parse of megabytes, the
@@ -21,7 +24,7 @@ export type JsonParser = (tenant: string, bytes: Uint8Array) => Promise<ParsedJs
  * A stage under `minBytes` runs at once: small requests never wait here. Large bodies are also
  * paced per tenant (`admit`), which bounds the share of the cores one tenant's bodies take. With a
  * `parser`, a large body is decoded and parsed on a thread instead (`parse`): the event loop then
- * only receives the parsed value, and takes turns for its validation.
+ * only reads the parsed value back and validates it, each a stage that takes its turn.
  */
 export class LargeBodyGate {
   /** True from a large stage's start until the event loop has turned after it. */
@@ -47,14 +50,19 @@ export class LargeBodyGate {
    * parse waiting past its budget; other pool failures as the pool reports them.
    */
   parse(tenant: string, bytes: Uint8Array): Promise<ParsedJson> | undefined {
-    if (!this.parser || !this.isLarge(bytes.byteLength)) return undefined;
-    return this.parser(tenant, bytes).catch((err: unknown) => {
-      if (!(err instanceof RenderDeadlineError)) throw err;
-      throw ApiErrors.rateLimited(
-        1,
-        "Parsing this request waited longer than the edge allows (EDGE_RENDER_TIMEOUT_MS): this tenant's large requests are over their share of the edge's threads; retry shortly.",
-      );
-    });
+    const size = bytes.byteLength;
+    if (!this.parser || !this.isLarge(size)) return undefined;
+    return this.parser(tenant, bytes).then(
+      // Reading the value back is synchronous work in proportion to the body: a stage of its own.
+      (serialized) => (serialized.ok ? this.run(tenant, size, () => deserializeJson(serialized)) : serialized),
+      (err: unknown) => {
+        if (!(err instanceof RenderDeadlineError)) throw err;
+        throw ApiErrors.rateLimited(
+          1,
+          "Parsing this request waited longer than the edge allows (EDGE_RENDER_TIMEOUT_MS): this tenant's large requests are over their share of the edge's threads; retry shortly.",
+        );
+      },
+    );
   }
 
   /** Whether a large body of `bytes` is parsed off the event loop. */

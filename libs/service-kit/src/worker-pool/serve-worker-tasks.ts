@@ -13,9 +13,13 @@ export interface TaskContext {
 /**
  * Serves a WorkerPool's tasks on this worker thread, one at a time: `handler` gets each payload
  * and its result (or thrown error, with its `code`) goes back to the pool. Call once at the top of
- * the worker script.
+ * the worker script. `transfer` names buffers of a result to move rather than copy (a large result's
+ * bytes): they are detached here once sent.
  */
-export function serveWorkerTasks<Req, Res>(handler: (payload: Req, context: TaskContext) => Res | Promise<Res>): void {
+export function serveWorkerTasks<Req, Res>(
+  handler: (payload: Req, context: TaskContext) => Res | Promise<Res>,
+  transfer?: (result: Res) => ArrayBuffer[],
+): void {
   const port = parentPort;
   if (!port) throw new Error('serveWorkerTasks runs in a worker thread');
   port.on('message', (message: TaskMessage) => {
@@ -30,7 +34,7 @@ export function serveWorkerTasks<Req, Res>(handler: (payload: Req, context: Task
     } catch (err) {
       reply = Promise.resolve({ id: message.id, ok: false, error: failureOf(err) });
     }
-    void reply.then((r) => port.postMessage(r));
+    void reply.then((r) => port.postMessage(r, r.ok && transfer ? transfer(r.result as Res) : undefined));
   });
 }
 
