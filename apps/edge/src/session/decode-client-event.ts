@@ -9,6 +9,9 @@ import {
 } from '@fastloop/protocol';
 import type { ParsedJson } from '../render-pool/json-task';
 
+/** A client message as decoding takes it: a text frame's payload, or its JSON parsed off the event loop. */
+export type ClientMessage = string | ParsedJson;
+
 /**
  * Decodes one client message (a text frame's payload, or its JSON already parsed off the event
  * loop; `bytes` its size when known; `tools` the connection's last validated tools, reused when
@@ -16,7 +19,7 @@ import type { ParsedJson } from '../render-pool/json-task';
  * valid), so a lane's error reaches its lane.
  */
 export function decodeClientEvent(
-  message: string | ParsedJson,
+  message: ClientMessage,
   options: { maxPayloadBytes?: number; limits: RequestLimits; bytes?: number; tools?: { last?: ValidatedTools } },
 ): ClientEvent | { error: ApiError; streamId?: string; steer?: { previous_response_id: string; input: unknown } } {
   const limit = options.maxPayloadBytes;

@@ -4,9 +4,8 @@ import { LargeBodyGate } from '../turn/large-body-gate';
 import { KeyedPacer } from '@fastloop/service-kit';
 import { fakeDeps } from '../testing/fake-deps';
 import { inPlaceJsonParser } from '../testing/in-place-json-parser';
+import { openWsSession } from '../testing/ws-session';
 import { OrderedInbox } from './ordered-inbox';
-import { ResponsesSession } from './responses-session';
-import { ConnectionStateCache, StateCacheBudget } from './state-cache';
 
 const BIG = 1_000;
 const logger = pino({ level: 'silent' });
@@ -16,6 +15,26 @@ const on = (
     throw new Error(`no handler should fail here: ${err.message}`);
   },
 ) => ({ drained, failed, logger });
+
+/** Tenant `t`'s inbox on a gate of its own, recording the errors it reports; `done` once nothing waits. */
+function reportingInbox() {
+  const gate = new LargeBodyGate(BIG);
+  const errors: ApiError[] = [];
+  const { drained, done } = drainSignal();
+  const inbox = new OrderedInbox(
+    gate,
+    't',
+    on(drained, (err) => void errors.push(err)),
+  );
+  return { gate, inbox, errors, done };
+}
+
+/** A promise resolved when `drained` is called (the inbox's signal that nothing waits). */
+function drainSignal(): { drained: () => void; done: Promise<void> } {
+  let drained!: () => void;
+  const done = new Promise<void>((r) => (drained = r));
+  return { drained, done };
+}
 
 describe('OrderedInbox', () => {
   it('handles messages at once without a gate, whatever their size', () => {
@@ -31,15 +50,8 @@ describe('OrderedInbox', () => {
   });
 
   it('keeps arrival order: a small message waits behind a large one that waits for its turn', async () => {
-    const gate = new LargeBodyGate(BIG);
+    const { gate, inbox, errors, done } = reportingInbox();
     const order: string[] = [];
-    let drained!: () => void;
-    const done = new Promise<void>((r) => (drained = r));
-    const inbox = new OrderedInbox(
-      gate,
-      't',
-      on(() => drained()),
-    );
     void gate.run('other', BIG, () => order.push('other tenant'));
     inbox.submit(BIG, () => order.push('large'));
     inbox.submit(1, () => order.push('small'));
@@ -47,6 +59,7 @@ describe('OrderedInbox', () => {
     expect(order).toEqual(['other tenant']);
     await done;
     expect(order).toEqual(['other tenant', 'large', 'small']);
+    expect(errors).toEqual([]);
     expect(inbox.pending).toBe(0);
     inbox.submit(1, () => order.push('at once'));
     expect(order.at(-1)).toBe('at once');
@@ -56,8 +69,7 @@ describe('OrderedInbox', () => {
     // 10 KB/s and a 1 KB burst: h's second and third 2 KB messages wait ~0.1 s and ~0.3 s.
     const gate = new LargeBodyGate(BIG, new KeyedPacer({ perSecond: 10 * BIG, burst: BIG }));
     const order: string[] = [];
-    let drained!: () => void;
-    const done = new Promise<void>((r) => (drained = r));
+    const { drained, done } = drainSignal();
     const hostile = new OrderedInbox(
       gate,
       'h',
@@ -77,19 +89,8 @@ describe('OrderedInbox', () => {
   });
 
   it('reports a handler that throws and still hands on the messages behind it, waiting or not', async () => {
-    const gate = new LargeBodyGate(BIG);
+    const { gate, inbox, errors, done } = reportingInbox();
     const order: string[] = [];
-    const errors: number[] = [];
-    let drained!: () => void;
-    const done = new Promise<void>((r) => (drained = r));
-    const inbox = new OrderedInbox(
-      gate,
-      't',
-      on(
-        () => drained(),
-        (err) => void errors.push(err.status),
-      ),
-    );
     let cleaned = 0;
     inbox.submit(
       1,
@@ -104,7 +105,7 @@ describe('OrderedInbox', () => {
     });
     inbox.submit(1, () => order.push('small'));
     await done;
-    expect(errors).toEqual([500, 500]); // the client is told a server error, not the defect's message
+    expect(errors.map((e) => e.status)).toEqual([500, 500]); // the client is told a server error, not the defect's message
     expect(cleaned).toBe(1);
     expect(order).toEqual(['other tenant', 'small']);
     expect(inbox.pending).toBe(0);
@@ -113,15 +114,8 @@ describe('OrderedInbox', () => {
 
 describe('OrderedInbox with work off the event loop', () => {
   it('hands a prepared message its result in arrival order, even when nothing waits, and the small ones behind it wait', async () => {
-    const gate = new LargeBodyGate(BIG);
+    const { gate, inbox, errors, done } = reportingInbox();
     const order: string[] = [];
-    let drained!: () => void;
-    const done = new Promise<void>((r) => (drained = r));
-    const inbox = new OrderedInbox(
-      gate,
-      't',
-      on(() => drained()),
-    );
     let finish!: (value: string) => void;
     const prepared = new Promise<string>((r) => (finish = r));
     inbox.submit(
@@ -137,22 +131,12 @@ describe('OrderedInbox with work off the event loop', () => {
     finish('prepared');
     await done;
     expect(order).toEqual(['prepared', 'small']);
+    expect(errors).toEqual([]);
   });
 
   it('gives back what a message held and reports it when its preparation fails; the messages behind it go on', async () => {
-    const gate = new LargeBodyGate(BIG);
+    const { inbox, errors, done } = reportingInbox();
     const order: string[] = [];
-    const errors: ApiError[] = [];
-    let drained!: () => void;
-    const done = new Promise<void>((r) => (drained = r));
-    const inbox = new OrderedInbox(
-      gate,
-      't',
-      on(
-        () => drained(),
-        (err) => void errors.push(err),
-      ),
-    );
     let cleaned = 0;
     const busy = new ApiError({ status: 429, type: 'requests', code: 'rate_limit_exceeded', message: 'later' });
     inbox.submit(
@@ -174,16 +158,7 @@ describe('ResponsesSession with large messages taking turns', () => {
     const { deps, backends } = fakeDeps();
     const gate = new LargeBodyGate(BIG);
     deps.largeBodies = gate;
-    const events: any[] = [];
-    const session = new ResponsesSession({
-      deps,
-      principal: { tenant: 't', keyId: 'k' },
-      transport: 'websocket',
-      cache: new ConnectionStateCache(new StateCacheBudget(1 << 24), 1 << 22),
-      send: (e) => events.push(e),
-      logger: deps.logger,
-      maxQueued: 4,
-    });
+    const { session, events } = openWsSession(deps);
     const create = (input: string) =>
       JSON.stringify({ type: 'response.create', model: 'fake-model', store: false, input, max_output_tokens: 16 });
     void gate.run('other', BIG, () => undefined); // another tenant's large stage holds the gate
@@ -205,17 +180,7 @@ describe('ResponsesSession with large messages taking turns', () => {
     const { deps, backends } = fakeDeps();
     const parsed: { tenant: string; bytes: number }[] = [];
     deps.largeBodies = new LargeBodyGate(BIG, undefined, inPlaceJsonParser(parsed));
-    const events: any[] = [];
-    const session = new ResponsesSession({
-      deps,
-      principal: { tenant: 't', keyId: 'k' },
-      transport: 'websocket',
-      cache: new ConnectionStateCache(new StateCacheBudget(1 << 24), 1 << 22),
-      send: (e) => events.push(e),
-      logger: deps.logger,
-      maxQueued: 4,
-      maxPayloadBytes: 100 * BIG,
-    });
+    const { session, events } = openWsSession(deps, { maxPayloadBytes: 100 * BIG });
     const large = Buffer.from(
       JSON.stringify({ type: 'response.create', model: 'fake-model', store: false, input: 'b'.repeat(2 * BIG) }),
     );

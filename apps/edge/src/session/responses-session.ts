@@ -13,8 +13,7 @@ import { toApiError } from '../api-errors';
 import { runTurn } from '../turn/run-turn';
 import { DEFAULT_EDGE_LIMITS } from '../turn/edge-limits';
 import { DEFAULT_LANE_LIMITS, LaneTable, type Lane, type LaneJob } from './lanes';
-import { decodeClientEvent } from './decode-client-event';
-import type { ParsedJson } from '../render-pool/json-task';
+import { decodeClientEvent, type ClientMessage } from './decode-client-event';
 import { DEFAULT_MAX_PENDING_STEERS, type SessionOptions } from './session-options';
 import * as steering from './steering';
 import { loadPrevious } from './previous-response';
@@ -55,44 +54,23 @@ export class ResponsesSession {
     this.holder = options.queuedBytes?.holder(options.principal.tenant);
     if (options.timing) this.timing = (event) => this.closed || options.send(event);
     const on = { drained: () => this.wakeIdle(), failed: (e: ApiError) => this.sendError(e), logger: options.logger };
-    this.inbox = new OrderedInbox(options.deps.largeBodies, options.principal.tenant, on);
+    this.inbox = new OrderedInbox(options.deps.largeBodies, options.principal.tenant, on, options.maxPayloadBytes);
     this.lanes = new LaneTable(options.lanes ?? DEFAULT_LANE_LIMITS, (lane) => {
       if (lane.latest) options.cache.unpin(lane.latest);
     });
   }
 
-  /**
-   * Handles one client message (a text frame's payload, UTF-8 or decoded; `bytes` its size). Never
-   * throws. A Buffer is handed over: a large one's bytes may move to a render thread (detached here).
-   */
+  /** Handles one client message (a text frame's payload, handed over; `bytes` its size). Never throws. */
   receive(message: string | Buffer, bytes?: number): void {
     if (this.closed) return;
     // Held from here until the turn ends: refused before it is decoded when over a byte bound.
     const release = holdBytes(this.options.queuedBytes, this.holder, bytes ?? message.length);
     if (release instanceof ApiError) return this.sendError(release);
-    const size = bytes ?? message.length;
-    const gate = this.options.deps.largeBodies;
-    const withinLimit = this.options.maxPayloadBytes === undefined || size <= this.options.maxPayloadBytes;
-    if (typeof message !== 'string' && withinLimit && gate?.parsesOffThread(size)) {
-      // Decoded and parsed on a thread; the event loop gets the value (its validation takes a turn).
-      let start = 0;
-      const parse = () => {
-        start = performance.now(); // its time counts as the turn's validation; its wait for a turn does not
-        return gate.parse(this.options.principal.tenant, message)!;
-      };
-      return this.inbox.submit(size, (json: ParsedJson) => this.decode(json, size, release, start), release, parse);
-    }
-    const text = message.toString(); // at arrival, a stage apart from the parse (4 MB: ~13 ms each here)
-    this.inbox.submit(size, () => this.decode(text, bytes, release), release);
+    const decode = (m: ClientMessage, start?: number) => this.decode(m, bytes, release, start);
+    this.inbox.receive(message, bytes ?? message.length, { decode, cleanup: release });
   }
 
-  /** Decodes and dispatches a message; `parseStart` when its JSON was parsed off the event loop (timed from there). */
-  private decode(
-    message: string | ParsedJson,
-    bytes: number | undefined,
-    release: () => void,
-    parseStart?: number,
-  ): void {
+  private decode(message: ClientMessage, bytes: number | undefined, release: () => void, parseStart?: number) {
     if (this.closed) return release();
     const start = parseStart ?? performance.now();
     const limits = (this.options.deps.limits ?? DEFAULT_EDGE_LIMITS).request;

@@ -1,4 +1,4 @@
-import { runJsonTask } from '../render-pool/json-task';
+import { deserializeJson, runJsonTask } from '../render-pool/json-task';
 import type { JsonParser } from '../turn/large-body-gate';
 
 /**
@@ -8,6 +8,7 @@ import type { JsonParser } from '../turn/large-body-gate';
 export function inPlaceJsonParser(seen?: { tenant: string; bytes: number }[]): JsonParser {
   return async (tenant, bytes) => {
     seen?.push({ tenant, bytes: bytes.byteLength });
-    return runJsonTask({ json: bytes });
+    const parsed = runJsonTask({ json: bytes });
+    return () => deserializeJson(parsed);
   };
 }

@@ -8,6 +8,8 @@ export interface WsSessionOptions {
   tenant?: string;
   /** Fields every `create` sends, before its own (e.g. the `tools` of every turn). */
   defaults?: Record<string, unknown>;
+  /** The session's bound on one message (`maxPayloadBytes`); default none. */
+  maxPayloadBytes?: number;
 }
 
 /**
@@ -26,6 +28,7 @@ export function openWsSession(deps: TurnDeps, options: WsSessionOptions = {}) {
     send: (e) => events.push(e),
     logger: deps.logger,
     maxQueued: 4,
+    maxPayloadBytes: options.maxPayloadBytes,
   });
   const create = async (body: Record<string, unknown>): Promise<any[]> => {
     const from = events.length;

@@ -2,14 +2,15 @@ import { RenderDeadlineError } from '@fastloop/model-profiles';
 import { ApiErrors } from '@fastloop/protocol';
 import { KeyedPacer } from '@fastloop/service-kit';
 import type { EdgeConfig } from '../config';
-import { deserializeJson, type ParsedJson, type SerializedJson } from '../render-pool/json-task';
+import { deserializeJson, type ParsedJson } from '../render-pool/json-task';
 import type { RenderPool } from '../render-pool/render-pool';
 
 /**
- * Parses a tenant's JSON body off the event loop (the render pool's threads); the bytes are handed
- * over, the value comes back serialized.
+ * Parses a tenant's JSON body off the event loop (the render pool's threads), the bytes handed over;
+ * resolves to the reading of the value back (synchronous work in proportion to the body), which the
+ * gate runs as a stage.
  */
-export type JsonParser = (tenant: string, bytes: Uint8Array) => Promise<SerializedJson>;
+export type JsonParser = (tenant: string, bytes: Uint8Array) => Promise<() => ParsedJson>;
 
 /**
  * Takes turns for the CPU stages of large request bodies (issue 17): JSON.parse of megabytes, the
@@ -53,8 +54,7 @@ export class LargeBodyGate {
     const size = bytes.byteLength;
     if (!this.parser || !this.isLarge(size)) return undefined;
     return this.parser(tenant, bytes).then(
-      // Reading the value back is synchronous work in proportion to the body: a stage of its own.
-      (serialized) => (serialized.ok ? this.run(tenant, size, () => deserializeJson(serialized)) : serialized),
+      (read) => this.run(tenant, size, read),
       (err: unknown) => {
         if (!(err instanceof RenderDeadlineError)) throw err;
         throw ApiErrors.rateLimited(
@@ -99,6 +99,12 @@ export class LargeBodyGate {
     }
   }
 
+  /** Runs `first`, then `second`, each a stage that takes its turn (see `run`); `second`'s result. */
+  async runTwo<T>(tenant: string, bytes: number, first: () => unknown, second: () => T): Promise<T> {
+    await this.run(tenant, bytes, first);
+    return this.run(tenant, bytes, second);
+  }
+
   /** Stages waiting for their turn (for tests and metrics). */
   get queued(): number {
     let n = 0;
@@ -137,6 +143,7 @@ export function largeBodyGateFromConfig(
   pool?: Pick<RenderPool, 'parseJson'>,
 ): LargeBodyGate {
   const pace = { perSecond: config.EDGE_TENANT_LARGE_BYTES_PER_SECOND, burst: config.EDGE_TENANT_LARGE_BYTES_BURST };
-  const parser: JsonParser | undefined = pool && ((tenant, bytes) => pool.parseJson(bytes, { tenant }));
+  const parser: JsonParser | undefined =
+    pool && ((tenant, bytes) => pool.parseJson(bytes, { tenant }).then((parsed) => () => deserializeJson(parsed)));
   return new LargeBodyGate(config.EDGE_LARGE_BODY_BYTES, new KeyedPacer(pace), parser);
 }

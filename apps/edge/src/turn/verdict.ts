@@ -110,8 +110,7 @@ async function gatedClassify(
   }
   let chars = 0;
   for (const item of request.items) chars += item.text.length;
-  await gate.run(request.tenant, chars, check);
-  return gate.run(request.tenant, chars, () => deps.backends.classify(request, signal));
+  return gate.runTwo(request.tenant, chars, check, () => deps.backends.classify(request, signal));
 }
 
 /**
