@@ -363,6 +363,18 @@ interface StreamScan {
   output?: { final: boolean; heldBefore?: number; heldChars: number };
 }
 
+const toolRules = new WeakMap<CompiledPolicy, readonly Rule[]>();
+
+/** The rules a tool stream is scanned with: one list per policy, so its keyword index is built once. */
+function toolRulesOf(policy: CompiledPolicy): readonly Rule[] {
+  let rules = toolRules.get(policy);
+  if (!rules) {
+    rules = [...policy.rules, ...policy.injectionRules];
+    toolRules.set(policy, rules);
+  }
+  return rules;
+}
+
 /**
  * Scans a stream's tail plus its new text, appending hits; returns the stream's next state. Output
  * still streaming: a match that text to come can still change (it reads past the end) is left out
@@ -376,7 +388,7 @@ function* scanOne(scan: StreamScan): Steps<StreamState> {
   const len = base + text.length;
   const positions = delta ? [...st.items, ...delta.items] : st.items;
   const locator = new ItemLocator(positions);
-  const rules = name === 'tool' ? [...policy.rules, ...policy.injectionRules] : policy.rules;
+  const rules = name === 'tool' ? toolRulesOf(policy) : policy.rules;
   let score = st.score;
   let crossed = st.crossed;
   let settled: [number, boolean] | undefined;

@@ -1,4 +1,5 @@
 import { codePointEnd, normalise, viewIndex, type TextView } from './normalise';
+import { keywordIndexOf } from './keyword-index';
 import { MAX_WINDOW, type Rule } from './rule';
 
 /** A rule match in a stream, in stream coordinates (UTF-16 code units from the stream's start). */
@@ -84,13 +85,16 @@ function collectMatches(
 ): void {
   const view = normalise(text);
   const chunk: Chunk = { text, view, base, starts, end, matches, found: new Map() };
-  // Lower-cased once, for keywords, and only the texts some rule's keywords are looked up in.
-  const lowered: { raw?: string; view?: string } = {};
-  const lowerOf = (raw: boolean) =>
-    raw ? (lowered.raw ??= text.toLowerCase()) : (lowered.view ??= view.text.toLowerCase());
+  // The keywords of the lower-cased texts, found once, and only in texts some rule's keywords are looked up in.
+  const index = keywordIndexOf(rules);
+  const present: { raw?: Set<string>; view?: Set<string> } = {};
+  const presentIn = (raw: boolean) =>
+    raw
+      ? (present.raw ??= index.present(text.toLowerCase()))
+      : (present.view ??= index.present(view.text.toLowerCase()));
   rules.forEach((rule, ruleIndex) => {
     const raw = rule.raw === true || view.at === null;
-    if (rule.keywords.length > 0 && !rule.keywords.some((k) => lowerOf(raw).includes(k))) return;
+    if (rule.keywords.length > 0 && !rule.keywords.some((k) => presentIn(raw).has(k))) return;
     if (raw) rawMatches(chunk, rule, ruleIndex, rule.raw !== true);
     else viewMatches(chunk, rule, ruleIndex);
   });
