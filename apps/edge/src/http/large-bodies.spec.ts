@@ -4,6 +4,7 @@ import { ApiKeyAuth } from '../auth';
 import { LargeBodyGate } from '../turn/large-body-gate';
 import { fakeDeps } from '../testing/fake-deps';
 import { inPlaceJsonParser } from '../testing/in-place-json-parser';
+import type { TurnDeps } from '../turn/turn-deps';
 import { HttpApi } from './http-api';
 
 /** A gate that records which stages took turns. */
@@ -15,23 +16,12 @@ class RecordingGate extends LargeBodyGate {
   }
 }
 
-describe('large HTTP bodies take turns (issue 17)', () => {
-  let server: Server;
-  let base: string;
-  const gate = new RecordingGate(64 * 1024);
-  const { deps } = fakeDeps();
-  deps.largeBodies = gate;
-
-  beforeAll(async () => {
-    const auth = new ApiKeyAuth('sk-hostile:hostile,sk-neighbour:neighbour');
-    const api = new HttpApi({ deps, auth, maxBodyBytes: 1 << 22, maxBufferedBytes: 1 << 20 });
-    server = createServer((req, res) => api.handle(req, res));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  });
-
-  afterAll(() => new Promise((r) => server.close(r)));
-
+/** An HttpApi on `deps` behind a real server on a free port; `post` sends a body to /v1/responses. */
+async function serveApi(deps: TurnDeps, keys: string, maxBufferedBytes: number) {
+  const api = new HttpApi({ deps, auth: new ApiKeyAuth(keys), maxBodyBytes: 1 << 22, maxBufferedBytes });
+  const server: Server = createServer((req, res) => api.handle(req, res));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const post = async (key: string, body: string) => {
     const res = await fetch(`${base}/v1/responses`, {
       method: 'POST',
@@ -40,6 +30,17 @@ describe('large HTTP bodies take turns (issue 17)', () => {
     });
     return { status: res.status, json: (await res.json()) as any };
   };
+  return { post, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+describe('large HTTP bodies take turns (issue 17)', () => {
+  const gate = new RecordingGate(64 * 1024);
+  const { deps } = fakeDeps();
+  deps.largeBodies = gate;
+  let api: Awaited<ReturnType<typeof serveApi>>;
+  beforeAll(async () => (api = await serveApi(deps, 'sk-hostile:hostile,sk-neighbour:neighbour', 1 << 20)));
+  afterAll(() => api.close());
+  const post = (key: string, body: string) => api.post(key, body);
 
   it("decodes, parses and validates a large body in three turns, then checks its Classify call against safety's bounds and encodes it in two, while a small request takes none", async () => {
     const text = 'word '.repeat(20_000); // 100,000 characters
@@ -66,31 +67,14 @@ describe('large HTTP bodies take turns (issue 17)', () => {
 });
 
 describe('large HTTP bodies parsed off the event loop', () => {
-  let server: Server;
-  let base: string;
   const parsed: { tenant: string; bytes: number }[] = [];
   const gate = new RecordingGate(64 * 1024, undefined, inPlaceJsonParser(parsed));
   const { deps } = fakeDeps();
   deps.largeBodies = gate;
-
-  beforeAll(async () => {
-    const auth = new ApiKeyAuth('sk-hostile:hostile');
-    const api = new HttpApi({ deps, auth, maxBodyBytes: 1 << 22, maxBufferedBytes: 1 << 21 });
-    server = createServer((req, res) => api.handle(req, res));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  });
-
-  afterAll(() => new Promise((r) => server.close(r)));
-
-  const post = async (body: string) => {
-    const res = await fetch(`${base}/v1/responses`, {
-      method: 'POST',
-      headers: { authorization: 'Bearer sk-hostile', 'content-type': 'application/json' },
-      body,
-    });
-    return { status: res.status, json: (await res.json()) as any };
-  };
+  let api: Awaited<ReturnType<typeof serveApi>>;
+  beforeAll(async () => (api = await serveApi(deps, 'sk-hostile:hostile', 1 << 21)));
+  afterAll(() => api.close());
+  const post = (body: string) => api.post('sk-hostile', body);
 
   it('hands a large body to the parser and takes turns only to read its value back, validate it, and check and encode its Classify call; a small one is parsed here', async () => {
     const large = JSON.stringify({ model: 'fake-model', input: 'word '.repeat(20_000), max_output_tokens: 16 });
@@ -108,5 +92,13 @@ describe('large HTTP bodies parsed off the event loop', () => {
     // The large body's reading back, validation, its Classify call's check and encoding, and the bad
     // body's (empty) reading back; no decode or parse turn.
     expect(gate.turns).toHaveLength(5);
+  });
+
+  it('answers a large body nested too deeply to send back serialized as any body: 400 nesting_too_deep, not a 500', async () => {
+    // 150,000 nested arrays: V8's serializer recursed past its stack on such a value.
+    const nest = '['.repeat(150_000) + ']'.repeat(150_000);
+    const deep = await post(`{"model":"fake-model","input":"hi","metadata":{"a":${nest}}}`);
+    expect(deep).toMatchObject({ status: 400, json: { error: { code: 'nesting_too_deep' } } });
+    expect(parsed.at(-1)?.bytes).toBeGreaterThan(300_000); // it went to the parser
   });
 });

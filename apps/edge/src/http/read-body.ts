@@ -83,7 +83,8 @@ export function parseJson(body: Buffer | string): unknown {
 
 /**
  * A body's JSON: parsed on a thread when large and the gate has a parser (its time counted in
- * `spent`), else here; a large one decoded first, as a stage of its own.
+ * `spent`, the waits for the tenant's pace and a thread included), else here; a large one decoded
+ * first, as a stage of its own.
  */
 export async function parseBody(
   gate: LargeBodyGate | undefined,

@@ -9,7 +9,7 @@ import {
 import fc from 'fast-check';
 import { Registry } from '@fastloop/service-kit';
 import { describeWhenAvailable, testModel } from '@fastloop/test-kit';
-import { deserializeJson } from './json-task';
+import { deserializeJson, MAX_SERIALIZED_DEPTH } from './json-task';
 import { createRenderPool, type RenderPool, type RenderPoolOptions } from './render-pool';
 
 const PROFILE = 'harmony-o200k';
@@ -75,6 +75,19 @@ describe('createRenderPool', () => {
       ok: true,
       value: '\uFFFD', // invalid UTF-8 decodes as Buffer#toString does, to the replacement character
     });
+  });
+
+  it('hands a value nested deeper than it sends serialized back as its bytes, parsed where it is read', async () => {
+    const nested = (depth: number) => Buffer.from('['.repeat(depth) + ']'.repeat(depth));
+    const atLimit = await pool.parseJson(nested(MAX_SERIALIZED_DEPTH), { tenant: 't' });
+    expect(atLimit.ok && 'serialized' in atLimit).toBe(true);
+    const over = await pool.parseJson(nested(MAX_SERIALIZED_DEPTH + 1), { tenant: 't' });
+    expect(over.ok && 'bytes' in over && over.bytes.byteLength).toBe(2 * (MAX_SERIALIZED_DEPTH + 1));
+    // 10,000 levels overflowed V8's serializer on a thread; read back here, the value is whole.
+    const deep = deserializeJson(await pool.parseJson(nested(10_000), { tenant: 't' }));
+    let depth = 0;
+    for (let node = deep.ok ? deep.value : undefined; Array.isArray(node); node = node[0]) depth++;
+    expect(depth).toBe(10_000);
   });
 
   it('shows its running and waiting renderings as a gauge', async () => {

@@ -112,4 +112,16 @@ describe('LargeBodyGate', () => {
     // Read back at once, the value would have come before the stage queued ahead of it.
     expect(order).toEqual(['other', 'other again', 'parsed']);
   });
+
+  it('runs two stages of a small body at once, the second before any promise settles', () => {
+    const gate = new LargeBodyGate(BIG);
+    const order: string[] = [];
+    void gate.runTwo(
+      't',
+      BIG - 1,
+      () => order.push('check'),
+      () => order.push('encode'),
+    );
+    expect(order).toEqual(['check', 'encode']);
+  });
 });

@@ -88,21 +88,21 @@ async function classify(deps: TurnDeps, req: TurnRequest, input: TurnInput, mode
 const EMPTY = Buffer.alloc(0);
 
 /**
- * A Classify call (its items from conversation index `firstIndex`), refused as safety would refuse
- * it (`safety_item_too_large`, `safety_request_too_large`) before it is encoded: writing megabytes
- * of text to protobuf stalls the event loop (issue 17). When its text is large, the check and the
- * encoding (synchronous, in the call's start) are two stages that take turns with the other large
- * bodies' (see LargeBodyGate): measuring a text joined from parts flattens it, a copy into fresh
- * memory as costly as the encoding (~3 ms per MB on these VMs).
+ * A Classify call (its items from conversation index `firstIndex`; undefined: items already
+ * checked), refused as safety would refuse it (`safety_item_too_large`, `safety_request_too_large`)
+ * before it is encoded: writing megabytes of text to protobuf stalls the event loop (issue 17).
+ * When its text is large, the check and the encoding (synchronous, in the call's start) are two
+ * stages that take turns with the other large bodies' (see LargeBodyGate): measuring a text joined
+ * from parts flattens it, a copy into fresh memory as costly as the encoding.
  */
 async function gatedClassify(
   deps: TurnDeps,
   request: safetyV1.ClassifyRequest,
-  firstIndex: number,
+  firstIndex: number | undefined,
   signal?: AbortSignal,
 ): Promise<safetyV1.ClassifyResponse> {
   const bounds = (deps.limits ?? DEFAULT_EDGE_LIMITS).scan;
-  const check = () => bounds && checkScanBounds(request.items, firstIndex, bounds);
+  const check = () => bounds && firstIndex !== undefined && checkScanBounds(request.items, firstIndex, bounds);
   const gate = deps.largeBodies;
   if (!gate) {
     check();
@@ -151,7 +151,7 @@ async function classifyHeader(
   const { tenant } = req.principal;
   const key = HeaderVerdicts.key(tenant, model, items);
   const res = await deps.headerVerdicts
-    .get(key, () => gatedClassify(deps, { state: EMPTY, items, tenant, model }, 0))
+    .get(key, () => gatedClassify(deps, { state: EMPTY, items, tenant, model }, undefined))
     .catch(failureOf('safety'));
   if (res.verdict === safetyV1.Verdict.VERDICT_BLOCK) throw blockedError(res, (i) => headerItemName(items, i));
   return { model, noticed: noticed(res, 'header') };
