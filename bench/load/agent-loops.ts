@@ -3,6 +3,7 @@ import { Conversation } from '../agent-loop/conversation';
 import { percentile } from '../agent-loop/summary';
 import type { CorpusFile } from '../agent-loop/source-corpus';
 import { createWorkload, rolloutNonce } from '../agent-loop/workload';
+import { splitFirstOutput, type FirstOutputSplit, type TimedTurn } from './first-output-split';
 import { EdgeWatch, type EdgeUsage } from './phase-stats';
 
 /** One concurrency level of WebSocket agent loops. */
@@ -19,6 +20,8 @@ export interface LoopsResult {
   tokensPerS: number;
   firstOutputP50Ms: number;
   firstOutputP99Ms: number;
+  /** Where first output went at the median and in the p99 tail, from the edge's timing events. */
+  firstOutputSplit?: FirstOutputSplit;
   /** Edge CPU time per completed turn, ms. */
   edgeCpuMsPerTurn: number;
   edge: EdgeUsage;
@@ -68,6 +71,7 @@ export async function runLoops(
   await watch.start();
   onLoad?.started();
   const firstOutput: number[] = [];
+  const timed: TimedTurn[] = [];
   let completed = 0;
   let errors = 0;
   const errorKinds: Record<string, number> = {};
@@ -87,12 +91,14 @@ export async function runLoops(
       const conversation = new Conversation('ws', workload);
       let client: WsTurnClient | undefined;
       try {
-        client = await WsTurnClient.open(target.wsUrl, target.apiKey);
+        // The timing event (one more frame per turn) splits first output hop by hop.
+        client = await WsTurnClient.open(target.wsUrl, target.apiKey, { timing: true });
         for (let turn = 1; turn <= turns && !conversation.done && performance.now() < deadline; turn++) {
           const result = await client.send(conversation.nextBody());
           conversation.accept(result.response, turn);
           completed++;
           firstOutput.push(result.firstOutputMs);
+          if (result.timing) timed.push({ firstOutputMs: result.firstOutputMs, timing: result.timing });
           outputTokens += result.response.usage.output_tokens;
         }
       } catch (err) {
@@ -120,6 +126,7 @@ export async function runLoops(
     tokensPerS: outputTokens / elapsedS,
     firstOutputP50Ms: percentile(firstOutput, 0.5),
     firstOutputP99Ms: percentile(firstOutput, 0.99),
+    firstOutputSplit: splitFirstOutput(timed),
     edgeCpuMsPerTurn: edge.cpuMs / Math.max(1, completed),
     edge,
   };

@@ -4,6 +4,7 @@ import { buildLoadReport, renderLoadMarkdown } from './report';
 import { renderLoadSvg } from './report-svg';
 import type { LoopsResult } from './agent-loops';
 import { chunkCounters, timeWeightedPercentile } from './relay';
+import { splitFirstOutput } from './first-output-split';
 
 const edge = {
   cpuMs: 900,
@@ -187,5 +188,66 @@ describe('the load report', () => {
     expect(svg.match(/<polyline /g)).toHaveLength(4);
     expect(svg).toContain('Relay: streams at 4000 tokens/s each');
     expect(svg).not.toMatch(/NaN|Infinity/);
+  });
+});
+
+describe('splitFirstOutput', () => {
+  const turn = (firstOutputMs: number, pre: number, service: number, iapi: number, calls = 1) => ({
+    firstOutputMs,
+    timing: {
+      pre_inference_ms: pre,
+      engine_service_ttft_total_ms: service,
+      engine_iapi_ttft_total_ms: iapi,
+      num_engine_calls: calls,
+    },
+  });
+
+  it('splits the median band and the p99 tail into parts that add up to the client figure', () => {
+    // 100 turns: 1..99 ms ordinary, one slow turn whose time went into the edge before Generate.
+    const turns = Array.from({ length: 99 }, (_, i) => turn(60 + i * 0.1, 2, 50, 52));
+    turns.push(turn(900, 700, 50, 60));
+    const split = splitFirstOutput(turns)!;
+    expect(split.tail).toEqual({
+      turns: 1,
+      firstOutputMs: 900,
+      edgeBeforeGenerateMs: 700,
+      workerMs: 50,
+      generateHopMs: 10,
+      outsideMs: 140,
+    });
+    expect(split.median.turns).toBe(10);
+    expect(split.median.firstOutputMs).toBeCloseTo(60 + 49.5 * 0.1, 6);
+    const m = split.median;
+    expect(m.edgeBeforeGenerateMs + m.workerMs + m.generateHopMs + m.outsideMs).toBeCloseTo(m.firstOutputMs, 6);
+  });
+
+  it('leaves out turns with a retried Generate call, and has nothing to say without turns', () => {
+    expect(splitFirstOutput([])).toBeUndefined();
+    expect(splitFirstOutput([turn(500, 1, 2, 3, 2)])).toBeUndefined();
+    expect(splitFirstOutput([turn(500, 1, 2, 3, 2), turn(80, 5, 50, 55)])!.tail.firstOutputMs).toBe(80);
+  });
+});
+
+describe('load report targets and hop-by-hop table', () => {
+  it('says whether the 100- and 500-loop targets are met, and prints each level’s split', () => {
+    const parts = {
+      turns: 3,
+      firstOutputMs: 70,
+      edgeBeforeGenerateMs: 4,
+      workerMs: 51,
+      generateHopMs: 2,
+      outsideMs: 13,
+    };
+    const hundred = { ...loops(100, 400), edgeCpuMsPerTurn: 0.9, firstOutputSplit: { median: parts, tail: parts } };
+    const md = renderLoadMarkdown(
+      buildLoadReport(parseLoadOptions(['--quick'], '/r'), {
+        loops: [hundred, loops(500, 1200)],
+        relay: undefined,
+        idle: undefined,
+      }),
+    );
+    expect(md).toContain('| edge CPU per turn at 100 loops ≤ 1 ms | 0.90 ms | yes |');
+    expect(md).toContain('| first output p99 at 500 loops ≤ 1000 ms, 0 failed turns | 1200 ms, 0 failed | **no** |');
+    expect(md).toContain('| 100 | p99 tail | 3 | 70.0 | 4.00 | 51.0 | 2.00 | 13.0 |');
   });
 });

@@ -90,6 +90,7 @@ export function renderLoadMarkdown(report: LoadReport): string {
           .join('; ')}`,
       );
   }
+  lines.push(...firstOutputSplitLines(report.loops), ...loopTargetLines(report.loops));
   if (report.relay) {
     const r = report.relay;
     lines.push(
@@ -126,4 +127,61 @@ export function renderLoadMarkdown(report: LoadReport): string {
   }
   lines.push('', '![load](load.svg)', '');
   return lines.join('\n');
+}
+
+/** Edge CPU per turn at 100 loops, ms, at most (issue 21). */
+export const CPU_PER_TURN_TARGET_MS = 1;
+/** First output p99 at 500 loops, ms, at most, with no failed turn (issue 21). */
+export const P99_AT_500_TARGET_MS = 1000;
+
+/** First output hop by hop at each level, at the median and in the p99 tail. */
+function firstOutputSplitLines(loops: readonly LoopsResult[]): string[] {
+  const split = loops.filter((r) => r.firstOutputSplit);
+  if (split.length === 0) return [];
+  const lines = [
+    '',
+    '### First output, hop by hop',
+    '',
+    "Each turn's client figure split with the edge's `responsesapi.websocket_timing` event of the same turn (the loops ask for it: one more frame per turn). " +
+      'Means over the turns around the median (the middle tenth) and over the turns at or past the p99; turns with a retried Generate call are left out. ' +
+      "*Edge before Generate*: the edge had the request → its Generate call left (parse, validate, route, render). *Worker*: the worker's own time to its first chunk " +
+      "(SIM_TTFT_MS=50 of it is the simulated engine). *Generate hop*: the call out and the chunk back, both event loops' waits included. " +
+      "*Outside*: the rest of the client's figure: the request to the edge and the first item back (both sockets and both event loops' waits: the load generator shares the cores), " +
+      'and an input verdict that came after the first token.',
+    '',
+    '| loops | band | turns | first output (ms) | edge before Generate | worker | Generate hop | outside |',
+    '|---:|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const r of split) {
+    for (const [band, p] of [
+      ['median', r.firstOutputSplit!.median],
+      ['p99 tail', r.firstOutputSplit!.tail],
+    ] as const)
+      lines.push(
+        `| ${r.loops} | ${band} | ${p.turns} | ${fmt(p.firstOutputMs)} | ${fmt(p.edgeBeforeGenerateMs)} | ${fmt(p.workerMs)} | ${fmt(p.generateHopMs)} | ${fmt(p.outsideMs)} |`,
+      );
+  }
+  return lines;
+}
+
+/** The issue's targets for the loops, met or not, where the run has the level. */
+function loopTargetLines(loops: readonly LoopsResult[]): string[] {
+  const at = (n: number) => loops.find((r) => r.loops === n);
+  const rows: string[] = [];
+  const hundred = at(100);
+  if (hundred) {
+    const met = hundred.edgeCpuMsPerTurn <= CPU_PER_TURN_TARGET_MS;
+    rows.push(
+      `| edge CPU per turn at 100 loops ≤ ${CPU_PER_TURN_TARGET_MS} ms | ${fmt(hundred.edgeCpuMsPerTurn)} ms | ${met ? 'yes' : '**no**'} |`,
+    );
+  }
+  const five = at(500);
+  if (five) {
+    const met = five.firstOutputP99Ms <= P99_AT_500_TARGET_MS && five.errors === 0;
+    rows.push(
+      `| first output p99 at 500 loops ≤ ${P99_AT_500_TARGET_MS} ms, 0 failed turns | ${fmt(five.firstOutputP99Ms)} ms, ${five.errors} failed | ${met ? 'yes' : '**no**'} |`,
+    );
+  }
+  if (rows.length === 0) return [];
+  return ['', '### Targets', '', '| target | measured | met |', '|---|---|---|', ...rows];
 }

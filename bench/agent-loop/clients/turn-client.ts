@@ -20,7 +20,22 @@ export interface TurnResult {
   firstOutputMs: number;
   /** The terminal event arrived. */
   doneMs: number;
+  /** The edge's `responsesapi.websocket_timing` split of this turn, when the client asked for it. */
+  timing?: TurnTimingMetrics;
 }
+
+/** The fields of the edge's `responsesapi.websocket_timing` event the benchmarks read (ms). */
+export interface TurnTimingMetrics {
+  /** The edge had the request (before its parse) → its first Generate call was sent. */
+  pre_inference_ms: number;
+  /** The worker's own time to its first chunk (`engine_elapsed_ms`), over the turn's calls. */
+  engine_service_ttft_total_ms: number;
+  /** Generate call sent → first chunk at the edge, over the turn's calls. */
+  engine_iapi_ttft_total_ms: number;
+  num_engine_calls: number;
+}
+
+const TIMING_EVENT = 'responsesapi.websocket_timing';
 
 /** One transport's way of running a `response.create` and timing its events. */
 export interface TurnClient {
@@ -50,6 +65,7 @@ export class EventClock {
   private readonly t0 = performance.now();
   private createdMs = NaN;
   private firstOutputMs = NaN;
+  private timing: TurnTimingMetrics | undefined;
   private settled = false;
   private readonly timer: NodeJS.Timeout;
   readonly done: Promise<TurnResult>;
@@ -81,6 +97,7 @@ export class EventClock {
     const now = performance.now() - this.t0;
     if (type === 'response.created') this.createdMs = now;
     else if (type === 'response.output_item.added' && Number.isNaN(this.firstOutputMs)) this.firstOutputMs = now;
+    else if (type === TIMING_EVENT) this.timing = parse().timing_metrics as TurnTimingMetrics;
     if (!TERMINAL.has(type)) return false;
     const event = parse();
     if (type !== 'response.completed') {
@@ -96,6 +113,7 @@ export class EventClock {
       createdMs: this.createdMs,
       firstOutputMs: this.firstOutputMs,
       doneMs: now,
+      ...(this.timing && { timing: this.timing }),
     });
     return true;
   }

@@ -1,3 +1,4 @@
+import { TIMING_HEADER } from '@fastloop/protocol';
 import WebSocket from 'ws';
 import { EventClock, TurnError, type TurnClient, type TurnResult } from './turn-client';
 
@@ -24,10 +25,15 @@ export class WsTurnClient implements TurnClient {
     ws.on('error', (err) => this.current?.fail(err));
   }
 
-  /** Opens the socket; rejects when the upgrade fails. */
-  static open(wsUrl: string, apiKey: string): Promise<WsTurnClient> {
+  /**
+   * Opens the socket; rejects when the upgrade fails. `timing` asks the edge for each turn's
+   * `responsesapi.websocket_timing` event (one more frame per turn), read into {@link TurnResult.timing}.
+   */
+  static open(wsUrl: string, apiKey: string, { timing = false }: { timing?: boolean } = {}): Promise<WsTurnClient> {
+    const headers: Record<string, string> = { authorization: `Bearer ${apiKey}` };
+    if (timing) headers[TIMING_HEADER] = 'true';
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(wsUrl, { headers: { authorization: `Bearer ${apiKey}` }, perMessageDeflate: false });
+      const ws = new WebSocket(wsUrl, { headers, perMessageDeflate: false });
       ws.once('open', () => resolve(new WsTurnClient(ws)));
       ws.once('error', reject);
       ws.once('unexpected-response', (_req, res) =>

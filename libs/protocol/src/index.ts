@@ -190,6 +190,7 @@ export {
   type StreamContentPart,
   type StreamEventOf,
   type TerminalEvent,
+  TIMING_HEADER,
   WebSocketTimingEventSchema,
   type WebSocketTimingEvent,
 } from './lib/stream-event-schema';

@@ -1,8 +1,9 @@
 import { status as GrpcStatus, type ServerDuplexStream, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { responsesV1 } from '@fastloop/proto';
+import { TIMING_HEADER } from '@fastloop/protocol';
 import type { GrpcServiceBinding } from '@fastloop/service-kit';
 import type { ApiKeyAuth } from '../auth';
-import { Connection, TIMING_HEADER, saysTrue, type ConnectionIo, type ConnectionSettings } from '../session/connection';
+import { Connection, saysTrue, type ConnectionIo, type ConnectionSettings } from '../session/connection';
 import { eventJson } from '../session/event-json';
 import type { ConnectionLimits } from '../session/connection-limits';
 import { decodeSessionRequestBytes, type SessionRequestBytes } from './session-request-bytes';

@@ -59,15 +59,9 @@ export interface ConnectionPeer {
   releaseSlot: () => void;
   /** Called once when the connection is released, whatever released it. */
   onReleased?: () => void;
-  /** The client asked for the timing sideband (see {@link TIMING_HEADER}). */
+  /** The client asked for the timing sideband (the `TIMING_HEADER` of @fastloop/protocol). */
   timing?: boolean;
 }
-
-/**
- * The header (WebSocket upgrade) or metadata key (gRPC) by which a client asks for the
- * `responsesapi.websocket_timing` event before each terminal event, as OpenAI's API and Codex name it.
- */
-export const TIMING_HEADER = 'x-responsesapi-include-timing-metrics';
 
 /** Whether a header (or gRPC metadata) value says `true`, any case: the timing sideband's, the event batches'. */
 export function saysTrue(value: unknown): boolean {

@@ -147,6 +147,12 @@ export const ErrorEventSchema = z.strictObject({
 });
 
 /**
+ * The header (WebSocket upgrade) or metadata key (gRPC) by which a client asks for the
+ * `responsesapi.websocket_timing` event before each terminal event, as OpenAI's API and Codex name it.
+ */
+export const TIMING_HEADER = 'x-responsesapi-include-timing-metrics';
+
+/**
  * The opt-in per-response timing sideband (OpenAI's `responsesapi.websocket_timing`, asked for with
  * the `x-responsesapi-include-timing-metrics: true` header): out of the response's event sequence
  * (no `sequence_number`), sent just before the terminal event. Durations in ms unless named `_s`;

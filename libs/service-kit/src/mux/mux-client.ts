@@ -382,7 +382,24 @@ export interface MuxSession<Res, Msg> {
 }
 
 function deadlineExceeded(): DomainError {
-  return new DomainError(ErrorCode.deadlineExceeded, 'Deadline exceeded', GrpcStatus.DEADLINE_EXCEEDED, true);
+  return withoutStack(
+    () => new DomainError(ErrorCode.deadlineExceeded, 'Deadline exceeded', GrpcStatus.DEADLINE_EXCEEDED, true),
+  );
+}
+
+/**
+ * Builds an error of a call's expected end without capturing a stack: made in a timer or an abort
+ * listener, its stack names only those, and capturing it cost ~6 µs against ~0.5 (measured), at
+ * the end of every response's moderation session.
+ */
+function withoutStack<E extends Error>(build: () => E): E {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return build();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
 }
 
 /**
@@ -399,5 +416,5 @@ export const KEEP_ON_CANCEL = 'fastloop.mux.keep-on-cancel';
 export const CALL_DONE = 'fastloop.call-done';
 
 function cancelled(): DomainError {
-  return new DomainError(ErrorCode.cancelled, 'Cancelled on client', GrpcStatus.CANCELLED, false);
+  return withoutStack(() => new DomainError(ErrorCode.cancelled, 'Cancelled on client', GrpcStatus.CANCELLED, false));
 }
