@@ -5,6 +5,7 @@ import type { CorpusFile } from '../agent-loop/source-corpus';
 import { createWorkload, rolloutNonce } from '../agent-loop/workload';
 import { splitFirstOutput, type FirstOutputSplit, type TimedTurn } from './first-output-split';
 import { EdgeWatch, type EdgeUsage } from './phase-stats';
+import { sampleProcess } from './process-stats';
 
 /** One concurrency level of WebSocket agent loops. */
 export interface LoopsResult {
@@ -24,6 +25,8 @@ export interface LoopsResult {
   firstOutputSplit?: FirstOutputSplit;
   /** Edge CPU time per completed turn, ms. */
   edgeCpuMsPerTurn: number;
+  /** CPU time per completed turn of each process the target names (and the load generator's own), ms. */
+  cpuMsPerTurnByProcess?: Record<string, number>;
   edge: EdgeUsage;
 }
 
@@ -46,7 +49,12 @@ export interface LoopTarget {
   apiKey: string;
   edgePid: number;
   edgeAdminPort: number;
+  /** Processes whose CPU per turn is reported beside the edge's (name → pid): the stack's other services. */
+  processes?: Readonly<Record<string, number>>;
 }
+
+/** Name of the benchmark's own process (the loops' WebSocket clients) in {@link LoopsResult.cpuMsPerTurnByProcess}. */
+export const LOAD_GENERATOR = 'load generator';
 
 /**
  * Runs `loops` concurrent WebSocket agent loops for `durationS`: each plays agent-loop rollouts
@@ -69,6 +77,8 @@ export async function runLoops(
   const { settleMs = 3000, scope = 'load', onLoad } = options;
   const watch = new EdgeWatch(target.edgePid, target.edgeAdminPort);
   await watch.start();
+  const processes = { ...target.processes, [LOAD_GENERATOR]: process.pid };
+  const cpuBefore = cpuOf(processes);
   onLoad?.started();
   const firstOutput: number[] = [];
   const timed: TimedTurn[] = [];
@@ -113,6 +123,7 @@ export async function runLoops(
   };
   await Promise.all(Array.from({ length: loops }, (_, i) => loop(i)));
   onLoad?.ended();
+  const cpuAfter = cpuOf(processes);
   const elapsedS = (performance.now() - t0) / 1000;
   await watch.loadEnded();
   const edge = await watch.finish(settleMs);
@@ -128,6 +139,22 @@ export async function runLoops(
     firstOutputP99Ms: percentile(firstOutput, 0.99),
     firstOutputSplit: splitFirstOutput(timed),
     edgeCpuMsPerTurn: edge.cpuMs / Math.max(1, completed),
+    cpuMsPerTurnByProcess: Object.fromEntries(
+      Object.entries(cpuAfter).map(([name, ms]) => [name, (ms - (cpuBefore[name] ?? ms)) / Math.max(1, completed)]),
+    ),
     edge,
   };
+}
+
+/** CPU time so far of each process, ms; a process that is gone is left out. */
+function cpuOf(processes: Readonly<Record<string, number>>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, pid] of Object.entries(processes)) {
+    try {
+      out[name] = sampleProcess(pid).cpuMs;
+    } catch {
+      // exited (a restarted service has a new pid): its figure would be wrong, so there is none
+    }
+  }
+  return out;
 }

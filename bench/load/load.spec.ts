@@ -250,4 +250,19 @@ describe('load report targets and hop-by-hop table', () => {
     expect(md).toContain('| first output p99 at 500 loops ≤ 1000 ms, 0 failed turns | 1200 ms, 0 failed | **no** |');
     expect(md).toContain('| 100 | p99 tail | 3 | 70.0 | 4.00 | 51.0 | 2.00 | 13.0 |');
   });
+
+  it("adds up the CPU per turn of every process, and the cores it keeps busy at the level's rate", () => {
+    // 200 turns/s × (1.5 + 1 + 0.5 + 2.5) ms = 1.1 cores.
+    const level = {
+      ...loops(100, 400),
+      turnsPerS: 200,
+      edgeCpuMsPerTurn: 1.5,
+      cpuMsPerTurnByProcess: { safety: 1, inference: 0.5, 'load generator': 2.5 },
+    };
+    const md = renderLoadMarkdown(
+      buildLoadReport(parseLoadOptions(['--quick'], '/r'), { loops: [level], relay: undefined, idle: undefined }),
+    );
+    expect(md).toContain('| loops | edge | inference | safety | load generator | sum | cores busy |');
+    expect(md).toContain('| 100 | 1.50 | 0.50 | 1.00 | 2.50 | 5.50 | 1.10 |');
+  });
 });

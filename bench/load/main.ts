@@ -63,6 +63,11 @@ const target = (stack: Stack) => ({
   workerAdminPort: stack.services.inference.ports.admin,
   safetyPid: stack.services.safety.pid,
   safetyAdminPort: stack.services.safety.ports.admin,
+  processes: Object.fromEntries(
+    Object.entries(stack.services)
+      .filter(([name]) => name !== 'edge')
+      .map(([name, info]) => [name, info.pid]),
+  ),
 });
 
 async function agentLoops(options: LoadOptions): Promise<LoopsResult[]> {

@@ -1,6 +1,6 @@
 import { cpus } from 'node:os';
 import { fmt } from '../agent-loop/summary';
-import type { LoopsResult } from './agent-loops';
+import { LOAD_GENERATOR, type LoopsResult } from './agent-loops';
 import { IDLE_TARGET_BYTES, type IdleResult } from './idle';
 import type { LoadOptions } from './options';
 import { MAX_ADDED_P99_GAP_MS, type RelayResult } from './relay';
@@ -90,7 +90,11 @@ export function renderLoadMarkdown(report: LoadReport): string {
           .join('; ')}`,
       );
   }
-  lines.push(...firstOutputSplitLines(report.loops), ...loopTargetLines(report.loops));
+  lines.push(
+    ...firstOutputSplitLines(report.loops),
+    ...cpuByProcessLines(report.loops, report.environment.cpus),
+    ...loopTargetLines(report.loops),
+  );
   if (report.relay) {
     const r = report.relay;
     lines.push(
@@ -184,4 +188,33 @@ function loopTargetLines(loops: readonly LoopsResult[]): string[] {
   }
   if (rows.length === 0) return [];
   return ['', '### Targets', '', '| target | measured | met |', '|---|---|---|', ...rows];
+}
+
+/** CPU per turn of every process of the stack and of the load generator, and the cores they keep busy. */
+function cpuByProcessLines(loops: readonly LoopsResult[], cores: number): string[] {
+  const measured = loops.filter((r) => r.cpuMsPerTurnByProcess);
+  if (measured.length === 0) return [];
+  const others = [
+    ...new Set(measured.flatMap((r) => Object.keys(r.cpuMsPerTurnByProcess!).filter((n) => n !== LOAD_GENERATOR))),
+  ].sort();
+  const names = [...others, LOAD_GENERATOR];
+  const lines = [
+    '',
+    '### CPU per turn, process by process',
+    '',
+    `CPU time of each process over the level (/proc, all its threads) per completed turn, ms; *cores busy* = their sum × turns/s, out of the machine's ${cores} ` +
+      '(Redis, not in the table, comes on top). Beside the edge the same cores run the worker, safety, router, billing and the load generator: ' +
+      'once they are all busy, every hop of a turn waits for a core, and the wait is the *Generate hop* and *outside* parts above.',
+    '',
+    `| loops | edge | ${names.join(' | ')} | sum | cores busy |`,
+    `|---:|---:|${names.map(() => '---:|').join('')}---:|---:|`,
+  ];
+  for (const r of measured) {
+    const per = r.cpuMsPerTurnByProcess!;
+    const sum = r.edgeCpuMsPerTurn + names.reduce((total, n) => total + (per[n] ?? 0), 0);
+    lines.push(
+      `| ${r.loops} | ${fmt(r.edgeCpuMsPerTurn)} | ${names.map((n) => (per[n] === undefined ? '–' : fmt(per[n]))).join(' | ')} | ${fmt(sum)} | ${fmt((sum * r.turnsPerS) / 1000)} |`,
+    );
+  }
+  return lines;
 }
