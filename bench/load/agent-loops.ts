@@ -5,7 +5,7 @@ import type { CorpusFile } from '../agent-loop/source-corpus';
 import { createWorkload, rolloutNonce } from '../agent-loop/workload';
 import { splitFirstOutput, type FirstOutputSplit, type TimedTurn } from './first-output-split';
 import { EdgeWatch, type EdgeUsage } from './phase-stats';
-import { sampleProcess } from './process-stats';
+import { fetchMetrics, parseNodeMetrics, sampleProcess } from './process-stats';
 
 /** One concurrency level of WebSocket agent loops. */
 export interface LoopsResult {
@@ -27,6 +27,8 @@ export interface LoopsResult {
   edgeCpuMsPerTurn: number;
   /** CPU time per completed turn of each process the target names (and the load generator's own), ms. */
   cpuMsPerTurnByProcess?: Record<string, number>;
+  /** Event-loop delay p99 over the level of each service the target names an admin port of, ms. */
+  eventLoopP99MsByProcess?: Record<string, number>;
   edge: EdgeUsage;
 }
 
@@ -51,6 +53,8 @@ export interface LoopTarget {
   edgeAdminPort: number;
   /** Processes whose CPU per turn is reported beside the edge's (name → pid): the stack's other services. */
   processes?: Readonly<Record<string, number>>;
+  /** Admin ports of those processes (name → port), whose event-loop delay over the level is reported. */
+  adminPorts?: Readonly<Record<string, number>>;
 }
 
 /** Name of the benchmark's own process (the loops' WebSocket clients) in {@link LoopsResult.cpuMsPerTurnByProcess}. */
@@ -79,6 +83,7 @@ export async function runLoops(
   await watch.start();
   const processes = { ...target.processes, [LOAD_GENERATOR]: process.pid };
   const cpuBefore = cpuOf(processes);
+  await loopDelays(target.adminPorts ?? {}); // a scrape resets prom-client's event-loop histogram
   onLoad?.started();
   const firstOutput: number[] = [];
   const timed: TimedTurn[] = [];
@@ -124,6 +129,7 @@ export async function runLoops(
   await Promise.all(Array.from({ length: loops }, (_, i) => loop(i)));
   onLoad?.ended();
   const cpuAfter = cpuOf(processes);
+  const delays = await loopDelays(target.adminPorts ?? {});
   const elapsedS = (performance.now() - t0) / 1000;
   await watch.loadEnded();
   const edge = await watch.finish(settleMs);
@@ -142,8 +148,21 @@ export async function runLoops(
     cpuMsPerTurnByProcess: Object.fromEntries(
       Object.entries(cpuAfter).map(([name, ms]) => [name, (ms - (cpuBefore[name] ?? ms)) / Math.max(1, completed)]),
     ),
+    eventLoopP99MsByProcess: delays,
     edge,
   };
+}
+
+/** Event-loop delay p99 of each service since its previous scrape, ms; a service that does not answer is left out. */
+async function loopDelays(ports: Readonly<Record<string, number>>): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  await Promise.all(
+    Object.entries(ports).map(async ([name, port]) => {
+      const text = await fetchMetrics(port).catch(() => undefined);
+      if (text !== undefined) out[name] = parseNodeMetrics(text).eventLoopP99Ms;
+    }),
+  );
+  return out;
 }
 
 /** CPU time so far of each process, ms; a process that is gone is left out. */

@@ -258,11 +258,14 @@ describe('load report targets and hop-by-hop table', () => {
       turnsPerS: 200,
       edgeCpuMsPerTurn: 1.5,
       cpuMsPerTurnByProcess: { safety: 1, inference: 0.5, 'load generator': 2.5 },
+      eventLoopP99MsByProcess: { safety: 30, inference: 250 },
     };
     const md = renderLoadMarkdown(
       buildLoadReport(parseLoadOptions(['--quick'], '/r'), { loops: [level], relay: undefined, idle: undefined }),
     );
     expect(md).toContain('| loops | edge | inference | safety | load generator | sum | cores busy |');
     expect(md).toContain('| 100 | 1.50 | 0.50 | 1.00 | 2.50 | 5.50 | 1.10 |');
+    expect(md).toContain('| loops | edge | inference | safety |');
+    expect(md).toContain('| 100 | 12.0 | 250 | 30.0 |');
   });
 });

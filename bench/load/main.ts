@@ -63,12 +63,12 @@ const target = (stack: Stack) => ({
   workerAdminPort: stack.services.inference.ports.admin,
   safetyPid: stack.services.safety.pid,
   safetyAdminPort: stack.services.safety.ports.admin,
-  processes: Object.fromEntries(
-    Object.entries(stack.services)
-      .filter(([name]) => name !== 'edge')
-      .map(([name, info]) => [name, info.pid]),
-  ),
+  processes: Object.fromEntries(others(stack).map(([name, info]) => [name, info.pid])),
+  adminPorts: Object.fromEntries(others(stack).map(([name, info]) => [name, info.ports.admin])),
 });
+
+/** The stack's services but the edge (whose figures the loops take themselves). */
+const others = (stack: Stack) => Object.entries(stack.services).filter(([name]) => name !== 'edge');
 
 async function agentLoops(options: LoadOptions): Promise<LoopsResult[]> {
   const corpus = loadCorpus(REPO_ROOT);

@@ -209,6 +209,8 @@ function cpuByProcessLines(loops: readonly LoopsResult[], cores: number): string
     `| loops | edge | ${names.join(' | ')} | sum | cores busy |`,
     `|---:|---:|${names.map(() => '---:|').join('')}---:|---:|`,
   ];
+  const delays = (r: LoopsResult) =>
+    others.map((n) => (r.eventLoopP99MsByProcess?.[n] === undefined ? '–' : fmt(r.eventLoopP99MsByProcess[n])));
   for (const r of measured) {
     const per = r.cpuMsPerTurnByProcess!;
     const sum = r.edgeCpuMsPerTurn + names.reduce((total, n) => total + (per[n] ?? 0), 0);
@@ -216,5 +218,13 @@ function cpuByProcessLines(loops: readonly LoopsResult[], cores: number): string
       `| ${r.loops} | ${fmt(r.edgeCpuMsPerTurn)} | ${names.map((n) => (per[n] === undefined ? '–' : fmt(per[n]))).join(' | ')} | ${fmt(sum)} | ${fmt((sum * r.turnsPerS) / 1000)} |`,
     );
   }
+  lines.push(
+    '',
+    "Event-loop delay p99 over the level (each service's `nodejs_eventloop_lag_p99_seconds`, its histogram reset by a scrape at the level's start), ms:",
+    '',
+    `| loops | edge | ${others.join(' | ')} |`,
+    `|---:|---:|${others.map(() => '---:|').join('')}`,
+    ...measured.map((r) => `| ${r.loops} | ${fmt(r.edge.eventLoopP99Ms)} | ${delays(r).join(' | ')} |`),
+  );
   return lines;
 }

@@ -98,6 +98,12 @@ const METRICS = {
       help: 'Generate calls answered prefix_miss and resent in full',
       registers: [registry],
     }),
+  routesKept: (registry: Registry) =>
+    new Counter({
+      name: 'fastloop_edge_routes_kept_total',
+      help: "Continuations kept on their conversation's worker because the router could not answer when their decision expired",
+      registers: [registry],
+    }),
   workerRetries: (registry: Registry) =>
     new Counter({
       name: 'fastloop_edge_worker_retries_total',
@@ -119,6 +125,8 @@ export class EdgeMetrics {
   readonly prefixMisses: Counter;
   /** Turns sent to another worker after one failed before the first token, by its error code. */
   readonly workerRetries: Counter<'code'>;
+  /** Continuations that kept their expired route because the router could not answer. */
+  readonly routesKept: Counter;
   readonly safetyFindings: Counter<'category' | 'action' | 'source'>;
   readonly outputBlocks: Counter<'rule'>;
   readonly engineFirstItemSeconds: Histogram<'transport' | 'cached'>;
@@ -138,6 +146,7 @@ export class EdgeMetrics {
     this.outputBlocks = METRICS.outputBlocks(registry);
     this.prefixMisses = METRICS.prefixMisses(registry);
     this.workerRetries = METRICS.workerRetries(registry);
+    this.routesKept = METRICS.routesKept(registry);
   }
 }
 

@@ -1,3 +1,4 @@
+import { ApiError } from '@fastloop/protocol';
 import { failureOf } from '../api-errors';
 import type { RouteDecision } from './conversation-state';
 import { RouteCache } from './route-cache';
@@ -15,7 +16,7 @@ export async function routeTurn(deps: TurnDeps, req: TurnRequest): Promise<Route
   const prev = req.previous?.route;
   if (prev && prev.requestedModel === req.body.model) {
     if (prev.reuseUntil === undefined || Date.now() < prev.reuseUntil) return prev;
-    return routeFresh(deps, req);
+    return routeFresh(deps, req).catch((err: unknown) => keptOnRouterOutage(deps, prev, err));
   }
   const key = RouteCache.key(req.body.model, req.principal.tenant, affinityKeyOf(req));
   const cached = deps.routeCache?.get(key);
@@ -26,6 +27,19 @@ export async function routeTurn(deps: TurnDeps, req: TurnRequest): Promise<Route
   // router's load bound for the whole group.
   if (decision.reuseUntil === undefined) deps.routeCache?.set(key, decision);
   return decision;
+}
+
+/**
+ * An expired continuation's decision when the router cannot answer (down, or past
+ * ROUTER_TIMEOUT_MS on a saturated host: 31 turns of 500 agent loops failed router_unavailable in
+ * bench/load): the conversation stays on its worker, which holds its prefix. Asking again was to
+ * let the router move it; a dead worker is still found by the Generate call, which routes anew.
+ * The next turn asks again. Any other failure (the model left the catalog) fails the turn.
+ */
+function keptOnRouterOutage(deps: TurnDeps, prev: RouteDecision, err: unknown): RouteDecision {
+  if (!(err instanceof ApiError) || err.code !== 'router_unavailable') throw err;
+  deps.metrics.routesKept.inc();
+  return prev;
 }
 
 /**
