@@ -49,6 +49,8 @@ export const edgeConfigSchema = z.object({
   EDGE_GRPC_MUX: env.bool(true),
   /** Multiplexed streams kept to safety; each is one pick of the channel's round robin (one pod). */
   EDGE_SAFETY_STREAMS: env.int(4, 1),
+  /** Multiplexed Generate streams kept to each worker: its calls are spread over them in turn. */
+  EDGE_WORKER_STREAMS: env.int(4, 1),
   /**
    * Safety's bounds on one Classify call (its `SAFETY_MAX_ITEM_BYTES`, `SAFETY_MAX_REQUEST_BYTES`:
    * keep them equal), in UTF-8 bytes of item text, checked before the call is encoded: an item

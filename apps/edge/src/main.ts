@@ -63,6 +63,7 @@ async function main(): Promise<void> {
     internalToken: config.FASTLOOP_INTERNAL_TOKEN,
     mux: config.EDGE_GRPC_MUX,
     safetyStreams: config.EDGE_SAFETY_STREAMS,
+    workerStreams: config.EDGE_WORKER_STREAMS,
   });
   // The store's commands fail after a bounded wait instead of queueing forever (BullMQ-style
   // `maxRetriesPerRequest: null`): a client asking for a stored response gets a 503, not a hang.

@@ -12,6 +12,8 @@ import {
 } from '@fastloop/service-kit';
 import type { ModerationMux } from './moderation-session';
 
+type WorkerMux = MuxClient<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse>;
+
 export interface BackendClientOptions {
   safetyAddress: string;
   routerAddress: string;
@@ -22,13 +24,14 @@ export interface BackendClientOptions {
   /** FASTLOOP_INTERNAL_TOKEN, sent on every call (safety, router and inference require it). */
   internalToken?: string;
   /**
-   * EDGE_GRPC_MUX: Classify and Generate calls run on long-lived multiplexed streams (mux.proto)
-   * instead of one gRPC call each; a peer without the stream methods gets plain calls. Default off
-   * here (the edge's config turns it on).
+   * EDGE_GRPC_MUX: Classify and Generate calls run on long-lived multiplexed streams (mux.proto) instead of
+   * one gRPC call each; a peer without the stream methods gets plain calls. Off here (the config turns it on).
    */
   mux?: boolean;
   /** EDGE_SAFETY_STREAMS: multiplexed streams kept to safety (each reaches one safety pod). */
   safetyStreams?: number;
+  /** EDGE_WORKER_STREAMS: Generate streams per worker (default 4); see docs/decisions.md. */
+  workerStreams?: number;
 }
 
 /**
@@ -42,10 +45,7 @@ export class BackendClients {
   private readonly safetyMux?: MuxClient<safetyV1.ClassifyRequest, safetyV1.ClassifyResponse>;
   /** ModerateStream sessions (clients/moderation-session.ts), when the multiplexed streams are on. */
   readonly moderationMux?: ModerationMux;
-  private readonly workerMuxes = new Map<
-    string,
-    MuxClient<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse>
-  >();
+  private readonly workerMuxes = new Map<string, WorkerMux>();
   private closed = false;
 
   constructor(private readonly options: BackendClientOptions) {
@@ -58,9 +58,9 @@ export class BackendClients {
   }
 
   /**
-   * Classify, retried when an attempt fails in a way another replica may not (a safety pod draining
-   * or gone: `unavailable`; see retriedWhileUnavailable). Classify is a pure function of its request, so a second
-   * attempt is safe; the channel's round robin (and the draining pod's GOAWAY) sends it elsewhere.
+   * Classify, retried when an attempt fails in a way another replica may not (a safety pod draining or gone:
+   * `unavailable`; see retriedWhileUnavailable). Classify is a pure function of its request, so a second attempt
+   * is safe; the channel's round robin (and the draining pod's GOAWAY) sends it elsewhere.
    */
   classify(request: safetyV1.ClassifyRequest, signal?: AbortSignal): Promise<safetyV1.ClassifyResponse> {
     return retriedWhileUnavailable(() => this.classifyOnce(request, signal), signal);
@@ -196,12 +196,12 @@ export class BackendClients {
     return client;
   }
 
-  private workerMux(address: string): MuxClient<inferenceV1.GenerateRequest, inferenceV1.GenerateResponse> | undefined {
+  private workerMux(address: string): WorkerMux | undefined {
     if (!this.options.mux) return undefined;
     let mux = this.workerMuxes.get(address);
     if (!mux) {
       const client = this.worker(address);
-      mux = new MuxClient(() => client.generateStream());
+      mux = new MuxClient(() => client.generateStream(), { streams: this.options.workerStreams ?? 4 });
       this.workerMuxes.set(address, mux);
     }
     return mux;
