@@ -1,7 +1,6 @@
 import { DomainError, ErrorCode } from '@fastloop/service-kit';
-import { ResponsesSession } from '../session/responses-session';
-import { ConnectionStateCache, StateCacheBudget } from '../session/state-cache';
 import { fakeDeps, FakeBackends } from '../testing/fake-deps';
+import { openWsSession } from '../testing/ws-session';
 
 /** A session whose router bounds reuse (`reuse_ms` 0: every continuation asks again) and can be made to fail. */
 function open() {
@@ -14,22 +13,7 @@ function open() {
     return { ...answer, reuseMs: 0 };
   };
   const { deps, registry } = fakeDeps(backends, true);
-  const events: any[] = [];
-  const session = new ResponsesSession({
-    deps,
-    principal: { tenant: 't', keyId: 'k' },
-    transport: 'websocket',
-    cache: new ConnectionStateCache(new StateCacheBudget(1 << 30), 1 << 28),
-    send: (e) => events.push(e),
-    logger: deps.logger,
-    maxQueued: 4,
-  });
-  const create = async (body: Record<string, unknown>) => {
-    const from = events.length;
-    session.receive(JSON.stringify({ type: 'response.create', model: 'fake-model', store: false, ...body }));
-    await session.whenIdle();
-    return events.slice(from);
-  };
+  const { create } = openWsSession(deps);
   const kept = async () =>
     (await registry.getSingleMetric('fastloop_edge_routes_kept_total')!.get()).values[0]?.value ?? 0;
   return { create, backends, kept, failWith: (err: DomainError | undefined) => (failure = err) };
