@@ -10,6 +10,8 @@ export interface WsSessionOptions {
   defaults?: Record<string, unknown>;
   /** The session's bound on one message (`maxPayloadBytes`); default none. */
   maxPayloadBytes?: number;
+  /** The client asked for `responsesapi.websocket_timing` before each terminal event. */
+  timing?: boolean;
 }
 
 /**
@@ -29,6 +31,7 @@ export function openWsSession(deps: TurnDeps, options: WsSessionOptions = {}) {
     logger: deps.logger,
     maxQueued: 4,
     maxPayloadBytes: options.maxPayloadBytes,
+    timing: options.timing,
   });
   const create = async (body: Record<string, unknown>): Promise<any[]> => {
     const from = events.length;

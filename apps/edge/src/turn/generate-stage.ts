@@ -95,7 +95,11 @@ async function attemptOnce(turn: Turn, maxOutput: number): Promise<Ending | 'res
     turn.timing?.callSent();
     stream = deps.backends.generate(turn.route.workerAddress, request, call.signal)[Symbol.asyncIterator]();
     const first = stream.next();
-    first.catch(() => undefined); // read below, after the verdict
+    // Read below, after the verdict; when it arrives is the engine's time as the edge sees it.
+    first.then(
+      (r) => r.done || r.value.event?.$case !== 'chunk' || turn.timing?.firstArrived(),
+      () => undefined,
+    );
     turn.timer.mark('queue');
     if (turn.phase === 'preparing' && (await judgeOverlapped(turn, call, plan))) {
       call.abort();

@@ -1,3 +1,5 @@
+import { fakeDeps, FakeBackends } from '../testing/fake-deps';
+import { openWsSession } from '../testing/ws-session';
 import { TurnTiming } from './turn-timing';
 
 describe('TurnTiming', () => {
@@ -38,6 +40,22 @@ describe('TurnTiming', () => {
     });
   });
 
+  it('times the first token when it reached the edge, not when it was read after a late input verdict', () => {
+    const timing = new TurnTiming(0);
+    now = 1;
+    timing.callSent();
+    now = 4;
+    timing.firstArrived(); // 3 ms after the call
+    now = 30;
+    timing.firstArrived(); // only the first arrival counts
+    timing.chunk(chunk(1, 2)); // read once the verdict came, 29 ms after the call
+    now = 31;
+    expect(timing.event('resp_3').timing_metrics).toMatchObject({
+      engine_service_ttft_total_ms: 2,
+      engine_iapi_ttft_total_ms: 3,
+    });
+  });
+
   it('reports zeros for the engine when no call was made (generate: false, or a failure before it)', () => {
     const timing = new TurnTiming(0);
     now = 1.5;
@@ -48,5 +66,22 @@ describe('TurnTiming', () => {
       engine_service_total_ms: 0,
       num_engine_calls: 0,
     });
+  });
+});
+
+describe('the timing event of a turn whose input verdict comes after its first token', () => {
+  it("gives the engine's time to first token as it reached the edge, the verdict's wait left out", async () => {
+    const backends = new FakeBackends();
+    const classify = backends.classify.bind(backends);
+    backends.classify = async (req) => {
+      await new Promise((r) => setTimeout(r, 60)); // the fake worker answers at once; the verdict lags
+      return classify(req);
+    };
+    const { create } = openWsSession(fakeDeps(backends, true).deps, { timing: true });
+    const events = await create({ input: 'hi' });
+    const m = events.find((e) => e.type === 'responsesapi.websocket_timing').timing_metrics;
+    expect(events.at(-1).type).toBe('response.completed');
+    expect(m.pre_inference_ms + m.engine_iapi_ttft_total_ms).toBeLessThan(50); // read after the verdict: ≥ 60
+    expect(m.total_turn_time_s * 1000).toBeGreaterThanOrEqual(59);
   });
 });

@@ -7,6 +7,8 @@ interface EngineCall {
   readonly sentAt: number;
   /** `performance.now()` at its first and last token; undefined before any. */
   firstAt?: number;
+  /** `performance.now()` when its first chunk reached the edge, which reads it after the input verdict. */
+  arrivedAt?: number;
   lastAt?: number;
   /** The engine's own elapsed time at its first and last token chunk. */
   firstElapsed: number;
@@ -32,7 +34,17 @@ export class TurnTiming {
     this.calls.push({ sentAt: performance.now(), firstElapsed: 0, lastElapsed: 0, firstTokens: 0, laterTokens: 0 });
   }
 
-  /** A token chunk of the current call arrived now. */
+  /**
+   * The current call's first chunk reached the edge now. It is read (and given to {@link chunk})
+   * only once the input verdict is in: without this mark, the engine's time to first token as the
+   * edge saw it would count a late verdict too.
+   */
+  firstArrived(): void {
+    const call = this.calls.at(-1);
+    if (call && call.arrivedAt === undefined) call.arrivedAt = performance.now();
+  }
+
+  /** A token chunk of the current call was read now. */
   chunk(chunk: inferenceV1.TokenChunk): void {
     const call = this.calls.at(-1);
     if (!call || chunk.tokens.length === 0) return;
@@ -60,7 +72,7 @@ export class TurnTiming {
       if (c.firstAt === undefined) continue;
       engineTotal += c.lastElapsed;
       engineTtft += c.firstElapsed;
-      edgeTtft += c.firstAt - c.sentAt;
+      edgeTtft += Math.min(c.arrivedAt ?? c.firstAt, c.firstAt) - c.sentAt;
       engineGaps += c.lastElapsed - c.firstElapsed;
       edgeGaps += (c.lastAt ?? c.firstAt) - c.firstAt;
       gaps += c.laterTokens;
