@@ -14,8 +14,7 @@ function open() {
   };
   const { deps, registry } = fakeDeps(backends, true);
   const { create } = openWsSession(deps);
-  const kept = async () =>
-    (await registry.getSingleMetric('fastloop_edge_routes_kept_total')!.get()).values[0]?.value ?? 0;
+  const kept = async () => (await registry.getSingleMetric('fastloop_edge_routes_kept_total')!.get()).values[0].value;
   return { create, backends, kept, failWith: (err: DomainError | undefined) => (failure = err) };
 }
 

@@ -72,7 +72,7 @@ export class TurnTiming {
       if (c.firstAt === undefined) continue;
       engineTotal += c.lastElapsed;
       engineTtft += c.firstElapsed;
-      edgeTtft += Math.min(c.arrivedAt ?? c.firstAt, c.firstAt) - c.sentAt;
+      edgeTtft += (c.arrivedAt ?? c.firstAt) - c.sentAt;
       engineGaps += c.lastElapsed - c.firstElapsed;
       edgeGaps += (c.lastAt ?? c.firstAt) - c.firstAt;
       gaps += c.laterTokens;
