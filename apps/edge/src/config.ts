@@ -101,6 +101,13 @@ export const edgeConfigSchema = z.object({
   /** Deadline for a Route call. */
   ROUTER_TIMEOUT_MS: env.int(2_000, 1),
   /**
+   * Deadline for a continuation's Route call once its decision's reuse_ms ran out: it has a worker
+   * to keep, so a router that cannot answer this fast keeps it for the turn (counted) instead of
+   * holding the turn for ROUTER_TIMEOUT_MS. The router answers in well under a millisecond; this
+   * bounds what a saturated host's queueing adds to a turn.
+   */
+  ROUTER_REASK_TIMEOUT_MS: env.int(250, 1),
+  /**
    * At startup, how long the edge asks a router that is not up yet for its model catalog (to load
    * each model's tokenizer before reporting ready) before it starts without it: the edge starts
    * beside its upstreams, as a Deployment's pods do.

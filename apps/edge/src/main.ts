@@ -106,6 +106,7 @@ async function main(): Promise<void> {
     renderCache,
     renderOffload,
     routeCache,
+    routerReaskTimeoutMs: config.ROUTER_REASK_TIMEOUT_MS,
     usage,
     store: storeWriter,
     items,

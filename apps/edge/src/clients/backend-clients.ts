@@ -89,11 +89,9 @@ export class BackendClients {
   }
 
   /** Route, retried like {@link classify} (a router replica draining or gone; routing is read-only). */
-  route(request: routerV1.RouteRequest, signal?: AbortSignal): Promise<routerV1.RouteResponse> {
-    return retriedWhileUnavailable(
-      () => callUnary(this.router.route, this.router, request, { deadlineMs: this.options.routerTimeoutMs, signal }),
-      signal,
-    );
+  route(request: routerV1.RouteRequest, signal?: AbortSignal, deadlineMs?: number): Promise<routerV1.RouteResponse> {
+    const settings = { deadlineMs: deadlineMs ?? this.options.routerTimeoutMs, signal };
+    return retriedWhileUnavailable(() => callUnary(this.router.route, this.router, request, settings), signal);
   }
 
   listModels(): Promise<routerV1.ListModelsResponse> {

@@ -7,15 +7,18 @@ function open() {
   const backends = new FakeBackends();
   const route = backends.route.bind(backends);
   let failure: DomainError | undefined;
-  backends.route = async (req) => {
+  const deadlines: (number | undefined)[] = [];
+  backends.route = async (req, _signal, deadlineMs) => {
+    deadlines.push(deadlineMs);
     const answer = await route(req);
     if (failure) throw failure;
     return { ...answer, reuseMs: 0 };
   };
   const { deps, registry } = fakeDeps(backends, true);
+  deps.routerReaskTimeoutMs = 250;
   const { create } = openWsSession(deps);
   const kept = async () => (await registry.getSingleMetric('fastloop_edge_routes_kept_total')!.get()).values[0].value;
-  return { create, backends, kept, failWith: (err: DomainError | undefined) => (failure = err) };
+  return { create, backends, kept, deadlines, failWith: (err: DomainError | undefined) => (failure = err) };
 }
 
 const terminal = (events: any[]) => events[events.length - 1];
@@ -37,6 +40,14 @@ describe('a continuation whose route expired while the router cannot answer', ()
     expect(terminal(next).type).toBe('response.completed');
     expect(s.backends.routeCalls.length).toBe(routed + 2);
     expect(await s.kept()).toBe(1);
+  });
+
+  it('asks within ROUTER_REASK_TIMEOUT_MS, where a new conversation waits ROUTER_TIMEOUT_MS', async () => {
+    const s = open();
+    const first = terminal(await s.create({ input: 'hi' }));
+    await s.create({ input: 'more', previous_response_id: first.response.id });
+    // The first turn had nothing to keep: the client's own deadline (ROUTER_TIMEOUT_MS).
+    expect(s.deadlines).toEqual([undefined, 250]);
   });
 
   it('fails when the router answers with an error of its own, or when there is no route to keep', async () => {

@@ -16,7 +16,9 @@ export async function routeTurn(deps: TurnDeps, req: TurnRequest): Promise<Route
   const prev = req.previous?.route;
   if (prev && prev.requestedModel === req.body.model) {
     if (prev.reuseUntil === undefined || Date.now() < prev.reuseUntil) return prev;
-    return routeFresh(deps, req).catch((err: unknown) => keptOnRouterOutage(deps, prev, err));
+    return routeFresh(deps, req, [], deps.routerReaskTimeoutMs).catch((err: unknown) =>
+      keptOnRouterOutage(deps, prev, err),
+    );
   }
   const key = RouteCache.key(req.body.model, req.principal.tenant, affinityKeyOf(req));
   const cached = deps.routeCache?.get(key);
@@ -31,8 +33,8 @@ export async function routeTurn(deps: TurnDeps, req: TurnRequest): Promise<Route
 
 /**
  * An expired continuation's decision when the router cannot answer (down, or past
- * ROUTER_TIMEOUT_MS on a saturated host: 31 turns of 500 agent loops failed router_unavailable in
- * bench/load): the conversation stays on its worker, which holds its prefix. Asking again was to
+ * ROUTER_REASK_TIMEOUT_MS on a saturated host: 31 turns of 500 agent loops failed router_unavailable
+ * in bench/load): the conversation stays on its worker, which holds its prefix. Asking again was to
  * let the router move it; a dead worker is still found by the Generate call, which routes anew.
  * The next turn asks again. Any other failure (the model left the catalog) fails the turn.
  */
@@ -44,16 +46,17 @@ function keptOnRouterOutage(deps: TurnDeps, prev: RouteDecision, err: unknown): 
 
 /**
  * Asks the router for the request's model and a worker, never one of `excludeWorkerIds` (a retry
- * after one failed); its errors become API errors.
+ * after one failed), within `deadlineMs` (default ROUTER_TIMEOUT_MS); its errors become API errors.
  */
 export async function routeFresh(
   deps: TurnDeps,
   req: TurnRequest,
   excludeWorkerIds: readonly string[] = [],
+  deadlineMs?: number,
 ): Promise<RouteDecision> {
   const model = req.body.model;
   const r = await deps.backends
-    .route(routeRequestOf(req, model, excludeWorkerIds), req.signal)
+    .route(routeRequestOf(req, model, excludeWorkerIds), req.signal, deadlineMs)
     .catch(failureOf('router', model));
   return {
     requestedModel: model,

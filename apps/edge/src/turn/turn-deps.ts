@@ -35,6 +35,8 @@ export interface TurnDeps {
   renderOffload?: RenderOffload;
   /** Short-lived routing decisions for turns without cached state; absent = always ask the router. */
   routeCache?: RouteCache;
+  /** ROUTER_REASK_TIMEOUT_MS: the Route deadline of a continuation with a decision to keep; absent = ROUTER_TIMEOUT_MS. */
+  routerReaskTimeoutMs?: number;
   usage: { enqueue(record: billingV1.UsageRecord): void };
   /**
    * Start Generate while the safety verdict is in flight (its round trip then hides under the
