@@ -213,8 +213,12 @@ export const edgeConfigSchema = z.object({
   EDGE_MAX_SCHEMA_NODES: env.int(DEFAULT_REQUEST_LIMITS.maxSchemaNodes, 1),
   /** Length of any one string in a request, in characters. */
   EDGE_MAX_STRING_CHARS: env.int(DEFAULT_REQUEST_LIMITS.maxStringChars, 1),
-  /** JSON nesting depth of a whole request. */
-  EDGE_MAX_JSON_DEPTH: env.int(DEFAULT_REQUEST_LIMITS.maxJsonDepth, 8),
+  /**
+   * JSON nesting depth of a whole request; at most 511: a large body parsed on a render thread comes
+   * back cut at 512 levels (render-pool/json-task.ts), which only a lower bound refuses as it would
+   * the whole body.
+   */
+  EDGE_MAX_JSON_DEPTH: z.coerce.number().int().min(8).max(511).default(DEFAULT_REQUEST_LIMITS.maxJsonDepth),
   /** Rendered text of one tool (description + signature), in characters. */
   EDGE_MAX_TOOL_RENDERED_CHARS: env.int(256 * 1024, 64),
   /** Rendered text of the header (instructions + all tools), in characters. */

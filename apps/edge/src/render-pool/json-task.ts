@@ -14,18 +14,15 @@ export interface JsonTask {
 /** The parsed value, or `ok: false` for bytes that are not JSON (answered `invalid_json` by the caller). */
 export type ParsedJson = { ok: true; value: unknown } | { ok: false };
 
-/**
- * A {@link ParsedJson} as a thread sends it back: the value in V8's serialization, or, for a value
- * nested deeper than {@link MAX_SERIALIZED_DEPTH}, the bytes themselves, handed back to be parsed
- * where they are read (validation then refuses the nesting as it does for any body).
- */
-export type SerializedJson = { ok: true; serialized: Uint8Array } | { ok: true; bytes: Uint8Array } | { ok: false };
+/** A {@link ParsedJson} as a thread sends it back: the value in V8's serialization. */
+export type SerializedJson = { ok: true; serialized: Uint8Array } | { ok: false };
 
 /**
- * Deepest value sent back serialized. V8's serializer and deserializer recurse per level: 10,000
+ * Deepest nesting a thread sends back. V8's serializer and deserializer recurse per level: 10,000
  * nested arrays overflowed a stack here (a 500 where the event loop's own parse and validation answer
- * 400 `nesting_too_deep`); the event loop's stack is smaller than a thread's. A request's nesting
- * bound is 128 by default, so only bodies it refuses anyway come back as bytes.
+ * 400 `nesting_too_deep`); the event loop's stack is smaller than a thread's. Deeper values come back
+ * cut to this depth ({@link cutDeeperThan}), which validation refuses as it refuses the whole value:
+ * a request's nesting bound (EDGE_MAX_JSON_DEPTH, 128 by default) is below it.
  */
 export const MAX_SERIALIZED_DEPTH = 512;
 
@@ -42,37 +39,43 @@ export function runJsonTask(task: JsonTask): SerializedJson {
   } catch {
     return { ok: false };
   }
-  if (nestedDeeperThan(value, MAX_SERIALIZED_DEPTH)) return { ok: true, bytes: task.json };
+  cutDeeperThan(value, MAX_SERIALIZED_DEPTH);
   return { ok: true, serialized: serialize(value) };
 }
 
-/** Whether `value` has containers nested more than `max` deep (iterative: the value may be deeper than any stack). */
-function nestedDeeperThan(value: unknown, max: number): boolean {
+/**
+ * Empties, in place, each container `levels - 1` below the root that holds a container, so `value`
+ * nests at most `levels` deep (iterative: it may be deeper than any stack). Only what lies below
+ * level `levels` changes: a validation whose nesting bound is under `levels` finds the same first
+ * violation in the cut value as in the whole one, having met it on the way down (json-task.spec).
+ * Sending the whole value back as bytes instead made the event loop parse megabytes again.
+ */
+export function cutDeeperThan(value: unknown, levels: number): void {
   const stack: [unknown, number][] = [[value, 0]];
   while (stack.length > 0) {
     const [node, depth] = stack.pop()!;
     if (typeof node !== 'object' || node === null) continue;
-    if (depth >= max) return true;
-    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+    const children = Object.values(node);
+    if (depth < levels - 1) {
+      for (const child of children) stack.push([child, depth + 1]);
+    } else if (children.some((child) => typeof child === 'object' && child !== null)) {
+      if (Array.isArray(node)) node.length = 0;
+      else for (const key of Object.keys(node)) delete (node as Record<string, unknown>)[key];
+    }
   }
-  return false;
 }
 
 /** The buffers a task's reply transfers rather than copies. */
 export function jsonReplyTransfer(result: unknown): ArrayBuffer[] {
-  const { serialized, bytes } = result as { serialized?: unknown; bytes?: unknown };
-  const view = serialized ?? bytes;
+  const view = (result as { serialized?: unknown }).serialized;
   if (!(view instanceof Uint8Array) || !(view.buffer instanceof ArrayBuffer)) return [];
   const whole = view.byteOffset === 0 && view.byteLength === view.buffer.byteLength;
   return whole ? [view.buffer] : []; // a view into a larger buffer is copied, never detached
 }
 
-/** The value a thread parsed (synchronous, in proportion to its size); bytes handed back are parsed here. */
+/** The value a thread parsed (synchronous, in proportion to its size). */
 export function deserializeJson(result: SerializedJson): ParsedJson {
-  if (!result.ok) return result;
-  if ('serialized' in result) return { ok: true, value: deserialize(result.serialized) };
-  const { buffer, byteOffset, byteLength } = result.bytes;
-  return { ok: true, value: JSON.parse(Buffer.from(buffer, byteOffset, byteLength).toString('utf8')) };
+  return result.ok ? { ok: true, value: deserialize(result.serialized) } : result;
 }
 
 /**

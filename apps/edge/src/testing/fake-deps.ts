@@ -99,11 +99,7 @@ export class FakeBackends {
   readonly moderationMux = undefined;
   readonly safetyTimeoutMs = 5_000;
 
-  async route(
-    req: routerV1.RouteRequest,
-    _signal?: AbortSignal,
-    _deadlineMs?: number,
-  ): Promise<routerV1.RouteResponse> {
+  async route(req: routerV1.RouteRequest): Promise<routerV1.RouteResponse> {
     this.routeCalls.push(req);
     if (req.model !== 'fake-model' && req.model !== 'alias')
       throw new DomainError('model_not_found', 'no such model', 5);

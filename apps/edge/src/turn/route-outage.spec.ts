@@ -1,3 +1,4 @@
+import type { routerV1 } from '@fastloop/proto';
 import { DomainError, ErrorCode } from '@fastloop/service-kit';
 import { fakeDeps, FakeBackends } from '../testing/fake-deps';
 import { openWsSession } from '../testing/ws-session';
@@ -8,7 +9,7 @@ function open() {
   const route = backends.route.bind(backends);
   let failure: DomainError | undefined;
   const deadlines: (number | undefined)[] = [];
-  backends.route = async (req, _signal, deadlineMs) => {
+  backends.route = async (req: routerV1.RouteRequest, _signal?: AbortSignal, deadlineMs?: number) => {
     deadlines.push(deadlineMs);
     const answer = await route(req);
     if (failure) throw failure;
