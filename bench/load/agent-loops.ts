@@ -3,7 +3,14 @@ import { Conversation } from '../agent-loop/conversation';
 import { percentile } from '../agent-loop/summary';
 import type { CorpusFile } from '../agent-loop/source-corpus';
 import { createWorkload, rolloutNonce } from '../agent-loop/workload';
-import { splitFirstOutput, type FirstOutputSplit, type TimedTurn } from './first-output-split';
+import {
+  firstOutputByKind,
+  splitFirstOutput,
+  type FirstOutputByKind,
+  type FirstOutputSplit,
+  type PlacedTurn,
+  type TimedTurn,
+} from './first-output-split';
 import { EdgeWatch, type EdgeUsage } from './phase-stats';
 import { fetchMetrics, parseNodeMetrics, sampleProcess } from './process-stats';
 
@@ -23,6 +30,8 @@ export interface LoopsResult {
   firstOutputP99Ms: number;
   /** Where first output went at the median and in the p99 tail, from the edge's timing events. */
   firstOutputSplit?: FirstOutputSplit;
+  /** First output of opening turns, of continuations, and after the level's start burst. */
+  firstOutputByKind?: FirstOutputByKind;
   /** Edge CPU time per completed turn, ms. */
   edgeCpuMsPerTurn: number;
   /** CPU time per completed turn of each process the target names (and the load generator's own), ms. */
@@ -87,6 +96,7 @@ export async function runLoops(
   onLoad?.started();
   const firstOutput: number[] = [];
   const timed: TimedTurn[] = [];
+  const placed: PlacedTurn[] = [];
   let completed = 0;
   let errors = 0;
   const errorKinds: Record<string, number> = {};
@@ -109,10 +119,12 @@ export async function runLoops(
         // The timing event (one more frame per turn) splits first output hop by hop.
         client = await WsTurnClient.open(target.wsUrl, target.apiKey, { timing: true });
         for (let turn = 1; turn <= turns && !conversation.done && performance.now() < deadline; turn++) {
+          const sentAtS = (performance.now() - t0) / 1000;
           const result = await client.send(conversation.nextBody());
           conversation.accept(result.response, turn);
           completed++;
           firstOutput.push(result.firstOutputMs);
+          placed.push({ turn, sentAtS, firstOutputMs: result.firstOutputMs });
           if (result.timing) timed.push({ firstOutputMs: result.firstOutputMs, timing: result.timing });
           outputTokens += result.response.usage.output_tokens;
         }
@@ -144,6 +156,7 @@ export async function runLoops(
     firstOutputP50Ms: percentile(firstOutput, 0.5),
     firstOutputP99Ms: percentile(firstOutput, 0.99),
     firstOutputSplit: splitFirstOutput(timed),
+    firstOutputByKind: firstOutputByKind(placed, durationS),
     edgeCpuMsPerTurn: edge.cpuMs / Math.max(1, completed),
     cpuMsPerTurnByProcess: Object.fromEntries(
       Object.entries(cpuAfter).map(([name, ms]) => [name, (ms - (cpuBefore[name] ?? ms)) / Math.max(1, completed)]),

@@ -1,4 +1,5 @@
 import type { TurnTimingMetrics } from '../agent-loop/clients/turn-client';
+import { percentile } from '../agent-loop/summary';
 
 /** One turn's first output as the client timed it, with the edge's timing event of the same turn. */
 export interface TimedTurn {
@@ -55,5 +56,46 @@ function partsOf(band: readonly TimedTurn[]): FirstOutputParts {
     workerMs: mean((t) => t.timing.engine_service_ttft_total_ms),
     generateHopMs: mean((t) => t.timing.engine_iapi_ttft_total_ms - t.timing.engine_service_ttft_total_ms),
     outsideMs: mean((t) => t.firstOutputMs - t.timing.pre_inference_ms - t.timing.engine_iapi_ttft_total_ms),
+  };
+}
+
+/** A turn's first output, with its place in its conversation and in the level. */
+export interface PlacedTurn {
+  /** 1 for a conversation's opening turn (its whole prompt, on a new socket). */
+  turn: number;
+  /** When the turn was sent, seconds after the level began. */
+  sentAtS: number;
+  firstOutputMs: number;
+}
+
+/** First output of one kind of turn, ms. */
+export interface FirstOutputQuantiles {
+  turns: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+/**
+ * First output of opening turns (turn 1: the whole ~2k-token prompt rendered, classified and sent
+ * to a worker), of continuations (turns 2+: only what is new), and of every turn sent after the
+ * level's first fifth: at its start all loops open a conversation within a second, a burst of whole
+ * prompts that independent agents would not make together. The level's own p50/p99 take all turns.
+ */
+export interface FirstOutputByKind {
+  opening: FirstOutputQuantiles;
+  continuation: FirstOutputQuantiles;
+  afterStart: FirstOutputQuantiles;
+}
+
+/** Splits a level's turns by kind (see {@link FirstOutputByKind}); `durationS` is the level's. */
+export function firstOutputByKind(turns: readonly PlacedTurn[], durationS: number): FirstOutputByKind {
+  const of = (band: readonly PlacedTurn[]): FirstOutputQuantiles => {
+    const ms = band.map((t) => t.firstOutputMs);
+    return { turns: ms.length, p50Ms: percentile(ms, 0.5), p99Ms: percentile(ms, 0.99) };
+  };
+  return {
+    opening: of(turns.filter((t) => t.turn === 1)),
+    continuation: of(turns.filter((t) => t.turn > 1)),
+    afterStart: of(turns.filter((t) => t.sentAtS >= durationS / 5)),
   };
 }

@@ -4,7 +4,7 @@ import { buildLoadReport, renderLoadMarkdown } from './report';
 import { renderLoadSvg } from './report-svg';
 import type { LoopsResult } from './agent-loops';
 import { chunkCounters, timeWeightedPercentile } from './relay';
-import { splitFirstOutput } from './first-output-split';
+import { firstOutputByKind, splitFirstOutput } from './first-output-split';
 
 const edge = {
   cpuMs: 900,
@@ -228,6 +228,23 @@ describe('splitFirstOutput', () => {
   });
 });
 
+describe('firstOutputByKind', () => {
+  it("splits opening turns from continuations, and the turns after the level's first fifth from all", () => {
+    // A 10 s level: openings 1 s each, continuations 100 ms; the start burst (first 2 s) 3 s each.
+    const turns = [
+      ...Array.from({ length: 5 }, (_, i) => ({ turn: 1, sentAtS: i * 0.1, firstOutputMs: 3000 })),
+      ...Array.from({ length: 10 }, (_, i) => ({ turn: 1, sentAtS: 2 + i * 0.5, firstOutputMs: 1000 })),
+      ...Array.from({ length: 100 }, (_, i) => ({ turn: 2 + (i % 19), sentAtS: 2 + i * 0.07, firstOutputMs: 100 })),
+    ];
+    const kinds = firstOutputByKind(turns, 10);
+    expect(kinds.opening).toMatchObject({ turns: 15, p50Ms: 1000 });
+    expect(kinds.opening.p99Ms).toBeCloseTo(3000, 6);
+    expect(kinds.continuation).toEqual({ turns: 100, p50Ms: 100, p99Ms: 100 });
+    expect(kinds.afterStart.turns).toBe(110);
+    expect(kinds.afterStart.p99Ms).toBeCloseTo(1000, 6);
+  });
+});
+
 describe('load report targets and hop-by-hop table', () => {
   it('says whether the 100- and 500-loop targets are met, and prints each level’s split', () => {
     const parts = {
@@ -238,7 +255,16 @@ describe('load report targets and hop-by-hop table', () => {
       generateHopMs: 2,
       outsideMs: 13,
     };
-    const hundred = { ...loops(100, 400), edgeCpuMsPerTurn: 0.9, firstOutputSplit: { median: parts, tail: parts } };
+    const hundred = {
+      ...loops(100, 400),
+      edgeCpuMsPerTurn: 0.9,
+      firstOutputSplit: { median: parts, tail: parts },
+      firstOutputByKind: {
+        opening: { turns: 20, p50Ms: 900, p99Ms: 2500 },
+        continuation: { turns: 380, p50Ms: 60, p99Ms: 300 },
+        afterStart: { turns: 350, p50Ms: 65, p99Ms: 700 },
+      },
+    };
     const md = renderLoadMarkdown(
       buildLoadReport(parseLoadOptions(['--quick'], '/r'), {
         loops: [hundred, loops(500, 1200)],
@@ -249,6 +275,7 @@ describe('load report targets and hop-by-hop table', () => {
     expect(md).toContain('| edge CPU per turn at 100 loops ≤ 1 ms | 0.90 ms | yes |');
     expect(md).toContain('| first output p99 at 500 loops ≤ 1000 ms, 0 failed turns | 1200 ms, 0 failed | **no** |');
     expect(md).toContain('| 100 | p99 tail | 3 | 70.0 | 4.00 | 51.0 | 2.00 | 13.0 |');
+    expect(md).toMatch(/\| 100 \| [^|]+ \| 900 \/ 2500 \(20\) \| 60\.0 \/ 300 \(380\) \| 65\.0 \/ 700 \(350\) \|/);
   });
 
   it("adds up the CPU per turn of every process, and the cores it keeps busy at the level's rate", () => {

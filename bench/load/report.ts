@@ -1,6 +1,7 @@
 import { cpus } from 'node:os';
 import { fmt } from '../agent-loop/summary';
 import { LOAD_GENERATOR, type LoopsResult } from './agent-loops';
+import type { FirstOutputQuantiles } from './first-output-split';
 import { IDLE_TARGET_BYTES, type IdleResult } from './idle';
 import type { LoadOptions } from './options';
 import { MAX_ADDED_P99_GAP_MS, type RelayResult } from './relay';
@@ -92,6 +93,7 @@ export function renderLoadMarkdown(report: LoadReport): string {
   }
   lines.push(
     ...firstOutputSplitLines(report.loops),
+    ...firstOutputByKindLines(report.loops),
     ...cpuByProcessLines(report.loops, report.environment.cpus),
     ...loopTargetLines(report.loops),
   );
@@ -166,6 +168,28 @@ function firstOutputSplitLines(loops: readonly LoopsResult[]): string[] {
       );
   }
   return lines;
+}
+
+/** First output of opening turns, of continuations, and after each level's start burst. */
+function firstOutputByKindLines(loops: readonly LoopsResult[]): string[] {
+  const measured = loops.filter((r) => r.firstOutputByKind);
+  if (measured.length === 0) return [];
+  const cell = (q: FirstOutputQuantiles) => `${fmt(q.p50Ms)} / ${fmt(q.p99Ms)} (${q.turns})`;
+  return [
+    '',
+    '### First output by kind of turn',
+    '',
+    "p50 / p99 in ms (turns). *Opening*: a conversation's first turn, its whole ~2k-token prompt rendered, classified and sent to a worker. " +
+      "*Continuation*: turns 2+, only what is new. *After the start*: every turn sent after the level's first fifth; at its start all loops open " +
+      'a conversation within a second, a burst of whole prompts that independent agents would not make together. The targets take all turns.',
+    '',
+    '| loops | all turns | opening | continuation | after the start |',
+    '|---:|---:|---:|---:|---:|',
+    ...measured.map((r) => {
+      const k = r.firstOutputByKind!;
+      return `| ${r.loops} | ${fmt(r.firstOutputP50Ms)} / ${fmt(r.firstOutputP99Ms)} (${r.turns}) | ${cell(k.opening)} | ${cell(k.continuation)} | ${cell(k.afterStart)} |`;
+    }),
+  ];
 }
 
 /** The issue's targets for the loops, met or not, where the run has the level. */
