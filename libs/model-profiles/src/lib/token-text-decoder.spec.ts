@@ -1,4 +1,6 @@
 import fc from 'fast-check';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { decode as libraryDecode } from 'gpt-tokenizer/encoding/o200k_harmony';
 import { encodeO200kText, O200K_HARMONY_TABLE } from './harmony/o200k-harmony-tokenizer';
 import { InvalidTokenError } from './profile-errors';
@@ -47,6 +49,23 @@ describe('TokenTextDecoder', () => {
     expect(() => decodeTokens(O200K_HARMONY_TABLE, [-1])).toThrow(InvalidTokenError);
     expect(() => decodeTokens(O200K_HARMONY_TABLE, [1.5])).toThrow(InvalidTokenError);
     expect(new TokenTextDecoder(O200K_HARMONY_TABLE, false).push(201_088)).toBe('\uFFFD');
+  });
+});
+
+describe('the memory a decoded text holds', () => {
+  it('is about its own size: one flat string, not a rope of a string per token', () => {
+    // A heap figure, not a timing: V8's GC is asked for by flag, as --expose-gc would.
+    setFlagsFromString('--expose_gc');
+    const gc = runInNewContext('gc') as () => void;
+    const tokens = encodeO200kText(' const value = compute(input);\n'.repeat(12_000)); // ~100k tokens
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    const held = [1, 2, 3].map(() => decodeTokens(O200K_HARMONY_TABLE, tokens));
+    gc();
+    const perToken = (process.memoryUsage().heapUsed - before) / (held.length * tokens.length);
+    // Flat: about the text's bytes per token (~4 here). A rope: a 32-byte cons string per token.
+    expect(held[0].length).toBe(' const value = compute(input);\n'.length * 12_000);
+    expect(perToken).toBeLessThan(12);
   });
 });
 

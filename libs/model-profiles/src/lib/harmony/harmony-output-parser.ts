@@ -150,10 +150,7 @@ export class HarmonyOutputParser implements OutputParser {
   }
 
   private decode(ids: readonly number[]): string {
-    const decoder = new TokenTextDecoder(this.table, false);
-    let text = '';
-    for (const id of ids) text += decoder.push(id);
-    return text + decoder.flush();
+    return new TokenTextDecoder(this.table, false).decodeAll(ids);
   }
 
   private drain(): ParseEvent[] {
