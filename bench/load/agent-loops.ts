@@ -38,6 +38,8 @@ export interface LoopsResult {
   cpuMsPerTurnByProcess?: Record<string, number>;
   /** Event-loop delay p99 over the level of each service the target names an admin port of, ms. */
   eventLoopP99MsByProcess?: Record<string, number>;
+  /** The longest event-loop delay over the level of each of those services, ms. */
+  eventLoopMaxMsByProcess?: Record<string, number>;
   edge: EdgeUsage;
 }
 
@@ -161,18 +163,24 @@ export async function runLoops(
     cpuMsPerTurnByProcess: Object.fromEntries(
       Object.entries(cpuAfter).map(([name, ms]) => [name, (ms - (cpuBefore[name] ?? ms)) / Math.max(1, completed)]),
     ),
-    eventLoopP99MsByProcess: delays,
+    eventLoopP99MsByProcess: delays.p99,
+    eventLoopMaxMsByProcess: delays.max,
     edge,
   };
 }
 
-/** Event-loop delay p99 of each service since its previous scrape, ms; a service that does not answer is left out. */
-async function loopDelays(ports: Readonly<Record<string, number>>): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
+/** Event-loop delay p99 and max of each service since its previous scrape, ms; a service that does not answer is left out. */
+async function loopDelays(
+  ports: Readonly<Record<string, number>>,
+): Promise<{ p99: Record<string, number>; max: Record<string, number> }> {
+  const out = { p99: {} as Record<string, number>, max: {} as Record<string, number> };
   await Promise.all(
     Object.entries(ports).map(async ([name, port]) => {
       const text = await fetchMetrics(port).catch(() => undefined);
-      if (text !== undefined) out[name] = parseNodeMetrics(text).eventLoopP99Ms;
+      if (text === undefined) return;
+      const metrics = parseNodeMetrics(text);
+      out.p99[name] = metrics.eventLoopP99Ms;
+      out.max[name] = metrics.eventLoopMaxMs;
     }),
   );
   return out;

@@ -10,6 +10,7 @@ const edge = {
   cpuMs: 900,
   eventLoopP50Ms: 1,
   eventLoopP99Ms: 12,
+  eventLoopMaxMs: 40,
   rssBeforeBytes: 100 * 2 ** 20,
   rssPeakBytes: 180 * 2 ** 20,
   heapBeforeBytes: 40 * 2 ** 20,
@@ -86,10 +87,11 @@ describe('process stats', () => {
 
   it("parses prom-client's event-loop metrics", () => {
     const m = parseNodeMetrics(
-      'nodejs_eventloop_lag_p50_seconds{service="edge"} 0.0011\nnodejs_eventloop_lag_p99_seconds{service="edge"} 0.02\nnodejs_heap_size_used_bytes{service="edge"} 5000\n',
+      'nodejs_eventloop_lag_p50_seconds{service="edge"} 0.0011\nnodejs_eventloop_lag_p99_seconds{service="edge"} 0.02\nnodejs_eventloop_lag_max_seconds{service="edge"} 2.5\nnodejs_heap_size_used_bytes{service="edge"} 5000\n',
     );
     expect(m.eventLoopP50Ms).toBeCloseTo(1.1);
     expect(m.eventLoopP99Ms).toBeCloseTo(20);
+    expect(m.eventLoopMaxMs).toBeCloseTo(2500);
   });
 });
 
@@ -286,6 +288,7 @@ describe('load report targets and hop-by-hop table', () => {
       edgeCpuMsPerTurn: 1.5,
       cpuMsPerTurnByProcess: { safety: 1, inference: 0.5, 'load generator': 2.5 },
       eventLoopP99MsByProcess: { safety: 30, inference: 250 },
+      eventLoopMaxMsByProcess: { safety: 45, inference: 2500 },
     };
     const md = renderLoadMarkdown(
       buildLoadReport(parseLoadOptions(['--quick'], '/r'), { loops: [level], relay: undefined, idle: undefined }),
@@ -293,6 +296,6 @@ describe('load report targets and hop-by-hop table', () => {
     expect(md).toContain('| loops | edge | inference | safety | load generator | sum | cores busy |');
     expect(md).toContain('| 100 | 1.50 | 0.50 | 1.00 | 2.50 | 5.50 | 1.10 |');
     expect(md).toContain('| loops | edge | inference | safety |');
-    expect(md).toContain('| 100 | 12.0 | 250 | 30.0 |');
+    expect(md).toContain('| 100 | 12.0 / 40.0 | 250 / 2500 | 30.0 / 45.0 |');
   });
 });

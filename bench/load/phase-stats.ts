@@ -1,4 +1,11 @@
-import { fetchMetrics, forceGc, parseNodeMetrics, sampleProcess, type ProcessSample } from './process-stats';
+import {
+  fetchMetrics,
+  forceGc,
+  parseNodeMetrics,
+  sampleProcess,
+  type NodeMetrics,
+  type ProcessSample,
+} from './process-stats';
 
 /** What the edge process did during one phase of the load benchmark. */
 export interface EdgeUsage {
@@ -7,6 +14,8 @@ export interface EdgeUsage {
   /** Event-loop delay over the phase (prom-client's histogram, reset at the phase start), ms. */
   eventLoopP50Ms: number;
   eventLoopP99Ms: number;
+  /** The longest event-loop delay over the phase, ms. */
+  eventLoopMaxMs: number;
   rssBeforeBytes: number;
   /** Highest RSS sampled (once a second) during the phase. */
   rssPeakBytes: number;
@@ -29,7 +38,7 @@ export class EdgeWatch {
   private externalBefore = NaN;
   private peak = 0;
   private timer: NodeJS.Timeout | undefined;
-  private atEnd: { cpuMs: number; eventLoopP50Ms: number; eventLoopP99Ms: number } | undefined;
+  private atEnd: ({ cpuMs: number } & NodeMetrics) | undefined;
 
   constructor(
     private readonly pid: number,
@@ -56,7 +65,7 @@ export class EdgeWatch {
   async loadEnded(): Promise<void> {
     const cpuMs = sampleProcess(this.pid).cpuMs - this.before!.cpuMs;
     const metrics = parseNodeMetrics(await fetchMetrics(this.adminPort));
-    this.atEnd = { cpuMs, eventLoopP50Ms: metrics.eventLoopP50Ms, eventLoopP99Ms: metrics.eventLoopP99Ms };
+    this.atEnd = { cpuMs, ...metrics };
   }
 
   /**
@@ -73,6 +82,7 @@ export class EdgeWatch {
       cpuMs: this.atEnd!.cpuMs,
       eventLoopP50Ms: this.atEnd!.eventLoopP50Ms,
       eventLoopP99Ms: this.atEnd!.eventLoopP99Ms,
+      eventLoopMaxMs: this.atEnd!.eventLoopMaxMs,
       rssBeforeBytes: this.before!.rssBytes,
       rssPeakBytes: Math.max(peak, after.rssBytes),
       heapBeforeBytes: this.heapBefore,

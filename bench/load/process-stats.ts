@@ -30,6 +30,8 @@ export interface NodeMetrics {
   /** Event-loop delay p50 / p99 since the previous scrape (prom-client resets its histogram on each collect), ms. */
   eventLoopP50Ms: number;
   eventLoopP99Ms: number;
+  /** The longest event-loop delay since the previous scrape, ms: a few long stalls (a full GC) hide under a p99. */
+  eventLoopMaxMs: number;
 }
 
 /**
@@ -41,6 +43,7 @@ export function parseNodeMetrics(text: string): NodeMetrics {
   return {
     eventLoopP50Ms: value('nodejs_eventloop_lag_p50_seconds') * 1000,
     eventLoopP99Ms: value('nodejs_eventloop_lag_p99_seconds') * 1000,
+    eventLoopMaxMs: value('nodejs_eventloop_lag_max_seconds') * 1000,
   };
 }
 

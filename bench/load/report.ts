@@ -233,8 +233,10 @@ function cpuByProcessLines(loops: readonly LoopsResult[], cores: number): string
     `| loops | edge | ${names.join(' | ')} | sum | cores busy |`,
     `|---:|---:|${names.map(() => '---:|').join('')}---:|---:|`,
   ];
+  const delay = (p99: number | undefined, max: number | undefined) =>
+    p99 === undefined ? '–' : `${fmt(p99)} / ${max === undefined ? '–' : fmt(max)}`;
   const delays = (r: LoopsResult) =>
-    others.map((n) => (r.eventLoopP99MsByProcess?.[n] === undefined ? '–' : fmt(r.eventLoopP99MsByProcess[n])));
+    others.map((n) => delay(r.eventLoopP99MsByProcess?.[n], r.eventLoopMaxMsByProcess?.[n]));
   for (const r of measured) {
     const per = r.cpuMsPerTurnByProcess!;
     const sum = r.edgeCpuMsPerTurn + names.reduce((total, n) => total + (per[n] ?? 0), 0);
@@ -244,11 +246,14 @@ function cpuByProcessLines(loops: readonly LoopsResult[], cores: number): string
   }
   lines.push(
     '',
-    "Event-loop delay p99 over the level (each service's `nodejs_eventloop_lag_p99_seconds`, its histogram reset by a scrape at the level's start), ms:",
+    "Event-loop delay p99 / max over the level (each service's `nodejs_eventloop_lag_p99_seconds` and `_max_seconds`, its histogram reset by a scrape at the level's start), ms. " +
+      'The max shows what a p99 hides: a few long stalls (a full GC) that hold every call in flight at once.',
     '',
     `| loops | edge | ${others.join(' | ')} |`,
     `|---:|---:|${others.map(() => '---:|').join('')}`,
-    ...measured.map((r) => `| ${r.loops} | ${fmt(r.edge.eventLoopP99Ms)} | ${delays(r).join(' | ')} |`),
+    ...measured.map(
+      (r) => `| ${r.loops} | ${delay(r.edge.eventLoopP99Ms, r.edge.eventLoopMaxMs)} | ${delays(r).join(' | ')} |`,
+    ),
   );
   return lines;
 }
