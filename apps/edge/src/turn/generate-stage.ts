@@ -97,8 +97,9 @@ async function attemptOnce(turn: Turn, maxOutput: number): Promise<Ending | 'res
     const first = stream.next();
     // Read below, after the verdict; when it arrives is the engine's time as the edge sees it.
     first.then(
-      (r) =>
-        r.done || r.value.event?.$case !== 'chunk' || !r.value.event.value.tokens.length || turn.timing?.firstArrived(),
+      (r) => {
+        if (!r.done) turn.timing?.arrived(r.value);
+      },
       () => undefined,
     );
     turn.timer.mark('queue');

@@ -33,8 +33,8 @@ export async function routeTurn(deps: TurnDeps, req: TurnRequest): Promise<Route
 
 /**
  * An expired continuation's decision when the router cannot answer (down, or past
- * ROUTER_REASK_TIMEOUT_MS on a saturated host: 31 turns of 500 agent loops failed router_unavailable
- * in bench/load): the conversation stays on its worker, which holds its prefix. Asking again was to
+ * ROUTER_REASK_TIMEOUT_MS on a saturated host; 31 turns of 500 agent loops once failed
+ * router_unavailable so in bench/load): the conversation stays on its worker, which holds its prefix. Asking again was to
  * let the router move it; a dead worker is still found by the Generate call, which routes anew.
  * The next turn asks again. Any other failure (the model left the catalog) fails the turn.
  */

@@ -56,6 +56,18 @@ describe('TurnTiming', () => {
     });
   });
 
+  it('takes the arrival of the first chunk with tokens, not of an empty one', () => {
+    const timing = new TurnTiming(0);
+    timing.callSent();
+    now = 2;
+    timing.arrived({ event: { $case: 'chunk', value: chunk(0, 1) } } as never); // no tokens yet
+    now = 5;
+    timing.arrived({ event: { $case: 'chunk', value: chunk(2, 4) } } as never);
+    now = 9;
+    timing.chunk(chunk(2, 4)); // read after the verdict
+    expect(timing.event('resp_4').timing_metrics.engine_iapi_ttft_total_ms).toBe(5);
+  });
+
   it('reports zeros for the engine when no call was made (generate: false, or a failure before it)', () => {
     const timing = new TurnTiming(0);
     now = 1.5;

@@ -44,6 +44,11 @@ export class TurnTiming {
     if (call && call.arrivedAt === undefined) call.arrivedAt = performance.now();
   }
 
+  /** A response of the current call reached the edge now: its first with tokens is {@link firstArrived}. */
+  arrived(response: inferenceV1.GenerateResponse): void {
+    if (response.event?.$case === 'chunk' && response.event.value.tokens.length > 0) this.firstArrived();
+  }
+
   /** A token chunk of the current call was read now. */
   chunk(chunk: inferenceV1.TokenChunk): void {
     const call = this.calls.at(-1);
