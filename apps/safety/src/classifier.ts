@@ -375,6 +375,20 @@ function toolRulesOf(policy: CompiledPolicy): readonly Rule[] {
   return rules;
 }
 
+const blockingRules = new WeakMap<CompiledPolicy, Map<readonly Rule[], readonly Rule[]>>();
+
+/** The rules of `rules` whose matches block under `policy`: one list per policy, so its frontier index is built once. */
+function blockingOf(policy: CompiledPolicy, rules: readonly Rule[]): readonly Rule[] {
+  let lists = blockingRules.get(policy);
+  if (!lists) blockingRules.set(policy, (lists = new Map()));
+  let blocking = lists.get(rules);
+  if (!blocking) {
+    blocking = rules.filter((r) => policy.actions[r.category] === 'block');
+    lists.set(rules, blocking);
+  }
+  return blocking;
+}
+
 /**
  * Scans a stream's tail plus its new text, appending hits; returns the stream's next state. Output
  * still streaming: a match that text to come can still change (it reads past the end) is left out
@@ -411,7 +425,7 @@ function* scanOne(scan: StreamScan): Steps<StreamState> {
   }
   [score, crossed] = settled ?? [score, crossed];
   if (streaming) {
-    const blocking = rules.filter((r) => policy.actions[r.category] === 'block');
+    const blocking = blockingOf(policy, rules);
     // The previous frontier in `text` (each rule starts its lead before it).
     const before = output.heldBefore;
     const from = before === undefined ? 0 : text.length - (delta?.text.length ?? 0) - before;

@@ -3,6 +3,9 @@ import { safetyV1 } from '@fastloop/proto';
 import { FAKE_SECRET_BY_RULE } from '../testing/fake-secrets';
 import { EVASION_CHARACTERS, evasions, sprinkle, ZWSP } from '../testing/evasions';
 import { testClassifier } from '../testing/test-classifier';
+import { INJECTION_RULES } from './injection-rules';
+import { FrontierIndex, prefixOf } from './output-frontier';
+import type { Rule } from './rule';
 import { SECRET_RULES } from './secret-rules';
 
 const { VERDICT_BLOCK } = safetyV1.Verdict;
@@ -176,5 +179,29 @@ describe('output frontier', () => {
   it('releases everything once the output is final', () => {
     const answers = moderate(EMPTY, ['the token', ' is ghp_', '']);
     expect(answers.map((a) => a.released)).toEqual(['the '.length, 'the token is '.length, 'the token is ghp_'.length]);
+  });
+
+  it('finds, in one pass for all rules, the frontier each rule gives tried on its own', () => {
+    const rules: readonly Rule[] = [...SECRET_RULES, ...INJECTION_RULES];
+    const index = new FrontierIndex(rules);
+    // The frontier as the rules give it one at a time (each start tried per rule).
+    const oneByOne = (text: string, from: number) => {
+      let frontier = text.length;
+      for (const rule of rules) {
+        const lead = rule.lead ?? 0;
+        const first = Math.max(0, from - lead, text.length - rule.window + 1);
+        const last = frontier - lead;
+        if (first < last) frontier = Math.min(frontier, prefixOf(rule).earliestOpen(text, first, last) + lead);
+      }
+      return frontier;
+    };
+    fc.assert(
+      fc.property(output, fc.nat(), (text, n) => {
+        const from = n % (text.length + 1);
+        expect(index.frontierIn(text, from)).toBe(oneByOne(text, from));
+        expect(index.frontierIn(text, 0)).toBe(oneByOne(text, 0));
+      }),
+      { numRuns: 500 },
+    );
   });
 });

@@ -2,15 +2,6 @@ import type { Rule } from './rule';
 import { normalise, viewIndex } from './normalise';
 import { RulePrefix } from './rule-prefix';
 
-const prefixes = new WeakMap<Rule, RulePrefix>();
-
-/** The rule's prefix automaton, compiled once per rule (policies, and so their rules, are cached). */
-export function prefixOf(rule: Rule): RulePrefix {
-  let p = prefixes.get(rule);
-  if (!p) prefixes.set(rule, (p = new RulePrefix(rule)));
-  return p;
-}
-
 /**
  * Where streamed output stops being safe to show: the stream position of the first character
  * that a match of one of `rules` could still cover once more text comes, or the end of the text.
@@ -24,22 +15,21 @@ export function prefixOf(rule: Rule): RulePrefix {
  * still change). A rule's `lead` characters are context, not part of what it reports, so they are
  * not held. Starts more than a rule's lead before `from` (in `text`) are not tried: a caller passes
  * where an earlier frontier of the same stream stood, since every such start was ruled out for good (a walk
- * that died inside the text dies with any more text; a settled start stays settled). Cost: one walk per rule over at most its window, most starts dropped at their first character.
+ * that died inside the text dies with any more text; a settled start stays settled). Cost: one
+ * pass over the starts tried, most dropped by one lookup for all rules ({@link FrontierIndex}), and
+ * one walk per rule with starts left. `rules` should be one array per rule list (indexes are kept
+ * per array).
  */
 export function outputFrontier(text: string, base: number, rules: readonly Rule[], from = 0): number {
   const view = normalise(text);
-  const raw = view.at === null ? rules : rules.filter((r) => r.raw);
-  let frontier = base + frontierIn(text, raw, from);
+  const index = indexesOf(rules);
+  let frontier = base + (view.at === null ? index.all : index.raw).frontierIn(text, from);
   if (view.at === null) return frontier;
   // The same on the view, placed back on the text: a start is the first view character of its
   // code point, so everything before it (dropped characters included) can be shown.
   const { at } = view;
   // A lead is counted in view characters there: dropped characters may sit between it and the start.
-  const j = frontierIn(
-    view.text,
-    rules.filter((r) => !r.raw),
-    viewIndex(at, from),
-  );
+  const j = index.view.frontierIn(view.text, viewIndex(at, from));
   frontier = Math.min(frontier, base + at[j]);
   // A high surrogate at the end is half of a letter still to come: held with it.
   const last = text.charCodeAt(text.length - 1);
@@ -47,14 +37,120 @@ export function outputFrontier(text: string, base: number, rules: readonly Rule[
   return frontier;
 }
 
-/** The frontier of `rules` in `text`, as an index in it. */
-function frontierIn(text: string, rules: readonly Rule[], from: number): number {
-  let frontier = text.length;
-  for (const rule of rules) {
-    const lead = rule.lead ?? 0;
-    const first = Math.max(0, from - lead, text.length - rule.window + 1);
-    const last = frontier - lead; // starts from here on could only hold what is held already
-    if (first < last) frontier = Math.min(frontier, prefixOf(rule).earliestOpen(text, first, last) + lead);
+interface Indexes {
+  /** Every rule, for a text the view leaves as it is. */
+  all: FrontierIndex;
+  /** The rules that read the text itself, and those that read its normalised view. */
+  raw: FrontierIndex;
+  view: FrontierIndex;
+}
+
+const indexes = new WeakMap<readonly Rule[], Indexes>();
+
+function indexesOf(rules: readonly Rule[]): Indexes {
+  let found = indexes.get(rules);
+  if (!found) {
+    found = {
+      all: new FrontierIndex(rules),
+      raw: new FrontierIndex(rules.filter((r) => r.raw)),
+      view: new FrontierIndex(rules.filter((r) => !r.raw)),
+    };
+    indexes.set(rules, found);
   }
-  return frontier;
+  return found;
+}
+
+const prefixes = new WeakMap<Rule, RulePrefix>();
+
+/** The rule's prefix automaton, compiled once per rule (policies, and so their rules, are cached). */
+export function prefixOf(rule: Rule): RulePrefix {
+  let p = prefixes.get(rule);
+  if (!p) prefixes.set(rule, (p = new RulePrefix(rule)));
+  return p;
+}
+
+/** No rule (shared: never written to). */
+const NONE: readonly number[] = [];
+
+/** Four-character beginnings remembered per index (a few thousand in prose); then it starts over. */
+const MAX_QUADS = 65_536;
+
+/**
+ * The frontier of a list of rules, each start tried once for all of them. Which rules a match can
+ * begin with at a start is read off its first character, and for four ASCII characters from a
+ * table learnt from walking those four alone (exact: a walk that dies within them dies whatever
+ * follows); prose repeats few such beginnings, so a start costs one lookup however many rules
+ * there are, where trying each rule at each start cost a lookup per rule (issue 21: ~60% of a
+ * streamed output's Classify call). The starts left are walked per rule, as
+ * RulePrefix.earliestOpen does one rule at a time (the property test compares the two).
+ */
+export class FrontierIndex {
+  private readonly prefixes: RulePrefix[];
+  private readonly leads: number[];
+  private readonly windows: number[];
+  /** Per ASCII character, the rules (indices) a match can begin with there. */
+  private readonly byFirst: number[][] = [];
+  private readonly every: number[];
+  private readonly quads = new Map<number, readonly number[]>();
+
+  constructor(readonly rules: readonly Rule[]) {
+    this.prefixes = rules.map(prefixOf);
+    this.leads = rules.map((r) => r.lead ?? 0);
+    this.windows = rules.map((r) => r.window);
+    this.every = rules.map((_, i) => i);
+    for (let c = 0; c < 128; c++) this.byFirst.push(this.every.filter((i) => this.prefixes[i].beginsWith(c)));
+  }
+
+  /**
+   * The frontier in `text`, as an index in it: the earliest start (plus its rule's lead) at which
+   * a rule could still match given more text, else the text's length. Starts more than a rule's
+   * lead before `from` are settled (see {@link outputFrontier}) and not tried.
+   */
+  frontierIn(text: string, from: number): number {
+    const n = this.rules.length;
+    const len = text.length;
+    const firsts: number[] = new Array<number>(n);
+    let lo = len;
+    for (let i = 0; i < n; i++) {
+      firsts[i] = Math.max(0, from - this.leads[i], len - this.windows[i] + 1);
+      lo = Math.min(lo, firsts[i]);
+    }
+    let starts: number[][] | undefined;
+    for (let s = lo; s < len; s++) {
+      for (const i of this.openAt(text, s))
+        if (s >= firsts[i] && s < len - this.leads[i]) ((starts ??= [])[i] ??= []).push(s);
+    }
+    if (starts === undefined) return len;
+    let frontier = len;
+    for (let i = 0; i < n; i++) {
+      const own = starts[i];
+      if (own === undefined) continue;
+      // Starts from here on could only hold what is held already.
+      const last = frontier - this.leads[i];
+      const tried = own[own.length - 1] < last ? own : own.filter((s) => s < last);
+      if (tried.length > 0) frontier = Math.min(frontier, this.prefixes[i].earliestOf(text, tried) + this.leads[i]);
+    }
+    return frontier;
+  }
+
+  /** The rules a match could begin with at `s`: all at a non-ASCII character, else by its first four. */
+  private openAt(text: string, s: number): readonly number[] {
+    const code = text.charCodeAt(s);
+    if (code >= 128) return this.every;
+    if (s + 4 > text.length) return this.byFirst[code];
+    const c1 = text.charCodeAt(s + 1);
+    const c2 = text.charCodeAt(s + 2);
+    const c3 = text.charCodeAt(s + 3);
+    if (c1 >= 128 || c2 >= 128 || c3 >= 128) return this.byFirst[code];
+    const key = ((code * 128 + c1) * 128 + c2) * 128 + c3;
+    let open = this.quads.get(key);
+    if (open === undefined) {
+      const quad = text.slice(s, s + 4);
+      open = this.byFirst[code].filter((i) => this.prefixes[i].opensWith(quad));
+      if (open.length === 0) open = NONE;
+      if (this.quads.size >= MAX_QUADS) this.quads.clear();
+      this.quads.set(key, open);
+    }
+    return open;
+  }
 }

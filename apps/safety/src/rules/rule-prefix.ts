@@ -33,23 +33,31 @@ export class RulePrefix {
   private readonly step: Step;
   /** ASCII characters a match can begin with (1): most starts are dropped here, before any walk. */
   private readonly first = new Uint8Array(128);
-  /**
-   * Whether a match can begin with four given ASCII characters, by their codes packed in one number:
-   * learnt from a walk of those four alone, which is exact (a walk that dies within them dies
-   * whatever follows). Prose repeats few of them, so most starts are settled by one lookup.
-   */
-  private readonly quads = new Map<number, boolean>();
 
   constructor(readonly rule: Rule) {
     const literal = parseRegExpLiteral(rule.pattern);
     this.step = compileAlternatives(literal.pattern.alternatives, rule.pattern.flags.replace(/[gy]/g, ''));
-    for (let c = 0; c < 128; c++) this.first[c] = this.walk(String.fromCharCode(c), [0]) === 0 ? 1 : 0;
+    for (let c = 0; c < 128; c++) this.first[c] = this.earliestOf(String.fromCharCode(c), [0]) === 0 ? 1 : 0;
+  }
+
+  /** Whether a match can begin with the ASCII character `code` (exact: the walk of it alone). */
+  beginsWith(code: number): boolean {
+    return this.first[code] === 1;
+  }
+
+  /**
+   * Whether a match can begin with `quad` (four characters): a walk of those four alone, which is
+   * exact (a walk that dies within them dies whatever follows).
+   */
+  opensWith(quad: string): boolean {
+    return this.earliestOf(quad, [0]) === 0;
   }
 
   /**
    * The earliest start in `[from, to)` at which a match of the rule is still possible given more text: the
    * pattern runs into the end of `text` from there, or already matches (its match may still
-   * change). Infinity when none is.
+   * change). Infinity when none is. One rule at a time: the reference for FrontierIndex
+   * (output-frontier.ts), which filters the starts of all rules in one pass.
    */
   earliestOpen(text: string, from: number, to: number): number {
     const candidates: number[] = [];
@@ -57,26 +65,23 @@ export class RulePrefix {
       const code = text.charCodeAt(s);
       if (code >= 128 || (this.first[code] === 1 && this.mayBegin(text, s))) candidates.push(s);
     }
-    return candidates.length === 0 ? Infinity : this.walk(text, candidates);
+    return this.earliestOf(text, candidates);
   }
 
+  /** Near the end, or with a non-ASCII character among the four, a start is tried (as any walk would pass it). */
   private mayBegin(text: string, s: number): boolean {
     if (s + 4 > text.length) return true;
-    let key = 0;
-    for (let i = s; i < s + 4; i++) {
-      const c = text.charCodeAt(i);
-      if (c >= 128) return true;
-      key = key * 128 + c;
-    }
-    let open = this.quads.get(key);
-    if (open === undefined) {
-      if (this.quads.size >= MAX_QUADS) this.quads.clear();
-      this.quads.set(key, (open = this.walk(text.slice(s, s + 4), [0]) === 0));
-    }
-    return open;
+    for (let i = s; i < s + 4; i++) if (text.charCodeAt(i) >= 128) return true;
+    return this.opensWith(text.slice(s, s + 4));
   }
 
-  private walk(text: string, starts: readonly number[]): number {
+  /**
+   * The earliest of `starts` from which the pattern runs into the end of `text` or matches, else
+   * Infinity. Two starts reaching the same point keep the earlier, so over a union of start sets
+   * this is the minimum of its value over each set.
+   */
+  earliestOf(text: string, starts: readonly number[]): number {
+    if (starts.length === 0) return Infinity;
     const from: Reached = new Map();
     for (const s of starts) from.set(s, s);
     const run: Run = { hitEnd: Infinity };
@@ -88,9 +93,6 @@ export class RulePrefix {
 
 /** No position reached (shared: never written to). */
 const NONE: Reached = new Map();
-
-/** Four-character beginnings remembered per rule (a few thousand in prose); then it starts over. */
-const MAX_QUADS = 16_384;
 
 function compileAlternatives(alternatives: readonly AST.Alternative[], flags: string): Step {
   const steps = alternatives.map((a) => compileSequence(a.elements, flags));
