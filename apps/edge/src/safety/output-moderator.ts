@@ -39,8 +39,15 @@ export class OutputModerator implements OutputSink {
   private readonly queue: QueuedOp[] = [];
   private releasable = 0;
   private kind: OutputSink['currentKind'] = null;
-  /** Output text received so far. */
-  private received = '';
+  /** Characters of output text received so far. */
+  private received = 0;
+  /**
+   * Text received and not sent to safety yet, in the pieces it came in. Not the whole output as
+   * one string grown with `+=`: slicing the new text off such a rope flattens all of it, a copy of
+   * the whole output per batch (O(n²) over a long answer; ~14% of the edge's CPU, most of it GC,
+   * relaying 4,000 tokens/s).
+   */
+  private unsent: string[] = [];
   /** Characters sent to safety (judged, or in flight). */
   private sent = 0;
   /** `held_chars` of the last answer (unset before one, or from a service without it). */
@@ -75,35 +82,36 @@ export class OutputModerator implements OutputSink {
 
   startMessage(): void {
     this.kind = 'message';
-    this.push({ pos: this.received.length, run: (s) => s.startMessage() });
+    this.push({ pos: this.received, run: (s) => s.startMessage() });
   }
 
   startReasoning(): void {
     this.kind = 'reasoning';
-    this.push({ pos: this.received.length, run: (s) => s.startReasoning() });
+    this.push({ pos: this.received, run: (s) => s.startReasoning() });
   }
 
   startFunctionCall(name: string, namespace?: string): void {
     this.kind = 'function_call';
-    this.push({ pos: this.received.length, run: (s) => s.startFunctionCall(name, namespace) });
+    this.push({ pos: this.received, run: (s) => s.startFunctionCall(name, namespace) });
   }
 
   startCustomToolCall(name: string, namespace?: string): void {
     this.kind = 'custom_tool_call';
-    this.push({ pos: this.received.length, run: (s) => s.startCustomToolCall(name, namespace) });
+    this.push({ pos: this.received, run: (s) => s.startCustomToolCall(name, namespace) });
   }
 
   delta(text: string): void {
     if (this.kind === null) this.kind = 'message'; // the writer opens a message for stray text
-    const pos = this.received.length;
-    this.received += text;
+    const pos = this.received;
+    this.received += text.length;
+    this.unsent.push(text);
     this.push({ pos, text });
     this.schedule();
   }
 
   endItem(): void {
     this.kind = null;
-    this.push({ pos: this.received.length, run: (s) => s.endItem() });
+    this.push({ pos: this.received, run: (s) => s.endItem() });
   }
 
   /**
@@ -145,7 +153,7 @@ export class OutputModerator implements OutputSink {
   private schedule(): void {
     if (this.finishing || this.inFlight >= (this.options.inFlight ?? 1) || this.blocked || this.failure !== undefined)
       return;
-    const waiting = this.received.length - this.sent;
+    const waiting = this.received - this.sent;
     if (waiting === 0) return;
     if (this.sent === 0 || this.options.flushMs <= 0 || waiting >= this.options.flushChars) this.send(false);
     else this.timer ??= setTimeout(() => this.send(false), this.options.flushMs);
@@ -153,8 +161,9 @@ export class OutputModerator implements OutputSink {
 
   private send(final: boolean): void {
     this.close();
-    const end = this.received.length;
-    const text = this.received.slice(this.sent, end);
+    const end = this.received;
+    const text = this.unsent.length === 1 ? this.unsent[0] : this.unsent.join('');
+    this.unsent = [];
     this.sent = end;
     this.finalSent = final;
     // `held` is the frontier after the last batch only when none is in flight.
