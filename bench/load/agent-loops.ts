@@ -12,7 +12,7 @@ import {
   type TimedTurn,
 } from './first-output-split';
 import { EdgeWatch, type EdgeUsage } from './phase-stats';
-import { fetchMetrics, parseNodeMetrics, sampleProcess } from './process-stats';
+import { loopDelays, sampleProcess } from './process-stats';
 
 /** One concurrency level of WebSocket agent loops. */
 export interface LoopsResult {
@@ -167,23 +167,6 @@ export async function runLoops(
     eventLoopMaxMsByProcess: delays.max,
     edge,
   };
-}
-
-/** Event-loop delay p99 and max of each service since its previous scrape, ms; a service that does not answer is left out. */
-async function loopDelays(
-  ports: Readonly<Record<string, number>>,
-): Promise<{ p99: Record<string, number>; max: Record<string, number> }> {
-  const out = { p99: {} as Record<string, number>, max: {} as Record<string, number> };
-  await Promise.all(
-    Object.entries(ports).map(async ([name, port]) => {
-      const text = await fetchMetrics(port).catch(() => undefined);
-      if (text === undefined) return;
-      const metrics = parseNodeMetrics(text);
-      out.p99[name] = metrics.eventLoopP99Ms;
-      out.max[name] = metrics.eventLoopMaxMs;
-    }),
-  );
-  return out;
 }
 
 /** CPU time so far of each process, ms; a process that is gone is left out. */

@@ -3,6 +3,7 @@ import { parseNodeMetrics, sampleProcess } from './process-stats';
 import { buildLoadReport, renderLoadMarkdown } from './report';
 import { renderLoadSvg } from './report-svg';
 import type { LoopsResult } from './agent-loops';
+import { gapLessFreezes } from './freeze-probe';
 import { chunkCounters, timeWeightedPercentile } from './relay';
 import { firstOutputByKind, splitFirstOutput } from './first-output-split';
 
@@ -114,6 +115,20 @@ describe('chunkCounters', () => {
   });
 });
 
+describe('a relay gap less the pauses of the machine', () => {
+  it('takes out only the part of each pause inside the gap', () => {
+    const freezes = [
+      [100, 130],
+      [190, 260],
+      [400, 410],
+    ] as const;
+    expect(gapLessFreezes(0, 100, freezes)).toBe(100);
+    expect(gapLessFreezes(90, 200, freezes)).toBe(110 - 30 - 10);
+    expect(gapLessFreezes(200, 250, freezes)).toBe(0);
+    expect(gapLessFreezes(300, 500, [])).toBe(200);
+  });
+});
+
 describe('the load report', () => {
   const report = buildLoadReport(parseLoadOptions(['--quick'], '/r'), {
     loops: [loops(10, 80), loops(100, 120)],
@@ -129,6 +144,9 @@ describe('the load report', () => {
           gapP99Ms: 7,
           stallP50Ms: 5,
           stallP99Ms: 7,
+          stallP99LessPausesMs: 6.5,
+          machinePausedMs: 40,
+          stealPercent: 1.5,
           addedP99Ms: 0,
           edgeCpuPercent: 3,
           edgeCpuMsPer1kTokens: 7.7,
@@ -145,6 +163,9 @@ describe('the load report', () => {
           gapP99Ms: 8.5,
           stallP50Ms: 5,
           stallP99Ms: 8.5,
+          stallP99LessPausesMs: 8,
+          machinePausedMs: 0,
+          stealPercent: 0,
           addedP99Ms: 1.5,
           edgeCpuPercent: 40,
           edgeCpuMsPer1kTokens: 6.7,
@@ -177,7 +198,7 @@ describe('the load report', () => {
     expect(md).toContain("Live heap from the first level's start to the last level's end: **40.0 → 41.0 MB**");
     expect(md).toContain('**Ceiling: 60000 tokens/s** (16 streams)');
     expect(md).toContain(
-      '| 16 | 60000 | 0.50 / 8.50 | 5.00 / 8.50 | 1.50 | 40.0 | 6.70 | 1.00 | 100 | 22.0 | 64.0 | 0 |',
+      '| 16 | 60000 | 0.50 / 8.50 | 5.00 / 8.50 | 0.00 / 0.00 | 8.00 | 1.50 | 40.0 | 6.70 | 1.00 | 100 | 22.0 | 64.0 | 0 |',
     );
     expect(md).toContain("INFERENCE_MAX_CHUNK_TOKENS=the worker's default");
     expect(md).toContain('**20.5 KB RSS per connection**');

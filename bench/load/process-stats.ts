@@ -54,6 +54,23 @@ export async function fetchMetrics(port: number): Promise<string> {
   return res.body;
 }
 
+/** Event-loop delay p99 and max of each service since its previous scrape, ms; a service that does not answer is left out. */
+export async function loopDelays(
+  ports: Readonly<Record<string, number>>,
+): Promise<{ p99: Record<string, number>; max: Record<string, number> }> {
+  const out = { p99: {} as Record<string, number>, max: {} as Record<string, number> };
+  await Promise.all(
+    Object.entries(ports).map(async ([name, port]) => {
+      const text = await fetchMetrics(port).catch(() => undefined);
+      if (text === undefined) return;
+      const metrics = parseNodeMetrics(text);
+      out.p99[name] = metrics.eventLoopP99Ms;
+      out.max[name] = metrics.eventLoopMaxMs;
+    }),
+  );
+  return out;
+}
+
 /**
  * Forces a full garbage collection in the service behind admin `port` and returns the heap that
  * survived it (service-kit's `POST /debug/gc`, there only when the service runs with `--expose-gc`).

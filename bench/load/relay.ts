@@ -1,10 +1,15 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { percentile } from '../agent-loop/summary';
 import { EdgeWatch } from './phase-stats';
-import { fetchMetrics, sampleProcess } from './process-stats';
+import { FreezeProbe, gapLessFreezes, stealMs, type Freeze } from './freeze-probe';
+import { fetchMetrics, loopDelays, sampleProcess } from './process-stats';
 
 /** The p99 stall (time-weighted inter-delta gap) may grow by at most this much over one stream's before a stream count counts as relayed. */
 export const MAX_ADDED_P99_GAP_MS = 2;
+
+/** Seconds one stream runs before the first step, unmeasured. */
+const WARM_UP_S = 3;
 
 /** One stream count of the relay test. */
 export interface RelayStep {
@@ -17,7 +22,15 @@ export interface RelayStep {
   /** The same gaps weighted by their length ({@link timeWeightedPercentile}): how long text stalls, ms. */
   stallP50Ms: number;
   stallP99Ms: number;
-  /** stallP99Ms − the single stream's stallP99Ms: the bound of the ceiling. */
+  /**
+   * The p99 stall with the time the whole machine was paused taken out of each gap (a
+   * {@link FreezeProbe} saw it: every process stalls at once, the idle ones too), ms.
+   */
+  stallP99LessPausesMs: number;
+  /** Time the machine was paused during the step (the probe's), ms, and its steal time, % of one core. */
+  machinePausedMs: number;
+  stealPercent: number;
+  /** stallP99LessPausesMs − the first step's: the bound of the ceiling. */
   addedP99Ms: number;
   edgeCpuPercent: number;
   /** Edge CPU time per 1,000 tokens relayed, ms. */
@@ -30,7 +43,26 @@ export interface RelayStep {
   tokensPerChunk: number;
   /** Tokens per `response.output_text.delta` frame the client received. */
   tokensPerDelta: number;
+  /**
+   * The longest event-loop delay over the step of the edge, the other services and the load
+   * generator itself (`client`, whose delay delays the arrival it times), ms: a stall of one of
+   * them is a gap of every stream it carries.
+   */
+  eventLoopMaxMsByProcess?: Record<string, number>;
   errors: number;
+}
+
+/** The stack the relay test drives. */
+export interface RelayTarget {
+  wsUrl: string;
+  apiKey: string;
+  edgePid: number;
+  edgeAdminPort: number;
+  workerAdminPort: number;
+  safetyPid: number;
+  safetyAdminPort: number;
+  /** The other services' admin ports, by name (their event-loop delay). */
+  adminPorts?: Readonly<Record<string, number>>;
 }
 
 /** The relay ceiling: every step, and the highest aggregate tokens/s within the added-gap bound. */
@@ -50,7 +82,7 @@ async function stream(
   wsUrl: string,
   apiKey: string,
   deadline: number,
-  gaps: number[],
+  gaps: Array<[from: number, to: number]>,
 ): Promise<{ tokens: number; deltas: number; errors: number }> {
   const ws = new WebSocket(wsUrl, { headers: { authorization: `Bearer ${apiKey}` }, perMessageDeflate: false });
   await new Promise<void>((resolve, reject) => {
@@ -80,8 +112,8 @@ async function stream(
           const text = data.toString();
           // Only the arrival time matters for deltas; parse the rare other events in full.
           if (text.includes('"response.output_text.delta"')) {
-            const now = performance.now();
-            if (!Number.isNaN(last)) gaps.push(now - last);
+            const now = wallClock();
+            if (!Number.isNaN(last)) gaps.push([last, now]);
             last = now;
             deltas++;
             return;
@@ -114,6 +146,9 @@ async function stream(
   return { tokens, deltas: completedDeltas, errors };
 }
 
+/** Wall-clock ms with sub-ms precision (the freeze probe's clock). */
+const wallClock = () => performance.timeOrigin + performance.now();
+
 /**
  * The gap a random instant of the streams falls in, at quantile `q`: each gap weighted by its own
  * length. A per-frame percentile changes with the chunking alone: frames written together arrive
@@ -141,15 +176,7 @@ export function timeWeightedPercentile(gaps: readonly number[], q: number): numb
  * Stops after the first step out of bound.
  */
 export async function runRelay(
-  target: {
-    wsUrl: string;
-    apiKey: string;
-    edgePid: number;
-    edgeAdminPort: number;
-    workerAdminPort: number;
-    safetyPid: number;
-    safetyAdminPort: number;
-  },
+  target: RelayTarget,
   streamCounts: readonly number[],
   durationS: number,
   streamTps: number,
@@ -157,47 +184,22 @@ export async function runRelay(
 ): Promise<RelayResult> {
   const steps: RelayStep[] = [];
   let baseline = NaN;
-  for (const streams of streamCounts) {
-    progress(`relay: ${streams} stream(s) at ${streamTps} tokens/s each for ${durationS} s`);
-    const watch = new EdgeWatch(target.edgePid, target.edgeAdminPort);
-    await watch.start();
-    const workerBefore = chunkCounters(await fetchMetrics(target.workerAdminPort));
-    const safetyBefore = {
-      cpuMs: sampleProcess(target.safetyPid).cpuMs,
-      batches: outputBatches(await fetchMetrics(target.safetyAdminPort)),
-    };
-    const gaps: number[] = [];
-    const t0 = performance.now();
-    const results = await Promise.all(
-      Array.from({ length: streams }, () => stream(target.wsUrl, target.apiKey, t0 + durationS * 1000, gaps)),
-    );
-    const elapsedS = (performance.now() - t0) / 1000;
-    await watch.loadEnded();
-    const safetyCpuMs = sampleProcess(target.safetyPid).cpuMs - safetyBefore.cpuMs;
-    const batches = outputBatches(await fetchMetrics(target.safetyAdminPort)) - safetyBefore.batches;
-    const edge = await watch.finish(500);
-    const workerAfter = chunkCounters(await fetchMetrics(target.workerAdminPort));
-    const tokens = results.reduce((s, r) => s + r.tokens, 0);
-    const stallP99Ms = timeWeightedPercentile(gaps, 0.99);
-    if (Number.isNaN(baseline)) baseline = stallP99Ms;
-    const step: RelayStep = {
-      streams,
-      tokensPerS: tokens / elapsedS,
-      gapP50Ms: percentile(gaps, 0.5),
-      gapP99Ms: percentile(gaps, 0.99),
-      stallP50Ms: timeWeightedPercentile(gaps, 0.5),
-      stallP99Ms,
-      addedP99Ms: stallP99Ms - baseline,
-      edgeCpuPercent: (edge.cpuMs / (elapsedS * 1000)) * 100,
-      edgeCpuMsPer1kTokens: (edge.cpuMs / tokens) * 1000,
-      safetyCpuMsPer1kTokens: (safetyCpuMs / tokens) * 1000,
-      moderationBatchesPerS: batches / elapsedS,
-      tokensPerChunk: (workerAfter.tokens - workerBefore.tokens) / (workerAfter.chunks - workerBefore.chunks),
-      tokensPerDelta: tokens / results.reduce((s, r) => s + r.deltas, 0),
-      errors: results.reduce((s, r) => s + r.errors, 0),
-    };
-    steps.push(step);
-    if (step.addedP99Ms > MAX_ADDED_P99_GAP_MS || step.errors > 0) break;
+  const probe = FreezeProbe.start();
+  try {
+    // The first step is the reference of the others: on a fresh stack it would also pay the services'
+    // warm-up (code compiled on first use, their first collections), an event-loop stall of 20–50 ms
+    // in each, counted as stall of the reference (p99 9 ms one run, 15 ms the next).
+    progress(`relay: warming up (1 stream for ${WARM_UP_S} s, not measured)`);
+    await stream(target.wsUrl, target.apiKey, performance.now() + WARM_UP_S * 1000, []);
+    for (const streams of streamCounts) {
+      const step = await relayStep(target, probe, streams, durationS, streamTps, progress);
+      if (Number.isNaN(baseline)) baseline = step.stallP99LessPausesMs;
+      step.addedP99Ms = step.stallP99LessPausesMs - baseline;
+      steps.push(step);
+      if (step.addedP99Ms > MAX_ADDED_P99_GAP_MS || step.errors > 0) break;
+    }
+  } finally {
+    await probe.stop();
   }
   const within = steps.filter((s) => s.addedP99Ms <= MAX_ADDED_P99_GAP_MS && s.errors === 0);
   const best = within.reduce<RelayStep | undefined>(
@@ -205,6 +207,70 @@ export async function runRelay(
     undefined,
   );
   return { streamTps, steps, ceilingTokensPerS: best?.tokensPerS ?? NaN, ceilingStreams: best?.streams ?? 0 };
+}
+
+/** One step: `streams` concurrent streams for `durationS`; its `addedP99Ms` is left for the caller. */
+async function relayStep(
+  target: RelayTarget,
+  probe: FreezeProbe,
+  streams: number,
+  durationS: number,
+  streamTps: number,
+  progress: (line: string) => void,
+): Promise<RelayStep> {
+  progress(`relay: ${streams} stream(s) at ${streamTps} tokens/s each for ${durationS} s`);
+  const watch = new EdgeWatch(target.edgePid, target.edgeAdminPort);
+  await watch.start();
+  const workerBefore = chunkCounters(await fetchMetrics(target.workerAdminPort));
+  const safetyBefore = {
+    cpuMs: sampleProcess(target.safetyPid).cpuMs,
+    batches: outputBatches(await fetchMetrics(target.safetyAdminPort)),
+  };
+  await loopDelays(target.adminPorts ?? {}); // a scrape resets prom-client's event-loop histogram
+  const clientLoop = monitorEventLoopDelay({ resolution: 1 });
+  clientLoop.enable();
+  const spans: Array<[number, number]> = [];
+  const stealBefore = stealMs();
+  const t0 = performance.now();
+  const from = wallClock();
+  const results = await Promise.all(
+    Array.from({ length: streams }, () => stream(target.wsUrl, target.apiKey, t0 + durationS * 1000, spans)),
+  );
+  const elapsedS = (performance.now() - t0) / 1000;
+  const steal = stealMs() - stealBefore;
+  const freezes: Freeze[] = probe.within(from, wallClock());
+  clientLoop.disable();
+  const delays = await loopDelays(target.adminPorts ?? {});
+  await watch.loadEnded();
+  const safetyCpuMs = sampleProcess(target.safetyPid).cpuMs - safetyBefore.cpuMs;
+  const batches = outputBatches(await fetchMetrics(target.safetyAdminPort)) - safetyBefore.batches;
+  const edge = await watch.finish(500);
+  const workerAfter = chunkCounters(await fetchMetrics(target.workerAdminPort));
+  const tokens = results.reduce((s, r) => s + r.tokens, 0);
+  const gaps = spans.map(([a, b]) => b - a);
+  return {
+    streams,
+    tokensPerS: tokens / elapsedS,
+    gapP50Ms: percentile(gaps, 0.5),
+    gapP99Ms: percentile(gaps, 0.99),
+    stallP50Ms: timeWeightedPercentile(gaps, 0.5),
+    stallP99Ms: timeWeightedPercentile(gaps, 0.99),
+    stallP99LessPausesMs: timeWeightedPercentile(
+      spans.map(([a, b]) => gapLessFreezes(a, b, freezes)),
+      0.99,
+    ),
+    machinePausedMs: freezes.reduce((s, [a, b]) => s + (b - a), 0),
+    stealPercent: (steal / (elapsedS * 1000)) * 100,
+    addedP99Ms: NaN,
+    edgeCpuPercent: (edge.cpuMs / (elapsedS * 1000)) * 100,
+    edgeCpuMsPer1kTokens: (edge.cpuMs / tokens) * 1000,
+    safetyCpuMsPer1kTokens: (safetyCpuMs / tokens) * 1000,
+    moderationBatchesPerS: batches / elapsedS,
+    tokensPerChunk: (workerAfter.tokens - workerBefore.tokens) / (workerAfter.chunks - workerBefore.chunks),
+    tokensPerDelta: tokens / results.reduce((s, r) => s + r.deltas, 0),
+    eventLoopMaxMsByProcess: { edge: edge.eventLoopMaxMs, ...delays.max, client: clientLoop.max / 1e6 },
+    errors: results.reduce((s, r) => s + r.errors, 0),
+  };
 }
 
 /** Batches of streamed output the safety service moderated so far, from its /metrics page. */
