@@ -140,7 +140,7 @@ function generateRequest(turn: Turn, plan: GeneratePlan, maxOutput: number): inf
     parentSessionKey: plan.parentSessionKey,
     cacheSalt: cacheSaltOf(req.principal.tenant),
     prefixLen: plan.prefixLength,
-    tokens: Array.from(plan.tokens),
+    tokens: plan.tokens,
     model: route.engineModel,
     sampling: { temperature: req.body.temperature ?? undefined, topP: req.body.top_p ?? undefined },
     maxOutputTokens: maxOutput,

@@ -14,7 +14,7 @@ import { AppendLog } from './append-log';
 import { EntryRenderCache } from './entry-render-cache';
 import { renderFrom, type RenderedConversation } from './render-conversation';
 import type { RenderJob } from './render-limits';
-import { offloadRender, textCost, type RenderOffload } from './render-offload';
+import { NON_ASCII_COST, offloadRender, textCost, type RenderOffload } from './render-offload';
 
 jest.setTimeout(120_000);
 
@@ -113,6 +113,21 @@ describe('offloadRender', () => {
     expect(tasks).toHaveLength(1);
     expect(textCost('a日', 100)).toBe(9);
     expect(textCost('a'.repeat(10_000), 100)).toBe(100);
+  });
+
+  it('counts a text as reading it unit by unit would, up to the cap', () => {
+    const unitByUnit = (text: string, cap: number) => {
+      let cost = 0;
+      for (let i = 0; i < text.length && cost < cap; i++) cost += text.charCodeAt(i) < 0x80 ? 1 : NON_ASCII_COST;
+      return cost;
+    };
+    const unit = fc.constantFrom('a', ' ', '\n', '\u007f', '\u0080', 'é', '日', '\ud83d', '\ude00');
+    fc.assert(
+      fc.property(fc.string({ unit, maxLength: 300 }), fc.integer({ min: -2, max: 400 }), (text, cap) => {
+        expect(textCost(text, cap)).toBe(unitByUnit(text, cap));
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   it("renders in place what this tenant's render cache holds, and never another tenant's entry", async () => {
