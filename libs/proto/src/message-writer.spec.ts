@@ -64,4 +64,33 @@ describe('messageWriter', () => {
     // The buffer behind the view is the one written into: at most a quarter more than needed.
     expect(bytes.buffer.byteLength).toBeLessThanOrEqual(Math.ceil(bytes.byteLength * 1.25) + 8);
   });
+
+  it('writes fixed-width numbers (doubles, floats) where BinaryWriter does, message after message', () => {
+    // A buffer that is a view at an offset of a shared one (Node's pool) breaks BinaryWriter's
+    // DataView, which it makes over the whole ArrayBuffer from offset 0: doubles land elsewhere.
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            tokens: fc.array(fc.nat(), { maxLength: 300 }),
+            engineElapsedMs: fc.double({ noNaN: true }),
+            promptTokens: fc.nat(),
+            cachedTokens: fc.nat(),
+          }),
+          { minLength: 1, maxLength: 30 },
+        ),
+        (chunks) => {
+          for (const chunk of chunks) {
+            const message: inferenceV1.GenerateResponse = { event: { $case: 'chunk', value: chunk } };
+            expect(
+              encodeMessage(inferenceV1.GenerateResponse, message).equals(
+                reference(inferenceV1.GenerateResponse, message),
+              ),
+            ).toBe(true);
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
 });

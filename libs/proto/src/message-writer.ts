@@ -11,7 +11,7 @@ interface WriterState {
 
 /** Below this many UTF-16 units, BinaryWriter's own string() is as good (its ASCII fast path). */
 const LONG_STRING = 1024;
-/** Every byte of a buffer is written before it is read, so none is zero-filled; above this many bytes one is not taken from Node's pool. */
+/** Above this many bytes, a buffer is taken uninitialised: every byte of it is written before it is read. */
 const LARGE_BUFFER = 64 * 1024;
 
 const Base = BinaryWriter as unknown as new () => WriterState;
@@ -31,8 +31,9 @@ class LargeMessageWriter extends Base {
     if (required <= this.buffer.length) return;
     // A quarter more than asked absorbs the small fields after a large one without another copy.
     const length = Math.max(required + (required >> 2), this.buffer.length * 2, 128);
-    // Small ones from Node's pool (no zero-fill, no allocation of their own): most messages are.
-    const grown = length > LARGE_BUFFER ? Buffer.allocUnsafeSlow(length) : Buffer.allocUnsafe(length);
+    // Never a view into a shared ArrayBuffer (Buffer.allocUnsafe's pool): BinaryWriter writes
+    // doubles through a DataView it makes over the whole ArrayBuffer from offset 0.
+    const grown = length > LARGE_BUFFER ? Buffer.allocUnsafeSlow(length) : new Uint8Array(length);
     if (this.pos > 0) grown.set(this.buffer.subarray(0, this.pos));
     this.buffer = grown;
   }
