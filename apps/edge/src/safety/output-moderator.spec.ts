@@ -66,6 +66,19 @@ function moderated(flushChars: number, flushMs = 0, inputState = EMPTY, inFlight
 }
 
 describe('OutputModerator', () => {
+  it('releases nothing once abandoned: a verdict arriving after the turn failed does not write to it', async () => {
+    const m = moderated(1, 0, EMPTY, 1, 3);
+    m.moderator.startMessage();
+    m.moderator.delta('some text in flight');
+    m.moderator.abandon();
+    let written = '';
+    m.client.delta = (text: string) => (written += text);
+    for (let i = 0; i < 10; i++) await settle();
+    expect(written).toBe('');
+    expect(m.client.ops).toEqual(['start']); // released before any verdict: nothing can match before text
+    expect(m.stops()).toBe(0);
+  });
+
   it('finds a match that straddles two chunks and never releases it', async () => {
     const m = moderated(6);
     m.moderator.startMessage();

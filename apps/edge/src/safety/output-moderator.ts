@@ -1,29 +1,7 @@
 import { safetyV1 } from '@fastloop/proto';
-import type { OutputSink, QueuedOp } from './output-sink';
+import type { OutputModeratorOptions, OutputSink, QueuedOp } from './output-sink';
 
-export type { OutputSink } from './output-sink';
-
-/** Options of an {@link OutputModerator}. */
-export interface OutputModeratorOptions {
-  /** Safety's Classify (the edge's client, with its deadline). */
-  classify: (request: safetyV1.ClassifyRequest) => Promise<safetyV1.ClassifyResponse>;
-  tenant: string;
-  model: string;
-  /**
-   * The conversation's state after this turn's input (the input verdict's): the output is judged as
-   * its continuation, so the guard model's session and the model stream's tail carry over instead
-   * of a fresh session per response (which, on a llamacpp guard, evicts the conversation's sequence).
-   */
-  inputState: () => Promise<Buffer>;
-  /** How long new text waits to be sent with more (`EDGE_OUTPUT_MODERATION_FLUSH_MS`; 0: at once). */
-  flushMs: number;
-  /** New characters that are sent without waiting for `flushMs` (`EDGE_OUTPUT_MODERATION_FLUSH_CHARS`). */
-  flushChars: number;
-  /** Calls at once (`EDGE_OUTPUT_MODERATION_IN_FLIGHT`; default 1); above 1, `classify` must order them (moderation-session.ts). */
-  inFlight?: number;
-  /** Called once when the output is blocked, to stop generation. */
-  onBlock: () => void;
-}
+export type { OutputModeratorOptions, OutputSink } from './output-sink';
 
 /**
  * Output moderation while streaming. Parsed output goes through here on its way to the writer:
@@ -41,12 +19,7 @@ export class OutputModerator implements OutputSink {
   private kind: OutputSink['currentKind'] = null;
   /** Characters of output text received so far. */
   private received = 0;
-  /**
-   * Text received and not sent to safety yet, in the pieces it came in. Not the whole output as
-   * one string grown with `+=`: slicing the new text off such a rope flattens all of it, a copy of
-   * the whole output per batch (O(n²) over a long answer; ~14% of the edge's CPU, most of it GC,
-   * relaying 4,000 tokens/s).
-   */
+  /** Text not sent to safety yet, in pieces: slicing it off the whole output grown with `+=` copied all of it per batch. */
   private unsent: string[] = [];
   /** Characters sent to safety (judged, or in flight). */
   private sent = 0;
@@ -58,6 +31,8 @@ export class OutputModerator implements OutputSink {
   private lastCall: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private failure: unknown;
+  /** The turn ended without finish() (its stream failed): nothing more is sent or released. */
+  private abandoned = false;
   /** finish() was called: the next call is the final one. */
   private finishing = false;
   private finalSent = false;
@@ -133,6 +108,13 @@ export class OutputModerator implements OutputSink {
     return true;
   }
 
+  /** The turn failed: a verdict still in flight releases nothing into its ended response (that threw, unawaited). */
+  abandon(): void {
+    this.abandoned = true;
+    this.queue.length = 0;
+    this.close();
+  }
+
   /** Stops waiting to batch (the turn ended); a call in flight is left to settle. */
   close(): void {
     clearTimeout(this.timer);
@@ -140,7 +122,7 @@ export class OutputModerator implements OutputSink {
   }
 
   private push(op: QueuedOp): void {
-    if (this.blocked) return;
+    if (this.blocked || this.abandoned) return;
     this.queue.push(op);
     this.release();
   }
@@ -151,7 +133,13 @@ export class OutputModerator implements OutputSink {
    * cadence for fewer calls.
    */
   private schedule(): void {
-    if (this.finishing || this.inFlight >= (this.options.inFlight ?? 1) || this.blocked || this.failure !== undefined)
+    if (
+      this.finishing ||
+      this.abandoned ||
+      this.inFlight >= (this.options.inFlight ?? 1) ||
+      this.blocked ||
+      this.failure !== undefined
+    )
       return;
     const waiting = this.received - this.sent;
     if (waiting === 0) return;
@@ -186,11 +174,11 @@ export class OutputModerator implements OutputSink {
       .then(
         (res) => {
           this.inFlight--;
-          if (!this.blocked && this.failure === undefined) this.onVerdict(res, end, final);
+          if (!this.blocked && this.failure === undefined && !this.abandoned) this.onVerdict(res, end, final);
         },
         (err: unknown) => {
           this.inFlight--;
-          if (this.failure !== undefined || this.blocked) return;
+          if (this.failure !== undefined || this.blocked || this.abandoned) return;
           this.failure = err;
           this.options.onBlock();
         },

@@ -49,7 +49,8 @@ export async function readOutput(
       if (stop.signal.aborted) break;
     }
   } catch (err) {
-    moderator?.close();
+    if (stop.signal.aborted) moderator?.close();
+    else moderator?.abandon(); // the turn fails with err: its response ends before any verdict to come
     calls?.close();
     if (!stop.signal.aborted) throw err; // stopped: output moderation blocked (or failed), said below
   }
