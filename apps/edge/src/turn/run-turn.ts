@@ -63,11 +63,6 @@ async function prepare(deps: TurnDeps, req: TurnRequest, timer: StageTimer): Pro
     const verdict = new Verdict(deps, turnReq, input, routing, !compacting);
     const route = await routing;
     timer.mark('route');
-    // The Classify call is written, not sent: HTTP/2 sends what its streams wrote in the event
-    // loop's next check phase, which would come after rendering and the Generate call (~1 ms of
-    // a continuation here). Yielding to it first sends the Classify now, so its round trip runs
-    // beside them (a native immediate runs before this one).
-    if (!compacting) await new Promise<void>((resolve) => setImmediate(resolve));
     const rendering = await renderTurn(deps, turnReq, input, route);
     timer.mark('render');
     const prepared: PreparedTurn = { deps, req: turnReq, input, route, rendering, verdict, compaction };
