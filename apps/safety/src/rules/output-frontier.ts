@@ -72,8 +72,24 @@ export function prefixOf(rule: Rule): RulePrefix {
 /** No rule (shared: never written to). */
 const NONE: readonly number[] = [];
 
-/** Four-character beginnings remembered per index (a few thousand in prose); then it starts over. */
-const MAX_QUADS = 65_536;
+/**
+ * Four-character beginnings remembered, over every index at once (a few thousand per rule list in
+ * prose); then they all start over. One bound for the process: there is an index per rule list,
+ * and so per configured policy, and a bound per index would grow with the tenants.
+ */
+const MAX_QUADS = 262_144;
+/** Every index's quad table (indexes live as long as their policies: the process). */
+const quadTables: Map<number, readonly number[]>[] = [];
+let quadsHeld = 0;
+
+function rememberQuad(table: Map<number, readonly number[]>, key: number, open: readonly number[]): void {
+  if (quadsHeld >= MAX_QUADS) {
+    for (const t of quadTables) t.clear();
+    quadsHeld = 0;
+  }
+  table.set(key, open);
+  quadsHeld++;
+}
 
 /**
  * The frontier of a list of rules, each start tried once for all of them. Which rules a match can
@@ -91,6 +107,7 @@ export class FrontierIndex {
   /** Per ASCII character, the rules (indices) a match can begin with there. */
   private readonly byFirst: number[][] = [];
   private readonly every: number[];
+  /** Which rules may begin with a quad, by its four codes packed in 28 bits (see {@link rememberQuad}). */
   private readonly quads = new Map<number, readonly number[]>();
 
   constructor(readonly rules: readonly Rule[]) {
@@ -98,6 +115,7 @@ export class FrontierIndex {
     this.leads = rules.map((r) => r.lead ?? 0);
     this.windows = rules.map((r) => r.window);
     this.every = rules.map((_, i) => i);
+    quadTables.push(this.quads);
     for (let c = 0; c < 128; c++) this.byFirst.push(this.every.filter((i) => this.prefixes[i].beginsWith(c)));
   }
 
@@ -147,9 +165,7 @@ export class FrontierIndex {
     if (open === undefined) {
       const quad = text.slice(s, s + 4);
       open = this.byFirst[code].filter((i) => this.prefixes[i].opensWith(quad));
-      if (open.length === 0) open = NONE;
-      if (this.quads.size >= MAX_QUADS) this.quads.clear();
-      this.quads.set(key, open);
+      rememberQuad(this.quads, key, (open = open.length === 0 ? NONE : open));
     }
     return open;
   }
