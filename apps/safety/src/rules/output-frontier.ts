@@ -78,13 +78,17 @@ const NONE: readonly number[] = [];
  * and so per configured policy, and a bound per index would grow with the tenants.
  */
 const MAX_QUADS = 262_144;
-/** Every index's quad table (indexes live as long as their policies: the process). */
-const quadTables: Map<number, readonly number[]>[] = [];
+/** Every index's quad table, weakly: an index lives as long as its rule list. */
+const quadTables = new Set<WeakRef<Map<number, readonly number[]>>>();
 let quadsHeld = 0;
 
 function rememberQuad(table: Map<number, readonly number[]>, key: number, open: readonly number[]): void {
   if (quadsHeld >= MAX_QUADS) {
-    for (const t of quadTables) t.clear();
+    for (const ref of quadTables) {
+      const t = ref.deref();
+      if (t) t.clear();
+      else quadTables.delete(ref);
+    }
     quadsHeld = 0;
   }
   table.set(key, open);
@@ -115,7 +119,7 @@ export class FrontierIndex {
     this.leads = rules.map((r) => r.lead ?? 0);
     this.windows = rules.map((r) => r.window);
     this.every = rules.map((_, i) => i);
-    quadTables.push(this.quads);
+    quadTables.add(new WeakRef(this.quads));
     for (let c = 0; c < 128; c++) this.byFirst.push(this.every.filter((i) => this.prefixes[i].beginsWith(c)));
   }
 
