@@ -30,7 +30,7 @@ export interface OutputModeratorOptions {
   flushMs: number;
   /** New characters that are sent without waiting for `flushMs` (`EDGE_OUTPUT_MODERATION_FLUSH_CHARS`). */
   flushChars: number;
-  /** Calls at once (`EDGE_OUTPUT_MODERATION_IN_FLIGHT`; default 1); above 1, `classify` must order them (moderation-session.ts). */
+  /** Calls at once (`EDGE_OUTPUT_MODERATION_IN_FLIGHT`, 2 in the edge; 1 when unset); above 1, `classify` must order them (moderation-session.ts). */
   inFlight?: number;
   /** Called once when the output is blocked, to stop generation. */
   onBlock: () => void;
