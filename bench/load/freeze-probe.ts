@@ -36,7 +36,14 @@ export class FreezeProbe {
   private readonly seen: Freeze[] = [];
   private buffered = '';
 
-  private constructor(private readonly child: ChildProcess) {
+  /**
+   * @param reniced whether the probe runs above the stack's priority. Without it, a saturated stack
+   *   can delay the probe itself, and what it sees is no longer the machine's alone.
+   */
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly reniced: boolean,
+  ) {
     child.stdout!.setEncoding('utf8');
     child.stdout!.on('data', (text: string) => {
       this.buffered += text;
@@ -52,12 +59,14 @@ export class FreezeProbe {
   /** Starts the probe process; {@link stop} it on every path. */
   static start(): FreezeProbe {
     const child = spawn(process.execPath, ['-e', PROBE], { stdio: ['pipe', 'pipe', 'inherit'] });
+    let reniced = false;
     try {
       if (child.pid !== undefined) setPriority(child.pid, -10);
+      reniced = child.pid !== undefined;
     } catch {
       // not allowed (no CAP_SYS_NICE): the probe runs at normal priority
     }
-    return new FreezeProbe(child);
+    return new FreezeProbe(child, reniced);
   }
 
   /** The pauses seen that overlap `[from, to)` (wall-clock ms). */

@@ -189,6 +189,13 @@ describe('the load report', () => {
     },
   });
 
+  it('says whether machine pauses were taken out of the relay gaps', () => {
+    expect(renderLoadMarkdown(report)).toContain('In this run the probe ran reniced.');
+    const notReniced = { ...report, relay: { ...report.relay!, pausesTakenOut: false } };
+    expect(renderLoadMarkdown(notReniced)).toContain('the probe could not be reniced');
+    expect(renderLoadMarkdown(notReniced)).not.toContain('In this run the probe ran reniced.');
+  });
+
   it('writes one row per concurrency level, the relay ceiling and the memory per idle connection', () => {
     const md = renderLoadMarkdown(report);
     expect(md).toContain(

@@ -27,7 +27,10 @@ export interface RelayStep {
    * {@link FreezeProbe} saw it: every process stalls at once, the idle ones too), ms.
    */
   stallP99LessPausesMs: number;
-  /** Time the machine was paused during the step (the probe's), ms, and its steal time, % of one core. */
+  /**
+   * Time the machine was paused during the step (the probe's; 0 when the probe could not be reniced
+   * above the stack, as then the stack's own load could delay it), ms, and its steal time, % of one core.
+   */
   machinePausedMs: number;
   stealPercent: number;
   /** stallP99LessPausesMs − the first step's: the bound of the ceiling. */
@@ -71,6 +74,8 @@ export interface RelayResult {
   steps: RelayStep[];
   ceilingTokensPerS: number;
   ceilingStreams: number;
+  /** Whether machine pauses were taken out of the gaps (the probe ran reniced above the stack). */
+  pausesTakenOut?: boolean;
 }
 
 /**
@@ -206,7 +211,13 @@ export async function runRelay(
     (a, s) => (a === undefined || s.tokensPerS > a.tokensPerS ? s : a),
     undefined,
   );
-  return { streamTps, steps, ceilingTokensPerS: best?.tokensPerS ?? NaN, ceilingStreams: best?.streams ?? 0 };
+  return {
+    streamTps,
+    steps,
+    ceilingTokensPerS: best?.tokensPerS ?? NaN,
+    ceilingStreams: best?.streams ?? 0,
+    pausesTakenOut: probe.reniced,
+  };
 }
 
 /** One step: `streams` concurrent streams for `durationS`; its `addedP99Ms` is left for the caller. */
@@ -238,7 +249,9 @@ async function relayStep(
   );
   const elapsedS = (performance.now() - t0) / 1000;
   const steal = stealMs() - stealBefore;
-  const freezes: Freeze[] = probe.within(from, wallClock());
+  // Only a probe above the stack's priority tells the machine's pauses from the stack's own load:
+  // at normal priority nothing is taken out of the gaps (and no pause is reported).
+  const freezes: Freeze[] = probe.reniced ? probe.within(from, wallClock()) : [];
   clientLoop.disable();
   const delays = await loopDelays(target.adminPorts ?? {});
   await watch.loadEnded();

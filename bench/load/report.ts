@@ -107,7 +107,10 @@ export function renderLoadMarkdown(report: LoadReport): string {
         'Stall = the gap a random instant of the stream falls in (gaps weighted by their length), which unlike the per-frame figure does not change when the same text comes in fewer, larger frames. ' +
         `A step is within bound while its p99 stall exceeds the first step's by at most ${MAX_ADDED_P99_GAP_MS} ms (the engine's own pacing and the worker's timers are in both), ` +
         'each taken with the time the whole machine was paused left out of the gaps: an idle, reniced probe process that should run every millisecond sees such pauses (every process, the idle services too, stalls at once; the host takes the CPU: steal time), ' +
-        'and one 50 ms pause in a step moved its p99 by more than the bound. The stack is warmed up (one stream, 3 s) before the first step.',
+        'and one 50 ms pause in a step moved its p99 by more than the bound. The stack is warmed up (one stream, 3 s) before the first step. ' +
+        (r.pausesTakenOut === false
+          ? 'In this run the probe could not be reniced (no CAP_SYS_NICE), so the stack itself could delay it: nothing was taken out.'
+          : 'In this run the probe ran reniced.'),
       '',
       chunkingInEffect(options),
       '',
