@@ -9,8 +9,8 @@ export interface GeneratePlan {
   prefixLength: number;
   /**
    * Prompt tokens after `prefixLength` (the whole prompt when 0), as the Generate request carries
-   * them: an array filled by index, not `Array.from` of a typed array (its iterator cost ~2% of the
-   * edge's CPU at 100 agent loops).
+   * them: an array filled by index, not `Array.from` of a typed array (its iterator showed as ~2% of
+   * the edge's CPU in a profile at 100 agent loops).
    */
   tokens: number[];
   promptLength: number;

@@ -89,8 +89,8 @@ function entriesCost(entries: readonly ConversationEntry[], min: number): number
 
 /**
  * The cost of `text` up to `cap` (the count stops there). ASCII up to the cap, the common case, is
- * found by one regex search (native, ~20x faster than reading it unit by unit, which was ~75 µs a
- * turn of a 4 KB tool output on a loaded edge).
+ * found by one native regex search: reading it unit by unit showed as ~75 µs a turn in a profile of
+ * the edge at 100 agent loops (1.8% of its CPU).
  */
 export function textCost(text: string, cap: number): number {
   if (cap <= 0) return 0;
