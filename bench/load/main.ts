@@ -8,13 +8,16 @@
  *
  *   npm run bench:load -- --quick
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startStack, type Stack } from '@fastloop/launcher';
 import { SERVICE_NODE_ARGS_ENV } from '@fastloop/service-kit';
 import { loadCorpus } from '../agent-loop/source-corpus';
 import { fmt } from '../agent-loop/summary';
+import { ProfileSamples } from '../profile/cpu-profile';
 import { runLoops, type LoopsResult } from './agent-loops';
+import { edgeCpuParts, type EdgeCpuParts } from './edge-parts';
 import { runIdle } from './idle';
 import { LoadOptionsError, parseLoadOptions, type LoadOptions } from './options';
 import { runRelay } from './relay';
@@ -70,16 +73,22 @@ const target = (stack: Stack) => ({
 /** The stack's services but the edge (whose figures the loops take themselves). */
 const others = (stack: Stack) => Object.entries(stack.services).filter(([name]) => name !== 'edge');
 
+/** The agent loops' engine: tool calls until the rollout's last turn, at the options' speed. */
+const loopsEnv = (options: LoadOptions) => ({
+  SIM_TOOL_CALLS: String(options.turns - 1),
+  SIM_TOKENS_PER_SECOND: String(options.tps),
+  SIM_TTFT_MS: '50',
+});
+
+const warmUp = (stack: Stack, options: LoadOptions, corpus: ReturnType<typeof loadCorpus>) => {
+  progress('loops: warm-up (10 loops, 5 s, not recorded)');
+  return runLoops(target(stack), 10, 5, options.turns, corpus, options.seed + 7919);
+};
+
 async function agentLoops(options: LoadOptions): Promise<LoopsResult[]> {
   const corpus = loadCorpus(REPO_ROOT);
-  const env = {
-    SIM_TOOL_CALLS: String(options.turns - 1),
-    SIM_TOKENS_PER_SECOND: String(options.tps),
-    SIM_TTFT_MS: '50',
-  };
-  return withStack(env, async (stack) => {
-    progress('loops: warm-up (10 loops, 5 s, not recorded)');
-    await runLoops(target(stack), 10, 5, options.turns, corpus, options.seed + 7919);
+  return withStack(loopsEnv(options), async (stack) => {
+    await warmUp(stack, options, corpus);
     const out: LoopsResult[] = [];
     for (const n of options.loops) {
       progress(`loops: ${n} concurrent WebSocket agent loops for ${options.durationS} s`);
@@ -95,10 +104,59 @@ async function agentLoops(options: LoadOptions): Promise<LoopsResult[]> {
   });
 }
 
+/** Sampling interval of the profiled level, µs: at 2 ms the profiler costs little (bench/profile/README.md). */
+const PROFILE_INTERVAL_US = 2000;
+/** The profiled level runs at most this long: enough samples (~10,000), little time. */
+const PROFILE_LEVEL_S = 20;
+
+/**
+ * One level of loops on a fresh stack whose services run under the V8 CPU profiler; the edge's
+ * profile (written when the stack stops) is split by part over the level's window (edge-parts.ts).
+ * A stack of its own: the measured levels run unprofiled.
+ */
+async function profiledLevel(options: LoadOptions): Promise<EdgeCpuParts | undefined> {
+  const loops = options.profileLoops;
+  if (loops === 0) return undefined;
+  const corpus = loadCorpus(REPO_ROOT);
+  const dir = mkdtempSync(join(tmpdir(), 'fastloop-load-profile-'));
+  const profileArgs = [`--cpu-prof`, `--cpu-prof-dir=${dir}`, `--cpu-prof-interval=${PROFILE_INTERVAL_US}`];
+  const env = {
+    ...loopsEnv(options),
+    [SERVICE_NODE_ARGS_ENV]: [COMMON_ENV[SERVICE_NODE_ARGS_ENV], ...profileArgs].join(' '),
+  };
+  const clockUs = () => Number(process.hrtime.bigint() / 1000n);
+  try {
+    const window = { fromUs: 0, toUs: 0 };
+    let edgePid = 0;
+    const level = await withStack(env, async (stack) => {
+      edgePid = stack.services.edge.pid;
+      await warmUp(stack, options, corpus);
+      const durationS = Math.min(options.durationS, PROFILE_LEVEL_S);
+      progress(`profile: ${loops} loops for ${durationS} s under the CPU profiler`);
+      return runLoops(target(stack), loops, durationS, options.turns, corpus, options.seed, {
+        settleMs: 1000,
+        scope: 'profile',
+        onLoad: { started: () => (window.fromUs = clockUs()), ended: () => (window.toUs = clockUs()) },
+      });
+    });
+    const file = readdirSync(dir).find((name) => name.includes(`.${edgePid}.`) && name.endsWith('.cpuprofile'));
+    if (!file) throw new Error(`the edge (pid ${edgePid}) left no CPU profile in ${dir}`);
+    const samples = ProfileSamples.read(join(dir, file));
+    return edgeCpuParts(
+      samples,
+      { fromS: samples.secondsAt(window.fromUs), toS: samples.secondsAt(window.toUs) },
+      { loops, turns: level.turns, procMsPerTurn: level.edgeCpuMsPerTurn, intervalUs: PROFILE_INTERVAL_US },
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   const options = parseLoadOptions(process.argv.slice(2), REPO_ROOT);
   const started = performance.now();
   const loops = await agentLoops(options);
+  const edgeParts = await profiledLevel(options);
   // A long answer per request, no tools: the relay stack streams messages at streamTps.
   const relayEnv: Record<string, string> = {
     SIM_TOOL_CALLS: '0',
@@ -117,7 +175,7 @@ async function main(): Promise<void> {
   // which would be counted against the connections (a negative figure once).
   progress(`idle: opening ${options.idle} WebSocket connections`);
   const idle = options.idle > 0 ? await withStack({}, (stack) => runIdle(target(stack), options.idle)) : undefined;
-  const report = buildLoadReport(options, { loops, relay, idle });
+  const report = buildLoadReport(options, { loops, edgeParts, relay, idle });
   mkdirSync(options.outDir, { recursive: true });
   const md = renderLoadMarkdown(report);
   writeFileSync(join(options.outDir, 'load.json'), `${JSON.stringify(report, null, 2)}\n`);

@@ -24,6 +24,12 @@ export interface LoadOptions {
   readonly moderationFlushMs: number | undefined;
   /** Idle WebSocket connections opened for the memory-per-connection figure (`--idle`). Default 10,000; `--quick` 2,000. */
   readonly idle: number;
+  /**
+   * Loops of the profiled level (`--profile-loops`): a fresh stack under the V8 CPU profiler runs
+   * one level of this many loops (at most 20 s) to split the edge's CPU per turn by part. Default
+   * 100 (the target's level); 0 skips it.
+   */
+  readonly profileLoops: number;
   /** Seeds the workload (`--seed`). Default 1. */
   readonly seed: number;
   /** Where the reports go (`--out`). Default bench/results. */
@@ -38,7 +44,7 @@ export class LoadOptionsError extends Error {
 
 export const LOAD_USAGE = `usage: npm run bench:load -- [--quick] [--loops 10,100,500] [--duration S] [--turns N] [--tps N]
        [--stream-tps N] [--streams 1,2,4] [--relay-duration S] [--chunk-tokens N] [--output-moderation on|off]
-       [--moderation-flush-ms N] [--idle N] [--seed N] [--out DIR]`;
+       [--moderation-flush-ms N] [--idle N] [--profile-loops N] [--seed N] [--out DIR]`;
 
 /** Parses the command line; `--quick` changes the defaults, explicit options win. */
 export function parseLoadOptions(argv: readonly string[], repoRoot: string): LoadOptions {
@@ -70,6 +76,7 @@ export function parseLoadOptions(argv: readonly string[], repoRoot: string): Loa
     'output-moderation',
     'moderation-flush-ms',
     'idle',
+    'profile-loops',
     'seed',
     'out',
   ];
@@ -89,6 +96,7 @@ export function parseLoadOptions(argv: readonly string[], repoRoot: string): Loa
     outputModeration: onOff(raw, 'output-moderation', true),
     moderationFlushMs: raw.has('moderation-flush-ms') ? ints(raw, 'moderation-flush-ms', [], 0, 60_000)[0] : undefined,
     idle: ints(raw, 'idle', [quick ? 2000 : 10_000], 0, 19_000)[0],
+    profileLoops: ints(raw, 'profile-loops', [100], 0, 5000)[0],
     seed: ints(raw, 'seed', [1], 0, 2 ** 31)[0],
     outDir: isAbsolute(out) ? out : resolve(repoRoot, out),
     quick,

@@ -2,6 +2,7 @@ import { cpus } from 'node:os';
 import { fmt } from '../agent-loop/summary';
 import { LOAD_GENERATOR, type LoopsResult } from './agent-loops';
 import type { FirstOutputQuantiles } from './first-output-split';
+import { edgeCpuPartsLines, type EdgeCpuParts } from './edge-parts';
 import { IDLE_TARGET_BYTES, type IdleResult } from './idle';
 import type { LoadOptions } from './options';
 import { MAX_ADDED_P99_GAP_MS, type RelayResult } from './relay';
@@ -12,12 +13,17 @@ export interface LoadReport {
   environment: { node: string; cpus: number; cpuModel: string };
   options: Omit<LoadOptions, 'outDir'>;
   loops: LoopsResult[];
+  /** The edge's CPU per turn by part, from the profiled level (absent with `--profile-loops 0`). */
+  edgeParts?: EdgeCpuParts;
   relay: RelayResult | undefined;
   idle: IdleResult | undefined;
 }
 
 /** Assembles the report object. */
-export function buildLoadReport(options: LoadOptions, parts: Pick<LoadReport, 'loops' | 'relay' | 'idle'>): LoadReport {
+export function buildLoadReport(
+  options: LoadOptions,
+  parts: Pick<LoadReport, 'loops' | 'edgeParts' | 'relay' | 'idle'>,
+): LoadReport {
   const { outDir: _outDir, ...rest } = options;
   const cpu = cpus();
   return {
@@ -96,6 +102,8 @@ export function renderLoadMarkdown(report: LoadReport): string {
     ...firstOutputByKindLines(report.loops),
     ...cpuByProcessLines(report.loops, report.environment.cpus),
     ...loopTargetLines(report.loops),
+    '',
+    ...edgeCpuPartsLines(report.edgeParts, CPU_PER_TURN_TARGET_MS),
   );
   if (report.relay) {
     const r = report.relay;

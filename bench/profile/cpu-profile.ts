@@ -5,6 +5,8 @@ export interface CpuProfile {
   nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }[];
   samples: number[];
   timeDeltas: number[];
+  /** When sampling began, µs of the monotonic clock (`process.hrtime` reads the same on Linux). */
+  startTime?: number;
 }
 
 /** A function as the reports name it: `name file` (the path from apps/, libs/ or node_modules/ on). */
@@ -21,8 +23,11 @@ interface Sample {
 /** A profile's samples with their stacks, ready for windows of time. */
 export class ProfileSamples {
   readonly samples: Sample[] = [];
+  /** {@link CpuProfile.startTime}: where second 0 of the windows is on the monotonic clock, µs. */
+  readonly startUs: number;
 
   constructor(profile: CpuProfile) {
+    this.startUs = profile.startTime ?? 0;
     const byId = new Map(profile.nodes.map((n) => [n.id, n]));
     const parent = new Map<number, number>();
     for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -74,6 +79,18 @@ export class ProfileSamples {
       for (const key of new Set(s.stack)) add(inclusive, key, ms);
     }
     return { busyMs, self, inclusive };
+  }
+
+  /** Seconds from the profile's start at `monotonicUs` (µs of `process.hrtime`), for windows. */
+  secondsAt(monotonicUs: number): number {
+    return (monotonicUs - this.startUs) / 1e6;
+  }
+
+  /** Busy time in `[fromS, toS)` grouped by `keyOf` of each sample's stack (innermost first), ms. */
+  grouped(keyOf: (stack: readonly FrameKey[]) => string, fromS = 0, toS = Infinity): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const s of this.inWindow(fromS, toS)) add(out, keyOf(s.stack), s.us / 1000);
+    return out;
   }
 
   /**

@@ -1,0 +1,139 @@
+import { fmt } from '../agent-loop/summary';
+import type { FrameKey, ProfileSamples } from '../profile/cpu-profile';
+
+/**
+ * Where the edge's CPU per turn goes, from a V8 CPU profile of the edge taken during a level of
+ * agent loops: every sample is given to the first part below that claims it. The first parts are
+ * what the turn does (render, moderate, bill), so their transport work done inline counts there;
+ * the later ones are the mechanisms the rest runs on (socket syscalls, gRPC, frames in and out).
+ */
+export interface EdgePart {
+  readonly name: string;
+  /** Claims a sample from its stack (innermost frame first). */
+  readonly claims: (stack: readonly FrameKey[]) => boolean;
+}
+
+const self =
+  (pattern: RegExp) =>
+  (stack: readonly FrameKey[]): boolean =>
+    stack.length > 0 && pattern.test(stack[0]);
+const anyFrame =
+  (pattern: RegExp) =>
+  (stack: readonly FrameKey[]): boolean =>
+    stack.some((key) => pattern.test(key));
+
+export const OTHER_PART = 'the rest (turn state, routing, sessions, promises, timers)';
+
+export const EDGE_PARTS: readonly EdgePart[] = [
+  { name: 'garbage collection', claims: self(/^\(garbage collector\) /) },
+  {
+    name: 'tokenizing and rendering the new items',
+    claims: anyFrame(/ (libs\/model-profiles\/|apps\/edge\/src\/render-pool\/|apps\/edge\/src\/turn\/render-)/),
+  },
+  {
+    name: 'output moderation (batches to safety, verdicts)',
+    claims: anyFrame(/ apps\/edge\/src\/(safety\/output-|clients\/moderation-session)/),
+  },
+  { name: 'responses store', claims: anyFrame(/ apps\/edge\/src\/store\//) },
+  {
+    name: 'usage records (journal, billing queue)',
+    claims: anyFrame(/ (apps\/edge\/src\/usage\/|node_modules\/bullmq\/)/),
+  },
+  { name: 'Redis client (replies)', claims: anyFrame(/ node_modules\/ioredis\//) },
+  {
+    name: 'socket writes (writev/write syscalls, every socket)',
+    claims: self(
+      /^(writev|writeBuffer|writeString|writeUtf8String|writeLatin1String|writeAsciiString|writeUcs2String) \(native\)$/,
+    ),
+  },
+  {
+    name: 'gRPC to worker, safety, router (grpc-js, HTTP/2, protobuf)',
+    claims: anyFrame(
+      / (node_modules\/@grpc\/|node:http2|libs\/service-kit\/src\/mux\/|libs\/proto\/|node_modules\/@bufbuild\/|apps\/edge\/src\/clients\/)/,
+    ),
+  },
+  {
+    name: 'client frames in (WebSocket receive, JSON parse, validation)',
+    claims: anyFrame(
+      / (node_modules\/ws\/lib\/receiver|apps\/edge\/src\/session\/decode-client-event|node_modules\/zod\/|libs\/protocol\/)/,
+    ),
+  },
+  {
+    name: 'events out (JSON, WebSocket frames)',
+    claims: anyFrame(
+      / (apps\/edge\/src\/session\/(event-json|microtask-cork)|node_modules\/ws\/lib\/sender|apps\/edge\/src\/turn\/turn-writer)/,
+    ),
+  },
+  {
+    name: 'metrics, logs, timing',
+    claims: anyFrame(
+      / (node_modules\/prom-client\/|node_modules\/pino|apps\/edge\/src\/(edge-metrics|access-log|turn\/turn-timing))/,
+    ),
+  },
+  { name: 'runtime outside JavaScript ((program))', claims: self(/^\(program\) /) },
+];
+
+/** The part that claims `stack`: the first of `parts`, else {@link OTHER_PART}. */
+export function partOf(stack: readonly FrameKey[], parts: readonly EdgePart[] = EDGE_PARTS): string {
+  return parts.find((part) => part.claims(stack))?.name ?? OTHER_PART;
+}
+
+/** The edge's CPU per turn by part over one profiled level. */
+export interface EdgeCpuParts {
+  loops: number;
+  turns: number;
+  /**
+   * The profile's busy time over the level per turn, ms: wall time the main thread was not idle,
+   * so on a saturated machine also the time it waited for a core.
+   */
+  profiledMsPerTurn: number;
+  /** The edge's CPU per turn over the same level from /proc (all its threads), ms. */
+  procMsPerTurn: number;
+  /** Sampling interval of the profile, µs. */
+  intervalUs: number;
+  /** Each part's share of the profile's busy time, and that share of {@link procMsPerTurn}. */
+  parts: { name: string; share: number; msPerTurn: number }[];
+}
+
+/** Splits the profile's busy time in `[fromS, toS)` into {@link EDGE_PARTS}, per turn. */
+export function edgeCpuParts(
+  samples: ProfileSamples,
+  window: { fromS: number; toS: number },
+  level: { loops: number; turns: number; procMsPerTurn: number; intervalUs: number },
+): EdgeCpuParts {
+  const turns = Math.max(1, level.turns);
+  const byPart = samples.grouped((stack) => partOf(stack), window.fromS, window.toS);
+  const names = [...EDGE_PARTS.map((p) => p.name), OTHER_PART];
+  const busyMs = [...byPart.values()].reduce((a, b) => a + b, 0);
+  const shareOf = (name: string) => (busyMs > 0 ? (byPart.get(name) ?? 0) / busyMs : 0);
+  return {
+    loops: level.loops,
+    turns: level.turns,
+    profiledMsPerTurn: busyMs / turns,
+    procMsPerTurn: level.procMsPerTurn,
+    intervalUs: level.intervalUs,
+    parts: names.map((name) => ({ name, share: shareOf(name), msPerTurn: shareOf(name) * level.procMsPerTurn })),
+  };
+}
+
+/** The report's section: the parts, largest first, against the ≤ `targetMs` target. */
+export function edgeCpuPartsLines(parts: EdgeCpuParts | undefined, targetMs: number): string[] {
+  if (!parts) return [];
+  const sorted = [...parts.parts].sort((a, b) => b.share - a.share);
+  return [
+    "### Where the edge's CPU per turn goes",
+    '',
+    `A separate level of ${parts.loops} loops on a fresh stack whose services run with \`--cpu-prof --cpu-prof-interval=${parts.intervalUs}\` ` +
+      `(${parts.turns} turns; the profiler's own cost is in these figures, not in the table above). Each of the edge's samples over the level goes to the first part that claims it ` +
+      '(bench/load/edge-parts.ts: what the turn does first, then the mechanisms the rest runs on); *ms per turn* is that share of the ' +
+      `edge's CPU per turn over the same level from /proc, ${fmt(parts.procMsPerTurn)} ms (the profile samples the main thread's busy wall time, ` +
+      `${fmt(parts.profiledMsPerTurn)} ms per turn here, which on busy cores includes waiting for one). Against the target of ${fmt(targetMs)} ms per turn, ` +
+      'this is what stands between.',
+    '',
+    '| part | share of the samples | ms per turn |',
+    '|---|---:|---:|',
+    ...sorted.map((p) => `| ${p.name} | ${fmt(100 * p.share)}% | ${fmt(p.msPerTurn)} |`),
+    `| **in all** | 100% | **${fmt(parts.procMsPerTurn)}** |`,
+    '',
+  ];
+}
