@@ -1,5 +1,6 @@
 import WebSocket from 'ws';
 import type { Stack } from '@fastloop/launcher';
+import { TIMING_HEADER } from '@fastloop/protocol';
 import { decodeRate, type Mode } from './engine-bench-report';
 
 /** What one turn saw from the client's side. */
@@ -14,6 +15,18 @@ export interface TurnResult {
   tokensPerSecond: number;
   /** The response's output items. */
   output: Array<Record<string, any>>;
+  /** The edge's `responsesapi.websocket_timing` split of the turn, when the socket asked for it. */
+  timing?: TurnTiming;
+}
+
+/** What the edge's timing event says of the way to the first token (its single Generate call). */
+export interface TurnTiming {
+  /** Request at the edge → its Generate call sent (parse, route, render, Classify sent). */
+  edgeBeforeGenerateMs: number;
+  /** The worker's own time to its first chunk (engine prefill and first token included). */
+  workerTtftMs: number;
+  /** Generate call sent → that chunk at the edge. */
+  generateTtftMs: number;
 }
 
 type Event = { type: string; [k: string]: any };
@@ -24,8 +37,19 @@ class TurnClock {
   private first?: number;
   private last?: number;
   private text = '';
+  private timing?: TurnTiming;
 
   see(e: Event): TurnResult | undefined {
+    if (e.type === 'responsesapi.websocket_timing') {
+      const m = e.timing_metrics;
+      if (m.num_engine_calls === 1)
+        this.timing = {
+          edgeBeforeGenerateMs: m.pre_inference_ms,
+          workerTtftMs: m.engine_service_ttft_total_ms,
+          generateTtftMs: m.engine_iapi_ttft_total_ms,
+        };
+      return undefined;
+    }
     if (e.type === 'response.output_text.delta' || e.type === 'response.function_call_arguments.delta') {
       const now = performance.now();
       this.first ??= now;
@@ -49,6 +73,7 @@ class TurnClock {
       ttftMs: (this.first ?? performance.now()) - this.sentAt,
       tokensPerSecond: decodeRate(outputTokens, this.first ?? 0, this.last ?? 0),
       output: r.output,
+      timing: this.timing,
     };
   }
 }
@@ -74,8 +99,11 @@ export class ResponsesSocket {
     });
   }
 
-  static open(stack: Stack): Promise<ResponsesSocket> {
-    const ws = new WebSocket(`${stack.wsUrl}`, { headers: { Authorization: `Bearer ${stack.apiKey}` } });
+  /** `timing` asks the edge for each turn's `responsesapi.websocket_timing` event (one more frame). */
+  static open(stack: Stack, { timing = false } = {}): Promise<ResponsesSocket> {
+    const headers: Record<string, string> = { Authorization: `Bearer ${stack.apiKey}` };
+    if (timing) headers[TIMING_HEADER] = 'true';
+    const ws = new WebSocket(`${stack.wsUrl}`, { headers });
     return new Promise((resolve, reject) => {
       ws.once('open', () => resolve(new ResponsesSocket(ws)));
       ws.once('error', reject);
@@ -133,7 +161,8 @@ export class FastloopConversation {
     mode: Exclude<Mode, 'direct'>,
     settings: TurnSettings,
   ): Promise<FastloopConversation> {
-    return new FastloopConversation(mode, await ResponsesSocket.open(stack), settings);
+    // The continuation's TTFT is split against the model alone (engine-bench-report.ts).
+    return new FastloopConversation(mode, await ResponsesSocket.open(stack, { timing: mode === 'ws' }), settings);
   }
 
   async turn(text: string, nonce: string): Promise<TurnResult> {

@@ -1,4 +1,12 @@
-import { decodeRate, modeOrder, MODES, renderMarkdown, spread, type EngineTurn } from './engine-bench-report';
+import {
+  decodeRate,
+  modeOrder,
+  MODES,
+  overheadParts,
+  renderMarkdown,
+  spread,
+  type EngineTurn,
+} from './engine-bench-report';
 
 describe('engine bench report', () => {
   it('measures the decode rate over the deltas after the first token', () => {
@@ -49,5 +57,35 @@ describe('engine bench report', () => {
       '| 2 | 80 | 12.0 (11.0–13.0) | 12.0 (12.0–12.0) | 40.0 (40.0–40.0) | 10.0 (9.0–11.0) | 2.0 (2.0–2.0) | 20% | 3.33 | 20 / 3 | 80 | 500 | 600 |',
     );
     expect(md).toContain('llamacpp 0.50 at start, 1.00 at end');
+  });
+
+  it('splits ws − direct with the edge timing event into parts that add up, paired per repetition', () => {
+    const base = {
+      engine: 'llamacpp',
+      turn: 1,
+      inputTokens: 80,
+      cachedTokens: 0,
+      outputTokens: 16,
+      tokensPerSecond: 500,
+    };
+    const turns: EngineTurn[] = [
+      // ws 30 ms: 4 at the edge before Generate, worker 21 (direct 18), Generate call 22, 4 after.
+      { ...base, rep: 1, mode: 'ws', ttftMs: 30, edgeBeforeGenerateMs: 4, workerTtftMs: 21, generateTtftMs: 22 },
+      { ...base, rep: 1, mode: 'direct', ttftMs: 18 },
+      // rep 2's direct turn is of another rep: no pair.
+      { ...base, rep: 2, mode: 'ws', ttftMs: 50, edgeBeforeGenerateMs: 4, workerTtftMs: 21, generateTtftMs: 22 },
+      { ...base, rep: 3, mode: 'direct', ttftMs: 18 },
+      // untimed ws turn: no pair.
+      { ...base, rep: 3, mode: 'ws', ttftMs: 40 },
+    ];
+    const parts = overheadParts(turns);
+    expect(parts).toEqual([
+      { whole: 12, edgeBeforeGenerate: 4, workerBeyondModel: 3, generateHop: 1, afterFirstChunk: 4 },
+    ]);
+    const p = parts[0];
+    expect(p.edgeBeforeGenerate + p.workerBeyondModel + p.generateHop + p.afterFirstChunk).toBe(p.whole);
+    const md = renderMarkdown(turns, { date: 'd', machine: 'm', reps: 3, load: {}, notes: [] });
+    expect(md).toContain('| **ws − direct** | **12.00** | **12.00** |');
+    expect(md).toMatch(/\| worker beyond the model alone .* \| 3\.00 \| 3\.00 \|/);
   });
 });

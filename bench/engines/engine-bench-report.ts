@@ -15,6 +15,39 @@ export interface EngineTurn {
   ttftMs: number;
   /** Output tokens after the first over the time from the first to the last. */
   tokensPerSecond: number;
+  /** `ws` only, from the edge's timing event: request at the edge → Generate call sent. */
+  edgeBeforeGenerateMs?: number;
+  /** `ws` only: the worker's own time to its first chunk. */
+  workerTtftMs?: number;
+  /** `ws` only: Generate call sent → first chunk at the edge. */
+  generateTtftMs?: number;
+}
+
+/** `ws − direct` of one turn of one repetition, part by part; the parts add up to the whole. */
+export interface OverheadParts {
+  whole: number;
+  edgeBeforeGenerate: number;
+  workerBeyondModel: number;
+  generateHop: number;
+  afterFirstChunk: number;
+}
+
+/** Every turn's `ws − direct` split with the edge's timing event (pairs without one are left out). */
+export function overheadParts(turns: readonly EngineTurn[]): OverheadParts[] {
+  return turns.flatMap((w) => {
+    if (w.mode !== 'ws' || w.edgeBeforeGenerateMs === undefined) return [];
+    const d = turns.find((t) => t.mode === 'direct' && t.engine === w.engine && t.turn === w.turn && t.rep === w.rep);
+    if (!d || w.workerTtftMs === undefined || w.generateTtftMs === undefined) return [];
+    return [
+      {
+        whole: w.ttftMs - d.ttftMs,
+        edgeBeforeGenerate: w.edgeBeforeGenerateMs,
+        workerBeyondModel: w.workerTtftMs - d.ttftMs,
+        generateHop: w.generateTtftMs - w.workerTtftMs,
+        afterFirstChunk: w.ttftMs - w.edgeBeforeGenerateMs - w.generateTtftMs,
+      },
+    ];
+  });
 }
 
 /**
@@ -130,9 +163,37 @@ export function renderMarkdown(turns: readonly EngineTurn[], meta: RunMeta): str
       ];
       out.push(`| ${row.join(' | ')} |`);
     }
-    out.push('', ...summary(mine), '');
+    out.push('', ...summary(mine), ...overheadLines(mine), '');
   }
   return out.join('\n');
+}
+
+/** The API's overhead on TTFT part by part (engines with a `direct` mode and timed `ws` turns). */
+function overheadLines(turns: readonly EngineTurn[]): string[] {
+  const pairs = overheadParts(turns);
+  if (pairs.length === 0) return [];
+  const rows: [string, (p: OverheadParts) => number][] = [
+    ['edge: request in → Generate call sent (parse, load, route, render, Classify sent)', (p) => p.edgeBeforeGenerate],
+    ["worker beyond the model alone (the worker's time to its first chunk − direct TTFT)", (p) => p.workerBeyondModel],
+    ['Generate hop (call out, first chunk back, both event loops)', (p) => p.generateHop],
+    [
+      'after the first chunk reached the edge (a late input verdict, the delta written, the client socket)',
+      (p) => p.afterFirstChunk,
+    ],
+  ];
+  const mean = (f: (p: OverheadParts) => number) => pairs.reduce((a, p) => a + f(p), 0) / pairs.length;
+  return [
+    '',
+    `Where \`ws − direct\` goes (${pairs.length} turns, each paired with the same turn of \`direct\` in its repetition; the ws socket asks for the edge's \`responsesapi.websocket_timing\` event). Means add up to the whole; medians show the typical turn.`,
+    '',
+    '| part | mean ms | median ms |',
+    '|---|---:|---:|',
+    ...rows.map(([name, f]) => `| ${name} | ${fmt(mean(f), 2)} | ${fmt(spread(pairs.map(f))?.median, 2)} |`),
+    `| **ws − direct** | **${fmt(
+      mean((p) => p.whole),
+      2,
+    )}** | **${fmt(spread(pairs.map((p) => p.whole))?.median, 2)}** |`,
+  ];
 }
 
 /** One line per comparison that matters, over all turns of an engine. */

@@ -164,6 +164,7 @@ async function benchEngine(engine: 'sim' | 'llamacpp', options: Options, meta: R
             outputTokens: r.outputTokens,
             ttftMs: r.ttftMs,
             tokensPerSecond: r.tokensPerSecond,
+            ...r.timing,
           };
         };
       };
