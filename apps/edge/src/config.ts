@@ -108,6 +108,13 @@ export const edgeConfigSchema = z.object({
    */
   ROUTER_REASK_TIMEOUT_MS: env.int(250, 1),
   /**
+   * A continuation whose decision's reuse_ms ran out: `background` goes on with it and asks the
+   * router beside the turn, whose answer (a move, say) the next turn starts from; `inline` asks
+   * before the turn, a round trip before its first token (~3 ms measured on these VMs), which an
+   * agent's tool call lasting longer than reuse_ms made every turn pay. See route-refresh.ts.
+   */
+  EDGE_ROUTE_REVALIDATION: z.enum(['background', 'inline']).default('background'),
+  /**
    * At startup, how long the edge asks a router that is not up yet for its model catalog (to load
    * each model's tokenizer before reporting ready) before it starts without it: the edge starts
    * beside its upstreams, as a Deployment's pods do.

@@ -107,6 +107,7 @@ async function main(): Promise<void> {
     renderOffload,
     routeCache,
     routerReaskTimeoutMs: config.ROUTER_REASK_TIMEOUT_MS,
+    routeRevalidation: config.EDGE_ROUTE_REVALIDATION,
     usage,
     store: storeWriter,
     items,

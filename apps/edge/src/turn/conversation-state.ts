@@ -4,6 +4,7 @@ import type { NoticedFinding } from '../safety/safety-findings';
 import type { LogView } from './append-log';
 import type { RenderedConversation } from './render-conversation';
 import type { HeaderSource } from './render-header';
+import type { NextRoute } from './route-refresh';
 
 /** The router's decision, reused by continuations while its worker answers. */
 export interface RouteDecision {
@@ -21,6 +22,11 @@ export interface RouteDecision {
    * (its `reuse_ms`); undefined = until the worker fails.
    */
   reuseUntil?: number;
+  /**
+   * The router's `reuse_ms` behind `reuseUntil`. Only a decision the router let be reused for a
+   * while (> 0) is revalidated beside a turn once it expires; 0 asks for a placement every turn.
+   */
+  reuseMs?: number;
 }
 
 /**
@@ -67,7 +73,13 @@ export interface ConversationState {
    * store reload of a redacted conversation): the next turn classifies and masks from item 0.
    */
   readonly unmasked?: boolean;
+  /** The route this turn was served on (its worker holds the conversation's prefix). */
   readonly route: RouteDecision;
+  /**
+   * The router's answer asked beside this turn (route-refresh.ts), which the next turn starts from
+   * instead of `route`; `ask-router`: the next turn asks first. Not stored: a reload asks again.
+   */
+  readonly nextRoute?: NextRoute;
   /** The conversation's root for placement (route-hints.ts `conversationRootOf`), kept by its continuations. */
   readonly prefixKey?: string;
   /** The worker holds `workerPrefix` ++ `sampled` under session key = response id. */

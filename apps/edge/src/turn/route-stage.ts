@@ -2,33 +2,49 @@ import { ApiError } from '@fastloop/protocol';
 import { failureOf } from '../api-errors';
 import type { RouteDecision } from './conversation-state';
 import { RouteCache } from './route-cache';
+import { ASK_ROUTER, RouteRefresh } from './route-refresh';
 import { affinityKeyOf, routeRequestOf } from './route-hints';
 import type { TurnDeps, TurnRequest } from './turn-deps';
 
+/** A turn's route, and the router's next decision for its conversation when asked beside the turn. */
+export interface TurnRoute {
+  readonly route: RouteDecision;
+  /** Set when a continuation's decision had expired and the router is asked in the background. */
+  readonly refresh?: RouteRefresh;
+}
+
 /**
  * The route stage: the model and worker for this turn. A continuation reuses its conversation's
- * decision while the router's `reuse_ms` lasts (forever from a router without it): no router call
- * on a cached turn. A dead worker is found by the Generate call, which then routes again with
- * {@link routeFresh}; an expired decision asks the router, which may move the conversation (its
- * worker drains, or is over the load bound). Other turns use a short-lived cached decision.
+ * decision (or the fresher one its last turn got, `nextRoute`) while the router's `reuse_ms` lasts
+ * (forever from a router without it): no router call on a cached turn. A dead worker is found by
+ * the Generate call, which then routes again with {@link routeFresh}; an expired decision asks the
+ * router, which may move the conversation (its worker drains, or is over the load bound): beside
+ * the turn by default ({@link RouteRefresh}) when the router let it be reused for a while, else
+ * (reuse_ms 0, or EDGE_ROUTE_REVALIDATION `inline`) before it.
+ * Other turns use a short-lived cached decision.
  */
-export async function routeTurn(deps: TurnDeps, req: TurnRequest): Promise<RouteDecision> {
-  const prev = req.previous?.route;
-  if (prev && prev.requestedModel === req.body.model) {
-    if (prev.reuseUntil === undefined || Date.now() < prev.reuseUntil) return prev;
-    return routeFresh(deps, req, [], deps.routerReaskTimeoutMs).catch((err: unknown) =>
-      keptOnRouterOutage(deps, prev, err),
-    );
+export async function routeTurn(deps: TurnDeps, req: TurnRequest): Promise<TurnRoute> {
+  const state = req.previous;
+  if (state && state.route.requestedModel === req.body.model) {
+    const next = state.nextRoute;
+    const current = next === undefined || next === ASK_ROUTER ? state.route : next;
+    const expired = current.reuseUntil !== undefined && Date.now() >= current.reuseUntil;
+    if (next !== ASK_ROUTER && !expired) return { route: current };
+    const asking = routeFresh(deps, req, [], deps.routerReaskTimeoutMs);
+    // A router that places every turn (reuse_ms 0: round-robin, least-loaded) is asked first.
+    if (next !== ASK_ROUTER && deps.routeRevalidation === 'background' && (current.reuseMs ?? 0) > 0)
+      return { route: current, refresh: new RouteRefresh(deps, req, asking) };
+    return { route: await asking.catch((err: unknown) => keptOnRouterOutage(deps, current, err)) };
   }
   const key = RouteCache.key(req.body.model, req.principal.tenant, affinityKeyOf(req));
   const cached = deps.routeCache?.get(key);
-  if (cached) return cached;
+  if (cached) return { route: cached };
   const decision = await routeFresh(deps, req);
   // A router that bounds reuse (reuse_ms) places every new conversation itself: a key such as
   // prompt_cache_key names a group of conversations, and reusing its decision would bypass the
   // router's load bound for the whole group.
   if (decision.reuseUntil === undefined) deps.routeCache?.set(key, decision);
-  return decision;
+  return { route: decision };
 }
 
 /**
@@ -68,5 +84,6 @@ export async function routeFresh(
     maxOutputTokens: r.maxOutputTokens,
     engineModel: r.engineModel,
     reuseUntil: r.reuseMs === undefined ? undefined : Date.now() + r.reuseMs,
+    reuseMs: r.reuseMs,
   };
 }

@@ -60,12 +60,27 @@ async function prepare(deps: TurnDeps, req: TurnRequest, timer: StageTimer): Pro
     // The verdict asks once the route names the canonical model whose policy applies (a
     // continuation's route is its conversation's: no round trip).
     const routing = routeTurn(deps, turnReq);
-    const verdict = new Verdict(deps, turnReq, input, routing, !compacting);
-    const route = await routing;
+    const verdict = new Verdict(
+      deps,
+      turnReq,
+      input,
+      routing.then((r) => r.route),
+      !compacting,
+    );
+    const { route, refresh } = await routing;
     timer.mark('route');
     const rendering = await renderTurn(deps, turnReq, input, route);
     timer.mark('render');
-    const prepared: PreparedTurn = { deps, req: turnReq, input, route, rendering, verdict, compaction };
+    const prepared: PreparedTurn = {
+      deps,
+      req: turnReq,
+      input,
+      route,
+      routeRefresh: refresh,
+      rendering,
+      verdict,
+      compaction,
+    };
     if (!compacting) return prepared;
     // The summary is a nested turn of its own through this pipeline (scanned, billed, not stored).
     const nested = (sub: TurnRequest) => runTurn(deps, sub, () => undefined);

@@ -37,6 +37,12 @@ export interface TurnDeps {
   routeCache?: RouteCache;
   /** ROUTER_REASK_TIMEOUT_MS: the Route deadline of a continuation with a decision to keep; absent = ROUTER_TIMEOUT_MS. */
   routerReaskTimeoutMs?: number;
+  /**
+   * EDGE_ROUTE_REVALIDATION: a continuation whose decision expired asks the router beside the turn
+   * (`background`: the answer serves the next turn, route-refresh.ts) or before it (`inline`,
+   * the default when absent).
+   */
+  routeRevalidation?: 'background' | 'inline';
   usage: { enqueue(record: billingV1.UsageRecord): void };
   /**
    * Start Generate while the safety verdict is in flight (its round trip then hides under the

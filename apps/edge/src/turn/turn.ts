@@ -4,6 +4,7 @@ import type { RouteDecision } from './conversation-state';
 import type { GeneratePlan } from './generate-plan';
 import type { TurnInput } from './input-stage';
 import type { TurnRendering } from './render-stage';
+import type { RouteRefresh } from './route-refresh';
 import type { TurnDeps, TurnRequest } from './turn-deps';
 import type { SafetyResult, Verdict } from './verdict';
 import type { TurnTiming } from './turn-timing';
@@ -39,6 +40,8 @@ export interface PreparedTurn {
   readonly req: TurnRequest;
   readonly input: TurnInput;
   readonly route: RouteDecision;
+  /** The router asked beside this turn (its decision had expired): what the next turn starts from. */
+  readonly routeRefresh?: RouteRefresh;
   readonly rendering: TurnRendering;
   /** The safety verdict, asked for on first use. */
   readonly verdict: Verdict;
@@ -65,6 +68,8 @@ export class Turn {
   readonly compaction?: InlineCompaction['item'];
   /** The worker in use: the prepared route, or another one after the first died. */
   route: RouteDecision;
+  /** The prepared route and the router's answer asked beside it, if it was. */
+  readonly prepared: Pick<PreparedTurn, 'route' | 'routeRefresh'>;
   /** What the model reads: the prepared rendering, or the redacted one once judged. */
   rendering: TurnRendering;
   /** The verdict, once judged. */
@@ -88,6 +93,7 @@ export class Turn {
     owned: { writer: TurnWriter; meter: UsageMeter; storing: boolean; timing?: TurnTiming },
   ) {
     ({ deps: this.deps, req: this.req, input: this.input, route: this.route } = prepared);
+    this.prepared = { route: prepared.route, routeRefresh: prepared.routeRefresh };
     ({ rendering: this.rendering, verdict: this.verdict } = prepared);
     this.compaction = prepared.compaction?.item;
     ({ writer: this.writer, meter: this.meter, storing: this.storing, timing: this.timing } = owned);
