@@ -30,11 +30,11 @@ export async function routeTurn(deps: TurnDeps, req: TurnRequest): Promise<TurnR
     const current = next === undefined || next === ASK_ROUTER ? state.route : next;
     const expired = current.reuseUntil !== undefined && Date.now() >= current.reuseUntil;
     if (next !== ASK_ROUTER && !expired) return { route: current };
-    const asking = routeFresh(deps, req, [], deps.routerReaskTimeoutMs);
+    const ask = () => routeFresh(deps, req, [], deps.routerReaskTimeoutMs);
     // A router that places every turn (reuse_ms 0: round-robin, least-loaded) is asked first.
     if (next !== ASK_ROUTER && deps.routeRevalidation === 'background' && (current.reuseMs ?? 0) > 0)
-      return { route: current, refresh: new RouteRefresh(deps, req, asking) };
-    return { route: await asking.catch((err: unknown) => keptOnRouterOutage(deps, current, err)) };
+      return { route: current, refresh: new RouteRefresh(deps, req, afterThisTurnsWork(ask)) };
+    return { route: await ask().catch((err: unknown) => keptOnRouterOutage(deps, current, err)) };
   }
   const key = RouteCache.key(req.body.model, req.principal.tenant, affinityKeyOf(req));
   const cached = deps.routeCache?.get(key);
@@ -45,6 +45,14 @@ export async function routeTurn(deps: TurnDeps, req: TurnRequest): Promise<TurnR
   // router's load bound for the whole group.
   if (decision.reuseUntil === undefined) deps.routeCache?.set(key, decision);
   return { route: decision };
+}
+
+/**
+ * Runs `ask` once the work queued now is done (a macrotask): the Route call's encoding and HTTP/2
+ * setup then come after the turn's render and Generate call instead of before them.
+ */
+function afterThisTurnsWork<T>(ask: () => Promise<T>): Promise<T> {
+  return new Promise<T>((resolve, reject) => setImmediate(() => ask().then(resolve, reject)));
 }
 
 /**
