@@ -78,7 +78,7 @@ function common(
   | 'headerSource'
   | 'redacted'
   | 'route'
-  | 'nextRoute'
+  | 'routeRefresh'
   | 'prefixKey'
 > {
   const { req, safety } = turn;
@@ -93,17 +93,17 @@ function common(
     headerSource: headerSourceOf(req.body),
     redacted: turn.rendering.redacted || req.previous?.redacted === true,
     route: turn.route,
-    nextRoute: nextRouteOf(turn),
+    routeRefresh: routeRefreshOf(turn),
     prefixKey: conversationRootOf(req),
   };
 }
 
 /**
- * The router's answer asked beside the turn, for the next turn; none when the turn moved to another
- * worker after its first died (that answer may name the dead one: the next turn asks again).
+ * The router asked beside the turn, for the next turn; none when the turn moved to another worker
+ * after its first died (that answer may name the dead one: the next turn asks again).
  */
-function nextRouteOf(turn: Turn): ConversationState['nextRoute'] {
-  return turn.route === turn.prepared.route ? turn.prepared.routeRefresh?.next : undefined;
+function routeRefreshOf(turn: Turn): ConversationState['routeRefresh'] {
+  return turn.route === turn.prepared.route ? turn.prepared.routeRefresh : undefined;
 }
 
 /** The fields of a request its header reads (shared with the request, not copied). */

@@ -76,10 +76,10 @@ export interface ConversationState {
   /** The route this turn was served on (its worker holds the conversation's prefix). */
   readonly route: RouteDecision;
   /**
-   * The router's answer asked beside this turn (route-refresh.ts), which the next turn starts from
-   * instead of `route`; `ask-router`: the next turn asks first. Not stored: a reload asks again.
+   * The router asked beside this turn (route-refresh.ts): once it has answered, the next turn starts
+   * from its answer instead of `route`. Not stored: a reload asks again.
    */
-  readonly nextRoute?: NextRoute;
+  readonly routeRefresh?: { readonly next: NextRoute | undefined };
   /** The conversation's root for placement (route-hints.ts `conversationRootOf`), kept by its continuations. */
   readonly prefixKey?: string;
   /** The worker holds `workerPrefix` ++ `sampled` under session key = response id. */

@@ -42,6 +42,9 @@ function open(revalidation: 'background' | 'inline', reuseMs = 1) {
   };
 }
 
+/** The Route call made after a turn's own work (a macrotask later) has been answered. */
+const settled = () => new Promise((r) => setTimeout(r, 5));
+
 describe('a continuation whose route expired, revalidated in the background', () => {
   it('starts on its worker at once, and the router’s move serves the next turn', async () => {
     const s = open('background');
@@ -50,6 +53,7 @@ describe('a continuation whose route expired, revalidated in the background', ()
     const asked = s.backends.routeCalls.length;
     const second = await s.turn({ input: 'more', previous_response_id: first.response.id });
     expect(second.type).toBe('response.completed');
+    await settled();
     expect(s.backends.routeCalls.length).toBe(asked + 1); // it did ask, beside the turn
     expect(s.served).toEqual(['fake:w1', 'fake:w1']); // but the turn stayed where its prefix is
     expect(s.backends.generateCalls.at(-1)!.prefixLen).toBeGreaterThan(0);
@@ -66,10 +70,12 @@ describe('a continuation whose route expired, revalidated in the background', ()
     s.failWith(new DomainError(ErrorCode.unavailable, 'router gone', 14, true));
     const second = await s.turn({ input: 'more', previous_response_id: first.response.id });
     expect(second.type).toBe('response.completed');
+    await settled();
     expect(await s.kept()).toBe(1);
     s.failWith(undefined);
     const asked = s.backends.routeCalls.length;
     await s.turn({ input: 'again', previous_response_id: second.response.id });
+    await settled();
     expect(s.backends.routeCalls.length).toBe(asked + 1);
   });
 

@@ -15,7 +15,7 @@ export interface TurnRoute {
 
 /**
  * The route stage: the model and worker for this turn. A continuation reuses its conversation's
- * decision (or the fresher one its last turn got, `nextRoute`) while the router's `reuse_ms` lasts
+ * decision (or the fresher one the router answered beside its last turn) while the router's `reuse_ms` lasts
  * (forever from a router without it): no router call on a cached turn. A dead worker is found by
  * the Generate call, which then routes again with {@link routeFresh}; an expired decision asks the
  * router, which may move the conversation (its worker drains, or is over the load bound): beside
@@ -26,7 +26,7 @@ export interface TurnRoute {
 export async function routeTurn(deps: TurnDeps, req: TurnRequest): Promise<TurnRoute> {
   const state = req.previous;
   if (state && state.route.requestedModel === req.body.model) {
-    const next = state.nextRoute;
+    const next = state.routeRefresh?.next;
     const current = next === undefined || next === ASK_ROUTER ? state.route : next;
     const expired = current.reuseUntil !== undefined && Date.now() >= current.reuseUntil;
     if (next !== ASK_ROUTER && !expired) return { route: current };
