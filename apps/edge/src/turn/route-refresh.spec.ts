@@ -2,6 +2,9 @@ import type { inferenceV1, routerV1 } from '@fastloop/proto';
 import { DomainError, ErrorCode } from '@fastloop/service-kit';
 import { fakeDeps, FakeBackends } from '../testing/fake-deps';
 import { openWsSession } from '../testing/ws-session';
+import type { RouteDecision } from './conversation-state';
+import { revalidatesInBackground } from './route-stage';
+import type { TurnDeps, TurnRequest } from './turn-deps';
 
 /**
  * A session whose router bounds reuse (`reuse_ms` 1 by default; each turn waits past it, so every
@@ -103,5 +106,23 @@ describe('a continuation whose route expired, revalidated inline', () => {
     s.moveTo('w2');
     await s.turn({ input: 'more', previous_response_id: first.response.id });
     expect(s.served).toEqual(['fake:w1', 'fake:w2']);
+  });
+});
+
+describe('which expired decisions are revalidated in the background', () => {
+  const decision = (reuseMs?: number) => ({ reuseMs }) as RouteDecision;
+  const req = (transport: TurnRequest['transport']) => ({ transport }) as TurnRequest;
+  const deps = (routeRevalidation?: 'background' | 'inline') => ({ routeRevalidation }) as TurnDeps;
+
+  it('only where a connection cache carries the answer to the next turn, for a router that let it be reused', () => {
+    expect(revalidatesInBackground(deps('background'), req('websocket'), decision(1000))).toBe(true);
+    expect(revalidatesInBackground(deps('background'), req('grpc'), decision(1000))).toBe(true);
+    // HTTP and SSE continue from the store, which does not keep the answer.
+    expect(revalidatesInBackground(deps('background'), req('http'), decision(1000))).toBe(false);
+    expect(revalidatesInBackground(deps('background'), req('sse'), decision(1000))).toBe(false);
+    expect(revalidatesInBackground(deps('background'), req('websocket'), decision(0))).toBe(false);
+    expect(revalidatesInBackground(deps('background'), req('websocket'), decision(undefined))).toBe(false);
+    expect(revalidatesInBackground(deps('inline'), req('websocket'), decision(1000))).toBe(false);
+    expect(revalidatesInBackground(deps(undefined), req('websocket'), decision(1000))).toBe(false);
   });
 });

@@ -10,7 +10,8 @@ export type NextRoute = RouteDecision | typeof ASK_ROUTER;
 
 /**
  * The router asked beside a continuation whose decision expired (EDGE_ROUTE_REVALIDATION
- * `background`, the default): the turn goes on with its conversation's decision at once, and the
+ * `background`, the default; on a WebSocket or gRPC stream, whose connection cache carries the
+ * answer to the next turn): the turn goes on with its conversation's decision at once, and the
  * router's answer is what the next turn starts from — stale-while-revalidate (RFC 5861), so a move
  * the router decides takes effect one turn later instead of costing every continuation a round
  * trip before its first token (~3 ms here once reuse_ms has passed, which an agent's tool call

@@ -31,8 +31,7 @@ export async function routeTurn(deps: TurnDeps, req: TurnRequest): Promise<TurnR
     const expired = current.reuseUntil !== undefined && Date.now() >= current.reuseUntil;
     if (next !== ASK_ROUTER && !expired) return { route: current };
     const ask = () => routeFresh(deps, req, [], deps.routerReaskTimeoutMs);
-    // A router that places every turn (reuse_ms 0: round-robin, least-loaded) is asked first.
-    if (next !== ASK_ROUTER && deps.routeRevalidation === 'background' && (current.reuseMs ?? 0) > 0)
+    if (next !== ASK_ROUTER && revalidatesInBackground(deps, req, current))
       return { route: current, refresh: new RouteRefresh(deps, req, afterThisTurnsWork(ask)) };
     return { route: await ask().catch((err: unknown) => keptOnRouterOutage(deps, current, err)) };
   }
@@ -45,6 +44,17 @@ export async function routeTurn(deps: TurnDeps, req: TurnRequest): Promise<TurnR
   // router's load bound for the whole group.
   if (decision.reuseUntil === undefined) deps.routeCache?.set(key, decision);
   return { route: decision };
+}
+
+/**
+ * Whether an expired decision may serve this turn while the router is asked beside it: not when
+ * the router places every turn (reuse_ms 0: round-robin, least-loaded), and not over HTTP or SSE,
+ * whose next turn starts from the store's state, which cannot carry the answer (the router's moves
+ * would never take effect); a WebSocket's or gRPC stream's connection cache carries it.
+ */
+export function revalidatesInBackground(deps: TurnDeps, req: TurnRequest, current: RouteDecision): boolean {
+  const cached = req.transport === 'websocket' || req.transport === 'grpc';
+  return deps.routeRevalidation === 'background' && cached && (current.reuseMs ?? 0) > 0;
 }
 
 /**
