@@ -5,7 +5,7 @@ import type { FirstOutputQuantiles } from './first-output-split';
 import { edgeCpuPartsLines, type EdgeCpuParts } from './edge-parts';
 import { IDLE_TARGET_BYTES, type IdleResult } from './idle';
 import type { LoadOptions } from './options';
-import { MAX_ADDED_P99_GAP_MS, type RelayResult } from './relay';
+import { MAX_ADDED_P99_GAP_MS, REFERENCE_DURATION_FACTOR, type RelayResult } from './relay';
 
 /** Everything one load run produced (load.json). */
 export interface LoadReport {
@@ -115,7 +115,8 @@ export function renderLoadMarkdown(report: LoadReport): string {
         'Stall = the gap a random instant of the stream falls in (gaps weighted by their length), which unlike the per-frame figure does not change when the same text comes in fewer, larger frames. ' +
         `A step is within bound while its p99 stall exceeds the first step's by at most ${MAX_ADDED_P99_GAP_MS} ms (the engine's own pacing and the worker's timers are in both), ` +
         'each taken with the time the whole machine was paused left out of the gaps: an idle, reniced probe process that should run every millisecond sees such pauses (every process, the idle services too, stalls at once; the host takes the CPU: steal time), ' +
-        'and one 50 ms pause in a step moved its p99 by more than the bound. The stack is warmed up (one stream, 3 s) before the first step. ' +
+        'and one 50 ms pause in a step moved its p99 by more than the bound. The stack is warmed up (one stream, 3 s) before the first step, ' +
+        `which runs ${REFERENCE_DURATION_FACTOR}× as long as the others: with one stream its p99 comes from the fewest gaps, and it is every step's reference. ` +
         (r.pausesTakenOut === false
           ? 'In this run the probe could not be reniced (no CAP_SYS_NICE), so the stack itself could delay it: nothing was taken out.'
           : 'In this run the probe ran reniced.'),
