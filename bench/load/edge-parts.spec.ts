@@ -88,5 +88,13 @@ describe('edgeCpuParts', () => {
     expect(rows[0]).toMatch(/^\| tokenizing .* \| 75\.0% \| 6\.00 \|$/);
     expect(rows.at(-1)).toBe('| **in all** | 100% | **8.00** |');
     expect(edgeCpuPartsLines(undefined, 1)).toEqual([]);
+    // Beside the unprofiled level of the same loops: each share of its figure.
+    const beside = edgeCpuPartsLines(
+      edgeCpuParts(samples, { fromS: 0, toS: 0.5 }, { loops: 100, turns: 2, procMsPerTurn: 8, intervalUs: 2000 }),
+      1,
+      4,
+    ).filter((l) => l.startsWith('| ') && !l.startsWith('| part'));
+    expect(beside[0]).toMatch(/^\| tokenizing .* \| 75\.0% \| 6\.00 \| 3\.00 \|$/);
+    expect(beside.at(-1)).toBe('| **in all** | 100% | **8.00** | **4.00** |');
   });
 });

@@ -103,7 +103,11 @@ export function renderLoadMarkdown(report: LoadReport): string {
     ...cpuByProcessLines(report.loops, report.environment.cpus),
     ...loopTargetLines(report.loops),
     '',
-    ...edgeCpuPartsLines(report.edgeParts, CPU_PER_TURN_TARGET_MS),
+    ...edgeCpuPartsLines(
+      report.edgeParts,
+      CPU_PER_TURN_TARGET_MS,
+      report.loops.find((r) => r.loops === report.edgeParts?.loops)?.edgeCpuMsPerTurn,
+    ),
   );
   if (report.relay) {
     const r = report.relay;
