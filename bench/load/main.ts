@@ -104,7 +104,11 @@ async function agentLoops(options: LoadOptions): Promise<LoopsResult[]> {
   });
 }
 
-/** Sampling interval of the profiled level, µs: at 2 ms the profiler costs little (bench/profile/README.md). */
+/**
+ * Sampling interval of the profiled level, µs: ~10,000 of the edge's samples in a level. The
+ * profiler still costs: every service runs under it, and the committed level ran at 229 turns/s
+ * against 394 unprofiled, 3.13 against 1.80 ms of edge CPU per turn; only its shares are used.
+ */
 const PROFILE_INTERVAL_US = 2000;
 /** The profiled level runs at most this long: enough samples (~10,000), little time. */
 const PROFILE_LEVEL_S = 20;
