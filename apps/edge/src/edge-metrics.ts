@@ -104,6 +104,13 @@ const METRICS = {
       help: "Continuations kept on their conversation's worker because the router could not answer when their decision expired",
       registers: [registry],
     }),
+  routeRevalidations: (registry: Registry) =>
+    new Counter({
+      name: 'fastloop_edge_route_revalidations_total',
+      help: 'Expired continuation routes asked of the router beside the turn, by answer: same worker, moved (serves the next turn), refused (the next turn asks first); an outage counts in routes_kept',
+      labelNames: ['result'] as const,
+      registers: [registry],
+    }),
   workerRetries: (registry: Registry) =>
     new Counter({
       name: 'fastloop_edge_worker_retries_total',
@@ -127,6 +134,8 @@ export class EdgeMetrics {
   readonly workerRetries: Counter<'code'>;
   /** Continuations that kept their expired route because the router could not answer. */
   readonly routesKept: Counter;
+  /** Expired routes revalidated beside the turn, by what the router answered. */
+  readonly routeRevalidations: Counter<'result'>;
   readonly safetyFindings: Counter<'category' | 'action' | 'source'>;
   readonly outputBlocks: Counter<'rule'>;
   readonly engineFirstItemSeconds: Histogram<'transport' | 'cached'>;
@@ -147,6 +156,7 @@ export class EdgeMetrics {
     this.prefixMisses = METRICS.prefixMisses(registry);
     this.workerRetries = METRICS.workerRetries(registry);
     this.routesKept = METRICS.routesKept(registry);
+    this.routeRevalidations = METRICS.routeRevalidations(registry);
   }
 }
 

@@ -31,6 +31,13 @@ function open(revalidation: 'background' | 'inline', reuseMs = 1) {
   deps.routeRevalidation = revalidation;
   const { create } = openWsSession(deps);
   const kept = async () => (await registry.getSingleMetric('fastloop_edge_routes_kept_total')!.get()).values[0].value;
+  const revalidated = async () =>
+    Object.fromEntries(
+      (await registry.getSingleMetric('fastloop_edge_route_revalidations_total')!.get()).values.map((v) => [
+        v.labels.result,
+        v.value,
+      ]),
+    );
   const turn = async (body: Record<string, unknown>) => {
     await new Promise((r) => setTimeout(r, reuseMs + 5)); // past the decision's reuse window
     return (await create(body)).at(-1);
@@ -40,6 +47,7 @@ function open(revalidation: 'background' | 'inline', reuseMs = 1) {
     backends,
     served,
     kept,
+    revalidated,
     moveTo: (worker: string) => (placeOn = worker),
     failWith: (err: DomainError | undefined) => (failure = err),
   };
@@ -63,6 +71,9 @@ describe('a continuation whose route expired, revalidated in the background', ()
     const third = await s.turn({ input: 'again', previous_response_id: second.response.id });
     expect(third.type).toBe('response.completed');
     expect(s.served.at(-1)).toBe('fake:w2'); // the router's answer, one turn later
+    await settled();
+    // Asked beside turns 2 (moved to w2) and 3 (stays on w2).
+    expect(await s.revalidated()).toEqual({ moved: 1, same: 1 });
     // A worker that does not hold the conversation gets the whole prompt.
     expect(s.backends.generateCalls.at(-1)!.prefixLen).toBe(0);
   });
@@ -93,6 +104,7 @@ describe('a continuation whose route expired, revalidated in the background', ()
     expect(third).toMatchObject({ type: 'error', error: { code: 'model_not_found' } });
     expect(s.backends.generateCalls.length).toBe(generated); // asked first: nothing reached a worker
     expect(await s.kept()).toBe(0);
+    expect(await s.revalidated()).toEqual({ refused: 1 });
   });
 });
 

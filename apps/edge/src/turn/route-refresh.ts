@@ -21,10 +21,12 @@ export type NextRoute = RouteDecision | typeof ASK_ROUTER;
 export class RouteRefresh {
   private answer?: NextRoute;
 
-  constructor(deps: TurnDeps, req: TurnRequest, asking: Promise<RouteDecision>) {
+  /** @param current the decision the turn goes on with. */
+  constructor(deps: TurnDeps, req: TurnRequest, current: RouteDecision, asking: Promise<RouteDecision>) {
     asking.then(
       (decision) => {
         this.answer = decision;
+        deps.metrics.routeRevalidations.inc({ result: decision.workerId === current.workerId ? 'same' : 'moved' });
       },
       (err: unknown) => {
         if (req.signal?.aborted) return; // the turn was cancelled, not the route refused
@@ -33,6 +35,7 @@ export class RouteRefresh {
           return;
         }
         req.logger.warn({ err }, 'the router refused a continuation asked beside its turn; its next turn asks first');
+        deps.metrics.routeRevalidations.inc({ result: 'refused' });
         this.answer = ASK_ROUTER;
       },
     );

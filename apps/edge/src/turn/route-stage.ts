@@ -32,7 +32,7 @@ export async function routeTurn(deps: TurnDeps, req: TurnRequest): Promise<TurnR
     if (next !== ASK_ROUTER && !expired) return { route: current };
     const ask = () => routeFresh(deps, req, [], deps.routerReaskTimeoutMs);
     if (next !== ASK_ROUTER && revalidatesInBackground(deps, req, current))
-      return { route: current, refresh: new RouteRefresh(deps, req, afterThisTurnsWork(ask)) };
+      return { route: current, refresh: new RouteRefresh(deps, req, current, afterThisTurnsWork(ask)) };
     return { route: await ask().catch((err: unknown) => keptOnRouterOutage(deps, current, err)) };
   }
   const key = RouteCache.key(req.body.model, req.principal.tenant, affinityKeyOf(req));
