@@ -4,6 +4,7 @@
  * quietly, and becomes ready by itself once the dependency answers.
  */
 import { createServer, type Server } from 'node:http';
+import { createServer as createTcpServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import {
   describeWaiting,
@@ -36,6 +37,38 @@ async function firstWaiting(proc: OwnedProcess, adminPort: number): Promise<read
   return told;
 }
 
+/**
+ * A free port below the ephemeral ranges (Linux 32768–60999, others 49152–65535) for a dependency
+ * that starts seconds after the service: a port from getFreePort (port 0) stays unbound that long,
+ * and the OS may give it meanwhile to any connection or listener of the tests `npm test` runs beside
+ * this one (a Redis that then cannot bind left billing waiting 60 s once in CI); below those ranges
+ * the OS hands it to no one.
+ */
+async function portOutsideEphemeralRange(): Promise<number> {
+  for (let tries = 0; tries < 50; tries++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await canBind(port)) return port;
+  }
+  throw new Error('no free port in 20000-31999');
+}
+
+function canBind(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createTcpServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+/** Fails with both processes' last lines unless `outcome` is ready. */
+function expectReady(outcome: string, service: OwnedProcess, dependency: OwnedProcess | undefined): void {
+  if (outcome === 'ready') return;
+  const dep = dependency
+    ? `${dependency.exitInfo ? `exited (${JSON.stringify(dependency.exitInfo)})` : 'running'}:\n${dependency.tail(20).join('\n')}`
+    : '';
+  throw new Error(`not ready (${outcome}); dependency ${dep}\nservice:\n${service.tail(30).join('\n')}`);
+}
+
 /** Log lines at warn or above that mention `text`. */
 function warnings(proc: OwnedProcess, text: string): string[] {
   return proc.tail(200).filter((l) => l.includes(text) && /"level":(40|50|60)/.test(l));
@@ -43,7 +76,7 @@ function warnings(proc: OwnedProcess, text: string): string[] {
 
 describe('starting without a dependency', () => {
   it('billing names an unreachable Redis with its address, retries quietly while not ready, and is ready once Redis answers', async () => {
-    const redisPort = await getFreePort();
+    const redisPort = await portOutsideEphemeralRange();
     const admin = await getFreePort();
     const billing = spawnNodeService({
       name: 'billing',
@@ -74,7 +107,7 @@ describe('starting without a dependency', () => {
         args: ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
       });
       const outcome = await waitForReady({ url: `http://127.0.0.1:${admin}/readyz`, deadline: Date.now() + 60_000 });
-      expect(outcome).toBe('ready');
+      expectReady(outcome, billing, redis);
       // One line named the outage, however many reconnects it took; no stack traces.
       expect(warnings(billing, 'ECONNREFUSED')).toHaveLength(1);
       expect(billing.tail(200).filter((l) => l.includes('    at '))).toEqual([]);
@@ -85,7 +118,7 @@ describe('starting without a dependency', () => {
   }, 180_000);
 
   it('inference names a vLLM upstream that does not answer, and is ready once its /health does', async () => {
-    const upstreamPort = await getFreePort();
+    const upstreamPort = await portOutsideEphemeralRange();
     const admin = await getFreePort();
     const inference = spawnNodeService({
       name: 'inference',
