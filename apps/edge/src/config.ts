@@ -110,7 +110,7 @@ export const edgeConfigSchema = z.object({
   /**
    * A continuation whose decision's reuse_ms ran out: `background` goes on with it and asks the
    * router beside the turn, whose answer (a move, say) the next turn starts from; `inline` asks
-   * before the turn, a round trip before its first token (~3 ms measured on these VMs), which an
+   * before the turn, a round trip before its Generate call (~3 ms measured on these VMs), which an
    * agent's tool call lasting longer than reuse_ms made every turn pay. See route-refresh.ts.
    */
   EDGE_ROUTE_REVALIDATION: z.enum(['background', 'inline']).default('background'),

@@ -14,7 +14,7 @@ export type NextRoute = RouteDecision | typeof ASK_ROUTER;
  * answer to the next turn): the turn goes on with its conversation's decision at once, and the
  * router's answer is what the next turn starts from — stale-while-revalidate (RFC 5861), so a move
  * the router decides takes effect one turn later instead of costing every continuation a round
- * trip before its first token (~3 ms here once reuse_ms has passed, which an agent's tool call
+ * trip before its Generate call (~3 ms here once reuse_ms has passed, which an agent's tool call
  * usually outlasts). An outage keeps the decision (the next turn asks again, as inline); a refusal
  * (the model left the catalog) makes the next turn ask before it starts, so the client sees it.
  */
