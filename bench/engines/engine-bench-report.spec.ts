@@ -8,6 +8,9 @@ import {
   type EngineTurn,
 } from './engine-bench-report';
 
+/** The fields of a turn the tests below do not vary. */
+const llamacppTurn = { engine: 'llamacpp', inputTokens: 80, cachedTokens: 0, outputTokens: 16, tokensPerSecond: 500 };
+
 describe('engine bench report', () => {
   it('measures the decode rate over the deltas after the first token', () => {
     expect(decodeRate(11, 100, 200)).toBe(100);
@@ -32,14 +35,7 @@ describe('engine bench report', () => {
   });
 
   it('puts the modes of a turn side by side: medians, ranges, and the API overhead paired per repetition', () => {
-    const base = {
-      engine: 'llamacpp',
-      turn: 2,
-      inputTokens: 80,
-      cachedTokens: 0,
-      outputTokens: 16,
-      tokensPerSecond: 500,
-    };
+    const base = { ...llamacppTurn, turn: 2 };
     const turns: EngineTurn[] = [1, 2, 3].flatMap((rep) => [
       { ...base, rep, mode: 'ws' as const, ttftMs: 10 + rep, evaluatedTokens: 20, alignedTokens: 3 },
       { ...base, rep, mode: 'resend' as const, ttftMs: 12, evaluatedTokens: 25 },
@@ -60,14 +56,7 @@ describe('engine bench report', () => {
   });
 
   it('splits ws − direct with the edge timing event into parts that add up, paired per repetition', () => {
-    const base = {
-      engine: 'llamacpp',
-      turn: 1,
-      inputTokens: 80,
-      cachedTokens: 0,
-      outputTokens: 16,
-      tokensPerSecond: 500,
-    };
+    const base = { ...llamacppTurn, turn: 1 };
     const turns: EngineTurn[] = [
       // ws 30 ms: 4 at the edge before Generate, worker 21 (direct 18), Generate call 22, 4 after.
       { ...base, rep: 1, mode: 'ws', ttftMs: 30, edgeBeforeGenerateMs: 4, workerTtftMs: 21, generateTtftMs: 22 },
