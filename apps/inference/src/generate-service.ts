@@ -10,6 +10,7 @@ import {
   type InternalErrorCode,
   type SlotLease,
   type StreamingCall,
+  hopTrace,
 } from '@fastloop/service-kit';
 import { saltSeed } from './block-hash';
 import { effectiveMaxOutputTokens, limitChunk } from './completion-limits';
@@ -133,6 +134,7 @@ export class GenerateService {
 
   private async handle(call: GenerateCall): Promise<void> {
     const arrivedAt = this.now();
+    hopTrace.mark('worker.generate.arrived');
     const { metrics } = this.options;
     this.inFlight++;
     const controller = new AbortController();
@@ -303,6 +305,7 @@ export class GenerateService {
       signal,
       onChunk: (written) => {
         // engine_ttft_ms: the call's arrival to the first chunk written, as the chunk says.
+        if (ttftMs === undefined) hopTrace.mark('worker.first.written');
         ttftMs ??= written.engineElapsedMs;
         this.options.metrics.tokenChunks.inc(this.engineLabel);
       },

@@ -1,6 +1,13 @@
 import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
 import { encodeMessage, safetyV1 } from '@fastloop/proto';
-import { DomainError, MuxServer, toGrpcError, type GrpcServiceBinding, type Logger } from '@fastloop/service-kit';
+import {
+  DomainError,
+  MuxServer,
+  toGrpcError,
+  type GrpcServiceBinding,
+  type Logger,
+  hopTrace,
+} from '@fastloop/service-kit';
 import type { Classifier, HeldState } from './classifier';
 import type { SafetyMetrics } from './metrics';
 import { serveModeration } from './moderation-sessions';
@@ -65,6 +72,7 @@ export function createClassifyHandler(
 ): (request: safetyV1.ClassifyRequest, signal?: AbortSignal, held?: HeldState) => Promise<safetyV1.ClassifyResponse> {
   const turns = deps.turns ?? new TenantTurns({ queueTimeoutMs: 4_000, maxQueuedPerTenant: 256 });
   return async (request, signal, held) => {
+    hopTrace.mark(request.output ? 'safety.output.start' : 'safety.classify.start');
     const endTimer = deps.metrics.classifyDuration.startTimer();
     let turn: ClassifierTurn | undefined;
     try {
@@ -72,6 +80,7 @@ export function createClassifyHandler(
       const { pause, end } = turn;
       const response = await deps.classifier.classifyAsync(request, { pause, rulesDone: end, held });
       record(deps.metrics, request, response);
+      hopTrace.mark(request.output ? 'safety.output.end' : 'safety.classify.end');
       return response;
     } catch (err) {
       deps.metrics.classifications.inc({ verdict: 'error' });

@@ -5,6 +5,7 @@ export * from './metrics';
 export * from './admin-server';
 export * from './dependencies';
 export * from './debug-gc';
+export * from './hop-trace';
 export * from './health';
 export * from './error-codes';
 export * from './grpc-errors';

@@ -1,5 +1,12 @@
 import type { inferenceV1 } from '@fastloop/proto';
-import { CALL_DONE, ErrorCode, errorCodeOf, KEEP_ON_CANCEL, type InternalErrorCode } from '@fastloop/service-kit';
+import {
+  CALL_DONE,
+  ErrorCode,
+  errorCodeOf,
+  KEEP_ON_CANCEL,
+  type InternalErrorCode,
+  hopTrace,
+} from '@fastloop/service-kit';
 import { cacheSaltOf } from './cache-salt';
 import { generateConstraints } from './generate-constraints';
 import { planFor, type GeneratePlan } from './generate-plan';
@@ -93,11 +100,13 @@ async function attemptOnce(turn: Turn, maxOutput: number): Promise<Ending | 'res
   try {
     const request = generateRequest(turn, plan, maxOutput);
     turn.timing?.callSent();
+    hopTrace.mark('edge.generate.sent');
     stream = deps.backends.generate(turn.route.workerAddress, request, call.signal)[Symbol.asyncIterator]();
     const first = stream.next();
     // Read below, after the verdict; when it arrives is the engine's time as the edge sees it.
     first.then(
       (r) => {
+        hopTrace.mark('edge.generate.first');
         if (!r.done) turn.timing?.arrived(r.value);
       },
       () => undefined,
@@ -107,6 +116,7 @@ async function attemptOnce(turn: Turn, maxOutput: number): Promise<Ending | 'res
       call.abort();
       return 'restart';
     }
+    hopTrace.mark('edge.verdict');
     turn.enter('streaming');
     return await readOutput(turn, stream, first);
   } finally {

@@ -1,4 +1,5 @@
 import { createUsage, newId, type ResponseCreateRequest, type ResponseStreamEvent } from '@fastloop/protocol';
+import { hopTrace } from '@fastloop/service-kit';
 import { StageTimer } from '../edge-metrics';
 import { finishTurn, type TurnEnd, type TurnOutcome } from './finish-stage';
 import { generate } from './generate-stage';
@@ -29,6 +30,7 @@ export async function runTurn(
   req: TurnRequest,
   emit: (event: ResponseStreamEvent) => void,
 ): Promise<TurnOutcome> {
+  hopTrace.mark('edge.turn');
   const timer = new StageTimer(deps.metrics, req.transport, req.previous !== undefined);
   const turn = newTurn(await prepare(deps, req, timer), timer, emit);
   let end: TurnEnd;

@@ -1,5 +1,5 @@
 import { safetyV1 } from '@fastloop/proto';
-import { checkScanBounds, DomainError, ErrorCode } from '@fastloop/service-kit';
+import { checkScanBounds, DomainError, ErrorCode, hopTrace } from '@fastloop/service-kit';
 import { failureOf } from '../api-errors';
 import { headerSafetyItems, TEXT_FORMAT_ITEM } from '../safety/header-items';
 import { HeaderVerdicts } from '../safety/header-verdicts';
@@ -106,11 +106,21 @@ async function gatedClassify(
   const gate = deps.largeBodies;
   if (!gate) {
     check();
-    return deps.backends.classify(request, signal);
+    return traced(deps.backends.classify(request, signal));
   }
   let chars = 0;
   for (const item of request.items) chars += item.text.length;
-  return gate.runTwo(request.tenant, chars, check, () => deps.backends.classify(request, signal));
+  return gate.runTwo(request.tenant, chars, check, () => traced(deps.backends.classify(request, signal)));
+}
+
+/** Marks the input Classify call made and answered (see HopTrace). */
+function traced(call: Promise<safetyV1.ClassifyResponse>): Promise<safetyV1.ClassifyResponse> {
+  if (!hopTrace.enabled) return call;
+  hopTrace.mark('edge.classify.sent');
+  return call.then((res) => {
+    hopTrace.mark('edge.classify.answered');
+    return res;
+  });
 }
 
 /**
