@@ -79,22 +79,22 @@ describe('edgeCpuParts', () => {
     expect(later.parts.find((p) => p.name === OTHER_PART)!.msPerTurn).toBeCloseTo(3);
   });
 
-  it('renders the parts largest first against the target', () => {
-    const lines = edgeCpuPartsLines(
-      edgeCpuParts(samples, { fromS: 0, toS: 0.5 }, { loops: 100, turns: 2, procMsPerTurn: 8, intervalUs: 2000 }),
-      1,
+  it('renders the parts largest first against the target, one column group per level', () => {
+    const level = (loops: number, procMsPerTurn: number) =>
+      edgeCpuParts(samples, { fromS: 0, toS: 0.5 }, { loops, turns: 2, procMsPerTurn, intervalUs: 2000 });
+    const rows = (lines: string[]) => lines.filter((l) => l.startsWith('| ') && !l.startsWith('| part'));
+    const alone = rows(edgeCpuPartsLines([level(100, 8)], 1));
+    expect(alone[0]).toMatch(/^\| tokenizing .* \| 75\.0% \| 6\.00 \|$/);
+    expect(alone.at(-1)).toBe('| **in all** | 100% | **8.00** |');
+    expect(edgeCpuPartsLines([], 1)).toEqual([]);
+    // Beside the unprofiled levels of the same loops (500 has none here): each share of their figure.
+    const measured = (loops: number) => (loops === 100 ? 4 : undefined);
+    const lines = edgeCpuPartsLines([level(100, 8), level(500, 2)], 1, measured);
+    expect(lines.find((l) => l.startsWith('| part'))).toBe(
+      '| part | 100 loops: share | profiled ms per turn | of the 100-loop level above (ms) | 500 loops: share | profiled ms per turn |',
     );
-    const rows = lines.filter((l) => l.startsWith('| ') && !l.startsWith('| part'));
-    expect(rows[0]).toMatch(/^\| tokenizing .* \| 75\.0% \| 6\.00 \|$/);
-    expect(rows.at(-1)).toBe('| **in all** | 100% | **8.00** |');
-    expect(edgeCpuPartsLines(undefined, 1)).toEqual([]);
-    // Beside the unprofiled level of the same loops: each share of its figure.
-    const beside = edgeCpuPartsLines(
-      edgeCpuParts(samples, { fromS: 0, toS: 0.5 }, { loops: 100, turns: 2, procMsPerTurn: 8, intervalUs: 2000 }),
-      1,
-      4,
-    ).filter((l) => l.startsWith('| ') && !l.startsWith('| part'));
-    expect(beside[0]).toMatch(/^\| tokenizing .* \| 75\.0% \| 6\.00 \| 3\.00 \|$/);
-    expect(beside.at(-1)).toBe('| **in all** | 100% | **8.00** | **4.00** |');
+    const both = rows(lines);
+    expect(both[0]).toMatch(/^\| tokenizing .* \| 75\.0% \| 6\.00 \| 3\.00 \| 75\.0% \| 1\.50 \|$/);
+    expect(both.at(-1)).toBe('| **in all** | 100% | **8.00** | **4.00** | 100% | **2.00** |');
   });
 });

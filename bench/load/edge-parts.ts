@@ -117,39 +117,60 @@ export function edgeCpuParts(
 }
 
 /**
- * The report's section: the parts, largest first, against the ≤ `targetMs` target; with the
- * unprofiled level of the same loops (`measuredMsPerTurn`), each share of its figure too, which is
- * the one the target is read against (the profiler's own cost inflates the profiled level's).
+ * The report's section: the parts of every profiled level, largest first (by the first level),
+ * against the ≤ `targetMs` target. Beside each level's shares, that share of the profiled level's
+ * CPU per turn and, where the report has an unprofiled level of the same loops (`measuredOf`), of
+ * its figure, the one the target is read against (the profiler's own cost inflates the profiled one).
  */
 export function edgeCpuPartsLines(
-  parts: EdgeCpuParts | undefined,
+  levels: readonly EdgeCpuParts[],
   targetMs: number,
-  measuredMsPerTurn?: number,
+  measuredOf: (loops: number) => number | undefined = () => undefined,
 ): string[] {
-  if (!parts) return [];
-  const sorted = [...parts.parts].sort((a, b) => b.share - a.share);
-  const measured = measuredMsPerTurn !== undefined;
+  if (levels.length === 0) return [];
+  const columns = levels.map((level) => ({ level, measured: measuredOf(level.loops) }));
+  const shareIn = (level: EdgeCpuParts, name: string) => level.parts.find((p) => p.name === name)?.share ?? 0;
+  const names = [...levels[0].parts].sort((a, b) => b.share - a.share).map((p) => p.name);
+  const head = columns.flatMap(({ level, measured }) => [
+    `${level.loops} loops: share`,
+    'profiled ms per turn',
+    ...(measured !== undefined ? [`of the ${level.loops}-loop level above (ms)`] : []),
+  ]);
+  const cells = (name: string) =>
+    columns.flatMap(({ level, measured }) => {
+      const share = shareIn(level, name);
+      return [
+        `${fmt(100 * share)}%`,
+        fmt(share * level.procMsPerTurn),
+        ...(measured !== undefined ? [fmt(share * measured)] : []),
+      ];
+    });
+  const totals = columns.flatMap(({ level, measured }) => [
+    '100%',
+    `**${fmt(level.procMsPerTurn)}**`,
+    ...(measured !== undefined ? [`**${fmt(measured)}**`] : []),
+  ]);
+  const described = columns.map(
+    ({ level, measured }) =>
+      `${level.loops} loops: ${level.turns} turns, ${fmt(level.procMsPerTurn)} ms of edge CPU per turn from /proc ` +
+      `(profile busy time ${fmt(level.profiledMsPerTurn)} ms per turn)` +
+      (measured !== undefined ? `, ${fmt(measured)} ms in the unprofiled level` : ''),
+  );
   return [
     "### Where the edge's CPU per turn goes",
     '',
-    `A separate level of ${parts.loops} loops on a fresh stack whose services run with \`--cpu-prof --cpu-prof-interval=${parts.intervalUs}\` ` +
-      `(${parts.turns} turns). Each of the edge's samples over the level goes to the first part that claims it ` +
+    `A separate level per loop count, each on a fresh stack whose services run with \`--cpu-prof --cpu-prof-interval=${levels[0].intervalUs}\` ` +
+      `(${described.join('; ')}). Each of the edge's samples over the level goes to the first part that claims it ` +
       '(bench/load/edge-parts.ts: what the turn does first, then the mechanisms the rest runs on). ' +
-      `*Profiled ms per turn* is that share of the profiled level's edge CPU per turn from /proc, ${fmt(parts.procMsPerTurn)} ms ` +
-      `(the profile samples the main thread's busy wall time, ${fmt(parts.profiledMsPerTurn)} ms per turn, which on busy cores includes waiting for one)` +
-      (measured
-        ? `; *of the level above* is the same share of the unprofiled ${parts.loops}-loop level's ${fmt(measuredMsPerTurn)} ms, ` +
-          "the figure the target is read against (the profiler's own cost and the lower rate raise the profiled level's). "
-        : '. ') +
-      `Against the target of ${fmt(targetMs)} ms per turn, this is what stands between.`,
+      "*Profiled ms per turn* is that share of the profiled level's edge CPU per turn from /proc (the profile samples " +
+      "the main thread's busy wall time, which on busy cores includes waiting for one); *of the level above* is the same share " +
+      "of the unprofiled level of the same loops, the figure the target is read against (the profiler's own cost and the lower " +
+      `rate raise the profiled level's). Against the target of ${fmt(targetMs)} ms per turn, this is what stands between.`,
     '',
-    `| part | share of the samples | profiled ms per turn |${measured ? ' of the level above (ms) |' : ''}`,
-    `|---|---:|---:|${measured ? '---:|' : ''}`,
-    ...sorted.map(
-      (p) =>
-        `| ${p.name} | ${fmt(100 * p.share)}% | ${fmt(p.msPerTurn)} |${measured ? ` ${fmt(p.share * measuredMsPerTurn)} |` : ''}`,
-    ),
-    `| **in all** | 100% | **${fmt(parts.procMsPerTurn)}** |${measured ? ` **${fmt(measuredMsPerTurn)}** |` : ''}`,
+    `| part | ${head.join(' | ')} |`,
+    `|---|${head.map(() => '---:').join('|')}|`,
+    ...names.map((name) => `| ${name} | ${cells(name).join(' | ')} |`),
+    `| **in all** | ${totals.join(' | ')} |`,
     '',
   ];
 }

@@ -60,6 +60,12 @@ describe('parseLoadOptions', () => {
     expect(() => parseLoadOptions(['--bogus', '1'], '/r')).toThrow(/unknown option --bogus/);
   });
 
+  it('profiles a level of 100 and one of 500 loops unless told, none with 0', () => {
+    expect(parseLoadOptions([], '/r').profileLoops).toEqual([100, 500]);
+    expect(parseLoadOptions(['--profile-loops', '50'], '/r').profileLoops).toEqual([50]);
+    expect(parseLoadOptions(['--profile-loops', '0'], '/r').profileLoops).toEqual([]);
+  });
+
   it('leaves the chunking to the stack unless told, and takes output moderation on or off', () => {
     expect(parseLoadOptions([], '/r')).toMatchObject({
       chunkTokens: undefined,

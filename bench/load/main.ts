@@ -114,13 +114,11 @@ const PROFILE_INTERVAL_US = 2000;
 const PROFILE_LEVEL_S = 20;
 
 /**
- * One level of loops on a fresh stack whose services run under the V8 CPU profiler; the edge's
+ * One level of `loops` loops on a fresh stack whose services run under the V8 CPU profiler; the edge's
  * profile (written when the stack stops) is split by part over the level's window (edge-parts.ts).
  * A stack of its own: the measured levels run unprofiled.
  */
-async function profiledLevel(options: LoadOptions): Promise<EdgeCpuParts | undefined> {
-  const loops = options.profileLoops;
-  if (loops === 0) return undefined;
+async function profiledLevel(options: LoadOptions, loops: number): Promise<EdgeCpuParts> {
   const corpus = loadCorpus(REPO_ROOT);
   const dir = mkdtempSync(join(tmpdir(), 'fastloop-load-profile-'));
   const profileArgs = [`--cpu-prof`, `--cpu-prof-dir=${dir}`, `--cpu-prof-interval=${PROFILE_INTERVAL_US}`];
@@ -160,7 +158,8 @@ async function main(): Promise<void> {
   const options = parseLoadOptions(process.argv.slice(2), REPO_ROOT);
   const started = performance.now();
   const loops = await agentLoops(options);
-  const edgeParts = await profiledLevel(options);
+  const edgeParts: EdgeCpuParts[] = [];
+  for (const n of options.profileLoops) edgeParts.push(await profiledLevel(options, n));
   // A long answer per request, no tools: the relay stack streams messages at streamTps.
   const relayEnv: Record<string, string> = {
     SIM_TOOL_CALLS: '0',

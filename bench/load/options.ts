@@ -25,11 +25,11 @@ export interface LoadOptions {
   /** Idle WebSocket connections opened for the memory-per-connection figure (`--idle`). Default 10,000; `--quick` 2,000. */
   readonly idle: number;
   /**
-   * Loops of the profiled level (`--profile-loops`): a fresh stack under the V8 CPU profiler runs
-   * one level of this many loops (at most 20 s) to split the edge's CPU per turn by part. Default
-   * 100 (the target's level); 0 skips it.
+   * Loops of the profiled levels (`--profile-loops`): per entry, a fresh stack under the V8 CPU
+   * profiler runs one level of this many loops (at most 20 s) to split the edge's CPU per turn by
+   * part. Default 100 (the target's level) and 500 (the saturated one); 0 skips them.
    */
-  readonly profileLoops: number;
+  readonly profileLoops: readonly number[];
   /** Seeds the workload (`--seed`). Default 1. */
   readonly seed: number;
   /** Where the reports go (`--out`). Default bench/results. */
@@ -44,7 +44,7 @@ export class LoadOptionsError extends Error {
 
 export const LOAD_USAGE = `usage: npm run bench:load -- [--quick] [--loops 10,100,500] [--duration S] [--turns N] [--tps N]
        [--stream-tps N] [--streams 1,2,4] [--relay-duration S] [--chunk-tokens N] [--output-moderation on|off]
-       [--moderation-flush-ms N] [--idle N] [--profile-loops N] [--seed N] [--out DIR]`;
+       [--moderation-flush-ms N] [--idle N] [--profile-loops 100,500] [--seed N] [--out DIR]`;
 
 /** Parses the command line; `--quick` changes the defaults, explicit options win. */
 export function parseLoadOptions(argv: readonly string[], repoRoot: string): LoadOptions {
@@ -96,7 +96,7 @@ export function parseLoadOptions(argv: readonly string[], repoRoot: string): Loa
     outputModeration: onOff(raw, 'output-moderation', true),
     moderationFlushMs: raw.has('moderation-flush-ms') ? ints(raw, 'moderation-flush-ms', [], 0, 60_000)[0] : undefined,
     idle: ints(raw, 'idle', [quick ? 2000 : 10_000], 0, 19_000)[0],
-    profileLoops: ints(raw, 'profile-loops', [100], 0, 5000)[0],
+    profileLoops: ints(raw, 'profile-loops', [100, 500], 0, 5000).filter((n) => n > 0),
     seed: ints(raw, 'seed', [1], 0, 2 ** 31)[0],
     outDir: isAbsolute(out) ? out : resolve(repoRoot, out),
     quick,

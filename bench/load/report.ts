@@ -13,8 +13,8 @@ export interface LoadReport {
   environment: { node: string; cpus: number; cpuModel: string };
   options: Omit<LoadOptions, 'outDir'>;
   loops: LoopsResult[];
-  /** The edge's CPU per turn by part, from the profiled level (absent with `--profile-loops 0`). */
-  edgeParts?: EdgeCpuParts;
+  /** The edge's CPU per turn by part, one entry per profiled level (none with `--profile-loops 0`). */
+  edgeParts?: EdgeCpuParts[];
   relay: RelayResult | undefined;
   idle: IdleResult | undefined;
 }
@@ -104,9 +104,9 @@ export function renderLoadMarkdown(report: LoadReport): string {
     ...loopTargetLines(report.loops),
     '',
     ...edgeCpuPartsLines(
-      report.edgeParts,
+      report.edgeParts ?? [],
       CPU_PER_TURN_TARGET_MS,
-      report.loops.find((r) => r.loops === report.edgeParts?.loops)?.edgeCpuMsPerTurn,
+      (loops) => report.loops.find((r) => r.loops === loops)?.edgeCpuMsPerTurn,
     ),
   );
   if (report.relay) {
