@@ -150,20 +150,16 @@ export function edgeCpuPartsLines(
     `**${fmt(level.procMsPerTurn)}**`,
     ...(measured !== undefined ? [`**${fmt(measured)}**`] : []),
   ]);
-  const described = columns.map(
-    ({ level, measured }) =>
-      `${level.loops} loops: ${level.turns} turns, ${fmt(level.procMsPerTurn)} ms of edge CPU per turn from /proc ` +
-      `(profile busy time ${fmt(level.profiledMsPerTurn)} ms per turn)` +
-      (measured !== undefined ? `, ${fmt(measured)} ms in the unprofiled level` : ''),
-  );
+  const turns = levels.map((l) => `${l.loops} loops (${l.turns} turns)`).join(', ');
+  const busy = levels.map((l) => fmt(l.profiledMsPerTurn)).join(' and ');
   return [
     "### Where the edge's CPU per turn goes",
     '',
-    `A separate level per loop count, each on a fresh stack whose services run with \`--cpu-prof --cpu-prof-interval=${levels[0].intervalUs}\` ` +
-      `(${described.join('; ')}). Each of the edge's samples over the level goes to the first part that claims it ` +
+    `A separate level per loop count, each on a fresh stack whose services run with \`--cpu-prof --cpu-prof-interval=${levels[0].intervalUs}\`: ` +
+      `${turns}. Each of the edge's samples over the level goes to the first part that claims it ` +
       '(bench/load/edge-parts.ts: what the turn does first, then the mechanisms the rest runs on). ' +
       "*Profiled ms per turn* is that share of the profiled level's edge CPU per turn from /proc (the profile samples " +
-      "the main thread's busy wall time, which on busy cores includes waiting for one); *of the level above* is the same share " +
+      `the main thread's busy wall time, ${busy} ms per turn, which on busy cores includes waiting for one); *of the level above* is the same share ` +
       "of the unprofiled level of the same loops, the figure the target is read against (the profiler's own cost and the lower " +
       `rate raise the profiled level's). Against the target of ${fmt(targetMs)} ms per turn, this is what stands between.`,
     '',
