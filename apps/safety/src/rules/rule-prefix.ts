@@ -2,41 +2,33 @@ import { parseRegExpLiteral, type AST } from '@eslint-community/regexpp';
 import type { Rule } from './rule';
 
 /**
- * Positions in the text a piece of pattern has reached, each with the earliest start it was
- * reached from: two starts that reach the same position at the same point of the pattern have the
- * same future, so only the earlier one matters.
- */
-type Reached = Map<number, number>;
-
-/** Where some path needed text past the end of the text: the earliest start it came from. */
-interface Run {
-  hitEnd: number;
-}
-
-/** Advances the reached positions through one piece of pattern. */
-type Step = (text: string, from: Reached, run: Run) => Reached;
-
-/**
  * Whether a rule could still match at a position of a stream once more text arrives: the rule's
- * own pattern, read as a prefix automaton. The pattern is walked over the text with the set of
- * positions reached (no backtracking, so a lazy `{0,100}?` costs at most its bound), from every
- * candidate start at once; a path that needs a character past the end of the text says that text
- * still to come could complete a match from its start.
+ * own pattern, read as a prefix automaton. The pattern becomes a nondeterministic automaton
+ * (bounded quantifiers unrolled: no backtracking, so a lazy `{0,100}?` costs at most its bound),
+ * walked from each candidate start as a deterministic one built on the way (each set of automaton
+ * states met is one state, its transitions remembered); a walk that needs a character past the end
+ * of the text says that text still to come could complete a match from its start.
  *
  * Exact for the characters the pattern consumes (classes, literals, bounded quantifiers,
  * alternatives, case folding). Assertions (lookaheads) and back-references only ever widen the
  * answer: a lookahead is passed through, a back-reference matches what its group could, so the
  * answer may say "could match" where the real pattern cannot, never the reverse. The property
- * tests in output-frontier.spec.ts check this against the rules' scan.
+ * tests in output-frontier.spec.ts check this against the rules' scan, and rule-prefix.spec.ts
+ * against the walk it replaced (a set of reached positions per piece of pattern, which cost ~2 µs
+ * per start of `generic-secret-assignment`, opened by every word of prose: most of a streamed
+ * batch's frontier).
  */
 export class RulePrefix {
-  private readonly step: Step;
+  private readonly nfa: Nfa;
+  private readonly dfa: Dfa;
   /** ASCII characters a match can begin with (1): most starts are dropped here, before any walk. */
   private readonly first = new Uint8Array(128);
 
   constructor(readonly rule: Rule) {
     const literal = parseRegExpLiteral(rule.pattern);
-    this.step = compileAlternatives(literal.pattern.alternatives, rule.pattern.flags.replace(/[gy]/g, ''));
+    this.nfa = new Nfa(rule.pattern.flags.replace(/[gy]/g, ''));
+    const start = this.nfa.alternatives(literal.pattern.alternatives, this.nfa.accept);
+    this.dfa = new Dfa(this.nfa, start);
     for (let c = 0; c < 128; c++) this.first[c] = this.earliestOf(String.fromCharCode(c), [0]) === 0 ? 1 : 0;
   }
 
@@ -75,136 +67,195 @@ export class RulePrefix {
     return this.opensWith(text.slice(s, s + 4));
   }
 
-  /**
-   * The earliest of `starts` from which the pattern runs into the end of `text` or matches, else
-   * Infinity. Two starts reaching the same point keep the earlier, so over a union of start sets
-   * this is the minimum of its value over each set.
-   */
+  /** The earliest of `starts` (ascending) from which the pattern runs into the end of `text` or matches, else Infinity. */
   earliestOf(text: string, starts: readonly number[]): number {
-    if (starts.length === 0) return Infinity;
-    const from: Reached = new Map();
-    for (const s of starts) from.set(s, s);
-    const run: Run = { hitEnd: Infinity };
-    let earliest = run.hitEnd;
-    for (const s of this.step(text, from, run).values()) earliest = Math.min(earliest, s);
-    return Math.min(earliest, run.hitEnd);
+    let earliest = Infinity;
+    for (const s of starts) if (s < earliest && this.dfa.opensAt(text, s)) earliest = s;
+    return earliest;
   }
-}
-
-/** No position reached (shared: never written to). */
-const NONE: Reached = new Map();
-
-function compileAlternatives(alternatives: readonly AST.Alternative[], flags: string): Step {
-  const steps = alternatives.map((a) => compileSequence(a.elements, flags));
-  if (steps.length === 1) return steps[0];
-  return (text, from, run) => union(steps.map((s) => s(text, from, run)));
-}
-
-function compileSequence(elements: readonly AST.Element[], flags: string): Step {
-  const steps = elements.map((e) => compileElement(e, flags));
-  return (text, from, run) => {
-    let cur = from;
-    for (const s of steps) {
-      if (cur.size === 0) break;
-      cur = s(text, cur, run);
-    }
-    return cur;
-  };
-}
-
-const CHAR_TYPES = new Set(['Character', 'CharacterClass', 'CharacterSet', 'ExpressionCharacterClass']);
-
-function compileElement(e: AST.Element, flags: string): Step {
-  switch (e.type) {
-    case 'Character':
-    case 'CharacterClass':
-    case 'CharacterSet':
-    case 'ExpressionCharacterClass':
-      return consume(charTest(e.raw, flags));
-    case 'Quantifier':
-      // A run of one class (`[A-Za-z0-9]{36}`, `\s{0,3}`): walked along the text, no set per repetition.
-      if (CHAR_TYPES.has(e.element.type)) return repeatChar(charTest(e.element.raw, flags), e.min, e.max);
-      return repeat(compileElement(e.element, flags), e.min, e.max);
-    case 'Group':
-    case 'CapturingGroup':
-      return compileAlternatives(e.alternatives, flags);
-    case 'Backreference': {
-      // The group's text again: what the group could match (a superset of the one text it did match).
-      const groups = Array.isArray(e.resolved) ? e.resolved : [e.resolved];
-      const steps = groups.map((g: AST.CapturingGroup) => compileAlternatives(g.alternatives, flags));
-      return (text, from, run) => union(steps.map((s) => s(text, from, run)));
-    }
-    default:
-      // Assertions (lookarounds, boundaries, anchors) constrain, never consume: passing them through widens.
-      return (_text, from) => from;
-  }
-}
-
-/** One character that `test` accepts; at the end of the text, the path needs more text. */
-function consume(test: (code: number, ch: string) => boolean): Step {
-  return (text, from, run) => {
-    // Most paths die at once: no map unless one goes on.
-    let out: Reached | undefined;
-    for (const [p, s] of from) {
-      if (p >= text.length) run.hitEnd = Math.min(run.hitEnd, s);
-      else if (test(text.charCodeAt(p), text[p])) (out ??= new Map()).set(p + 1, s); // one position in, one out
-    }
-    return out ?? NONE;
-  };
-}
-
-/** Positions after `min` to `max` characters that `test` accepts: {@link repeat} of {@link consume}, along the text. */
-function repeatChar(test: (code: number, ch: string) => boolean, min: number, max: number): Step {
-  return (text, from, run) => {
-    let out: Reached | undefined;
-    for (const [p, s] of from) {
-      for (let i = 0, q = p; ; i++, q++) {
-        if (i >= min && s < ((out ??= new Map()).get(q) ?? Infinity)) out.set(q, s);
-        if (i >= max) break;
-        if (q >= text.length) {
-          run.hitEnd = Math.min(run.hitEnd, s);
-          break;
-        }
-        if (!test(text.charCodeAt(q), text[q])) break;
-      }
-    }
-    return out ?? NONE;
-  };
-}
-
-/** Positions after `min` to `max` repetitions. */
-function repeat(step: Step, min: number, max: number): Step {
-  return (text, from, run) => {
-    const reached: Reached = new Map();
-    let cur = from;
-    for (let i = 0; ; i++) {
-      if (i >= min) merge(reached, cur);
-      if (i >= max || cur.size === 0) break;
-      const next = step(text, cur, run);
-      // An unbounded repetition ends once it reaches nothing new.
-      if (i >= min && max === Infinity)
-        for (const [p, s] of next) if ((reached.get(p) ?? Infinity) <= s) next.delete(p);
-      cur = next;
-    }
-    return reached;
-  };
 }
 
 /** A one-character test with the pattern's own semantics (flags, classes), ASCII from a table. */
-function charTest(raw: string, flags: string): (code: number, ch: string) => boolean {
+type CharTest = (code: number, ch: string) => boolean;
+
+/**
+ * The pattern as states: a character state consumes one character its test accepts and goes on to
+ * `next`; a split goes on to each of `outs` without consuming; `accept` ends a match.
+ */
+class Nfa {
+  readonly tests: (CharTest | undefined)[] = [];
+  readonly next: number[] = [];
+  readonly outs: (number[] | undefined)[] = [];
+  readonly accept: number;
+
+  constructor(private readonly flags: string) {
+    this.accept = this.add(undefined, -1, undefined);
+  }
+
+  private add(test: CharTest | undefined, next: number, outs: number[] | undefined): number {
+    this.tests.push(test);
+    this.next.push(next);
+    this.outs.push(outs);
+    return this.tests.length - 1;
+  }
+
+  /** The states of `alternatives`, each going on to `next`; returns the state to enter them by. */
+  alternatives(alternatives: readonly AST.Alternative[], next: number): number {
+    const starts = alternatives.map((a) => this.sequence(a.elements, next));
+    return starts.length === 1 ? starts[0] : this.add(undefined, -1, starts);
+  }
+
+  private sequence(elements: readonly AST.Element[], next: number): number {
+    let at = next;
+    for (let i = elements.length - 1; i >= 0; i--) at = this.element(elements[i], at);
+    return at;
+  }
+
+  private element(e: AST.Element, next: number): number {
+    switch (e.type) {
+      case 'Character':
+      case 'CharacterClass':
+      case 'CharacterSet':
+      case 'ExpressionCharacterClass':
+        return this.add(charTest(e.raw, this.flags), next, undefined);
+      case 'Quantifier':
+        return this.quantifier(e, next);
+      case 'Group':
+      case 'CapturingGroup':
+        return this.alternatives(e.alternatives, next);
+      case 'Backreference': {
+        // The group's text again: what the group could match (a superset of the one text it did match).
+        const groups = Array.isArray(e.resolved) ? e.resolved : [e.resolved];
+        const starts = groups.map((g: AST.CapturingGroup) => this.alternatives(g.alternatives, next));
+        return starts.length === 1 ? starts[0] : this.add(undefined, -1, starts);
+      }
+      default:
+        // Assertions (lookarounds, boundaries, anchors) constrain, never consume: passing them through widens.
+        return next;
+    }
+  }
+
+  /** `min` copies of the element, then `max - min` optional ones (or a loop, unbounded); greedy or lazy alike. */
+  private quantifier(q: AST.Quantifier, next: number): number {
+    let at: number;
+    if (q.max === Infinity) {
+      const loop = this.add(undefined, -1, []);
+      this.outs[loop] = [this.element(q.element, loop), next];
+      at = loop;
+    } else {
+      at = next;
+      for (let i = q.min; i < q.max; i++) at = this.add(undefined, -1, [this.element(q.element, at), next]);
+    }
+    for (let i = 0; i < q.min; i++) at = this.element(q.element, at);
+    return at;
+  }
+
+  /** The character states and whether `accept` is reached from `from` without consuming. */
+  closure(from: readonly number[]): { chars: number[]; accepting: boolean } {
+    const seen = new Set<number>();
+    const chars: number[] = [];
+    let accepting = false;
+    const stack = [...from];
+    while (stack.length > 0) {
+      const s = stack.pop()!;
+      if (seen.has(s)) continue;
+      seen.add(s);
+      if (s === this.accept) accepting = true;
+      else if (this.tests[s]) chars.push(s);
+      else for (const o of this.outs[s]!) stack.push(o);
+    }
+    return { chars: chars.sort((a, b) => a - b), accepting };
+  }
+}
+
+/** One state of the deterministic walk: a set of character states of the automaton. */
+interface DfaState {
+  /** The automaton's character states, ascending. */
+  readonly chars: readonly number[];
+  /** A match has ended here: it may still change, so the start is held. */
+  readonly accepting: boolean;
+  /** Next state index per ASCII character (-1: not computed yet). */
+  readonly ascii: Int32Array;
+  /** Next state index per other character. */
+  readonly other: Map<number, number>;
+}
+
+/**
+ * Deterministic states built as the walks meet them. Bounded: past {@link MAX_DFA_STATES} the
+ * table starts over (a pattern whose state sets keep growing costs a rebuild, never unbounded memory).
+ */
+const MAX_DFA_STATES = 4096;
+/** The state with no character states: every walk that reaches it has died. */
+const DEAD = 0;
+
+class Dfa {
+  private states: DfaState[] = [];
+  private readonly byKey = new Map<string, number>();
+  private start = DEAD;
+
+  constructor(
+    private readonly nfa: Nfa,
+    private readonly entry: number,
+  ) {
+    this.reset();
+  }
+
+  private reset(): void {
+    this.states = [];
+    this.byKey.clear();
+    this.intern([], false);
+    const { chars, accepting } = this.nfa.closure([this.entry]);
+    this.start = this.intern(chars, accepting);
+  }
+
+  private intern(chars: number[], accepting: boolean): number {
+    const key = `${accepting ? 'a' : ''}${chars.join(',')}`;
+    let index = this.byKey.get(key);
+    if (index === undefined) {
+      index = this.states.length;
+      this.states.push({ chars, accepting, ascii: new Int32Array(128).fill(-1), other: new Map() });
+      this.byKey.set(key, index);
+    }
+    return index;
+  }
+
+  /** Whether the walk from `s` runs into the end of `text` (a character is still wanted) or matches. */
+  opensAt(text: string, s: number): boolean {
+    let state = this.states[this.start];
+    for (let p = s; ; p++) {
+      if (state.accepting) return true;
+      if (state.chars.length === 0) return false;
+      if (p >= text.length) return true;
+      const code = text.charCodeAt(p);
+      let next = code < 128 ? state.ascii[code] : (state.other.get(code) ?? -1);
+      if (next < 0) {
+        next = this.step(state, code, text[p]);
+        // A rebuild drops every state: the walk goes on from the one just made, which the rebuild kept.
+        if (next < 0) {
+          state = this.states[-next - 1];
+          continue;
+        }
+        if (code < 128) state.ascii[code] = next;
+        else state.other.set(code, next);
+      }
+      state = this.states[next];
+    }
+  }
+
+  /** The state after `state` reads one character; negative (−index − 1) when the table was rebuilt to make room. */
+  private step(state: DfaState, code: number, ch: string): number {
+    const to: number[] = [];
+    for (const c of state.chars) if (this.nfa.tests[c]!(code, ch)) to.push(this.nfa.next[c]);
+    const { chars, accepting } = this.nfa.closure(to);
+    if (this.states.length < MAX_DFA_STATES) return this.intern(chars, accepting);
+    this.reset();
+    return -this.intern(chars, accepting) - 1;
+  }
+}
+
+function charTest(raw: string, flags: string): CharTest {
   const re = new RegExp(`^(?:${raw})$`, flags);
   const ascii = new Uint8Array(128);
   for (let c = 0; c < 128; c++) ascii[c] = re.test(String.fromCharCode(c)) ? 1 : 0;
   return (code, ch) => (code < 128 ? ascii[code] === 1 : re.test(ch));
-}
-
-function merge(into: Reached, from: Reached): void {
-  for (const [p, s] of from) if (s < (into.get(p) ?? Infinity)) into.set(p, s);
-}
-
-function union(sets: Reached[]): Reached {
-  if (sets.length === 1) return sets[0];
-  const out: Reached = new Map();
-  for (const set of sets) merge(out, set);
-  return out;
 }
