@@ -2,6 +2,14 @@ import { parseRegExpLiteral, type AST } from '@eslint-community/regexpp';
 import type { Rule } from './rule';
 
 /**
+ * Deterministic states built as the walks meet them. Bounded: past {@link MAX_DFA_STATES} the
+ * table starts over (a text that keeps meeting new state sets costs rebuilds, never unbounded
+ * memory: at most ~0.5 MB of transition tables per rule). Ordinary prose, source code and
+ * credentials make ~450 for the generic `secret=` rule, a few dozen for the others.
+ */
+const MAX_DFA_STATES = 2048;
+
+/**
  * Whether a rule could still match at a position of a stream once more text arrives: the rule's
  * own pattern, read as a prefix automaton. The pattern becomes a nondeterministic automaton
  * (bounded quantifiers unrolled: no backtracking, so a lazy `{0,100}?` costs at most its bound),
@@ -24,11 +32,15 @@ export class RulePrefix {
   /** ASCII characters a match can begin with (1): most starts are dropped here, before any walk. */
   private readonly first = new Uint8Array(128);
 
-  constructor(readonly rule: Rule) {
+  /** `maxStates`: deterministic states kept before the table starts over (tests make it small). */
+  constructor(
+    readonly rule: Rule,
+    maxStates = MAX_DFA_STATES,
+  ) {
     const literal = parseRegExpLiteral(rule.pattern);
     this.nfa = new Nfa(rule.pattern.flags.replace(/[gy]/g, ''));
     const start = this.nfa.alternatives(literal.pattern.alternatives, this.nfa.accept);
-    this.dfa = new Dfa(this.nfa, start);
+    this.dfa = new Dfa(this.nfa, start, maxStates);
     for (let c = 0; c < 128; c++) this.first[c] = this.earliestOf(String.fromCharCode(c), [0]) === 0 ? 1 : 0;
   }
 
@@ -175,16 +187,11 @@ interface DfaState {
   /** A match has ended here: it may still change, so the start is held. */
   readonly accepting: boolean;
   /** Next state index per ASCII character (-1: not computed yet). */
-  readonly ascii: Int32Array;
+  readonly ascii: Int16Array;
   /** Next state index per other character. */
   readonly other: Map<number, number>;
 }
 
-/**
- * Deterministic states built as the walks meet them. Bounded: past {@link MAX_DFA_STATES} the
- * table starts over (a pattern whose state sets keep growing costs a rebuild, never unbounded memory).
- */
-const MAX_DFA_STATES = 4096;
 /** The state with no character states: every walk that reaches it has died. */
 const DEAD = 0;
 
@@ -196,6 +203,7 @@ class Dfa {
   constructor(
     private readonly nfa: Nfa,
     private readonly entry: number,
+    private readonly maxStates: number,
   ) {
     this.reset();
   }
@@ -213,7 +221,7 @@ class Dfa {
     let index = this.byKey.get(key);
     if (index === undefined) {
       index = this.states.length;
-      this.states.push({ chars, accepting, ascii: new Int32Array(128).fill(-1), other: new Map() });
+      this.states.push({ chars, accepting, ascii: new Int16Array(128).fill(-1), other: new Map() });
       this.byKey.set(key, index);
     }
     return index;
@@ -247,7 +255,7 @@ class Dfa {
     const to: number[] = [];
     for (const c of state.chars) if (this.nfa.tests[c]!(code, ch)) to.push(this.nfa.next[c]);
     const { chars, accepting } = this.nfa.closure(to);
-    if (this.states.length < MAX_DFA_STATES) return this.intern(chars, accepting);
+    if (this.states.length < this.maxStates) return this.intern(chars, accepting);
     this.reset();
     return -this.intern(chars, accepting) - 1;
   }
