@@ -22,62 +22,18 @@ interface Run {
 type Step = (text: string, from: Reached, run: Run) => Reached;
 
 /**
- * Whether a rule could still match at a position of a stream once more text arrives: the rule's
- * own pattern, read as a prefix automaton. The pattern is walked over the text with the set of
- * positions reached (no backtracking, so a lazy `{0,100}?` costs at most its bound), from every
- * candidate start at once; a path that needs a character past the end of the text says that text
- * still to come could complete a match from its start.
- *
- * Exact for the characters the pattern consumes (classes, literals, bounded quantifiers,
- * alternatives, case folding). Assertions (lookaheads) and back-references only ever widen the
- * answer: a lookahead is passed through, a back-reference matches what its group could, so the
- * answer may say "could match" where the real pattern cannot, never the reverse. The property
- * tests in output-frontier.spec.ts check this against the rules' scan.
+ * The walk: the pattern over the text with the set of positions reached (no backtracking), from
+ * every start at once; a path that needs a character past the end of the text says that text still
+ * to come could complete a match from its start. Lookaheads are passed through, a back-reference
+ * matches what its group could (as RulePrefix does). No pre-filter of starts: every start given is
+ * walked, so the test also checks RulePrefix's filters drop no open start.
  */
 export class ReferenceRulePrefix {
   private readonly step: Step;
-  /** ASCII characters a match can begin with (1): most starts are dropped here, before any walk. */
-  private readonly first = new Uint8Array(128);
 
   constructor(readonly rule: Rule) {
     const literal = parseRegExpLiteral(rule.pattern);
     this.step = compileAlternatives(literal.pattern.alternatives, rule.pattern.flags.replace(/[gy]/g, ''));
-    for (let c = 0; c < 128; c++) this.first[c] = this.earliestOf(String.fromCharCode(c), [0]) === 0 ? 1 : 0;
-  }
-
-  /** Whether a match can begin with the ASCII character `code` (exact: the walk of it alone). */
-  beginsWith(code: number): boolean {
-    return this.first[code] === 1;
-  }
-
-  /**
-   * Whether a match can begin with `quad` (four characters): a walk of those four alone, which is
-   * exact (a walk that dies within them dies whatever follows).
-   */
-  opensWith(quad: string): boolean {
-    return this.earliestOf(quad, [0]) === 0;
-  }
-
-  /**
-   * The earliest start in `[from, to)` at which a match of the rule is still possible given more text: the
-   * pattern runs into the end of `text` from there, or already matches (its match may still
-   * change). Infinity when none is. One rule at a time: the reference for FrontierIndex
-   * (output-frontier.ts), which filters the starts of all rules in one pass.
-   */
-  earliestOpen(text: string, from: number, to: number): number {
-    const candidates: number[] = [];
-    for (let s = from; s < to; s++) {
-      const code = text.charCodeAt(s);
-      if (code >= 128 || (this.first[code] === 1 && this.mayBegin(text, s))) candidates.push(s);
-    }
-    return this.earliestOf(text, candidates);
-  }
-
-  /** Near the end, or with a non-ASCII character among the four, a start is tried (as any walk would pass it). */
-  private mayBegin(text: string, s: number): boolean {
-    if (s + 4 > text.length) return true;
-    for (let i = s; i < s + 4; i++) if (text.charCodeAt(i) >= 128) return true;
-    return this.opensWith(text.slice(s, s + 4));
   }
 
   /**
