@@ -22,6 +22,16 @@ describe('hop trace', () => {
     ]);
   });
 
+  it('starts each turn at the client when the client traced too', () => {
+    const client = '900 client.start\n1300 client.first_item\n4800 client.start\n';
+    const edge = '1000 edge.turn\n5000 edge.turn\n';
+    const turns = timelines([...parseHops(edge), ...parseHops(client)]);
+    expect(turns.map((t) => Object.fromEntries(t))).toEqual([
+      { 'client.start': 0, 'edge.turn': 100, 'client.first_item': 400 },
+      { 'client.start': 0, 'edge.turn': 200 },
+    ]);
+  });
+
   it('keeps only the first mark of a label in a turn', () => {
     const turns = timelines(parseHops('10 edge.turn\n20 safety.output.start\n50 safety.output.start\n'));
     expect(turns[0].get('safety.output.start')).toBe(10);

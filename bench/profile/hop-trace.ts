@@ -1,7 +1,8 @@
 /**
  * Lines up the hop marks the services wrote with FASTLOOP_HOP_TRACE_DIR set (libs/service-kit
- * hop-trace.ts) into one timeline per turn: every mark's time from the turn's `edge.turn`, and per
- * mark the median over the turns. Turns must run one at a time (a rollout, e.g. the instant-engine
+ * hop-trace.ts) into one timeline per turn: every mark's time from the turn's start (the benchmark
+ * client's `client.start` when it traced too, as bench/agent-loop's clients do, else `edge.turn`),
+ * and per mark the median over the turns. Turns must run one at a time (a rollout, e.g. the instant-engine
  * test with `--modes ws`): a mark belongs to the last turn started before it.
  *
  *   FASTLOOP_HOP_TRACE_DIR=/tmp/hops npx tsx bench/agent-loop/instant.ts --reps 1 --modes ws --out /tmp/x
@@ -9,6 +10,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { CLIENT_TURN_MARK } from '@fastloop/service-kit';
 
 /** One mark: wall time (µs, shared by the machine's processes) and its label. */
 export interface HopMark {
@@ -19,18 +21,22 @@ export interface HopMark {
 /** A turn: each label's first mark, µs after the turn's `edge.turn`. */
 export type Timeline = Map<string, number>;
 
-const TURN_START = 'edge.turn';
+const EDGE_TURN = 'edge.turn';
 
-/** Marks of every process, in time order, into turns (marks before the first turn are dropped). */
+/**
+ * Marks of every process, in time order, into turns (marks before the first turn are dropped). A
+ * turn starts at the client's mark when the client traced too, else at the edge's.
+ */
 export function timelines(marks: readonly HopMark[]): Timeline[] {
   const sorted = [...marks].sort((a, b) => a.us - b.us);
+  const startLabel = sorted.some((m) => m.label === CLIENT_TURN_MARK) ? CLIENT_TURN_MARK : EDGE_TURN;
   const turns: Timeline[] = [];
   let start = 0;
   let current: Timeline | undefined;
   for (const { us, label } of sorted) {
-    if (label === TURN_START) {
+    if (label === startLabel) {
       start = us;
-      current = new Map([[TURN_START, 0]]);
+      current = new Map([[startLabel, 0]]);
       turns.push(current);
     } else if (current && !current.has(label)) current.set(label, us - start);
   }
@@ -82,7 +88,8 @@ function main(args: string[]): void {
     .flatMap((f) => parseHops(readFileSync(join(dir, f), 'utf8')));
   const turns = timelines(marks).slice(flag(args, 'skip', 0));
   const ms = (us: number) => (us / 1000).toFixed(2).padStart(8);
-  process.stdout.write(`${turns.length} turns; median ms after ${TURN_START} (turns with the mark):\n`);
+  const first = turns[0]?.keys().next().value ?? EDGE_TURN;
+  process.stdout.write(`${turns.length} turns; median ms after ${first} (turns with the mark):\n`);
   for (const m of medians(turns)) process.stdout.write(`${ms(m.medianUs)}  ${m.label} (${m.turns})\n`);
   for (const turn of turns.slice(0, flag(args, 'show', 0)))
     process.stdout.write(

@@ -1,4 +1,5 @@
 import type { Mode } from '../options';
+import { CLIENT_TURN_MARK, hopTrace } from '@fastloop/service-kit';
 
 /** The Response object of a terminal event, loosely typed (the benchmark reads a few fields). */
 export interface ResponseLike {
@@ -84,6 +85,7 @@ export class EventClock {
       () => this.fail(new TurnError(`${mode}: no terminal event within ${TURN_TIMEOUT_MS} ms`)),
       TURN_TIMEOUT_MS,
     );
+    hopTrace.mark(CLIENT_TURN_MARK);
   }
 
   /** Records the size of what was sent (after the clock started, since serializing is part of the turn). */
@@ -96,8 +98,10 @@ export class EventClock {
     if (this.settled) return true;
     const now = performance.now() - this.t0;
     if (type === 'response.created') this.createdMs = now;
-    else if (type === 'response.output_item.added' && Number.isNaN(this.firstOutputMs)) this.firstOutputMs = now;
-    else if (type === TIMING_EVENT) this.timing = parse().timing_metrics as TurnTimingMetrics;
+    else if (type === 'response.output_item.added' && Number.isNaN(this.firstOutputMs)) {
+      this.firstOutputMs = now;
+      hopTrace.mark('client.first_item');
+    } else if (type === TIMING_EVENT) this.timing = parse().timing_metrics as TurnTimingMetrics;
     if (!TERMINAL.has(type)) return false;
     const event = parse();
     if (type !== 'response.completed') {

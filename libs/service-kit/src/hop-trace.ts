@@ -4,6 +4,9 @@ import { join } from 'node:path';
 /** Where the marks go: set (e.g. through the launcher's environment) to trace; unset, a mark is one test. */
 export const HOP_TRACE_DIR_ENV = 'FASTLOOP_HOP_TRACE_DIR';
 
+/** A benchmark client's mark when it starts a turn: a trace that has it times turns from there (bench/profile/hop-trace.ts). */
+export const CLIENT_TURN_MARK = 'client.start';
+
 /** Marks kept per process at most (~50 bytes each): a forgotten trace cannot grow without bound. */
 const MAX_MARKS = 1_000_000;
 
