@@ -11,6 +11,7 @@ import {
 import type { Classifier, HeldState } from './classifier';
 import type { SafetyMetrics } from './metrics';
 import { serveModeration } from './moderation-sessions';
+import { classifyResponseBytesAtMost } from './response-bytes';
 import { TenantTurns, type ClassifierTurn } from './tenant-turns';
 
 /** Fully qualified gRPC service name (also its grpc.health.v1 name). */
@@ -35,6 +36,7 @@ export function createSafetyService(deps: SafetyServiceDeps): GrpcServiceBinding
   // A response too large for the stream fails its own call (`response_too_large`), not the stream.
   const mux = new MuxServer({
     messageBytes: (response: safetyV1.ClassifyResponse) => encodeMessage(safetyV1.ClassifyResponse, response).length,
+    messageBytesAtMost: classifyResponseBytesAtMost,
   });
   const implementation: safetyV1.SafetyServiceServer = {
     classify: (

@@ -25,6 +25,12 @@ export interface MuxServerOptions {
    * encodes the message once more: give it where messages can be large (not on token streams).
    */
   messageBytes?: (message: never) => number;
+  /**
+   * A cheap upper bound of `messageBytes` (e.g. from the lengths of the message's bytes and
+   * strings): a message it puts within the limit is not measured. Safety's responses were encoded
+   * twice for the measure alone, ~3% of its CPU on streamed output.
+   */
+  messageBytesAtMost?: (message: never) => number;
   /** Default {@link DEFAULT_MAX_CALL_MESSAGE_BYTES}. */
   maxMessageBytes?: number;
 }
@@ -115,6 +121,8 @@ class StreamState<Req, Res> {
     const measure = this.server.options.messageBytes as ((message: Res) => number) | undefined;
     if (!measure) return undefined;
     const max = this.server.options.maxMessageBytes ?? DEFAULT_MAX_CALL_MESSAGE_BYTES;
+    const atMost = this.server.options.messageBytesAtMost as ((message: Res) => number) | undefined;
+    if (atMost && atMost(message) <= max) return undefined;
     const bytes = measure(message);
     if (bytes <= max) return undefined;
     return new DomainError(

@@ -328,8 +328,14 @@ describe('unary calls on a multiplexed stream', () => {
 
 describe('one failing call on a shared stream', () => {
   it('fails only that call when its response is too large to send, or its handler throws', async () => {
+    const measured: number[] = [];
     const mux = new MuxServer({
-      messageBytes: (r: safetyV1.ClassifyResponse) => safetyV1.ClassifyResponse.encode(r).finish().length,
+      messageBytes: (r: safetyV1.ClassifyResponse) => {
+        measured.push(r.findings.length);
+        return safetyV1.ClassifyResponse.encode(r).finish().length;
+      },
+      // Only a message this bound cannot place within the limit is measured.
+      messageBytesAtMost: (r: safetyV1.ClassifyResponse) => 64 + r.findings.length * 400,
       maxMessageBytes: 10_000,
     });
     const finding = safetyV1.Finding.fromPartial({ ruleId: 'r', message: 'x'.repeat(100) });
@@ -372,6 +378,7 @@ describe('one failing call on a shared stream', () => {
       );
       // The same stream still carries new calls.
       await expect(call('ok', 3)).resolves.toMatchObject({ itemsSeen: 3 });
+      expect(measured).toEqual([1_000]);
     } finally {
       muxClient.close();
       client.close();
