@@ -48,6 +48,23 @@ describe('resolveStackOptions', () => {
     });
   });
 
+  it('runs the bundles of a folder (FASTLOOP_SERVICE_BUNDLES) instead of the TypeScript entries', () => {
+    const opts = resolveStackOptions(
+      { rootDir: '/repo', entries: { safety: 'fake.ts' } },
+      { FASTLOOP_SERVICE_BUNDLES: 'dist' },
+    );
+    expect(opts.entries).toEqual({
+      safety: '/repo/fake.ts',
+      router: '/repo/dist/router.js',
+      inference: '/repo/dist/inference.js',
+      billing: '/repo/dist/billing.js',
+      edge: '/repo/dist/edge.js',
+    });
+    expect(resolveStackOptions({ rootDir: '/repo' }, { FASTLOOP_SERVICE_BUNDLES: '/b' }).entries.edge).toBe(
+      '/b/edge.js',
+    );
+  });
+
   it('rejects a bad port or timeout with an error naming it', () => {
     expect(() => resolveStackOptions({ port: 70_000 }, {})).toThrow(/options\.port/);
     expect(() => resolveStackOptions({}, { PORT: 'http' })).toThrow(/PORT must be/);

@@ -91,6 +91,13 @@ export interface ResolvedStackOptions {
   readonly entries: Readonly<Record<ServiceName, string>>;
 }
 
+/**
+ * A folder of service bundles (`node deploy/build-bundles.mjs` → `dist/`) to run instead of the
+ * TypeScript entries under tsx: what the image runs. tsx reads every import through a getter and
+ * names every closure it creates, which the bundles do not; benchmarks run both (bench/README.md).
+ */
+export const SERVICE_BUNDLES_ENV = 'FASTLOOP_SERVICE_BUNDLES';
+
 /** The default public port when neither the option nor PORT says otherwise. */
 export const DEFAULT_PUBLIC_PORT = 8080;
 
@@ -115,9 +122,11 @@ export function resolveStackOptions(
       `startStack: options.workers must be an integer from 1 to ${MAX_WORKERS}, got ${String(workers)}`,
     );
   const rootDir = resolve(options.rootDir ?? join(__dirname, '..', '..'));
+  const bundles = base[SERVICE_BUNDLES_ENV]?.trim();
   const entries = {} as Record<ServiceName, string>;
   for (const name of SERVICE_NAMES) {
-    const file = options.entries?.[name] ?? SERVICE_ENTRIES[name];
+    const file =
+      options.entries?.[name] ?? (bundles ? join(resolve(rootDir, bundles), `${name}.js`) : SERVICE_ENTRIES[name]);
     entries[name] = isAbsolute(file) ? file : join(rootDir, file);
   }
   return {

@@ -79,8 +79,11 @@ export function createClassifyHandler(
     let turn: ClassifierTurn | undefined;
     try {
       turn = await turns.begin(request.tenant, signal);
-      const { pause, end } = turn;
-      const response = await deps.classifier.classifyAsync(request, { pause, rulesDone: end, held });
+      const response = await deps.classifier.classifyAsync(request, {
+        pause: turn.pause.bind(turn),
+        rulesDone: turn.end.bind(turn),
+        held,
+      });
       record(deps.metrics, request, response);
       hopTrace.mark(request.output ? 'safety.output.end' : 'safety.classify.end');
       return response;

@@ -77,28 +77,27 @@ export class TenantTurns {
     // bound check runs, as it was before pacing.
     const due = this.cpu.take(tenant, 0);
     if (due) await due;
-    let lease = await this.acquire(tenant, { timeoutMs: this.options.queueTimeoutMs, signal });
-    let sliceStart = this.now();
-    let held = true;
-    const giveUp = () => {
-      if (!held) return;
-      held = false;
-      this.cpu.spend(tenant, this.now() - sliceStart);
-      lease.release();
-    };
-    return {
-      pause: async () => {
-        giveUp();
-        // A macrotask: calls that arrived meanwhile reach the queue before this one asks again.
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        const resume = this.cpu.take(tenant, 0);
-        if (resume) await resume;
-        lease = await this.acquire(tenant, { signal });
-        sliceStart = this.now();
-        held = true;
-      },
-      end: giveUp,
-    };
+    const lease = await this.acquire(tenant, { timeoutMs: this.options.queueTimeoutMs, signal });
+    return new Turn(this, tenant, lease, signal);
+  }
+
+  /** A paused turn's next slice ({@link Turn}): in line again, once the tenant's pace allows. */
+  async resume(tenant: string, signal: AbortSignal | undefined): Promise<SlotLease> {
+    // A macrotask: calls that arrived meanwhile reach the queue before this one asks again.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const due = this.cpu.take(tenant, 0);
+    if (due) await due;
+    return this.acquire(tenant, { signal });
+  }
+
+  /** Charges a slice's time to the tenant's pace. */
+  spend(tenant: string, ms: number): void {
+    this.cpu.spend(tenant, ms);
+  }
+
+  /** The clock slices are timed with. */
+  time(): number {
+    return this.now();
   }
 
   /** Fails every waiting call (shutdown). */
@@ -121,5 +120,37 @@ export class TenantTurns {
           : 'the safety service is shutting down',
       );
     }
+  }
+}
+
+/**
+ * One call's turns. A class, not closures per call: the bundles (and tsx) name every closure they
+ * create with a defineProperty call, ~0.8 µs each, on every Classify call.
+ */
+class Turn implements ClassifierTurn {
+  private sliceStart: number;
+  private held = true;
+
+  constructor(
+    private readonly turns: TenantTurns,
+    private readonly tenant: string,
+    private lease: SlotLease,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    this.sliceStart = turns.time();
+  }
+
+  async pause(): Promise<void> {
+    this.end();
+    this.lease = await this.turns.resume(this.tenant, this.signal);
+    this.sliceStart = this.turns.time();
+    this.held = true;
+  }
+
+  end(): void {
+    if (!this.held) return;
+    this.held = false;
+    this.turns.spend(this.tenant, this.turns.time() - this.sliceStart);
+    this.lease.release();
   }
 }
