@@ -87,17 +87,26 @@ function collectMatches(
   const chunk: Chunk = { text, view, base, starts, end, matches, found: new Map() };
   // The keywords of the lower-cased texts, found once, and only in texts some rule's keywords are looked up in.
   const index = keywordIndexOf(rules);
-  const present: { raw?: Set<string>; view?: Set<string> } = {};
-  const presentIn = (raw: boolean) =>
-    raw
-      ? (present.raw ??= index.present(text.toLowerCase()))
-      : (present.view ??= index.present(view.text.toLowerCase()));
-  rules.forEach((rule, ruleIndex) => {
+  let presentRaw: ReadonlySet<string> | undefined;
+  let presentView: ReadonlySet<string> | undefined;
+  // Plain loops, no closure: the bundles (and tsx) name every closure made with a defineProperty.
+  for (let ruleIndex = 0; ruleIndex < rules.length; ruleIndex++) {
+    const rule = rules[ruleIndex];
     const raw = rule.raw === true || view.at === null;
-    if (rule.keywords.length > 0 && !rule.keywords.some((k) => presentIn(raw).has(k))) return;
+    if (rule.keywords.length > 0) {
+      const present = raw
+        ? (presentRaw ??= index.present(text.toLowerCase()))
+        : (presentView ??= index.present(view.text.toLowerCase()));
+      if (!hasAny(present, rule.keywords)) continue;
+    }
     if (raw) rawMatches(chunk, rule, ruleIndex, rule.raw !== true);
     else viewMatches(chunk, rule, ruleIndex);
-  });
+  }
+}
+
+function hasAny(present: ReadonlySet<string>, keywords: readonly string[]): boolean {
+  for (const k of keywords) if (present.has(k)) return true;
+  return false;
 }
 
 /** What {@link collectMatches} scans: `text` at stream position `base`, matches starting in `text[0, starts)`. */
