@@ -164,37 +164,9 @@ export class MuxClient<Req, Res, Msg = never> {
   /** A unary call: resolves with the peer's one response. */
   unary(request: Req, settings: MuxCallSettings): Promise<Res> {
     return new Promise<Res>((resolve, reject) => {
-      let settled = false;
-      const settle = (fn: () => void) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        settings.signal?.removeEventListener('abort', onAbort);
-        fn();
-      };
-      const { stream, id } = this.start(request, {
-        message: (value) => {
-          stream.finished(id);
-          settle(() => resolve(value));
-        },
-        end: () =>
-          settle(() =>
-            reject(
-              new DomainError(ErrorCode.internal, 'the peer ended the call without a response', GrpcStatus.INTERNAL),
-            ),
-          ),
-        fail: (err) => settle(() => reject(err)),
-      });
-      const timer = setTimeout(() => {
-        stream.cancel(id);
-        settle(() => reject(deadlineExceeded()));
-      }, settings.deadlineMs);
-      const onAbort = () => {
-        stream.cancel(id);
-        settle(() => reject(cancelled()));
-      };
-      if (settings.signal?.aborted) onAbort();
-      else settings.signal?.addEventListener('abort', onAbort, { once: true });
+      const call = new UnaryCall<Res>(resolve, reject, settings.signal);
+      const { stream, id } = this.start(request, call);
+      call.begin(stream, id, settings.deadlineMs);
     });
   }
 
@@ -260,52 +232,10 @@ export class MuxClient<Req, Res, Msg = never> {
    * breaking or the peer failing the call fails every answer still awaited (and the session).
    */
   session(start: Req, settings: MuxCallSettings): MuxSession<Res, Msg> {
-    const waiting: { resolve: (r: Res) => void; reject: (e: DomainError) => void; timer: NodeJS.Timeout }[] = [];
-    let failed: DomainError | undefined;
-    const fail = (err: DomainError) => {
-      failed ??= err;
-      settings.signal?.removeEventListener('abort', onAbort);
-      for (const w of waiting.splice(0)) {
-        clearTimeout(w.timer);
-        w.reject(failed);
-      }
-    };
-    const { stream, id } = this.start(start, {
-      message: (value) => {
-        const w = waiting.shift();
-        if (!w) return;
-        clearTimeout(w.timer);
-        w.resolve(value);
-      },
-      end: () =>
-        fail(new DomainError(ErrorCode.unavailable, 'the peer ended the session', GrpcStatus.UNAVAILABLE, true)),
-      fail,
-    });
-    const stop = (err: DomainError) => {
-      stream.cancel(id);
-      fail(err);
-    };
-    const onAbort = () => stop(cancelled());
-    settings.signal?.addEventListener('abort', onAbort, { once: true });
-    const answer = (): Promise<Res> =>
-      new Promise<Res>((resolve, reject) => {
-        if (failed) return reject(failed);
-        waiting.push({ resolve, reject, timer: setTimeout(() => stop(deadlineExceeded()), settings.deadlineMs) });
-      });
-    const first = answer();
-    if (settings.signal?.aborted) onAbort();
-    return {
-      first,
-      send: (message) => {
-        const next = answer();
-        if (!failed) stream.message(id, message);
-        return next;
-      },
-      close: () => {
-        stream.cancel(id);
-        fail(cancelled());
-      },
-    };
+    const session = new SessionCall<Res, Msg>(settings);
+    const { stream, id } = this.start(start, session);
+    session.begin(stream, id);
+    return session;
   }
 
   /** Ends every stream; calls still running fail with `unavailable`. */
@@ -369,6 +299,161 @@ export class MuxClient<Req, Res, Msg = never> {
     this.paused = true;
     for (const s of this.open) s.duplex.pause();
   }
+}
+
+/** What a call's sink does to its stream. */
+interface CallStream<Msg> {
+  cancel(id: number, keep?: boolean): void;
+  finished(id: number): void;
+  message(id: number, value: Msg): void;
+}
+
+/*
+ * The calls below are objects with methods, not closures per call: the bundles (and tsx) name every
+ * closure made with a defineProperty call (~0.8 µs each), and the edge makes a few such calls per turn.
+ * They listen to their abort signal as an EventListenerObject (`handleEvent`).
+ */
+
+/** A unary call's sink: the first response settles it; so do the deadline, an abort, an end or a failure. */
+class UnaryCall<Res> implements CallSink<Res> {
+  private settled = false;
+  private timer: NodeJS.Timeout | undefined;
+  private stream: CallStream<never> | undefined;
+  private id = 0;
+
+  constructor(
+    private readonly resolve: (value: Res) => void,
+    private readonly reject: (err: DomainError) => void,
+    private readonly signal: AbortSignal | undefined,
+  ) {}
+
+  begin(stream: CallStream<never>, id: number, deadlineMs: number): void {
+    this.stream = stream;
+    this.id = id;
+    this.timer = setTimeout(unaryDeadline, deadlineMs, this);
+    if (this.signal?.aborted) this.handleEvent();
+    else this.signal?.addEventListener('abort', this, { once: true });
+  }
+
+  message(value: Res): void {
+    this.stream?.finished(this.id);
+    if (this.settle()) this.resolve(value);
+  }
+
+  end(): void {
+    if (this.settle())
+      this.reject(
+        new DomainError(ErrorCode.internal, 'the peer ended the call without a response', GrpcStatus.INTERNAL),
+      );
+  }
+
+  fail(err: DomainError): void {
+    if (this.settle()) this.reject(err);
+  }
+
+  /** The signal aborted. */
+  handleEvent(): void {
+    this.stream?.cancel(this.id);
+    if (this.settle()) this.reject(cancelled());
+  }
+
+  timedOut(): void {
+    this.stream?.cancel(this.id);
+    if (this.settle()) this.reject(deadlineExceeded());
+  }
+
+  /** True the first time only. */
+  private settle(): boolean {
+    if (this.settled) return false;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.signal?.removeEventListener('abort', this);
+    return true;
+  }
+}
+
+function unaryDeadline(call: { timedOut(): void }): void {
+  call.timedOut();
+}
+
+/** An answer a session awaits. */
+interface Awaited<Res> {
+  resolve(value: Res): void;
+  reject(err: DomainError): void;
+  timer: NodeJS.Timeout;
+}
+
+/** A session call: its sink, and the {@link MuxSession} its caller holds. */
+class SessionCall<Res, Msg> implements CallSink<Res>, MuxSession<Res, Msg> {
+  /** Set by {@link begin}, once the call is on a stream (no deadline runs for a call never started). */
+  first!: Promise<Res>;
+  private readonly waiting: Awaited<Res>[] = [];
+  private failed: DomainError | undefined;
+  private stream: CallStream<Msg> | undefined;
+  private id = 0;
+
+  constructor(private readonly settings: MuxCallSettings) {}
+
+  begin(stream: CallStream<Msg>, id: number): void {
+    this.stream = stream;
+    this.id = id;
+    const { signal } = this.settings;
+    signal?.addEventListener('abort', this, { once: true });
+    this.first = this.answer();
+    if (signal?.aborted) this.handleEvent();
+  }
+
+  send(message: Msg): Promise<Res> {
+    const next = this.answer();
+    if (!this.failed) this.stream?.message(this.id, message);
+    return next;
+  }
+
+  close(): void {
+    this.stream?.cancel(this.id);
+    this.fail(cancelled());
+  }
+
+  message(value: Res): void {
+    const w = this.waiting.shift();
+    if (!w) return;
+    clearTimeout(w.timer);
+    w.resolve(value);
+  }
+
+  end(): void {
+    this.fail(new DomainError(ErrorCode.unavailable, 'the peer ended the session', GrpcStatus.UNAVAILABLE, true));
+  }
+
+  fail(err: DomainError): void {
+    this.failed ??= err;
+    this.settings.signal?.removeEventListener('abort', this);
+    for (const w of this.waiting.splice(0)) {
+      clearTimeout(w.timer);
+      w.reject(this.failed);
+    }
+  }
+
+  /** The signal aborted. */
+  handleEvent(): void {
+    this.stop(cancelled());
+  }
+
+  stop(err: DomainError): void {
+    this.stream?.cancel(this.id);
+    this.fail(err);
+  }
+
+  private answer(): Promise<Res> {
+    return new Promise<Res>((resolve, reject) => {
+      if (this.failed) return reject(this.failed);
+      this.waiting.push({ resolve, reject, timer: setTimeout(sessionDeadline, this.settings.deadlineMs, this) });
+    });
+  }
+}
+
+function sessionDeadline(session: { stop(err: DomainError): void }): void {
+  session.stop(deadlineExceeded());
 }
 
 /** A session call ({@link MuxClient.session}). */
