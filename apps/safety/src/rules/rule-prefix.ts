@@ -79,6 +79,11 @@ export class RulePrefix {
     return this.opensWith(text.slice(s, s + 4));
   }
 
+  /** Whether the pattern, run from `s`, runs into the end of `text` or matches. */
+  opensAt(text: string, s: number): boolean {
+    return this.dfa.opensAt(text, s);
+  }
+
   /** The earliest of `starts` (ascending) from which the pattern runs into the end of `text` or matches, else Infinity. */
   earliestOf(text: string, starts: readonly number[]): number {
     let earliest = Infinity;
