@@ -69,6 +69,11 @@ export function prefixOf(rule: Rule): RulePrefix {
   return p;
 }
 
+/** {@link FrontierIndex}'s pair table: not yet walked, no rule begins so, some rule may. */
+const PAIR_UNKNOWN = 0;
+const PAIR_CLOSED = 1;
+const PAIR_MAY_OPEN = 2;
+
 /** No rule (shared: never written to). */
 const NONE: readonly number[] = [];
 
@@ -116,6 +121,8 @@ export class FrontierIndex {
   /** Per ASCII character, the rules (indices) a match can begin with there. */
   private readonly byFirst: number[][] = [];
   private readonly every: number[];
+  /** Per two ASCII characters (first * 128 + second): whether any rule may begin with them. */
+  private readonly pairs = new Uint8Array(128 * 128);
   /** Which rules may begin with a quad, by its four codes packed in 28 bits (see {@link rememberQuad}). */
   private readonly quads = new Map<number, readonly number[]>();
 
@@ -166,6 +173,17 @@ export class FrontierIndex {
     const c2 = text.charCodeAt(s + 2);
     const c3 = text.charCodeAt(s + 3);
     if (c1 >= 128 || c2 >= 128 || c3 >= 128) return this.byFirst[code];
+    // Most starts inside a word open no rule with their first two characters (an identifier
+    // rule wants a boundary before it): a table of pairs drops them before the quads' Map.
+    const pair = code * 128 + c1;
+    let pairOpen = this.pairs[pair];
+    if (pairOpen === PAIR_UNKNOWN) {
+      const two = text.slice(s, s + 2);
+      this.pairs[pair] = pairOpen = this.byFirst[code].some((i) => this.prefixes[i].opensWith(two))
+        ? PAIR_MAY_OPEN
+        : PAIR_CLOSED;
+    }
+    if (pairOpen === PAIR_CLOSED) return NONE;
     const key = ((code * 128 + c1) * 128 + c2) * 128 + c3;
     let open = this.quads.get(key);
     if (open === undefined) {

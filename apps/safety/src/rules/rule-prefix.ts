@@ -50,7 +50,7 @@ export class RulePrefix {
   }
 
   /**
-   * Whether a match can begin with `quad` (four characters): a walk of those four alone, which is
+   * Whether a match can begin with `quad` (a few characters): a walk of those alone, which is
    * exact (a walk that dies within them dies whatever follows).
    */
   opensWith(quad: string): boolean {
