@@ -1,4 +1,5 @@
 import { safetyV1 } from '@fastloop/proto';
+import { ITEM_OPS } from './item-ops';
 import type { OutputModeratorOptions, OutputSink, QueuedOp } from './output-sink';
 
 export type { OutputModeratorOptions, OutputSink } from './output-sink';
@@ -57,22 +58,22 @@ export class OutputModerator implements OutputSink {
 
   startMessage(): void {
     this.kind = 'message';
-    this.push({ pos: this.received, run: (s) => s.startMessage() });
+    this.push({ pos: this.received, item: 'message' });
   }
 
   startReasoning(): void {
     this.kind = 'reasoning';
-    this.push({ pos: this.received, run: (s) => s.startReasoning() });
+    this.push({ pos: this.received, item: 'reasoning' });
   }
 
   startFunctionCall(name: string, namespace?: string): void {
     this.kind = 'function_call';
-    this.push({ pos: this.received, run: (s) => s.startFunctionCall(name, namespace) });
+    this.push({ pos: this.received, item: 'function_call', name, namespace });
   }
 
   startCustomToolCall(name: string, namespace?: string): void {
     this.kind = 'custom_tool_call';
-    this.push({ pos: this.received, run: (s) => s.startCustomToolCall(name, namespace) });
+    this.push({ pos: this.received, item: 'custom_tool_call', name, namespace });
   }
 
   delta(text: string): void {
@@ -86,7 +87,7 @@ export class OutputModerator implements OutputSink {
 
   endItem(): void {
     this.kind = null;
-    this.push({ pos: this.received, run: (s) => s.endItem() });
+    this.push({ pos: this.received, item: 'end' });
   }
 
   /**
@@ -219,11 +220,11 @@ export class OutputModerator implements OutputSink {
     let text = '';
     while (this.queue.length > 0) {
       const op = this.queue[0];
-      if ('run' in op) {
+      if (!('text' in op)) {
         if (op.pos > this.releasable) break;
         if (text !== '') this.target.delta(text);
         text = '';
-        op.run(this.target);
+        ITEM_OPS[op.item](this.target, op);
       } else {
         let room = this.releasable - op.pos;
         // Never split a surrogate pair across two deltas.

@@ -11,8 +11,14 @@ export interface OutputSink {
   endItem(): void;
 }
 
-/** A writer call waiting for its text to be judged; `pos` is its place in the output text. */
-export type QueuedOp = { pos: number; text: string } | { pos: number; run: (sink: OutputSink) => void };
+/**
+ * A writer call waiting for its text to be judged; `pos` is its place in the output text. Data,
+ * not a closure per call: the bundles (and tsx) name every closure made with a defineProperty.
+ */
+export type QueuedOp =
+  | { pos: number; text: string }
+  | { pos: number; item: 'message' | 'reasoning' | 'end' }
+  | { pos: number; item: 'function_call' | 'custom_tool_call'; name: string; namespace?: string };
 
 /** Options of an {@link OutputModerator}. */
 export interface OutputModeratorOptions {

@@ -18,16 +18,12 @@ export function redactionMasks(
   itemCount: number,
 ): Map<number, Mask[]> {
   const masks = new Map<number, Mask[]>();
-  const add = (item: number, mask: Mask) => {
-    if (item < firstItem || item >= itemCount) return;
-    const list = masks.get(item) ?? [];
-    list.push(mask);
-    masks.set(item, list);
-  };
   for (const f of findings) {
     if (f.action !== safetyV1.Action.ACTION_REDACT) continue;
-    for (let item = f.itemIndex; item <= f.endItemIndex; item++) {
-      add(item, {
+    for (let item = Math.max(f.itemIndex, firstItem); item <= Math.min(f.endItemIndex, itemCount - 1); item++) {
+      let list = masks.get(item);
+      if (!list) masks.set(item, (list = []));
+      list.push({
         start: item === f.itemIndex ? f.start : 0,
         end: item === f.endItemIndex ? f.end : Infinity,
         ruleId: f.ruleId,

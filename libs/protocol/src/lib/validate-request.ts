@@ -104,11 +104,14 @@ export function parseClientEvent(
     return ApiErrors.unsupportedParameter('background', 'Background mode is not supported in WebSocket mode.');
   }
   const streamId = json['stream_id'];
-  const onLane = <T extends object>(event: T): T =>
-    typeof streamId === 'string' ? { ...event, stream_id: streamId } : event;
-  if (!reuse) return checkStrictSchemas(result.data) ?? onLane(result.data);
+  if (!reuse) return checkStrictSchemas(result.data) ?? onLane(result.data, streamId);
   const data = { ...result.data, tools: previousTools.parsed };
-  return checkStrictSchemas({ tools: [], text: data.text }) ?? onLane(data);
+  return checkStrictSchemas({ tools: [], text: data.text }) ?? onLane(data, streamId);
+}
+
+/** The event with its lane (`stream_id`), when the client named one. */
+function onLane<T extends object>(event: T, streamId: unknown): T {
+  return typeof streamId === 'string' ? { ...event, stream_id: streamId } : event;
 }
 
 /** A `tools` value validated before (on the same connection): as sent, and as validation made it. */
