@@ -93,8 +93,9 @@ export interface ResolvedStackOptions {
 
 /**
  * A folder of service bundles (`node deploy/build-bundles.mjs` → `dist/`) to run instead of the
- * TypeScript entries under tsx: what the image runs. tsx reads every import through a getter and
- * names every closure it creates, which the bundles do not; benchmarks run both (bench/README.md).
+ * TypeScript entries under tsx: what the image runs. tsx reads every import through a getter, which
+ * the bundles do not (both name each closure they make: docs/decisions.md, session 18); every
+ * benchmark that starts a stack runs them when this is set.
  */
 export const SERVICE_BUNDLES_ENV = 'FASTLOOP_SERVICE_BUNDLES';
 

@@ -20,7 +20,12 @@ import {
   type ServicePorts,
 } from './service-specs';
 import { StackStartError } from './stack-errors';
-import { resolveStackOptions, type ResolvedStackOptions, type StackOptions } from './stack-options';
+import {
+  resolveStackOptions,
+  SERVICE_BUNDLES_ENV,
+  type ResolvedStackOptions,
+  type StackOptions,
+} from './stack-options';
 import { StackSupervisor, type ServiceCrash } from './stack-supervisor';
 
 /** How often startStack starts afresh when a service lost the race for one of its picked ports. */
@@ -119,9 +124,14 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const opts = resolveStackOptions(options);
   for (const name of SERVICE_NAMES) {
     if (!existsSync(opts.entries[name])) {
+      // A bundle (FASTLOOP_SERVICE_BUNDLES) is missing until the bundles are built.
+      const hint =
+        options.entries?.[name] === undefined && opts.entries[name].endsWith('.js')
+          ? ` (${SERVICE_BUNDLES_ENV}: build the bundles first, \`node deploy/build-bundles.mjs\`)`
+          : '';
       throw new StackStartError(
         'entry_missing',
-        `${name}: entry file ${relative(opts.rootDir, opts.entries[name])} does not exist`,
+        `${name}: entry file ${relative(opts.rootDir, opts.entries[name])} does not exist${hint}`,
         { service: name },
       );
     }

@@ -1,5 +1,5 @@
 import { safetyV1 } from '@fastloop/proto';
-import { ITEM_OPS } from './item-ops';
+import { ITEM_OPS, type ItemOp } from './item-ops';
 import type { OutputModeratorOptions, OutputSink, QueuedOp } from './output-sink';
 
 export type { OutputModeratorOptions, OutputSink } from './output-sink';
@@ -224,7 +224,7 @@ export class OutputModerator implements OutputSink {
         if (op.pos > this.releasable) break;
         if (text !== '') this.target.delta(text);
         text = '';
-        ITEM_OPS[op.item](this.target, op);
+        (ITEM_OPS[op.item] as (sink: OutputSink, op: ItemOp) => void)(this.target, op);
       } else {
         let room = this.releasable - op.pos;
         // Never split a surrogate pair across two deltas.
