@@ -30,7 +30,9 @@ function main(argv: string[]): void {
     case 'which':
       for (const name of readdirSync(args[0]).filter((f) => f.endsWith('.cpuprofile'))) {
         const text = readFileSync(join(args[0], name), 'utf8');
-        out(`${name}  ${/apps\/([a-z-]+)\/src\/main\.ts/.exec(text)?.[1] ?? '?'}`);
+        // tsx runs apps/<service>/src/main.ts; FASTLOOP_SERVICE_BUNDLES=dist runs dist/<service>.js.
+        const service = /apps\/([a-z-]+)\/src\/main\.ts/.exec(text) ?? /\/dist\/([a-z-]+)\.js"/.exec(text);
+        out(`${name}  ${service?.[1] ?? '?'}`);
       }
       return;
     case 'busy':

@@ -45,6 +45,19 @@ describe('SafetyStateCodec', () => {
     expect(codec.decode(codec.encode(content))).toEqual(content);
   });
 
+  it('gives for a state it encoded lately what a full decode gives, frozen, and only to itself', () => {
+    const bytes = codec.encode(content);
+    // Another codec of the same secret and policy has not encoded it: it decodes it in full.
+    const full = new SafetyStateCodec(SECRET, 'policy-a').decode(bytes);
+    const remembered = codec.decode(bytes);
+    expect(remembered).toStrictEqual(full);
+    expect(Object.isFrozen(remembered.streams.input?.items)).toBe(true);
+    expect(() => (remembered.streams.input?.items as [number, number][]).push([9, 9])).toThrow(TypeError);
+    // The same bytes under another secret or policy are refused, remembered here or not.
+    expectInvalid(bytes, 'bad MAC', new SafetyStateCodec('another-secret-value', 'policy-a'));
+    expectInvalid(bytes, 'different rule set', new SafetyStateCodec(SECRET, 'policy-b'));
+  });
+
   it('encodes deterministically, starts with its version and never shows the text it carries', () => {
     const a = codec.encode(content);
     expect(a.equals(codec.encode(content))).toBe(true);

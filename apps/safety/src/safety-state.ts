@@ -48,6 +48,16 @@ export const STATE_VERSION = 'v2';
 export const MAX_STATE_BYTES = 48 * 1024;
 
 const UINT32_MAX = 0xffff_ffff;
+
+/**
+ * States this process encoded lately, by codec and bytes, as decoding those bytes gives them: the
+ * edge sends each state back on its next call (an answer's to the output's moderation session, the
+ * output's to the next turn's Classify), and decoding (AES, HMAC, JSON, shape checks) was ~10% of
+ * an agent turn's input call. One bound for the process, as codecs come per policy.
+ */
+const recentStates = new Map<string, SafetyStateContent>();
+const RECENT_STATES = 2048;
+let codecs = 0;
 const EMPTY_STREAM: StreamState = Object.freeze({ len: 0, tail: '', items: [], score: 0, crossed: false });
 
 /**
@@ -64,6 +74,8 @@ export class SafetyStateCodec {
   // anew (~100 µs each on Node 24, four per output batch); a KeyObject is imported once.
   private readonly macKey: KeyObject;
   private readonly encKey: KeyObject;
+  /** Keys this codec's entries in {@link recentStates}: another secret or policy never reads them. */
+  private readonly memoPrefix = `${codecs++}.`;
 
   /**
    * @param secret `SAFETY_STATE_SECRET`; states made with another key are refused.
@@ -91,17 +103,35 @@ export class SafetyStateCodec {
       if (st && st.len > 0) s[name] = [st.len, st.tail, st.items, st.score, st.crossed ? 1 : 0];
     }
     const b = content.block;
-    const json = JSON.stringify({
+    const payload = {
       r: this.policyHash,
       n: content.itemsSeen,
       s,
       b: b ? [b.ruleId, b.itemIndex, b.start, b.ruleIndex, b.endItemIndex, b.end, b.score] : null,
       ...(content.guard ? { g: [content.guard.key, content.guard.prefixLen] } : {}),
-    });
-    const plain = Buffer.from(json, 'utf8');
+    };
+    const plain = Buffer.from(JSON.stringify(payload), 'utf8');
     const tag = this.tag(plain);
     const cipher = createCipheriv('aes-256-ctr', this.encKey, tag.subarray(0, 16)).update(plain);
-    return Buffer.from(`${STATE_VERSION}.${cipher.toString('base64url')}.${tag.toString('base64url')}`, 'ascii');
+    const text = `${STATE_VERSION}.${cipher.toString('base64url')}.${tag.toString('base64url')}`;
+    this.remember(text, payload);
+    return Buffer.from(text, 'ascii');
+  }
+
+  /**
+   * Remembers what decoding `text` will give: the payload read by the very checks a decode makes
+   * (a payload they refuse is not remembered, so its decode refuses it), frozen, as a decode's
+   * result is never changed. The payload is JSON data, so reading it is reading its JSON.
+   */
+  private remember(text: string, payload: object): void {
+    let content: SafetyStateContent;
+    try {
+      content = frozen(this.readObject(payload));
+    } catch {
+      return;
+    }
+    if (recentStates.size >= RECENT_STATES) recentStates.delete(recentStates.keys().next().value as string);
+    recentStates.set(this.memoPrefix + text, content);
   }
 
   /**
@@ -111,7 +141,10 @@ export class SafetyStateCodec {
   decode(bytes: Uint8Array): SafetyStateContent {
     if (bytes.length === 0) return SafetyStateCodec.EMPTY;
     if (bytes.length > MAX_STATE_BYTES) throw invalidSafetyState('too large');
-    const parts = Buffer.from(bytes).toString('latin1').split('.');
+    const text = Buffer.from(bytes).toString('latin1');
+    const known = recentStates.get(this.memoPrefix + text);
+    if (known !== undefined) return known;
+    const parts = text.split('.');
     if (parts.length !== 3) throw invalidSafetyState('malformed');
     const [version, body, tagText] = parts;
     if (version !== STATE_VERSION) throw invalidSafetyState('unknown version');
@@ -125,12 +158,17 @@ export class SafetyStateCodec {
   }
 
   private readPayload(plain: Buffer): SafetyStateContent {
-    let d: { r?: unknown; n?: unknown; s?: unknown; b?: unknown; g?: unknown };
+    let parsed: unknown;
     try {
-      d = JSON.parse(plain.toString('utf8')) as typeof d;
+      parsed = JSON.parse(plain.toString('utf8'));
     } catch (cause) {
       throw invalidSafetyState('malformed payload', cause);
     }
+    return this.readObject(parsed);
+  }
+
+  private readObject(parsed: unknown): SafetyStateContent {
+    const d = parsed as { r?: unknown; n?: unknown; s?: unknown; b?: unknown; g?: unknown };
     // The MAC proves we wrote it; shapes are checked anyway so a bug can never become a verdict.
     if (typeof d !== 'object' || d === null) throw invalidSafetyState('malformed payload');
     if (d.r !== this.policyHash) throw invalidSafetyState('made under a different rule set or policy');
@@ -150,6 +188,19 @@ export class SafetyStateCodec {
   private tag(plain: Buffer): Buffer {
     return createHmac('sha256', this.macKey).update(`${STATE_VERSION}.`).update(plain).digest();
   }
+}
+
+/** `content` and everything in it frozen: one object may now be the result of several decodes. */
+function frozen(content: SafetyStateContent): SafetyStateContent {
+  for (const st of Object.values(content.streams)) {
+    for (const pair of st.items) Object.freeze(pair);
+    Object.freeze(st.items);
+    Object.freeze(st);
+  }
+  Object.freeze(content.streams);
+  if (content.block) Object.freeze(content.block);
+  if (content.guard) Object.freeze(content.guard);
+  return Object.freeze(content);
 }
 
 function readStream(v: unknown): StreamState {

@@ -42,13 +42,19 @@ export function eventJson(event: object): string {
   }
   if (splices.length === 0) return JSON.stringify(event);
   // Overriding keys that exist keeps their places, so the text is the same but for the splices.
-  let text = JSON.stringify({ ...event, response: { ...response, ...stand } });
-  for (const [mark, json] of splices) {
-    const quoted = QUOTED[mark];
-    const at = text.indexOf(quoted);
-    text = text.slice(0, at) + json + text.slice(at + quoted.length);
+  const text = JSON.stringify({ ...event, response: { ...response, ...stand } });
+  // The marks are found in the flat text and it is cut once: searching a text already spliced
+  // flattened it, a copy of all of it (~20 KB with the agent loop's tools and instructions).
+  const cuts = splices
+    .map(([mark, json]) => ({ at: text.indexOf(QUOTED[mark]), length: QUOTED[mark].length, json }))
+    .sort((x, y) => x.at - y.at);
+  let out = '';
+  let from = 0;
+  for (const cut of cuts) {
+    out += text.slice(from, cut.at) + cut.json;
+    from = cut.at + cut.length;
   }
-  return text;
+  return out + text.slice(from);
 }
 
 function madeOf(tools: object): { tools: string; instructions?: { text: string; json: string } } {

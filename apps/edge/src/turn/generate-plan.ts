@@ -50,12 +50,14 @@ export function planGenerate(
       prefixLength = Math.min(start + k, promptLength - 1);
     }
   }
-  const tokens: number[] = [];
+  // Sized once: an array grown by push copied itself ~log2(n) times (a tool output is ~1,000+ tokens).
+  const tokens = new Array<number>(promptLength - prefixLength);
+  let k = 0;
   if (prefixLength < r) {
     const rest = rendered.tokens.slice(prefixLength);
-    for (let i = 0; i < rest.length; i++) tokens.push(rest[i]);
+    for (let i = 0; i < rest.length; i++) tokens[k++] = rest[i];
   }
-  for (let i = Math.max(0, prefixLength - r); i < generationPrompt.length; i++) tokens.push(generationPrompt[i]);
+  for (let i = Math.max(0, prefixLength - r); i < generationPrompt.length; i++) tokens[k++] = generationPrompt[i];
   return { sessionKey: responseId, parentSessionKey, prefixLength, tokens, promptLength };
 }
 

@@ -180,20 +180,19 @@ export function appendEntries(
   limits: RenderLimits = {},
 ): RenderedConversation {
   if (newEntries.length === 0) return base;
-  const added: number[] = [];
   const ends: number[] = [];
-  let offset = base.tokens.length;
+  // Each entry's tokens go straight onto the log (in place past the first: the new view is its
+  // tip), not through an array of all of them first: one copy of a tool output's tokens fewer.
+  let tokens = base.tokens;
   for (const entry of newEntries) {
-    const t = profile.renderEntry(entry, remaining(limits, offset));
-    for (let i = 0; i < t.length; i++) added.push(t[i]);
-    offset += t.length;
-    ends.push(offset);
+    tokens = tokens.append(profile.renderEntry(entry, remaining(limits, tokens.length)));
+    ends.push(tokens.length);
   }
   return {
     header: base.header,
     headerKey: base.headerKey,
     headerLength: base.headerLength,
-    tokens: base.tokens.append(added),
+    tokens,
     entryEnds: base.entryEnds.append(ends),
   };
 }
