@@ -6,6 +6,7 @@ import {
   createLogger,
   createMetricsRegistry,
   DomainError,
+  MuxClient,
   startGrpcServer,
   type GrpcServer,
   type Registry,
@@ -149,6 +150,23 @@ describe('RouterService over gRPC', () => {
     );
     expect(text).toMatch(/router_route_errors_total\{code="model_not_found",service="router-test"\} 1/);
     expect(text).toContain('router_route_duration_seconds_bucket');
+  });
+
+  it('answers on RouteStream as on Route: the same placement, refusals with the same code and status', async () => {
+    const mux = new MuxClient(() => client.routeStream(), { streams: 2 });
+    try {
+      const request = { model: 'gpt-oss-sim', tenant: 't1', affinityKey: 'conv-mux', excludeWorkerIds: [] };
+      const plain = await route('gpt-oss-sim', 'conv-mux');
+      for (let i = 0; i < 4; i++) expect(await mux.unary(request, { deadlineMs: 5_000 })).toEqual(plain);
+      const err = await mux
+        .unary({ ...request, model: 'gpt-9' }, { deadlineMs: 5_000 })
+        .catch((e: unknown) => e as DomainError);
+      expect(err).toBeInstanceOf(DomainError);
+      expect(err).toMatchObject({ code: 'model_not_found', grpcStatus: GrpcStatus.NOT_FOUND, retryable: false });
+      expect(mux.unsupported).toBe(false);
+    } finally {
+      mux.close();
+    }
   });
 
   it('answers UNAVAILABLE no_worker_available, retryable, when every worker is down', async () => {

@@ -9,6 +9,7 @@ import {
   fromGrpcError,
   MUX_BULK_MESSAGE_BYTES,
   MuxClient,
+  type MuxCallSettings,
 } from '@fastloop/service-kit';
 import type { ModerationMux } from './moderation-session';
 
@@ -43,6 +44,7 @@ export class BackendClients {
   private readonly router: routerV1.RouterServiceClient;
   private readonly workers = new Map<string, inferenceV1.InferenceServiceClient>();
   private readonly safetyMux?: MuxClient<safetyV1.ClassifyRequest, safetyV1.ClassifyResponse>;
+  private readonly routerMux?: MuxClient<routerV1.RouteRequest, routerV1.RouteResponse>;
   /** ModerateStream sessions (clients/moderation-session.ts), when the multiplexed streams are on. */
   readonly moderationMux?: ModerationMux;
   private readonly workerMuxes = new Map<string, WorkerMux>();
@@ -51,10 +53,13 @@ export class BackendClients {
   constructor(private readonly options: BackendClientOptions) {
     const safety = createGrpcClient(safetyV1.SafetyServiceClient, options.safetyAddress, {}, options.internalToken);
     this.safety = safety;
-    this.router = createGrpcClient(routerV1.RouterServiceClient, options.routerAddress, {}, options.internalToken);
+    const router = createGrpcClient(routerV1.RouterServiceClient, options.routerAddress, {}, options.internalToken);
+    this.router = router;
     const streams = { streams: options.safetyStreams ?? 4 };
     if (options.mux) this.safetyMux = new MuxClient(() => safety.classifyStream(), streams);
     if (options.mux) this.moderationMux = new MuxClient(() => safety.moderateStream(), streams);
+    // Routing is a small, quick call: a couple of streams reach every router replica soon enough.
+    if (options.mux) this.routerMux = new MuxClient(() => router.routeStream(), { streams: 2 });
   }
 
   /**
@@ -91,7 +96,19 @@ export class BackendClients {
   /** Route, retried like {@link classify} (a router replica draining or gone; routing is read-only). */
   route(request: routerV1.RouteRequest, signal?: AbortSignal, deadlineMs?: number): Promise<routerV1.RouteResponse> {
     const settings = { deadlineMs: deadlineMs ?? this.options.routerTimeoutMs, signal };
-    return retriedWhileUnavailable(() => callUnary(this.router.route, this.router, request, settings), signal);
+    return retriedWhileUnavailable(() => this.routeOnce(request, settings), signal);
+  }
+
+  private async routeOnce(request: routerV1.RouteRequest, settings: MuxCallSettings): Promise<routerV1.RouteResponse> {
+    const mux = this.routerMux;
+    if (mux && !mux.unsupported) {
+      try {
+        return await mux.unary(request, settings);
+      } catch (err) {
+        if (!mux.unsupported) throw err; // a router from before RouteStream: plain calls
+      }
+    }
+    return callUnary(this.router.route, this.router, request, settings);
   }
 
   listModels(): Promise<routerV1.ListModelsResponse> {
@@ -211,6 +228,7 @@ export class BackendClients {
     this.closed = true;
     this.safetyMux?.close();
     this.moderationMux?.close();
+    this.routerMux?.close();
     for (const m of this.workerMuxes.values()) m.close();
     this.workerMuxes.clear();
     this.safety.close();

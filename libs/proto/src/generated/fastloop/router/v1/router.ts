@@ -11,14 +11,17 @@ import {
   type CallOptions,
   type ChannelCredentials,
   Client,
+  type ClientDuplexStream,
   type ClientOptions,
   type ClientUnaryCall,
+  type handleBidiStreamingCall,
   type handleUnaryCall,
   makeGenericClientConstructor,
   type Metadata,
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { CallError, Cancel, End } from "../../mux/v1/mux";
 
 export const protobufPackage = "fastloop.router.v1";
 
@@ -129,6 +132,19 @@ export interface ModelPricing {
 
 export interface ListModelsResponse {
   models: ModelInfo[];
+}
+
+export interface RouteStreamRequest {
+  callId: number;
+  op?: { $case: "start"; value: RouteRequest } | { $case: "cancel"; value: Cancel } | undefined;
+}
+
+export interface RouteStreamResponse {
+  callId: number;
+  event?: { $case: "message"; value: RouteResponse } | { $case: "end"; value: End } | {
+    $case: "error";
+    value: CallError;
+  } | undefined;
 }
 
 function createBaseRouteRequest(): RouteRequest {
@@ -1048,6 +1064,269 @@ export const ListModelsResponse: MessageFns<ListModelsResponse> = {
   },
 };
 
+function createBaseRouteStreamRequest(): RouteStreamRequest {
+  return { callId: 0, op: undefined };
+}
+
+export const RouteStreamRequest: MessageFns<RouteStreamRequest> = {
+  encode(message: RouteStreamRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.callId !== 0) {
+      writer.uint32(8).uint32(message.callId);
+    }
+    switch (message.op?.$case) {
+      case "start":
+        RouteRequest.encode(message.op.value, writer.uint32(18).fork()).join();
+        break;
+      case "cancel":
+        Cancel.encode(message.op.value, writer.uint32(26).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RouteStreamRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRouteStreamRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.callId = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.op = { $case: "start", value: RouteRequest.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.op = { $case: "cancel", value: Cancel.decode(reader, reader.uint32()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RouteStreamRequest {
+    return {
+      callId: isSet(object.callId)
+        ? globalThis.Number(object.callId)
+        : isSet(object.call_id)
+        ? globalThis.Number(object.call_id)
+        : 0,
+      op: isSet(object.start)
+        ? { $case: "start", value: RouteRequest.fromJSON(object.start) }
+        : isSet(object.cancel)
+        ? { $case: "cancel", value: Cancel.fromJSON(object.cancel) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: RouteStreamRequest): unknown {
+    const obj: any = {};
+    if (message.callId !== 0) {
+      obj.callId = Math.round(message.callId);
+    }
+    if (message.op?.$case === "start") {
+      obj.start = RouteRequest.toJSON(message.op.value);
+    } else if (message.op?.$case === "cancel") {
+      obj.cancel = Cancel.toJSON(message.op.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RouteStreamRequest>, I>>(base?: I): RouteStreamRequest {
+    return RouteStreamRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RouteStreamRequest>, I>>(object: I): RouteStreamRequest {
+    const message = createBaseRouteStreamRequest();
+    message.callId = object.callId ?? 0;
+    switch (object.op?.$case) {
+      case "start": {
+        if (object.op?.value !== undefined && object.op?.value !== null) {
+          message.op = { $case: "start", value: RouteRequest.fromPartial(object.op.value) };
+        }
+        break;
+      }
+      case "cancel": {
+        if (object.op?.value !== undefined && object.op?.value !== null) {
+          message.op = { $case: "cancel", value: Cancel.fromPartial(object.op.value) };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseRouteStreamResponse(): RouteStreamResponse {
+  return { callId: 0, event: undefined };
+}
+
+export const RouteStreamResponse: MessageFns<RouteStreamResponse> = {
+  encode(message: RouteStreamResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.callId !== 0) {
+      writer.uint32(8).uint32(message.callId);
+    }
+    switch (message.event?.$case) {
+      case "message":
+        RouteResponse.encode(message.event.value, writer.uint32(18).fork()).join();
+        break;
+      case "end":
+        End.encode(message.event.value, writer.uint32(26).fork()).join();
+        break;
+      case "error":
+        CallError.encode(message.event.value, writer.uint32(34).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RouteStreamResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRouteStreamResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.callId = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.event = { $case: "message", value: RouteResponse.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.event = { $case: "end", value: End.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.event = { $case: "error", value: CallError.decode(reader, reader.uint32()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RouteStreamResponse {
+    return {
+      callId: isSet(object.callId)
+        ? globalThis.Number(object.callId)
+        : isSet(object.call_id)
+        ? globalThis.Number(object.call_id)
+        : 0,
+      event: isSet(object.message)
+        ? { $case: "message", value: RouteResponse.fromJSON(object.message) }
+        : isSet(object.end)
+        ? { $case: "end", value: End.fromJSON(object.end) }
+        : isSet(object.error)
+        ? { $case: "error", value: CallError.fromJSON(object.error) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: RouteStreamResponse): unknown {
+    const obj: any = {};
+    if (message.callId !== 0) {
+      obj.callId = Math.round(message.callId);
+    }
+    if (message.event?.$case === "message") {
+      obj.message = RouteResponse.toJSON(message.event.value);
+    } else if (message.event?.$case === "end") {
+      obj.end = End.toJSON(message.event.value);
+    } else if (message.event?.$case === "error") {
+      obj.error = CallError.toJSON(message.event.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RouteStreamResponse>, I>>(base?: I): RouteStreamResponse {
+    return RouteStreamResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RouteStreamResponse>, I>>(object: I): RouteStreamResponse {
+    const message = createBaseRouteStreamResponse();
+    message.callId = object.callId ?? 0;
+    switch (object.event?.$case) {
+      case "message": {
+        if (object.event?.value !== undefined && object.event?.value !== null) {
+          message.event = { $case: "message", value: RouteResponse.fromPartial(object.event.value) };
+        }
+        break;
+      }
+      case "end": {
+        if (object.event?.value !== undefined && object.event?.value !== null) {
+          message.event = { $case: "end", value: End.fromPartial(object.event.value) };
+        }
+        break;
+      }
+      case "error": {
+        if (object.event?.value !== undefined && object.event?.value !== null) {
+          message.event = { $case: "error", value: CallError.fromPartial(object.event.value) };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
 /** Picks a model profile and an inference worker for a request. Never sees prompts. */
 export type RouterServiceService = typeof RouterServiceService;
 export const RouterServiceService = {
@@ -1059,6 +1338,21 @@ export const RouterServiceService = {
     requestDeserialize: (value: Buffer): RouteRequest => RouteRequest.decode(value),
     responseSerialize: (value: RouteResponse): Buffer => encodeMessage(RouteResponse, value),
     responseDeserialize: (value: Buffer): RouteResponse => RouteResponse.decode(value),
+  },
+  /**
+   * Route calls multiplexed on one long-lived stream (the edge keeps a few): each `start` is a
+   * RouteRequest, answered by one `message` or an `error` with its call id; `cancel` drops it. An
+   * agent's continuation asks again whenever its placement's reuse_ms has passed (nearly every
+   * turn): a message each way instead of an HTTP/2 stream with headers and trailers.
+   */
+  routeStream: {
+    path: "/fastloop.router.v1.RouterService/RouteStream" as const,
+    requestStream: true as const,
+    responseStream: true as const,
+    requestSerialize: (value: RouteStreamRequest): Buffer => encodeMessage(RouteStreamRequest, value),
+    requestDeserialize: (value: Buffer): RouteStreamRequest => RouteStreamRequest.decode(value),
+    responseSerialize: (value: RouteStreamResponse): Buffer => encodeMessage(RouteStreamResponse, value),
+    responseDeserialize: (value: Buffer): RouteStreamResponse => RouteStreamResponse.decode(value),
   },
   listModels: {
     path: "/fastloop.router.v1.RouterService/ListModels" as const,
@@ -1073,6 +1367,13 @@ export const RouterServiceService = {
 
 export interface RouterServiceServer extends UntypedServiceImplementation {
   route: handleUnaryCall<RouteRequest, RouteResponse>;
+  /**
+   * Route calls multiplexed on one long-lived stream (the edge keeps a few): each `start` is a
+   * RouteRequest, answered by one `message` or an `error` with its call id; `cancel` drops it. An
+   * agent's continuation asks again whenever its placement's reuse_ms has passed (nearly every
+   * turn): a message each way instead of an HTTP/2 stream with headers and trailers.
+   */
+  routeStream: handleBidiStreamingCall<RouteStreamRequest, RouteStreamResponse>;
   listModels: handleUnaryCall<ListModelsRequest, ListModelsResponse>;
 }
 
@@ -1092,6 +1393,18 @@ export interface RouterServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: RouteResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * Route calls multiplexed on one long-lived stream (the edge keeps a few): each `start` is a
+   * RouteRequest, answered by one `message` or an `error` with its call id; `cancel` drops it. An
+   * agent's continuation asks again whenever its placement's reuse_ms has passed (nearly every
+   * turn): a message each way instead of an HTTP/2 stream with headers and trailers.
+   */
+  routeStream(): ClientDuplexStream<RouteStreamRequest, RouteStreamResponse>;
+  routeStream(options: Partial<CallOptions>): ClientDuplexStream<RouteStreamRequest, RouteStreamResponse>;
+  routeStream(
+    metadata: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientDuplexStream<RouteStreamRequest, RouteStreamResponse>;
   listModels(
     request: ListModelsRequest,
     callback: (error: ServiceError | null, response: ListModelsResponse) => void,
