@@ -1,4 +1,4 @@
-import { instantArgs } from './instant';
+import { instantArgs, plainCallsWanted } from './instant';
 import { renderInstantMarkdown } from './instant-report';
 import { parseOptions } from './options';
 import { buildReport } from './report-json';
@@ -45,6 +45,14 @@ describe('the instant-engine test', () => {
       outputBytes: [1900, 5700],
     });
     expect(o.tps[0]).toBeGreaterThanOrEqual(1e6);
+  });
+
+  it('takes --modes and --plain-calls, and refuses a flag it does not take instead of ignoring it', () => {
+    expect(parseOptions(instantArgs(['--modes', 'ws']), '/repo').modes).toEqual(['ws']);
+    expect(plainCallsWanted([])).toBe(true);
+    expect(plainCallsWanted(['--plain-calls', 'off'])).toBe(false);
+    expect(() => plainCallsWanted(['--plain-calls', 'no'])).toThrow(/on or off/);
+    expect(() => instantArgs(['--turns', '10'])).toThrow(/not --turns/);
   });
 
   it('reports ws time to the first item against the floor + 1 ms target, with the hops and the edge stage by stage', () => {
