@@ -53,6 +53,7 @@ describe('SafetyStateCodec', () => {
     expect(remembered).toStrictEqual(full);
     expect(Object.isFrozen(remembered.streams.input?.items)).toBe(true);
     expect(() => (remembered.streams.input?.items as [number, number][]).push([9, 9])).toThrow(TypeError);
+    expect(Object.isFrozen(content.streams.input?.items)).toBe(false); // the caller's own arrays are left as they are
     // The same bytes under another secret or policy are refused, remembered here or not.
     expectInvalid(bytes, 'bad MAC', new SafetyStateCodec('another-secret-value', 'policy-a'));
     expectInvalid(bytes, 'different rule set', new SafetyStateCodec(SECRET, 'policy-b'));

@@ -120,13 +120,13 @@ export class SafetyStateCodec {
 
   /**
    * Remembers what decoding `text` will give: the payload read by the very checks a decode makes
-   * (a payload they refuse is not remembered, so its decode refuses it), frozen, as a decode's
-   * result is never changed. The payload is JSON data, so reading it is reading its JSON.
+   * (a payload they refuse is not remembered, so its decode refuses it), as a frozen copy. The
+   * payload is JSON data, so reading it is reading its JSON.
    */
   private remember(text: string, payload: object): void {
     let content: SafetyStateContent;
     try {
-      content = frozen(this.readObject(payload));
+      content = frozenCopy(this.readObject(payload));
     } catch {
       return;
     }
@@ -190,17 +190,26 @@ export class SafetyStateCodec {
   }
 }
 
-/** `content` and everything in it frozen: one object may now be the result of several decodes. */
-function frozen(content: SafetyStateContent): SafetyStateContent {
-  for (const st of Object.values(content.streams)) {
-    for (const pair of st.items) Object.freeze(pair);
-    Object.freeze(st.items);
-    Object.freeze(st);
+/**
+ * A frozen copy of `content`: one object may now be the result of several decodes, and the item
+ * positions it read are the encoding caller's own arrays (a few pairs per stream), left as they are.
+ */
+function frozenCopy(content: SafetyStateContent): SafetyStateContent {
+  const streams: Partial<Record<StreamName, StreamState>> = {};
+  for (const name of STREAMS) {
+    const st = content.streams[name];
+    if (st)
+      streams[name] = Object.freeze({
+        ...st,
+        items: Object.freeze(st.items.map((p) => Object.freeze([p[0], p[1]] as const))),
+      });
   }
-  Object.freeze(content.streams);
-  if (content.block) Object.freeze(content.block);
-  if (content.guard) Object.freeze(content.guard);
-  return Object.freeze(content);
+  return Object.freeze({
+    ...content,
+    streams: Object.freeze(streams),
+    block: content.block && Object.freeze({ ...content.block }),
+    ...(content.guard ? { guard: Object.freeze({ ...content.guard }) } : {}),
+  });
 }
 
 function readStream(v: unknown): StreamState {
