@@ -1,5 +1,5 @@
 import { status as GrpcStatus, type UntypedServiceImplementation } from '@grpc/grpc-js';
-import { inferenceV1, safetyV1 } from '@fastloop/proto';
+import { inferenceV1, routerV1, safetyV1 } from '@fastloop/proto';
 import {
   createLogger,
   DomainError,
@@ -19,7 +19,7 @@ type GenCall = StreamingCall<inferenceV1.GenerateRequest, inferenceV1.GenerateRe
 /** Per cancelled `hold` call (one chunk, then it waits): whether its caller let the worker keep the session. */
 const kept: boolean[] = [];
 
-/** Safety and a worker on one real gRPC server, with or without the multiplexed stream methods. */
+/** Safety, a router and a worker on one real gRPC server, with or without the multiplexed stream methods. */
 async function startPeers(
   withStreams: boolean,
 ): Promise<{ server: GrpcServer; calls: { plain: number; muxed: number } }> {
@@ -73,6 +73,16 @@ async function startPeers(
         }
       : {}),
   };
+  const route = async (req: routerV1.RouteRequest) => routerV1.RouteResponse.fromPartial({ model: req.model });
+  const router: Partial<routerV1.RouterServiceServer> = {
+    route: (call, cb) => {
+      calls.plain++;
+      void route(call.request).then((r) => cb(null, r));
+    },
+    ...(withStreams
+      ? { routeStream: (stream) => mux.serveUnary(stream, (r: routerV1.RouteRequest) => (calls.muxed++, route(r))) }
+      : {}),
+  };
   const server = await startGrpcServer({
     port: 0,
     logger: silent,
@@ -82,6 +92,11 @@ async function startPeers(
         definition: safetyV1.SafetyServiceService,
         implementation: safety as UntypedServiceImplementation,
         drain: () => mux.drain(),
+      },
+      {
+        name: 'fastloop.router.v1.RouterService',
+        definition: routerV1.RouterServiceService,
+        implementation: router as UntypedServiceImplementation,
       },
       {
         name: 'fastloop.inference.v1.InferenceService',
@@ -96,6 +111,7 @@ async function startPeers(
 async function exercise(backends: BackendClients, address: string): Promise<void> {
   const item = safetyV1.SafetyItem.fromPartial({ text: 'x' });
   expect((await backends.classify(safetyV1.ClassifyRequest.fromPartial({ items: [item, item] }))).itemsSeen).toBe(2);
+  expect((await backends.route(routerV1.RouteRequest.fromPartial({ model: 'm-1' }))).model).toBe('m-1');
   const tokens: number[] = [];
   for await (const r of backends.generate(
     address,
@@ -122,13 +138,13 @@ describe('BackendClients', () => {
     mux: true,
   });
 
-  it('runs Classify and Generate on the multiplexed streams when the peers have them', async () => {
+  it('runs Classify, Route and Generate on the multiplexed streams when the peers have them', async () => {
     const { server, calls } = await startPeers(true);
     const address = `127.0.0.1:${server.port}`;
     const backends = new BackendClients(options(address));
     try {
       await exercise(backends, address);
-      expect(calls).toEqual({ plain: 0, muxed: 3 });
+      expect(calls).toEqual({ plain: 0, muxed: 4 });
     } finally {
       backends.close();
       await server.close(1000);
@@ -142,7 +158,7 @@ describe('BackendClients', () => {
     try {
       await exercise(backends, address);
       await exercise(backends, address);
-      expect(calls).toEqual({ plain: 6, muxed: 0 });
+      expect(calls).toEqual({ plain: 8, muxed: 0 });
     } finally {
       backends.close();
       await server.close(1000);

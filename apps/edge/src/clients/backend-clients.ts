@@ -9,7 +9,7 @@ import {
   fromGrpcError,
   MUX_BULK_MESSAGE_BYTES,
   MuxClient,
-  type MuxCallSettings,
+  UnaryCalls,
 } from '@fastloop/service-kit';
 import type { ModerationMux } from './moderation-session';
 
@@ -45,6 +45,8 @@ export class BackendClients {
   private readonly workers = new Map<string, inferenceV1.InferenceServiceClient>();
   private readonly safetyMux?: MuxClient<safetyV1.ClassifyRequest, safetyV1.ClassifyResponse>;
   private readonly routerMux?: MuxClient<routerV1.RouteRequest, routerV1.RouteResponse>;
+  private readonly classifyCalls: UnaryCalls<safetyV1.ClassifyRequest, safetyV1.ClassifyResponse>;
+  private readonly routeCalls: UnaryCalls<routerV1.RouteRequest, routerV1.RouteResponse>;
   /** ModerateStream sessions (clients/moderation-session.ts), when the multiplexed streams are on. */
   readonly moderationMux?: ModerationMux;
   private readonly workerMuxes = new Map<string, WorkerMux>();
@@ -60,32 +62,18 @@ export class BackendClients {
     if (options.mux) this.moderationMux = new MuxClient(() => safety.moderateStream(), streams);
     // Routing is a small, quick call: a couple of streams reach every router replica soon enough.
     if (options.mux) this.routerMux = new MuxClient(() => router.routeStream(), { streams: 2 });
+    this.classifyCalls = new UnaryCalls(this.safetyMux, safety.classify, safety);
+    this.routeCalls = new UnaryCalls(this.routerMux, router.route, router);
   }
 
   /**
    * Classify, retried when an attempt fails in a way another replica may not (a safety pod draining or gone:
-   * `unavailable`; see retriedWhileUnavailable). Classify is a pure function of its request, so a second attempt
+   * `unavailable`; see UnaryCalls). Classify is a pure function of its request, so a second attempt
    * is safe; the channel's round robin (and the draining pod's GOAWAY) sends it elsewhere.
    */
   classify(request: safetyV1.ClassifyRequest, signal?: AbortSignal): Promise<safetyV1.ClassifyResponse> {
-    return retriedWhileUnavailable(() => this.classifyOnce(request, signal), signal);
-  }
-
-  private async classifyOnce(
-    request: safetyV1.ClassifyRequest,
-    signal?: AbortSignal,
-  ): Promise<safetyV1.ClassifyResponse> {
     const settings = { deadlineMs: this.options.safetyTimeoutMs, signal };
-    const mux = this.safetyMux;
-    // A bulk request takes its own HTTP/2 stream, so other tenants' calls never queue behind its bytes.
-    if (mux && !mux.unsupported && classifyBytes(request) <= MUX_BULK_MESSAGE_BYTES) {
-      try {
-        return await mux.unary(request, settings);
-      } catch (err) {
-        if (!mux.unsupported) throw err; // a safety service from before ClassifyStream: plain calls
-      }
-    }
-    return callUnary(this.safety.classify, this.safety, request, settings);
+    return this.classifyCalls.call(request, settings, classifyBytes(request) > MUX_BULK_MESSAGE_BYTES);
   }
 
   /** The deadline of a Classify call, and of each answer of a moderation session. */
@@ -96,19 +84,7 @@ export class BackendClients {
   /** Route, retried like {@link classify} (a router replica draining or gone; routing is read-only). */
   route(request: routerV1.RouteRequest, signal?: AbortSignal, deadlineMs?: number): Promise<routerV1.RouteResponse> {
     const settings = { deadlineMs: deadlineMs ?? this.options.routerTimeoutMs, signal };
-    return retriedWhileUnavailable(() => this.routeOnce(request, settings), signal);
-  }
-
-  private async routeOnce(request: routerV1.RouteRequest, settings: MuxCallSettings): Promise<routerV1.RouteResponse> {
-    const mux = this.routerMux;
-    if (mux && !mux.unsupported) {
-      try {
-        return await mux.unary(request, settings);
-      } catch (err) {
-        if (!mux.unsupported) throw err; // a router from before RouteStream: plain calls
-      }
-    }
-    return callUnary(this.router.route, this.router, request, settings);
+    return this.routeCalls.call(request, settings);
   }
 
   listModels(): Promise<routerV1.ListModelsResponse> {
@@ -235,26 +211,6 @@ export class BackendClients {
     this.router.close();
     for (const c of this.workers.values()) c.close();
     this.workers.clear();
-  }
-}
-
-/**
- * Runs `call`; when it fails with a retryable transport-level error (`unavailable`: the peer is
- * draining, gone, or refused the connection) and the caller has not given up, runs it again, up to
- * 3 more times, after a short pause that grows (20, 40, 60 ms). A draining pod ends all of its idle
- * multiplexed streams at once: the pause lets those ends arrive, so the retry opens a new stream
- * (which the channel's balancer sends to another replica) rather than meeting the next one that is
- * ending. A deadline is not retried: the time budget is spent.
- */
-async function retriedWhileUnavailable<T>(call: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await call();
-    } catch (err) {
-      if (!(err instanceof DomainError) || err.code !== ErrorCode.unavailable || signal?.aborted || attempt === 3)
-        throw err;
-      await new Promise((r) => setTimeout(r, 20 * (attempt + 1)));
-    }
   }
 }
 
