@@ -2,7 +2,7 @@ import { parseOptions } from './agent-loop/options';
 import { buildReport } from './agent-loop/report-json';
 import type { TurnRecord } from './agent-loop/rollout-runner';
 import { summarizeMode } from './agent-loop/summary';
-import { agentLoopFigures, floorFigures, linkFigures } from './readme-figures';
+import { agentLoopFigures, floorAndLoadFigures, floorFigures, linkFigures } from './readme-figures';
 import { suiteSteps } from './run-all';
 
 function records(
@@ -83,6 +83,27 @@ describe('the transport floor figure', () => {
       "a Generate call as a grpc-js call of its own 0.65 there + 0.42 ms back (1.07 ms), on the edge's open multiplexed stream 0.20 there + 0.30 ms back (0.50 ms): 0.63 ms before",
     );
     expect(floorFigures(undefined)).toEqual([]);
+  });
+});
+
+describe('the instant-engine figure', () => {
+  it('quotes the rollout interleaved, with a gRPC call each and alone when those ran', () => {
+    const options = parseOptions(['--turns', '12', '--modes', 'ws'], '/repo');
+    const report = (firstOutputMs: number) =>
+      buildReport(options, {
+        summaries: [],
+        ratios: [],
+        targets: [],
+        notes: [],
+        records: records('ws', 'interleaved', 100, 5).map((r) => ({ ...r, firstOutputMs })),
+      });
+    const [, line] = floorAndLoadFigures(report(4), 1.5, undefined, report(6), report(9));
+    expect(line).toContain('WebSocket time to the first output item 4.00 ms at turns 1–5, 4.00 ms at turns 8–12');
+    expect(line).toContain('instead of the multiplexed streams, 6.00 ms at turns 8–12; one agent alone');
+    expect(line).toMatch(
+      /one agent alone \(the WebSocket rollout with nothing else running\), 9.00 ms at turns 8–12\.$/,
+    );
+    expect(floorAndLoadFigures(report(4), 1.5, undefined)[1]).toMatch(/measured in the same run\.$/);
   });
 });
 

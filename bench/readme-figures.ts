@@ -101,6 +101,7 @@ export function floorAndLoadFigures(
   floorMs: number | undefined,
   load: LoadReport | undefined,
   plainCalls?: BenchReport,
+  alone?: BenchReport,
 ): string[] {
   const lines: string[] = [];
   if (instant) {
@@ -109,13 +110,17 @@ export function floorAndLoadFigures(
     const first = windowMedian(ws, 1, 5, (r) => r.firstOutputMs);
     const last = windowMedian(ws, n - 4, n, (r) => r.firstOutputMs);
     const plainLast = plainCalls ? windowMedian(plainCalls.records, n - 4, n, (r) => r.firstOutputMs) : undefined;
+    const aloneLast = alone ? windowMedian(alone.records, n - 4, n, (r) => r.firstOutputMs) : undefined;
     lines.push(
       '',
       `- **Instant engine** ([bench/results/instant-engine.md](bench/results/instant-engine.md)): WebSocket time to the first output item ${fmt(first)} ms at turns 1–5, ` +
         `${fmt(last)} ms at turns ${n - 4}–${n} (${fmt(last / first)}×), against a transport floor of ${fmt(floorMs ?? NaN)} ms measured in the same run` +
         (plainLast === undefined
+          ? ''
+          : `; with a gRPC call per Classify and Generate instead of the multiplexed streams, ${fmt(plainLast)} ms at turns ${n - 4}–${n}`) +
+        (aloneLast === undefined
           ? '.'
-          : `; with a gRPC call per Classify and Generate instead of the multiplexed streams, ${fmt(plainLast)} ms at turns ${n - 4}–${n}.`),
+          : `; one agent alone (the WebSocket rollout with nothing else running), ${fmt(aloneLast)} ms at turns ${n - 4}–${n}.`),
     );
   }
   if (load) {
@@ -183,6 +188,7 @@ function main(): void {
       floor && floor.wsSum + (floor.muxSum ?? floor.grpcSum),
       read<LoadReport>(join(results, 'load.json')),
       read<BenchReport>(join(results, 'instant-engine-plain-calls.json')),
+      read<BenchReport>(join(results, 'instant-engine-alone.json')),
     ),
     ...floorFigures(read<FloorReport>(join(results, 'transport-floor.json'))),
     ...firstTextFigures(read<FirstTextReport>(join(results, 'first-text.json'))),

@@ -1,4 +1,4 @@
-import { instantArgs, plainCallsWanted } from './instant';
+import { instantArgs, runWanted } from './instant';
 import { renderInstantMarkdown } from './instant-report';
 import { parseOptions } from './options';
 import { buildReport } from './report-json';
@@ -47,11 +47,13 @@ describe('the instant-engine test', () => {
     expect(o.tps[0]).toBeGreaterThanOrEqual(1e6);
   });
 
-  it('takes --modes and --plain-calls, and refuses a flag it does not take instead of ignoring it', () => {
+  it('takes --modes, --plain-calls and --alone, and refuses a flag it does not take instead of ignoring it', () => {
     expect(parseOptions(instantArgs(['--modes', 'ws']), '/repo').modes).toEqual(['ws']);
-    expect(plainCallsWanted([])).toBe(true);
-    expect(plainCallsWanted(['--plain-calls', 'off'])).toBe(false);
-    expect(() => plainCallsWanted(['--plain-calls', 'no'])).toThrow(/on or off/);
+    expect(runWanted([], 'plain-calls')).toBe(true);
+    expect(runWanted(['--plain-calls', 'off'], 'plain-calls')).toBe(false);
+    expect(runWanted(['--plain-calls', 'off'], 'alone')).toBe(true);
+    expect(runWanted(['--alone', 'off'], 'alone')).toBe(false);
+    expect(() => runWanted(['--plain-calls', 'no'], 'plain-calls')).toThrow(/on or off/);
     expect(() => instantArgs(['--turns', '10'])).toThrow(/not --turns/);
   });
 
@@ -91,5 +93,21 @@ describe('the instant-engine test', () => {
     );
     expect(md).toContain('| client: send → first output item | 4.00 → 4.00 | 5.50 → 5.50 |');
     expect(md).toContain('multiplexed streams 4.00 ms vs 5.50 ms at turns 46–50 (the default)');
+  });
+
+  it('puts the WebSocket rollout alone beside it interleaved, with the ratio at the last turns', () => {
+    const options = parseOptions(instantArgs([]), '/repo');
+    const records = Array.from({ length: 50 }, (_, i) => turn('ws', i + 1, 4));
+    const alone = Array.from({ length: 50 }, (_, i) => turn('ws', i + 1, i < 45 ? 9 : 10));
+    const floor = { generatedAt: 'x', rows: [], wsSum: 0.5, grpcSum: 2.5, muxSum: 1 };
+    const report = buildReport(options, { summaries: [], ratios: [], targets: [], notes: [], records });
+    const md = renderInstantMarkdown(report, floor, [], alone);
+    expect(md).toContain('## One agent alone (WebSocket, measured side by side)');
+    expect(md).toContain('| client: send → first output item | 4.00 → 4.00 | 9.00 → 10.0 |');
+    expect(md).toContain(
+      'One agent alone: 10.0 ms to the first output item at turns 46–50, 2.50× the interleaved 4.00 ms.',
+    );
+    expect(md).not.toContain('a gRPC call each |');
+    expect(renderInstantMarkdown(report, floor)).not.toContain('One agent alone');
   });
 });

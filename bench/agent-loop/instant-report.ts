@@ -59,6 +59,7 @@ export function renderInstantMarkdown(
   report: BenchReport,
   floor: TransportFloor,
   plainCalls: readonly TurnRecord[] = [],
+  alone: readonly TurnRecord[] = [],
 ): string {
   const { options } = report;
   const turns = options.turns;
@@ -125,7 +126,7 @@ export function renderInstantMarkdown(
       '',
       '## Multiplexed streams versus a gRPC call each (WebSocket, measured side by side)',
       '',
-      'Each repetition also ran the WebSocket rollout on a fresh stack with `EDGE_GRPC_MUX=false` (Classify and Generate as one grpc-js call each), beside the default run (before it in every other repetition). ' +
+      'Each repetition also ran the WebSocket rollout on a fresh stack with `EDGE_GRPC_MUX=false` (Classify and Generate as one grpc-js call each), beside the default run (which goes first rotating with the repetition). ' +
         'Medians as above (ms; first 5 turns → last 5 turns).',
       '',
       '| part | multiplexed streams (default) | a gRPC call each |',
@@ -140,6 +141,7 @@ export function renderInstantMarkdown(
       `The edge keeps the faster: multiplexed streams ${fmt(wsLast)} ms vs ${fmt(plainLast)} ms at turns ${lastFrom}–${turns} (${wsLast <= plainLast ? 'the default' : '**the default is slower here**'}).`,
     );
   }
+  if (alone.length > 0) lines.push(...aloneSection(ws, alone, lastFrom, turns));
   lines.push(
     '',
     "Each row is its own median, so rows need not add up. The engine here does no work, so the engine row is the worker's own time until it sent the first chunk " +
@@ -147,4 +149,40 @@ export function renderInstantMarkdown(
     '',
   );
   return lines.join('\n');
+}
+
+/** The rows put beside the WebSocket rollout alone: those beside a gRPC call each, and the client's legs. */
+const ALONE_ROWS = new Set([...PLAIN_CALL_ROWS, HOPS[13][0]]);
+
+/**
+ * The WebSocket rollout alone beside the same rollout interleaved with the other modes: what one
+ * agent on an otherwise idle machine waits for, where every process does its part cold.
+ */
+function aloneSection(
+  ws: readonly TurnRecord[],
+  alone: readonly TurnRecord[],
+  lastFrom: number,
+  turns: number,
+): string[] {
+  const cell = (rs: readonly TurnRecord[], value: (r: TurnRecord) => number) =>
+    `${fmt(windowMedian(rs, 1, 5, value))} → ${fmt(windowMedian(rs, lastFrom, turns, value))}`;
+  const lines = [
+    '',
+    '## One agent alone (WebSocket, measured side by side)',
+    '',
+    "Each repetition also ran the WebSocket rollout by itself on a fresh stack, nothing else running, beside the default run, where the other modes' turns " +
+      'come between its turns and keep every process busy. Medians as above (ms; first 5 turns → last 5 turns).',
+    '',
+    '| part | interleaved (default run) | alone |',
+    '|---|---:|---:|',
+  ];
+  for (const [name, value] of HOPS.filter(([n]) => ALONE_ROWS.has(n)))
+    lines.push(`| ${name} | ${cell(ws, value)} | ${cell(alone, value)} |`);
+  const wsLast = windowMedian(ws, lastFrom, turns, (r) => r.firstOutputMs);
+  const aloneLast = windowMedian(alone, lastFrom, turns, (r) => r.firstOutputMs);
+  lines.push(
+    '',
+    `One agent alone: ${fmt(aloneLast)} ms to the first output item at turns ${lastFrom}–${turns}, ${fmt(aloneLast / wsLast)}× the interleaved ${fmt(wsLast)} ms.`,
+  );
+  return lines;
 }

@@ -5,11 +5,12 @@
  * transport floor is measured in the same run (bench/micro/transport-floor.bench.ts) and reported
  * beside it, with the hop-by-hop breakdown.
  *
- *   npx tsx bench/agent-loop/instant.ts [--reps N] [--out DIR] [--modes http-stateless,ws,grpc] [--plain-calls on|off]
- *   (default 3 repetitions, bench/results, all three modes, with the gRPC-call-each run beside)
+ *   npx tsx bench/agent-loop/instant.ts [--reps N] [--out DIR] [--modes http-stateless,ws,grpc] [--plain-calls on|off] [--alone on|off]
+ *   (default 3 repetitions, bench/results, all three modes, with the gRPC-call-each run and the
+ *   WebSocket rollout alone beside)
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseOptions } from './options';
 import { buildReport, renderJson } from './report-json';
@@ -23,7 +24,7 @@ const REPO_ROOT = resolve(__dirname, '..', '..');
 const progress = (line: string) => process.stderr.write(`${line}\n`);
 
 /** The flags the instant-engine test takes; any other is refused, not ignored. */
-const INSTANT_FLAGS = ['reps', 'out', 'modes', 'plain-calls'];
+const INSTANT_FLAGS = ['reps', 'out', 'modes', 'plain-calls', 'alone'];
 
 /** The benchmark options of the instant-engine test (explicit `--reps`/`--out`/`--modes` pass through). */
 export function instantArgs(argv: readonly string[]): string[] {
@@ -45,21 +46,24 @@ export function instantArgs(argv: readonly string[]): string[] {
 }
 
 /**
- * Whether to run the WebSocket rollout with a gRPC call each beside the default (`--plain-calls`,
- * on unless `off`): a hop trace wants only the default's turns.
+ * Whether a run beside the default is wanted (`--plain-calls`: the WebSocket rollout with a gRPC call
+ * each; `--alone`: the WebSocket rollout on a stack of its own, nothing else running): on unless
+ * `off`. A hop trace wants only the default's turns.
  */
-export function plainCallsWanted(argv: readonly string[]): boolean {
-  const at = argv.indexOf('--plain-calls');
+export function runWanted(argv: readonly string[], flag: 'plain-calls' | 'alone'): boolean {
+  const at = argv.indexOf(`--${flag}`);
   if (at < 0) return true;
   const value = argv[at + 1];
-  if (value !== 'on' && value !== 'off') throw new Error(`--plain-calls takes on or off, not ${value}`);
+  if (value !== 'on' && value !== 'off') throw new Error(`--${flag} takes on or off, not ${value}`);
   return value === 'on';
 }
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const options = parseOptions(instantArgs(argv), REPO_ROOT);
-  const withPlainCalls = plainCallsWanted(argv);
+  const withPlainCalls = runWanted(argv, 'plain-calls');
+  // With the WebSocket mode alone in the default run, that run is the alone one already.
+  const withAlone = runWanted(argv, 'alone') && options.modes.some((mode) => mode !== 'ws');
   mkdirSync(options.outDir, { recursive: true });
   progress('instant engine: measuring the transport floor first (same machine, same run)');
   const floorDir = join(options.outDir, 'instant-engine-floor');
@@ -81,51 +85,57 @@ async function main(): Promise<void> {
   const floor = JSON.parse(readFileSync(join(floorDir, 'transport-floor.json'), 'utf8')) as TransportFloor;
   const tps = options.tps[0];
   const corpus = loadCorpus(REPO_ROOT);
-  // Each repetition runs twice, back to back on fresh stacks: the edge's default (Classify and
-  // Generate on multiplexed streams) with every mode, and WebSocket alone with a gRPC call each
-  // (EDGE_GRPC_MUX=false). Which goes first alternates, so machine drift hits both sides alike.
+  // Each repetition runs the edge's default (Classify and Generate on multiplexed streams) with
+  // every mode, interleaved on one stack, and beside it, each on a fresh stack, the WebSocket rollout
+  // with a gRPC call each (EDGE_GRPC_MUX=false) and alone (one agent, nothing else running). Which
+  // goes first rotates with the repetition, so machine drift hits each alike.
   const records: TurnRecord[] = [];
-  const plainCalls: TurnRecord[] = [];
+  const candidates: SideRun[] = [
+    { kind: 'plain-calls', wanted: withPlainCalls, env: { EDGE_GRPC_MUX: 'false' }, records: [] },
+    { kind: 'alone', wanted: withAlone, env: {}, records: [] },
+  ];
+  const sides = candidates.filter((side) => side.wanted);
   for (let rep = 1; rep <= options.reps; rep++) {
-    const muxed = async () =>
-      records.push(...(await runTps({ ...options, reps: 1, firstRep: rep }, tps, corpus, progress)));
-    const plain = async () =>
-      plainCalls.push(
-        ...(await runTps(
-          { ...options, reps: 1, firstRep: rep, modes: ['ws'], extraEnv: { EDGE_GRPC_MUX: 'false' } },
-          tps,
-          corpus,
-          progress,
-        )),
-      );
-    const runs = withPlainCalls ? (rep % 2 === 1 ? [muxed, plain] : [plain, muxed]) : [muxed];
-    for (const run of runs) await run();
+    const runs = [
+      async () => records.push(...(await runTps({ ...options, reps: 1, firstRep: rep }, tps, corpus, progress))),
+      ...sides.map((side) => async () => {
+        const sideOptions = { ...options, reps: 1, firstRep: rep, modes: ['ws' as const], extraEnv: side.env };
+        side.records.push(...(await runTps(sideOptions, tps, corpus, progress)));
+      }),
+    ];
+    const shift = (rep - 1) % runs.length;
+    for (const run of [...runs.slice(shift), ...runs.slice(0, shift)]) await run();
   }
   const summaries = options.modes.map((mode) => summarizeMode(mode, tps, records));
   const report = buildReport(options, { summaries, ratios: [], targets: [], notes: [], records });
-  const md = renderInstantMarkdown(report, floor, withPlainCalls ? plainCalls : undefined);
+  const recordsOf = (kind: SideRun['kind']) => sides.find((side) => side.kind === kind)?.records;
+  const md = renderInstantMarkdown(report, floor, recordsOf('plain-calls'), recordsOf('alone'));
   writeFileSync(join(options.outDir, 'instant-engine.json'), renderJson(report));
   writeFileSync(join(options.outDir, 'instant-engine.md'), md);
-  if (!withPlainCalls) {
-    process.stdout.write(`${md}\nwrote ${join(options.outDir, 'instant-engine.{md,json}')}\n`);
-    return;
+  // A side run left out leaves no report of an earlier run behind, which the README figures would quote.
+  for (const side of candidates)
+    if (!side.wanted) rmSync(join(options.outDir, `instant-engine-${side.kind}.json`), { force: true });
+  for (const side of sides) {
+    const sideOptions = { ...options, modes: ['ws' as const], extraEnv: side.env };
+    const sideReport = buildReport(sideOptions, {
+      summaries: [summarizeMode('ws', tps, side.records)],
+      ratios: [],
+      targets: [],
+      notes: [],
+      records: side.records,
+    });
+    writeFileSync(join(options.outDir, `instant-engine-${side.kind}.json`), renderJson(sideReport));
   }
-  const plainOptions = { ...options, modes: ['ws' as const], extraEnv: { EDGE_GRPC_MUX: 'false' } };
-  writeFileSync(
-    join(options.outDir, 'instant-engine-plain-calls.json'),
-    renderJson(
-      buildReport(plainOptions, {
-        summaries: [summarizeMode('ws', tps, plainCalls)],
-        ratios: [],
-        targets: [],
-        notes: [],
-        records: plainCalls,
-      }),
-    ),
-  );
-  process.stdout.write(
-    `${md}\nwrote ${join(options.outDir, 'instant-engine.{md,json}')} and instant-engine-plain-calls.json\n`,
-  );
+  const written = ['instant-engine.{md,json}', ...sides.map((side) => `instant-engine-${side.kind}.json`)];
+  process.stdout.write(`${md}\nwrote ${written.map((f) => join(options.outDir, f)).join(', ')}\n`);
+}
+
+/** A run beside the default: the WebSocket rollout on a fresh stack of its own. */
+interface SideRun {
+  kind: 'plain-calls' | 'alone';
+  wanted: boolean;
+  env: Record<string, string>;
+  records: TurnRecord[];
 }
 
 if (require.main === module) {
