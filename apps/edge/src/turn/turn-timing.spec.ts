@@ -86,14 +86,17 @@ describe('the timing event of a turn whose input verdict comes after its first t
     const backends = new FakeBackends();
     const classify = backends.classify.bind(backends);
     backends.classify = async (req) => {
-      await new Promise((r) => setTimeout(r, 60)); // the fake worker answers at once; the verdict lags
+      await new Promise((r) => setTimeout(r, 200)); // the fake worker answers at once; the verdict lags
       return classify(req);
     };
     const { create } = openWsSession(fakeDeps(backends, true).deps, { timing: true });
+    // A first turn loads what rendering needs (the tokenizer's tables): a cold render on a loaded
+    // machine outlasted the verdict's lag, and the verdict then came before the first token.
+    await create({ input: 'warm up' });
     const events = await create({ input: 'hi' });
     const m = events.find((e) => e.type === 'responsesapi.websocket_timing').timing_metrics;
     expect(events.at(-1).type).toBe('response.completed');
-    expect(m.pre_inference_ms + m.engine_iapi_ttft_total_ms).toBeLessThan(50); // read after the verdict: ≥ 60
-    expect(m.total_turn_time_s * 1000).toBeGreaterThanOrEqual(59);
+    expect(m.pre_inference_ms + m.engine_iapi_ttft_total_ms).toBeLessThan(150); // read after the verdict: ≥ 200
+    expect(m.total_turn_time_s * 1000).toBeGreaterThanOrEqual(199);
   });
 });
