@@ -1,6 +1,7 @@
 import { DomainError } from '@fastloop/service-kit';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { MAX_STATE_BYTES, SafetyStateCodec, type SafetyStateContent } from './safety-state';
+import { STREAMS } from './streams';
 
 const SECRET = 'test-secret-test-secret';
 const codec = new SafetyStateCodec(SECRET, 'policy-a');
@@ -57,6 +58,28 @@ describe('SafetyStateCodec', () => {
     // The same bytes under another secret or policy are refused, remembered here or not.
     expectInvalid(bytes, 'bad MAC', new SafetyStateCodec('another-secret-value', 'policy-a'));
     expectInvalid(bytes, 'different rule set', new SafetyStateCodec(SECRET, 'policy-b'));
+  });
+
+  it('remembers a bounded number of bytes: large states push the oldest out (decoded in full again)', () => {
+    // ~25 KB each (three streams of 254 escaped characters and 255 item positions): 4 MiB of keys hold ~170.
+    const large = (n: number): SafetyStateContent => {
+      const stream = {
+        len: 100_000,
+        tail: '\u0001'.repeat(254),
+        items: Array.from({ length: 255 }, (_, i) => [i, i * 400] as [number, number]),
+        score: 0,
+        crossed: false,
+      };
+      return { itemsSeen: 1_000 + n, streams: Object.fromEntries(STREAMS.map((name) => [name, stream])), block: null };
+    };
+    const own = new SafetyStateCodec(SECRET, 'policy-large');
+    const first = own.encode(large(0));
+    let last = first;
+    for (let n = 1; n < 400; n++) last = own.encode(large(n));
+    expect(Object.isFrozen(own.decode(last))).toBe(true);
+    const again = own.decode(first);
+    expect(Object.isFrozen(again)).toBe(false); // decoded in full: no longer remembered
+    expect(again).toEqual(large(0));
   });
 
   it('encodes deterministically, starts with its version and never shows the text it carries', () => {

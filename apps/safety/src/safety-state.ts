@@ -53,10 +53,15 @@ const UINT32_MAX = 0xffff_ffff;
  * States this process encoded lately, by codec and bytes, as decoding those bytes gives them: the
  * edge sends each state back on its next call (an answer's to the output's moderation session, the
  * output's to the next turn's Classify), and decoding (AES, HMAC, JSON, shape checks) was ~10% of
- * an agent turn's input call. One bound for the process, as codecs come per policy.
+ * an agent turn's input call. One bound for the process, as codecs come per policy, and it counts
+ * bytes as well as states: a state is ~1–2 KB, but one can be made to reach MAX_STATE_BYTES, and
+ * 2,048 of those would hold ~100 MB. The oldest go first; a state not remembered is decoded in full.
  */
-const recentStates = new Map<string, SafetyStateContent>();
+const recentStates = new Map<string, { content: SafetyStateContent; chars: number }>();
 const RECENT_STATES = 2048;
+/** Characters of the remembered states' keys (≈ their bytes, twice over with the content). */
+const RECENT_STATE_CHARS = 4 * 1024 * 1024;
+let recentChars = 0;
 let codecs = 0;
 const EMPTY_STREAM: StreamState = Object.freeze({ len: 0, tail: '', items: [], score: 0, crossed: false });
 
@@ -130,8 +135,18 @@ export class SafetyStateCodec {
     } catch {
       return;
     }
-    if (recentStates.size >= RECENT_STATES) recentStates.delete(recentStates.keys().next().value as string);
-    recentStates.set(this.memoPrefix + text, content);
+    const key = this.memoPrefix + text;
+    if (recentStates.has(key)) return;
+    while (
+      recentStates.size > 0 &&
+      (recentStates.size >= RECENT_STATES || recentChars + key.length > RECENT_STATE_CHARS)
+    ) {
+      const [oldest, entry] = recentStates.entries().next().value as [string, { chars: number }];
+      recentStates.delete(oldest);
+      recentChars -= entry.chars;
+    }
+    recentStates.set(key, { content, chars: key.length });
+    recentChars += key.length;
   }
 
   /**
@@ -143,7 +158,7 @@ export class SafetyStateCodec {
     if (bytes.length > MAX_STATE_BYTES) throw invalidSafetyState('too large');
     const text = Buffer.from(bytes).toString('latin1');
     const known = recentStates.get(this.memoPrefix + text);
-    if (known !== undefined) return known;
+    if (known !== undefined) return known.content;
     const parts = text.split('.');
     if (parts.length !== 3) throw invalidSafetyState('malformed');
     const [version, body, tagText] = parts;

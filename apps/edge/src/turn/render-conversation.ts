@@ -180,12 +180,21 @@ export function appendEntries(
   limits: RenderLimits = {},
 ): RenderedConversation {
   if (newEntries.length === 0) return base;
-  const ends: number[] = [];
-  // Each entry's tokens go straight onto the log (in place past the first: the new view is its
-  // tip), not through an array of all of them first: one copy of a tool output's tokens fewer.
-  let tokens = base.tokens;
+  // Every entry is rendered before any goes onto the shared log, so a render that throws (over
+  // budget) appends nothing: a partial append would leave the next turn from `base` a branch, which
+  // copies the whole history. Each entry's tokens then go straight onto the log (in place past the
+  // first: the new view is its tip), not through an array of all of them first.
+  const rendered: ArrayLike<number>[] = [];
+  let length = base.tokens.length;
   for (const entry of newEntries) {
-    tokens = tokens.append(profile.renderEntry(entry, remaining(limits, tokens.length)));
+    const t = profile.renderEntry(entry, remaining(limits, length));
+    rendered.push(t);
+    length += t.length;
+  }
+  const ends: number[] = [];
+  let tokens = base.tokens;
+  for (const t of rendered) {
+    tokens = tokens.append(t);
     ends.push(tokens.length);
   }
   return {
