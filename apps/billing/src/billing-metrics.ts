@@ -4,11 +4,14 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 export interface BillingMetrics {
   /** Records added to the ledger. */
   applied: Counter;
-  /** Jobs whose response id was applied already (redelivery, duplicate job), skipped. */
+  /** Records whose response id was applied already (redelivery, duplicate job), skipped. */
   duplicates: Counter;
-  /** Failed job attempts by `reason`: `invalid` (never retried) or `redis` (retried with backoff). */
+  /**
+   * Failed job attempts by `reason`: `redis` (retried with backoff), or `invalid`: never retried,
+   * counted once per invalid record of a batch (the rest of it applied) or per job whose data is no job.
+   */
   failures: Counter<'reason'>;
-  /** Seconds one ledger step (the Lua script round trip) took. */
+  /** Seconds one job's ledger step (its records' Lua scripts, pipelined per tenant) took. */
   applySeconds: Histogram;
 }
 
@@ -22,18 +25,18 @@ export function createBillingMetrics(registry: Registry): BillingMetrics {
     }),
     duplicates: new Counter({
       name: 'fastloop_billing_jobs_duplicate_total',
-      help: 'Usage jobs skipped because their response id was applied already.',
+      help: 'Usage records skipped because their response id was applied already.',
       registers: [registry],
     }),
     failures: new Counter({
       name: 'fastloop_billing_job_failures_total',
-      help: 'Failed usage job attempts, by reason (invalid: not retried; redis: retried).',
+      help: 'Failed usage job attempts by reason (redis: retried), and invalid records or jobs (invalid: not retried).',
       labelNames: ['reason'],
       registers: [registry],
     }),
     applySeconds: new Histogram({
       name: 'fastloop_billing_ledger_apply_seconds',
-      help: 'Latency of one atomic ledger step.',
+      help: "Latency of one job's ledger step (one pipelined round trip per tenant).",
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers: [registry],
     }),

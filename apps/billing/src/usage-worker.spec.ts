@@ -14,7 +14,7 @@ import { Queue, type Job, type JobsOptions, type Worker } from 'bullmq';
 import { Registry } from 'prom-client';
 import { createBillingMetrics, type BillingMetrics } from './billing-metrics';
 import { LedgerStore, ledgerKeys } from './ledger-store';
-import { USAGE_QUEUE_NAME } from './usage-job';
+import { USAGE_BATCH_JOB_NAME, USAGE_QUEUE_NAME } from './usage-job';
 import { createUsageProcessor, startUsageWorker } from './usage-worker';
 
 // The producer's job options as the edge sets them (apps/edge/src/usage/usage-job.ts), with a
@@ -122,6 +122,7 @@ describe('usage worker', () => {
     const process = createUsageProcessor({ ledger: new LedgerStore(redis), metrics, logger });
     const job = {
       id: 'resp_direct',
+      name: 'usage-record',
       data: billingV1.UsageRecord.toJSON(record('resp_direct', { tenant: 'direct' })),
       attemptsMade: 0,
     };
@@ -163,6 +164,75 @@ describe('usage worker', () => {
     const failures = (await metrics.failures.get()).values.find((v) => v.labels.reason === 'redis');
     expect(failures?.value).toBeGreaterThanOrEqual(1);
   });
+
+  const batchData = (...records: billingV1.UsageRecord[]) => billingV1.UsageBatch.toJSON({ records });
+  const counter = async (c: { get(): Promise<{ values: { labels: object; value: number }[] }> }, reason?: string) =>
+    (await c.get()).values.find((v) => reason === undefined || (v.labels as { reason?: string }).reason === reason)
+      ?.value ?? 0;
+
+  it("applies a batch job's records, of several tenants, each once, skipping those applied already", async () => {
+    const early = record('resp_b_early', { tenant: 'batch-a' });
+    const first = finished(early.responseId);
+    await queue.add('usage-record', billingV1.UsageRecord.toJSON(early), {
+      ...CONTRACT_OPTIONS,
+      jobId: early.responseId,
+    });
+    await first;
+    const [applied0, duplicates0] = [await counter(metrics.applied), await counter(metrics.duplicates)];
+    const records = [
+      record('resp_b_1', { tenant: 'batch-a', outputTokens: 1 }),
+      early,
+      record('resp_b_2', { tenant: 'batch-b', outputTokens: 2 }),
+      record('resp_b_3', { tenant: 'batch-a', outputTokens: 3 }),
+    ];
+    const done = finished('batch-1');
+    await queue.add(USAGE_BATCH_JOB_NAME, batchData(...records), { ...CONTRACT_OPTIONS, jobId: 'batch-1' });
+    expect((await done).result).toEqual({ applied: 3, duplicate: 1 });
+    expect(await ledgerTotals('batch-a')).toMatchObject({ requests: '3', output_tokens: String(50 + 1 + 3) });
+    expect(await ledgerTotals('batch-b')).toMatchObject({ requests: '1', output_tokens: '2' });
+    expect(await redis.smembers(ledgerKeys.tenants)).toEqual(expect.arrayContaining(['batch-a', 'batch-b']));
+    expect(await counter(metrics.applied)).toBe(applied0 + 3);
+    expect(await counter(metrics.duplicates)).toBe(duplicates0 + 1);
+  });
+
+  it("applies a batch's valid records and fails it for good, naming the invalid ones", async () => {
+    const invalid0 = await counter(metrics.failures, 'invalid');
+    const good = record('resp_bi_good', { tenant: 'batch-invalid' });
+    const done = finished('batch-invalid');
+    await queue.add(
+      USAGE_BATCH_JOB_NAME,
+      { records: [billingV1.UsageRecord.toJSON(good), { responseId: 'resp_bi_bad', model: 'm', completedAtMs: 1 }] },
+      { ...CONTRACT_OPTIONS, jobId: 'batch-invalid' },
+    );
+    const { job, state } = await done;
+    expect(state).toBe('failed');
+    expect(job.attemptsMade).toBe(1);
+    expect(job.failedReason).toMatch(/record 1 \(resp_bi_bad\): tenant is required/);
+    expect(await ledgerTotals('batch-invalid')).toMatchObject({ requests: '1' });
+    expect(await counter(metrics.failures, 'invalid')).toBe(invalid0 + 1);
+  });
+
+  it('retries a batch whose ledger step failed for one tenant and counts every record once', async () => {
+    const records = [
+      record('resp_br_ok', { tenant: 'batch-retry-ok' }),
+      record('resp_br_bad', { tenant: 'batch-retry' }),
+    ];
+    await redis.set(ledgerKeys.total('batch-retry', 'gpt-oss-20b'), 'oops');
+    const firstFailure = new Promise<void>((resolve) =>
+      worker.once('failed', (job) => (job?.id === 'batch-retry' ? resolve() : undefined)),
+    );
+    const done = finished('batch-retry');
+    await queue.add(USAGE_BATCH_JOB_NAME, batchData(...records), { ...CONTRACT_OPTIONS, jobId: 'batch-retry' });
+    await firstFailure;
+    // The other tenant's record was applied by the failed attempt: the retry skips it.
+    expect(await ledgerTotals('batch-retry-ok')).toMatchObject({ requests: '1' });
+    await redis.del(ledgerKeys.total('batch-retry', 'gpt-oss-20b'));
+    const { state, result } = await done;
+    expect(state).toBe('completed');
+    expect(result).toEqual({ applied: 1, duplicate: 1 });
+    expect(await ledgerTotals('batch-retry-ok')).toMatchObject({ requests: '1' });
+    expect(await ledgerTotals('batch-retry')).toMatchObject({ requests: '1' });
+  });
 });
 
 describe('usage worker on a real 3-master Redis Cluster', () => {
@@ -192,17 +262,16 @@ describe('usage worker on a real 3-master Redis Cluster', () => {
     await cluster.stop();
   });
 
-  it('applies jobs of many tenants, whose ledger keys span the nodes, exactly once', async () => {
+  it('applies a batch of many tenants, whose ledger keys span the nodes, exactly once', async () => {
     const tenants = Array.from({ length: 12 }, (_, i) => `tenant-${i}`);
-    const applied = new Promise<void>((resolve) => {
-      let left = tenants.length;
-      worker.on('completed', () => --left === 0 && resolve());
+    const applied = new Promise<unknown>((resolve) => worker.on('completed', (_job, result) => resolve(result)));
+    const records = tenants.map((tenant) => record(`resp_${tenant}`, { tenant }));
+    // Every tenant twice: the second of each is a duplicate within the same batch.
+    await queue.add(USAGE_BATCH_JOB_NAME, billingV1.UsageBatch.toJSON({ records: [...records, ...records] }), {
+      ...CONTRACT_OPTIONS,
+      jobId: 'batch-cluster',
     });
-    for (const tenant of tenants) {
-      const r = record(`resp_${tenant}`, { tenant });
-      await queue.add('usage-record', billingV1.UsageRecord.toJSON(r), { ...CONTRACT_OPTIONS, jobId: r.responseId });
-    }
-    await applied;
+    expect(await applied).toEqual({ applied: 12, duplicate: 12 });
     for (const tenant of tenants)
       expect(await redis.hgetall(ledgerKeys.total(tenant, 'gpt-oss-20b'))).toMatchObject({
         requests: '1',

@@ -3,7 +3,7 @@ import { bullmqPrefix, isConnectionError, type RedisClient } from '@fastloop/ser
 import type { Logger } from 'pino';
 import type { BillingMetrics } from './billing-metrics';
 import type { ApplyOutcome, LedgerStore } from './ledger-store';
-import { InvalidUsageJobError, parseUsageJob, USAGE_QUEUE_NAME } from './usage-job';
+import { InvalidUsageJobError, readUsageJob, USAGE_QUEUE_NAME } from './usage-job';
 
 export interface UsageProcessorDeps {
   ledger: LedgerStore;
@@ -12,40 +12,58 @@ export interface UsageProcessorDeps {
 }
 
 /** The minimal job shape the processor reads (a BullMQ Job fits; tests pass plain objects). */
-export type UsageJob = Pick<Job, 'id' | 'data' | 'attemptsMade'>;
+export type UsageJob = Pick<Job, 'id' | 'name' | 'data' | 'attemptsMade'>;
+
+/** What a batch job did: records applied, and records skipped as applied already. */
+export interface BatchOutcome {
+  applied: number;
+  duplicate: number;
+}
 
 /**
- * Handles one usage job: decode, then one atomic ledger step. Invalid data throws an
- * UnrecoverableError (failed at once, never retried); a Redis error is rethrown as is, so BullMQ
- * retries it with the job's backoff — safe, since the ledger step is idempotent per response id.
+ * Handles one usage job: decode, then one ledger step for its records (one round trip per tenant).
+ * Data that is not a job fails at once, never retried (UnrecoverableError); a batch's invalid
+ * records fail the job the same way, after its valid ones were applied, so the job stays in
+ * `failed` naming them (a retry of it applies nothing twice). A Redis error is rethrown as is, so
+ * BullMQ retries the job with its backoff: safe, since the ledger step is idempotent per response id.
  */
-export function createUsageProcessor(deps: UsageProcessorDeps): (job: UsageJob) => Promise<ApplyOutcome> {
+export function createUsageProcessor(
+  deps: UsageProcessorDeps,
+): (job: UsageJob) => Promise<ApplyOutcome | BatchOutcome> {
   return async (job) => {
     const log = deps.logger.child({ jobId: job.id });
-    let record;
+    let read;
     try {
-      record = parseUsageJob(job.data);
+      read = readUsageJob(job.name, job.data);
     } catch (err) {
       deps.metrics.failures.inc({ reason: 'invalid' });
       log.error({ err }, 'usage job rejected: invalid data, not retried');
       throw err instanceof InvalidUsageJobError ? err : new InvalidUsageJobError(String(err));
     }
     const stop = deps.metrics.applySeconds.startTimer();
+    let outcomes: ApplyOutcome[];
     try {
-      const outcome = await deps.ledger.apply(record);
+      outcomes = await deps.ledger.applyAll(read.records);
       stop();
-      if (outcome === 'applied') deps.metrics.applied.inc();
-      else deps.metrics.duplicates.inc();
-      log.debug({ responseId: record.responseId, outcome }, 'usage job done');
-      return outcome;
     } catch (err) {
       deps.metrics.failures.inc({ reason: 'redis' });
       log.warn(
-        { err, responseId: record.responseId, attemptsMade: job.attemptsMade },
+        { err, records: read.records.length, attemptsMade: job.attemptsMade },
         'ledger step failed, job will be retried',
       );
       throw err;
     }
+    const applied = outcomes.filter((o) => o === 'applied').length;
+    deps.metrics.applied.inc(applied);
+    deps.metrics.duplicates.inc(outcomes.length - applied);
+    log.debug({ records: outcomes.length, applied }, 'usage job done');
+    if (read.invalid.length > 0) {
+      deps.metrics.failures.inc({ reason: 'invalid' }, read.invalid.length);
+      const err = new InvalidUsageJobError(`invalid usage batch: ${read.invalid.join('; ')}`);
+      log.error({ err, applied }, 'usage batch: invalid records not applied, job failed (not retried)');
+      throw err;
+    }
+    return read.batch ? { applied, duplicate: outcomes.length - applied } : outcomes[0];
   };
 }
 

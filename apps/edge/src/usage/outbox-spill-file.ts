@@ -2,7 +2,7 @@ import { appendFileSync, closeSync, fsyncSync, mkdirSync, openSync } from 'node:
 import { mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { billingV1 } from '@fastloop/proto';
-import { usageJobData, usageJobIdProblem } from './usage-job';
+import { usageJobData, usageRecordIdProblem } from './usage-job';
 
 const ACTIVE_NAME = 'usage-outbox.jsonl';
 const REPLAY_PREFIX = 'usage-outbox.replay-';
@@ -158,7 +158,7 @@ function parseLine(line: string): billingV1.UsageRecord | undefined {
     const json: unknown = JSON.parse(line);
     if (typeof json !== 'object' || json === null || Array.isArray(json)) return undefined;
     const record = billingV1.UsageRecord.fromJSON(json);
-    return usageJobIdProblem(record.responseId) === undefined ? record : undefined;
+    return usageRecordIdProblem(record.responseId) === undefined ? record : undefined;
   } catch {
     return undefined;
   }

@@ -1,18 +1,19 @@
 import { billingV1 } from '@fastloop/proto';
 import { bullmqPrefix, createRedis, type RedisClient } from '@fastloop/service-kit';
 import { Queue, type JobsOptions } from 'bullmq';
+import { createHash } from 'node:crypto';
 import { withTimeout } from './wakeup';
 
 /**
- * The BullMQ queue usage records go to. The contract (job data = proto3 JSON of
- * `fastloop.billing.v1.UsageRecord`, job id = response id) is documented in
- * proto/fastloop/billing/v1/usage.proto; the consumer declares the same name in
- * apps/billing/src/usage-job.ts (apps never import apps).
+ * The BullMQ queue usage records go to. The contract (one `usage-batch` job per delivery round,
+ * its data the proto3 JSON of `fastloop.billing.v1.UsageBatch`, its id a hash of the records'
+ * response ids) is documented in proto/fastloop/billing/v1/usage.proto; the consumer declares the
+ * same names in apps/billing/src/usage-job.ts (apps never import apps).
  */
 export const USAGE_QUEUE_NAME = 'fastloop-usage';
 
-/** BullMQ job name of a usage record; the consumer does not dispatch on it. */
-export const USAGE_JOB_NAME = 'usage-record';
+/** BullMQ job name of a batch of usage records (billing reads the data by it). */
+export const USAGE_JOB_NAME = 'usage-batch';
 
 /**
  * Options of every usage job. Retries cover billing-side Redis errors (~17 min over 10 attempts);
@@ -26,39 +27,51 @@ export const USAGE_JOB_OPTIONS = {
   removeOnFail: { age: 7 * 24 * 3600 },
 } as const satisfies JobsOptions;
 
-/** The job data of one record: its proto3 JSON (zero fields omitted), as the contract says. */
+/** One record as it is written down (the outbox's files) and sent: its proto3 JSON, zero fields omitted. */
 export function usageJobData(record: billingV1.UsageRecord): unknown {
   return billingV1.UsageRecord.toJSON(record);
 }
 
 /**
- * Why BullMQ would refuse this record's response id as a job id, or undefined when it is usable.
- * Such a record can never be enqueued, so the outbox drops it up front instead of retrying forever
- * (an empty id would even make BullMQ invent one and defeat deduplication).
+ * The job id of a batch: `batch-` and the hex SHA-256 of its response ids in order, one per line.
+ * The same batch added again (a timed-out add that landed after all) is dropped by BullMQ; the
+ * same record in another batch is skipped by billing's ledger marker.
  */
-export function usageJobIdProblem(responseId: string): string | undefined {
-  if (responseId === '') return 'responseId is empty';
-  if (responseId.includes(':')) return 'responseId contains ":"';
-  if (`${Number.parseInt(responseId, 10)}` === responseId) return 'responseId is an integer';
-  return undefined;
+export function usageBatchJobId(records: readonly billingV1.UsageRecord[]): string {
+  const hash = createHash('sha256');
+  for (const r of records) hash.update(`${r.responseId}\n`);
+  return `batch-${hash.digest('hex')}`;
 }
 
 /**
- * Adds the records' jobs in one round trip (BullMQ `addBulk`: one MULTI of the adds) within
- * `timeoutMs`; all or none are accepted. A timed-out add may still land later; the job ids make a
- * retry a no-op then. One add per record cost the edge a command's bookkeeping and a socket write each.
+ * Why billing could not apply this record, or undefined when it can: the ledger marks a record
+ * applied by its response id, so one without cannot be counted once. Such a record can never be
+ * delivered, so the outbox drops it up front instead of retrying forever.
+ */
+export function usageRecordIdProblem(responseId: string): string | undefined {
+  return responseId === '' ? 'responseId is empty' : undefined;
+}
+
+/**
+ * Adds the records as one `usage-batch` job within `timeoutMs`: one command for the edge to send
+ * and one job for billing to take, whatever the count (a job per record cost billing ~6 Redis
+ * commands each, and the edge an add each). A timed-out add may still land later; a retry of the
+ * same records is then a no-op (the job id), and of more records a job the ledger dedupes.
  */
 export function addUsageJobs(
   queue: Queue,
   records: readonly billingV1.UsageRecord[],
   timeoutMs: number,
 ): Promise<unknown> {
-  const jobs = records.map((r) => ({
-    name: USAGE_JOB_NAME,
-    data: usageJobData(r),
-    opts: { ...USAGE_JOB_OPTIONS, jobId: r.responseId },
-  }));
-  return withTimeout(queue.addBulk(jobs), timeoutMs, 'usage job add');
+  // A record enqueued twice in one round goes once, so the batch is the same whichever round it lands in.
+  const seen = new Set<string>();
+  const distinct = records.filter((r) => !seen.has(r.responseId) && seen.add(r.responseId));
+  const data = billingV1.UsageBatch.toJSON({ records: distinct });
+  return withTimeout(
+    queue.add(USAGE_JOB_NAME, data, { ...USAGE_JOB_OPTIONS, jobId: usageBatchJobId(distinct) }),
+    timeoutMs,
+    'usage job add',
+  );
 }
 
 /**

@@ -14,7 +14,7 @@ export const usageOutboxConfigShape = {
   /** How long shutdown keeps delivering before spilling the rest. */
   USAGE_OUTBOX_CLOSE_TIMEOUT_MS: env.int(5000, 0),
   /** How long a delivery round gathers records for one addBulk (0: send at once). */
-  USAGE_OUTBOX_BATCH_DELAY_MS: env.int(10, 0),
+  USAGE_OUTBOX_BATCH_DELAY_MS: env.int(50, 0),
 };
 
 type OutboxConfig = { [K in keyof typeof usageOutboxConfigShape]: z.infer<(typeof usageOutboxConfigShape)[K]> };

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { getFreePort, startLocalRedis, type LocalRedis } from '@fastloop/service-kit';
 import { Queue } from 'bullmq';
 import { USAGE_QUEUE_NAME } from './usage-job';
+import { queuedRecordCount } from '../testing/queued-usage';
 
 const repoRoot = resolve(__dirname, '../../../..');
 /** A new user and pid namespace per run: the child is pid 1, as an edge in a container is. */
@@ -72,10 +73,9 @@ async function kill(run: { unshare: ChildProcess; hostPid: number }): Promise<vo
     const queue = new Queue(USAGE_QUEUE_NAME, { connection: { url: redis.url } });
     try {
       const deadline = Date.now() + 20_000;
-      while ((await queue.getJobCountByTypes('waiting', 'active', 'completed')) < 300 && Date.now() < deadline)
+      while ((await queuedRecordCount(queue)) < 300 && Date.now() < deadline)
         await new Promise((r) => setTimeout(r, 50));
-      const jobs = await queue.getJobs(['waiting'], 0, 1000);
-      expect(new Set(jobs.map((j) => j.id)).size).toBe(300);
+      expect(await queuedRecordCount(queue, ['waiting'])).toBe(300);
     } finally {
       await queue.close();
     }

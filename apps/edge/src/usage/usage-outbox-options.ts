@@ -24,11 +24,13 @@ export interface UsageOutboxOptions {
   closeTimeoutMs?: number;
   /** Limit of one delivery attempt (connect wait included); default 2000 ms. */
   addTimeoutMs?: number;
-  /** Records sent per round (one BullMQ addBulk, all or none accepted); default 256. */
+  /** Records sent per round (one `usage-batch` job, all or none accepted); default 256. */
   batchSize?: number;
   /**
    * How long a round waits, once records arrive after an idle spell, for more to join it, so one
-   * round trip carries many turns' records; default 10 ms (usage is never on a turn's path). 0: at once.
+   * job carries many turns' records; default 50 ms (usage is never on a turn's path, and the
+   * write-ahead log has it on disk within 5 ms whatever this is). 0: at once. Billing's work is per
+   * job: at 100 agent loops 10 ms cost it 0.30 ms of CPU per turn, 50 ms 0.18.
    */
   batchDelayMs?: number;
   /** First retry delay after a failed round, doubled per failure up to `retryMaxMs`; default 250 ms. */
@@ -43,7 +45,7 @@ export const optionsSchema = z.object({
   closeTimeoutMs: z.number().int().min(0).default(5000),
   addTimeoutMs: z.number().int().min(1).default(2000),
   batchSize: z.number().int().min(1).default(256),
-  batchDelayMs: z.number().int().min(0).default(10),
+  batchDelayMs: z.number().int().min(0).default(50),
   retryBaseMs: z.number().int().min(1).default(250),
   retryMaxMs: z.number().int().min(1).default(5000),
 });

@@ -14,9 +14,10 @@ import {
 } from '@fastloop/service-kit';
 import { Queue } from 'bullmq';
 import { Registry } from 'prom-client';
-import { USAGE_JOB_NAME, USAGE_QUEUE_NAME } from './usage-job';
+import { USAGE_JOB_NAME, USAGE_QUEUE_NAME, usageBatchJobId } from './usage-job';
 import { UsageOutbox, type UsageOutboxOptions } from './usage-outbox';
 import { RestartableRedis } from '../testing/restartable-redis';
+import { queuedRecordCount, queuedResponseIds } from '../testing/queued-usage';
 import { registryMetricValue } from '@fastloop/test-kit';
 
 async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
@@ -69,6 +70,7 @@ describe('UsageOutbox', () => {
     return (reader ??= new Queue(USAGE_QUEUE_NAME, { connection: { url: redis.url } }));
   }
   const jobCount = async () => await queue().getJobCountByTypes('waiting', 'active', 'completed', 'failed', 'delayed');
+  const recordCount = () => queuedRecordCount(queue());
   // Record files under the root (each outbox writes its own subfolder); WAL segments apart.
   const recordFiles = () => (readdirSync(dir, { recursive: true }) as string[]).filter((n) => n.endsWith('.jsonl'));
   const spillFiles = () => recordFiles().filter((n) => !n.includes('usage-wal-'));
@@ -85,15 +87,17 @@ describe('UsageOutbox', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('adds an enqueued record as a job with the response id, the record as proto3 JSON and the retry options', async () => {
+  it('adds an enqueued record as a batch job, its id the hash of its response ids, the records as proto3 JSON, with the retry options', async () => {
     await redis.start();
     const registry = new Registry();
     const record = usage('resp_contract');
     outbox(registry).enqueue(record);
-    await waitFor(async () => (await queue().getJob('resp_contract')) !== undefined, 'the job');
-    const job = (await queue().getJob('resp_contract'))!;
+    const id = usageBatchJobId([record]);
+    expect(id).toMatch(/^batch-[0-9a-f]{64}$/);
+    await waitFor(async () => (await queue().getJob(id)) !== undefined, 'the job');
+    const job = (await queue().getJob(id))!;
     expect(job.name).toBe(USAGE_JOB_NAME);
-    expect(job.data).toEqual(billingV1.UsageRecord.toJSON(record));
+    expect(job.data).toEqual(billingV1.UsageBatch.toJSON({ records: [record] }));
     expect(job.opts).toMatchObject({
       attempts: 10,
       backoff: { type: 'exponential', delay: 1000 },
@@ -115,6 +119,7 @@ describe('UsageOutbox', () => {
     outbox(new Registry()).enqueue(usage('resp_dup'));
     await waitFor(async () => (await metric(registry, 'fastloop_usage_outbox_enqueued_total')) === 2, 'both adds');
     expect(await jobCount()).toBe(1);
+    expect(await queuedResponseIds(queue())).toEqual(['resp_dup']);
   });
 
   it('keeps records in memory while Redis is down and delivers them once it is back', async () => {
@@ -122,7 +127,7 @@ describe('UsageOutbox', () => {
     const registry = new Registry();
     const o = outbox(registry);
     o.enqueue(usage('resp_before'));
-    await waitFor(async () => (await jobCount()) === 1, 'the first job');
+    await waitFor(async () => (await recordCount()) === 1, 'the first job');
     await reader!.close();
     reader = undefined;
 
@@ -132,7 +137,7 @@ describe('UsageOutbox', () => {
     expect(await metric(registry, 'fastloop_usage_outbox_buffered')).toBe(3);
 
     await redis.start(); // same port, empty data set
-    await waitFor(async () => (await jobCount()) === 3, 'the buffered jobs');
+    await waitFor(async () => (await recordCount()) === 3, 'the buffered records');
     // The jobs are visible in Redis a moment before the outbox has counted its adds as done.
     await waitFor(async () => (await metric(registry, 'fastloop_usage_outbox_buffered')) === 0, 'the buffer to empty');
     expect(await metric(registry, 'fastloop_usage_outbox_spilled_total')).toBe(0);
@@ -143,10 +148,10 @@ describe('UsageOutbox', () => {
     outbox(registry).enqueue(usage('resp_early'));
     await waitFor(async () => (await metric(registry, 'fastloop_usage_outbox_retried_total')) >= 1, 'a failed attempt');
     await redis.start();
-    await waitFor(async () => (await queue().getJob('resp_early')) !== undefined, 'the job');
+    await waitFor(async () => (await queuedResponseIds(queue())).includes('resp_early'), 'the job');
   });
 
-  it('adds the records that arrive together in one round trip (addBulk), not one add each', async () => {
+  it('adds the records that arrive together as one job, not one job each', async () => {
     await redis.start();
     const registry = new Registry();
     const o = outbox(registry, { batchDelayMs: 50 });
@@ -159,12 +164,14 @@ describe('UsageOutbox', () => {
         await new Promise((r) => setImmediate(r)); // turns finish one by one, not in one tick
       }
       await waitFor(async () => (await metric(registry, 'fastloop_usage_outbox_enqueued_total')) === 20, 'delivery');
-      expect(add).not.toHaveBeenCalled();
-      expect(addBulk.mock.calls.length).toBeLessThanOrEqual(2);
-      expect(addBulk.mock.calls.flatMap((c) => c[0].map((j) => j.opts?.jobId))).toEqual(
-        Array.from({ length: 20 }, (_, i) => `resp_bulk_${i}`),
-      );
-      expect(await jobCount()).toBe(20);
+      expect(addBulk).not.toHaveBeenCalled();
+      expect(add.mock.calls.length).toBeLessThanOrEqual(2);
+      const ids = Array.from({ length: 20 }, (_, i) => `resp_bulk_${i}`);
+      expect(
+        add.mock.calls.flatMap((c) => (c[1] as { records: { responseId: string }[] }).records.map((r) => r.responseId)),
+      ).toEqual(ids);
+      expect(await jobCount()).toBe(add.mock.calls.length);
+      expect(await queuedResponseIds(queue())).toEqual(expect.arrayContaining(ids));
     } finally {
       addBulk.mockRestore();
       add.mockRestore();
@@ -179,7 +186,8 @@ describe('UsageOutbox', () => {
     await o.close();
     expect(await metric(registry, 'fastloop_usage_outbox_enqueued_total')).toBe(50);
     expect(await metric(registry, 'fastloop_usage_outbox_spilled_total')).toBe(0);
-    expect(await jobCount()).toBe(50);
+    expect(await recordCount()).toBe(50);
+    expect(await jobCount()).toBe(Math.ceil(50 / 7));
     expect(spillFiles()).toEqual([]);
   });
 
@@ -200,7 +208,7 @@ describe('UsageOutbox', () => {
     await redis.start();
     const second = new Registry();
     outbox(second);
-    await waitFor(async () => (await jobCount()) === 6, 'the replayed jobs');
+    await waitFor(async () => (await recordCount()) === 6, 'the replayed records');
     await waitFor(() => spillFiles().length === 0, 'the spill file to be removed');
     expect(await metric(second, 'fastloop_usage_outbox_replayed_total')).toBe(6);
   });
@@ -212,7 +220,7 @@ describe('UsageOutbox', () => {
     await waitFor(async () => (await metric(registry, 'fastloop_usage_outbox_spilled_total')) === 3, 'the spill');
     expect(await metric(registry, 'fastloop_usage_outbox_buffered')).toBe(2);
     await redis.start();
-    await waitFor(async () => (await jobCount()) === 5, 'all jobs');
+    await waitFor(async () => (await recordCount()) === 5, 'all records');
     await waitFor(() => spillFiles().length === 0, 'the spill file to be removed');
   });
 
@@ -225,7 +233,7 @@ describe('UsageOutbox', () => {
     await redis.start();
     const other = new Registry();
     outbox(other);
-    await waitFor(async () => (await jobCount()) === 3, 'the live outbox to deliver its own records');
+    await waitFor(async () => (await recordCount()) === 3, 'the live outbox to deliver its own records');
     expect(await metric(other, 'fastloop_usage_outbox_replayed_total')).toBe(0);
     expect(await metric(liveRegistry, 'fastloop_usage_outbox_replayed_total')).toBe(2);
   });
@@ -242,17 +250,17 @@ describe('UsageOutbox', () => {
     await redis.start();
     const registry = new Registry();
     outbox(registry);
-    await waitFor(async () => (await jobCount()) === 2, 'the adopted records');
+    await waitFor(async () => (await recordCount()) === 2, 'the adopted records');
     await waitFor(() => recordFiles().length === 0, 'the adopted file to be removed');
     expect(await metric(registry, 'fastloop_usage_outbox_replayed_total')).toBe(2);
     expect(readdirSync(dir).includes('999999-dead')).toBe(false);
   });
 
-  it('drops, without throwing, records whose response id BullMQ cannot use as a job id', async () => {
+  it('drops, without throwing, a record without a response id (billing could not count it once)', async () => {
     const registry = new Registry();
     const o = outbox(registry);
-    expect(() => ['', '42', 'a:b'].forEach((id) => o.enqueue(usage(id)))).not.toThrow();
-    expect(await metric(registry, 'fastloop_usage_outbox_dropped_total')).toBe(3);
+    expect(() => o.enqueue(usage(''))).not.toThrow();
+    expect(await metric(registry, 'fastloop_usage_outbox_dropped_total')).toBe(1);
     expect(await metric(registry, 'fastloop_usage_outbox_buffered')).toBe(0);
   });
 
@@ -292,7 +300,7 @@ describe('UsageOutbox on a real 3-master Redis Cluster', () => {
         async () => (await metric(registry, 'fastloop_usage_outbox_enqueued_total')) === ids.length,
         'every add',
       );
-      for (const id of ids) expect((await queue.getJob(id))?.data).toMatchObject({ responseId: id });
+      expect((await queuedResponseIds(queue)).sort()).toEqual([...ids].sort());
       await o.close();
       expect(await metric(registry, 'fastloop_usage_outbox_spilled_total')).toBe(0);
     } finally {

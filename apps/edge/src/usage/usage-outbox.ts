@@ -9,7 +9,7 @@ import { OutboxSpill, type Step } from './outbox-spill';
 import { OutboxSpillFile } from './outbox-spill-file';
 import { OutboxWal } from './outbox-wal';
 import { RecordFifo } from './record-fifo';
-import { addUsageJobs, openUsageQueue, usageJobIdProblem } from './usage-job';
+import { addUsageJobs, openUsageQueue, usageRecordIdProblem } from './usage-job';
 import { optionsSchema, type OutboxOptions, type UsageOutboxOptions } from './usage-outbox-options';
 
 export type { UsageOutboxOptions } from './usage-outbox-options';
@@ -21,7 +21,8 @@ type UsageRecord = billingV1.UsageRecord;
  * Hands usage records to the billing queue off the critical path, losing none while Redis is away.
  *
  * `enqueue` is synchronous and never throws: the record joins a bounded in-memory buffer that one
- * background loop delivers (`Queue.addBulk`, job id = response id, so redelivery is harmless), with
+ * background loop delivers (one `usage-batch` job per round; redelivery is harmless: the same batch
+ * again is dropped by its job id, a record again in another batch by billing's ledger marker), with
  * exponential backoff while Redis fails. Past the bound, and for whatever is left when `close()`
  * times out, records go to an fsynced spill file (see {@link OutboxSpillFile}); spilled records are
  * replayed once the buffer is empty, and on the next start.
@@ -80,11 +81,11 @@ export class UsageOutbox {
 
   /**
    * Accepts one record for delivery. Synchronous, O(1), never throws, never waits for Redis.
-   * A record whose response id BullMQ cannot use as a job id is dropped and logged.
+   * A record without a response id (billing could not count it once) is dropped and logged.
    */
   enqueue(record: UsageRecord): void {
     try {
-      const problem = usageJobIdProblem(record.responseId);
+      const problem = usageRecordIdProblem(record.responseId);
       if (problem !== undefined) {
         this.metrics.dropped.inc({ reason: 'invalid_record' });
         this.log.error({ responseId: record.responseId, problem }, 'usage record dropped: unusable response id');
@@ -174,7 +175,7 @@ export class UsageOutbox {
   }
 
   /**
-   * Lets the next round gather what arrives meanwhile, unless it is full already: one addBulk then
+   * Lets the next round gather what arrives meanwhile, unless it is full already: one job then
    * carries many turns' records (at 100 agent loops, one add per record was ~0.4 ms of edge CPU
    * per turn in bench/load's profile). Close cuts it short.
    */

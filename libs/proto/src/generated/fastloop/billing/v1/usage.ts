@@ -12,9 +12,8 @@ export const protobufPackage = "fastloop.billing.v1";
 export const protobufFileName = "fastloop/billing/v1/usage.proto";
 
 /**
- * One response's token usage. The edge enqueues it on the BullMQ queue `fastloop-usage` as the
- * job's data (proto3 JSON of this message) with job id = response_id, after the response's
- * terminal event was sent; apps/billing applies it to the ledger exactly once.
+ * One response's token usage, recorded by the edge after the response's terminal event was sent;
+ * apps/billing applies it to the ledger exactly once (a marker per response_id).
  */
 export interface UsageRecord {
   responseId: string;
@@ -31,6 +30,20 @@ export interface UsageRecord {
   transport: string;
   /** Terminal status of the response: "completed", "incomplete", "failed", "cancelled". */
   status: string;
+}
+
+/**
+ * The data of one job on the BullMQ queue `fastloop-usage` (proto3 JSON of this message, job name
+ * `usage-batch`): the records one delivery round of an edge's outbox gathered, one to a few hundred.
+ * Job id = `batch-` + hex SHA-256 of the records' response ids, in order, joined by `\n`: a batch
+ * re-added after a lost acknowledgement is dropped as a duplicate; a record that comes again in
+ * another batch is skipped by the ledger's marker. Billing applies the valid records of a batch and
+ * fails the job for good, naming them, when any is invalid; a Redis error retries the whole batch.
+ * Billing also reads the earlier shape, job name `usage-record` with one UsageRecord as the data
+ * and job id = response_id, so billing deploys before an edge that writes batches.
+ */
+export interface UsageBatch {
+  records: UsageRecord[];
 }
 
 function createBaseUsageRecord(): UsageRecord {
@@ -277,6 +290,75 @@ export const UsageRecord: MessageFns<UsageRecord> = {
     message.completedAtMs = object.completedAtMs ?? 0;
     message.transport = object.transport ?? "";
     message.status = object.status ?? "";
+    return message;
+  },
+};
+
+function createBaseUsageBatch(): UsageBatch {
+  return { records: [] };
+}
+
+export const UsageBatch: MessageFns<UsageBatch> = {
+  encode(message: UsageBatch, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.records) {
+      UsageRecord.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UsageBatch {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUsageBatch();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.records.push(UsageRecord.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UsageBatch {
+    return {
+      records: globalThis.Array.isArray(object?.records) ? object.records.map((e: any) => UsageRecord.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: UsageBatch): unknown {
+    const obj: any = {};
+    if (message.records?.length) {
+      obj.records = message.records.map((e) => UsageRecord.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<UsageBatch>, I>>(base?: I): UsageBatch {
+    return UsageBatch.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<UsageBatch>, I>>(object: I): UsageBatch {
+    const message = createBaseUsageBatch();
+    message.records = object.records?.map((e) => UsageRecord.fromPartial(e)) || [];
     return message;
   },
 };
