@@ -202,6 +202,14 @@ describe('the load report', () => {
     expect(renderLoadMarkdown(notReniced)).not.toContain('In this run the probe ran reniced.');
   });
 
+  it('says whether the client timing the frames ran reniced', () => {
+    const boosted = { ...report, relay: { ...report.relay!, clientReniced: true } };
+    expect(renderLoadMarkdown(boosted)).toContain('The client timing the frames ran reniced too');
+    const plain = { ...report, relay: { ...report.relay!, clientReniced: false } };
+    expect(renderLoadMarkdown(plain)).toContain("ran at the stack's priority");
+    expect(renderLoadMarkdown(plain)).not.toContain('ran reniced too');
+  });
+
   it('writes one row per concurrency level, the relay ceiling and the memory per idle connection', () => {
     const md = renderLoadMarkdown(report);
     expect(md).toContain(

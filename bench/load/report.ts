@@ -122,8 +122,11 @@ export function renderLoadMarkdown(report: LoadReport): string {
         'and one 50 ms pause in a step moved its p99 by more than the bound. The stack is warmed up (one stream, 3 s) before the first step, ' +
         `which runs ${REFERENCE_DURATION_FACTOR}× as long as the others: with one stream its p99 comes from the fewest gaps, and it is every step's reference. ` +
         (r.pausesTakenOut === false
-          ? 'In this run the probe could not be reniced (no CAP_SYS_NICE), so the stack itself could delay it: nothing was taken out.'
-          : 'In this run the probe ran reniced.'),
+          ? 'In this run the probe could not be reniced (no CAP_SYS_NICE), so the stack itself could delay it: nothing was taken out. '
+          : 'In this run the probe ran reniced. ') +
+        (r.clientReniced
+          ? 'The client timing the frames ran reniced too (nice −5 while it timed): on 2 cores a saturated stack otherwise kept it from a core for tens of ms, and a frame read late is timed as stall, which a client on its own machine does not see.'
+          : 'The client timing the frames ran at the stack\'s priority: a saturated stack can keep it from a core, and a frame read late is timed as stall.'),
       '',
       chunkingInEffect(options),
       '',
