@@ -13,7 +13,7 @@ export const usageOutboxConfigShape = {
   USAGE_OUTBOX_DIR: z.string().min(1).default('.fastloop/outbox'),
   /** How long shutdown keeps delivering before spilling the rest. */
   USAGE_OUTBOX_CLOSE_TIMEOUT_MS: env.int(5000, 0),
-  /** How long a delivery round gathers records for one addBulk (0: send at once). */
+  /** How long a delivery round gathers records for one `usage-batch` job (0: send at once). */
   USAGE_OUTBOX_BATCH_DELAY_MS: env.int(50, 0),
 };
 
