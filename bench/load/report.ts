@@ -126,7 +126,7 @@ export function renderLoadMarkdown(report: LoadReport): string {
           : 'In this run the probe ran reniced. ') +
         (r.clientReniced
           ? 'The client timing the frames ran reniced too (nice −5 while it timed): on 2 cores a saturated stack otherwise kept it from a core for tens of ms, and a frame read late is timed as stall, which a client on its own machine does not see.'
-          : 'The client timing the frames ran at the stack\'s priority: a saturated stack can keep it from a core, and a frame read late is timed as stall.'),
+          : "The client timing the frames ran at the stack's priority: a saturated stack can keep it from a core, and a frame read late is timed as stall."),
       '',
       chunkingInEffect(options),
       '',
