@@ -2,7 +2,7 @@ import type { ConversationEntry, ModelProfile, OutputParser, ParsedPrompt, Rende
 import { UnsupportedEntryError } from '../profile-errors';
 import { DEFAULT_CHAT_TEMPLATE } from './default-chat-template';
 import { entryMessage, headerMessages, headerOptions } from './entry-messages';
-import { parseTemplatePrompt } from './template-prompt-parser';
+import { readTemplatePrompt } from './template-prompt-parser';
 import { ChatTemplateRenderer, type RenderedText, type TemplateMessage } from './template-renderer';
 import type { ModelFiles } from './text-tokenizer';
 import { ToolCallOutputParser, toolCallFormatOf, type ToolCallFormat } from './tool-call-parser';
@@ -86,7 +86,7 @@ export function createChatTemplateProfile(
     },
     createOutputParser: (): OutputParser => new ToolCallOutputParser(tok, toolCalls),
     parsePrompt: (tokens: readonly number[]): ParsedPrompt =>
-      parseTemplatePrompt(tok.decode(tokens), generationText, toolCalls.endMarkers),
+      readTemplatePrompt((ids) => tok.decode(ids), tokens, generationText, toolCalls.endMarkers),
     warmUp: () => undefined,
   };
   profile.appendStable = isAppendStable(profile);

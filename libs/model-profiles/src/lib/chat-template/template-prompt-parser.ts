@@ -1,20 +1,37 @@
 import type { JsonSchema } from '../json-schema';
 import type { ParsedPrompt, ParsedTool } from '../model-profile';
+import { endsWithText, firstMarker, headerText, type Decode } from './prompt-text';
 
 /**
- * Reads back what an engine needs from a rendered chat-template prompt: the tools (Hermes
+ * Reads back what an engine needs from a rendered chat-template prompt's text: the tools (Hermes
  * `<tools>` JSON lines), the tool choice and response format (our default template's tags). Only
  * the system block before the first end marker is read, so text a user sends later cannot add tools
- * or constraints. Messages are not recovered: no engine plays the model from them.
+ * or constraints. Messages are not recovered: no engine plays the model from them. The whole-text
+ * reference of {@link readTemplatePrompt}.
  */
 export function parseTemplatePrompt(text: string, generationText: string, endMarkers: readonly string[]): ParsedPrompt {
-  const ends = endMarkers.map((m) => text.indexOf(m)).filter((i) => i >= 0);
-  const header = ends.length > 0 ? text.slice(0, Math.min(...ends)) : '';
-  const parsed: ParsedPrompt = {
-    messages: [],
-    tools: parseTools(header),
-    endsWithGenerationPrompt: generationText !== '' && text.endsWith(generationText),
-  };
+  const at = firstMarker(text, endMarkers);
+  return parseTemplateHeader(at >= 0 ? text.slice(0, at) : '', generationText !== '' && text.endsWith(generationText));
+}
+
+/**
+ * {@link parseTemplatePrompt} of the prompt's tokens, decoding only its header and its end
+ * (prompt-text.ts): what every request of a long conversation reads, at the cost of its header.
+ */
+export function readTemplatePrompt(
+  decode: Decode,
+  tokens: readonly number[],
+  generationText: string,
+  endMarkers: readonly string[],
+): ParsedPrompt {
+  return parseTemplateHeader(
+    headerText(decode, tokens, endMarkers),
+    generationText !== '' && endsWithText(decode, tokens, generationText),
+  );
+}
+
+function parseTemplateHeader(header: string, endsWithGenerationPrompt: boolean): ParsedPrompt {
+  const parsed: ParsedPrompt = { messages: [], tools: parseTools(header), endsWithGenerationPrompt };
   const choice = jsonBetween(header, '<tool_choice>', '</tool_choice>');
   if (choice === 'required') parsed.toolChoice = 'required';
   else if (isRecord(choice) && typeof choice.name === 'string') parsed.toolChoice = { name: choice.name };
