@@ -57,7 +57,7 @@ const UINT32_MAX = 0xffff_ffff;
  * bytes as well as states: a state is ~1–2 KB, but one can be made to reach MAX_STATE_BYTES, and
  * 2,048 of those would hold ~100 MB. The oldest go first; a state not remembered is decoded in full.
  */
-const recentStates = new Map<string, { content: SafetyStateContent; chars: number }>();
+const recentStates = new Map<string, SafetyStateContent>();
 const RECENT_STATES = 2048;
 /** Characters of the remembered states' keys (≈ their bytes, twice over with the content). */
 const RECENT_STATE_CHARS = 4 * 1024 * 1024;
@@ -141,11 +141,11 @@ export class SafetyStateCodec {
       recentStates.size > 0 &&
       (recentStates.size >= RECENT_STATES || recentChars + key.length > RECENT_STATE_CHARS)
     ) {
-      const [oldest, entry] = recentStates.entries().next().value as [string, { chars: number }];
+      const oldest = recentStates.keys().next().value as string;
       recentStates.delete(oldest);
-      recentChars -= entry.chars;
+      recentChars -= oldest.length;
     }
-    recentStates.set(key, { content, chars: key.length });
+    recentStates.set(key, content);
     recentChars += key.length;
   }
 
@@ -158,7 +158,7 @@ export class SafetyStateCodec {
     if (bytes.length > MAX_STATE_BYTES) throw invalidSafetyState('too large');
     const text = Buffer.from(bytes).toString('latin1');
     const known = recentStates.get(this.memoPrefix + text);
-    if (known !== undefined) return known.content;
+    if (known !== undefined) return known;
     const parts = text.split('.');
     if (parts.length !== 3) throw invalidSafetyState('malformed');
     const [version, body, tagText] = parts;

@@ -26,7 +26,7 @@ export function headerText(
   first = FIRST_TOKENS,
 ): string {
   const longest = Math.max(0, ...endMarkers.map((m) => m.length));
-  for (let n = Math.min(tokens.length, first); ; n = Math.min(tokens.length, n * 4)) {
+  for (let n = Math.min(tokens.length, Math.max(1, first)); ; n = Math.min(tokens.length, n * 4)) {
     const whole = n === tokens.length;
     const text = decode(whole ? tokens : tokens.slice(0, n));
     const at = firstMarker(text, endMarkers);
@@ -37,7 +37,7 @@ export function headerText(
 
 /** Whether the decoded prompt ends with `suffix`. */
 export function endsWithText(decode: Decode, tokens: readonly number[], suffix: string, first = FIRST_TOKENS): boolean {
-  for (let n = Math.min(tokens.length, first); ; n = Math.min(tokens.length, n * 4)) {
+  for (let n = Math.min(tokens.length, Math.max(1, first)); ; n = Math.min(tokens.length, n * 4)) {
     const whole = n === tokens.length;
     const text = decode(whole ? tokens : tokens.slice(tokens.length - n));
     if (whole || text.length >= suffix.length + MARGIN) return text.endsWith(suffix);
