@@ -278,6 +278,9 @@ describeModel('LlamaCppEngine on stories260K (real llama.cpp, one thread)', () =
           ...profile.renderHeader({ tools: [], responseFormat: { name: 'out', schema } }),
           ...turn('Answer.'),
         ];
+        // A deeply nested schema's header can outgrow the 1,024-token window (1,029 once in CI): the
+        // engine then refuses it before sampling (its own spec), which is not what this property checks.
+        fc.pre(prompt.length < engine.contextSize);
         const { tokens } = await run(prompt, { maxOutputTokens: 300, seed, temperature: 1.2, sessionKey: 'any' });
         const text = profile.decode(tokens);
         // A cut is the one way out of the grammar that is not a whole value: by the token limit, or by
